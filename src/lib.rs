@@ -1,0 +1,6 @@
+//! okb: a compiler for chess opening knowledge bases.
+//!
+//! See ARCHITECTURE.md for a map of the modules.
+
+pub mod games;
+pub mod position;
