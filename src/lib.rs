@@ -2,5 +2,16 @@
 //!
 //! See ARCHITECTURE.md for a map of the modules.
 
+pub mod build;
+pub mod commands;
+pub mod diagnostics;
+pub mod eco;
+pub mod export;
 pub mod games;
+pub mod make;
+pub mod pipeline;
 pub mod position;
+pub mod record;
+pub mod sources;
+pub mod store;
+pub mod tree;

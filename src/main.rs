@@ -1,1 +1,271 @@
-fn main() {}
+//! The `okb` command line.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use miette::{IntoDiagnostic, WrapErr, miette};
+
+use okb::build::{Status, StepReport};
+use okb::make::{self, MakeOptions};
+use okb::pipeline;
+
+/// okb compiles chess opening knowledge bases.
+///
+/// It reads a declarative pipeline.toml (opening taxonomies pinned by content hash,
+/// game collections, thresholds, exports) and builds an embedded SQLite store plus the
+/// exports it names. Every step is memoized over content hashes: a second `okb make`
+/// with nothing changed does nothing, and changing one input rebuilds only what depends
+/// on it.
+///
+/// Typical session:
+///
+///   OKB_MIRROR=../shared/sources okb make     # build everything
+///   okb query moves "1. e4 c5 2. Nf3 d6" --json
+///   okb status                                # what is stale, and why
+///
+/// Exit status: 0 success, 1 failure, 2 bad command line, 3 warnings under --strict.
+#[derive(Parser, Debug)]
+#[command(name = "okb", version, verbatim_doc_comment)]
+struct Cli {
+    /// The pipeline file.
+    #[arg(long, global = true, default_value = "pipeline.toml", value_name = "FILE")]
+    pipeline: PathBuf,
+    /// Apply the overrides of [profile.NAME] in the pipeline file.
+    #[arg(long, global = true, value_name = "NAME")]
+    profile: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Build the knowledge base: store and exports (only what changed).
+    Make {
+        /// A folder holding source files (matched by content hash); repeatable.
+        /// Also read from OKB_MIRROR (colon-separated).
+        #[arg(long, value_name = "DIR")]
+        mirror: Vec<PathBuf>,
+        /// Never download sources.
+        #[arg(long)]
+        offline: bool,
+        /// Worker threads (default: one per core).
+        #[arg(short = 'j', long, value_name = "N")]
+        jobs: Option<usize>,
+        /// Say for every step why it ran.
+        #[arg(long)]
+        explain: bool,
+        /// Treat warnings (skipped rows, orphans, duplicates) as failure (exit status 3).
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Show which steps are stale and why, without building anything.
+    Status {
+        /// Mirror folders, as for make.
+        #[arg(long, value_name = "DIR")]
+        mirror: Vec<PathBuf>,
+    },
+    /// Download (or copy from a mirror) and verify every pinned source.
+    Fetch {
+        /// Mirror folders, as for make.
+        #[arg(long, value_name = "DIR")]
+        mirror: Vec<PathBuf>,
+        /// Never download.
+        #[arg(long)]
+        offline: bool,
+    },
+    /// Compute and write the blake3 pin of every source that has none yet.
+    Pin,
+    /// Remove build outputs (the store and exports).
+    Clean {
+        /// Remove the cache as well.
+        #[arg(long)]
+        cache: bool,
+    },
+    /// Read the built store.
+    Query {
+        #[command(subcommand)]
+        query: Query,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum Query {
+    /// The node of a position. Move counters are optional; any en-passant convention works.
+    Fen {
+        /// FEN or EPD, quoted.
+        fen: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Named openings with an ECO code (B03) or SCID code (B03a).
+    Eco {
+        /// The code.
+        code: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Named openings whose name or alias contains TEXT (case-insensitive).
+    Name {
+        /// Part of a name.
+        text: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The node reached by a line of SAN moves, e.g. "1. e4 e5 2. Nf3".
+    Moves {
+        /// The moves, quoted.
+        moves: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(report) => {
+            eprintln!("{report:?}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn paint(status: &str, color: &str) -> String {
+    if std::io::stderr().is_terminal() {
+        format!("\x1b[1;{color}m{status:>12}\x1b[0m")
+    } else {
+        format!("{status:>12}")
+    }
+}
+
+fn print_step(report: &StepReport, explain: bool) {
+    let (word, color) = match report.status {
+        Status::Fresh => ("Fresh", "32"),
+        Status::Built => ("Building", "32"),
+        Status::Restored => ("Restored", "36"),
+        Status::Stale => ("Stale", "33"),
+    };
+    let mut line = format!("{} {}", paint(word, color), report.id);
+    if !report.summary.is_empty() {
+        line.push_str(&format!(" ({})", report.summary));
+    }
+    if report.warnings > 0 {
+        line.push_str(&format!(", {} warnings", report.warnings));
+    }
+    if report.status == Status::Built {
+        line.push_str(&format!(" in {:.2}s", report.elapsed.as_secs_f64()));
+    }
+    eprintln!("{line}");
+    if let Some(reason) = &report.reason {
+        if explain || report.status == Status::Stale {
+            eprintln!("{:>12} because {reason}", "");
+        }
+    }
+}
+
+fn run(cli: Cli) -> miette::Result<ExitCode> {
+    let load = || pipeline::load(&cli.pipeline, cli.profile.as_deref()).map_err(|e| miette::Report::new(*e));
+    match cli.command {
+        Command::Make { mirror, offline, jobs, explain, strict } => {
+            if let Some(n) = jobs {
+                rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().into_diagnostic()?;
+            }
+            let loaded = load()?;
+            let _lock = okb::build::lock::ProjectLock::acquire(&make::cache_dir(&loaded))
+                .into_diagnostic()
+                .wrap_err("taking the project lock")?;
+            let options = MakeOptions { mirrors: okb::sources::mirrors(&mirror), offline, dry_run: false };
+            let summary = make::make(&loaded, &options, move |r| print_step(r, explain))?;
+            let warnings: usize = summary.steps.iter().map(|s| s.warnings).sum();
+            print_warnings(&summary.warnings);
+            let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
+            let secs = summary.elapsed.as_secs_f64();
+            let timing = if secs < 1.0 { format!("{:.0}ms", secs * 1000.0) } else { format!("{secs:.2}s") };
+            let warned = if warnings > 0 { format!(", {warnings} warnings") } else { String::new() };
+            if built == 0 {
+                eprintln!("{} nothing to do, {} steps fresh{warned} in {timing}", paint("Finished", "32"), summary.steps.len());
+            } else {
+                eprintln!(
+                    "{} {built} steps built, {} fresh{warned} in {timing}",
+                    paint("Finished", "32"),
+                    summary.steps.len() - built
+                );
+            }
+            if strict && warnings > 0 {
+                eprintln!("error: {warnings} warnings and --strict was given");
+                return Ok(ExitCode::from(3));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Status { mirror } => {
+            let loaded = load()?;
+            let options = MakeOptions { mirrors: okb::sources::mirrors(&mirror), offline: true, dry_run: true };
+            let summary = make::make(&loaded, &options, |r| print_step(r, true))?;
+            let stale = summary.steps.iter().filter(|s| s.status == Status::Stale).count();
+            if stale == 0 {
+                eprintln!("{} everything is up to date", paint("Fresh", "32"));
+            } else {
+                eprintln!("{} {stale} of {} steps would run", paint("Stale", "33"), summary.steps.len());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fetch { mirror, offline } => {
+            let loaded = load()?;
+            okb::commands::fetch(&loaded, &okb::sources::mirrors(&mirror), offline)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Pin => {
+            let loaded = load()?;
+            okb::commands::pin(&loaded)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Clean { cache } => {
+            let loaded = load()?;
+            okb::commands::clean(&loaded, cache)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Query { query } => {
+            let loaded = load()?;
+            let store = okb::store::read::Store::open(&loaded.path(&loaded.pipeline.store.path)).map_err(|e| miette!("{e}"))?;
+            okb::commands::query(&store, query_args(query))
+        }
+    }
+}
+
+fn query_args(q: Query) -> okb::commands::QueryArgs {
+    use okb::commands::{QueryArgs, QueryKind};
+    match q {
+        Query::Fen { fen, json } => QueryArgs { kind: QueryKind::Fen, text: fen, json },
+        Query::Eco { code, json } => QueryArgs { kind: QueryKind::Eco, text: code, json },
+        Query::Name { text, json } => QueryArgs { kind: QueryKind::Name, text, json },
+        Query::Moves { moves, json } => QueryArgs { kind: QueryKind::Moves, text: moves, json },
+    }
+}
+
+/// Prints warnings grouped by kind: the first few of each in full, then a count.
+fn print_warnings(warnings: &[okb::diagnostics::Warning]) {
+    const SHOWN: usize = 5;
+    let mut kinds: Vec<&str> = warnings.iter().map(|w| w.kind.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    for kind in kinds {
+        let of_kind: Vec<_> = warnings.iter().filter(|w| w.kind == kind).collect();
+        if of_kind[0].is_note() {
+            eprintln!("{} [{kind}] {} lines (first: {})", paint("note", "36"), of_kind.len(), of_kind[0]);
+            continue;
+        }
+        for w in of_kind.iter().take(SHOWN) {
+            eprintln!("{} [{kind}] {w}", paint("warning", "33"));
+        }
+        if of_kind.len() > SHOWN {
+            eprintln!("{} [{kind}] … and {} more", paint("warning", "33"), of_kind.len() - SHOWN);
+        }
+    }
+}

@@ -44,6 +44,13 @@ pub fn polyglot_key(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal).0
 }
 
+/// The stable id of the node on position `epd`: a UUIDv5 of the identity text, so ids
+/// that consumers stored keep working across rebuilds.
+pub fn node_id(epd: &str) -> String {
+    const OKB_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6f6b_6200_5f70_6f73_6974_696f_6e5f_6964);
+    uuid::Uuid::new_v5(&OKB_NAMESPACE, epd.as_bytes()).to_string()
+}
+
 /// Error returned by [`parse_fen`].
 #[derive(Debug, thiserror::Error)]
 #[error("invalid FEN {text:?}: {reason}")]

@@ -1,0 +1,146 @@
+//! The persistent cache: content-addressed blobs plus step records, all in `cache/`.
+//!
+//! * `objects/ab/<blake3>`: step outputs and export files, named by the BLAKE3 of their
+//!   bytes and verified on every read (a corrupt blob is treated as missing).
+//! * `steps/<key>`: a step's record (its output hash and report), named by the step key,
+//!   the BLAKE3 of (step id, code version, parameters, input hashes).
+//! * `last/<step id>`: the key components of the step's latest run, for `--explain`.
+//!
+//! Every file is written to a temporary name and renamed, so a build killed at any point
+//! leaves either the old file or the new one, never a torn one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize, de::DeserializeOwned};
+
+/// A BLAKE3 hash in hex.
+pub type Hash = String;
+
+/// The BLAKE3 of `bytes`, hex.
+pub fn hash_bytes(bytes: &[u8]) -> Hash {
+    blake3::hash(bytes).to_hex().to_string()
+}
+
+/// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.okb-tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    {
+        let mut file = std::fs::File::create(&tmp)?;
+        // No fsync: rename is atomic against a killed process, and every reader verifies
+        // (blobs by hash, records by parsing), so a torn file after a power loss is only
+        // a cache miss.
+        file.write_all(bytes)?;
+    }
+    std::fs::rename(&tmp, path)
+}
+
+/// The record of one step run, stored under its key.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// Hash of the step's output blob.
+    pub output: Hash,
+    /// One-line description of what the step produced (`3807 rows, 0 warnings`).
+    pub summary: String,
+    /// Warnings the step reported.
+    pub warnings: usize,
+}
+
+/// What went into a step key, kept to explain the next rebuild.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KeyParts {
+    /// Code version of the step.
+    pub version: u32,
+    /// Hash of the step's parameters.
+    pub params: Hash,
+    /// Named input hashes.
+    pub inputs: Vec<(String, Hash)>,
+}
+
+/// Handle on the cache folder.
+#[derive(Clone, Debug)]
+pub struct Cache {
+    root: PathBuf,
+}
+
+impl Cache {
+    /// The cache in `root` (created on first write).
+    pub fn new(root: PathBuf) -> Cache {
+        Cache { root }
+    }
+
+    /// The cache folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn object_path(&self, hash: &str) -> PathBuf {
+        self.root.join("objects").join(&hash[..2]).join(hash)
+    }
+
+    /// Stores `bytes`, returning their hash.
+    pub fn put_blob(&self, bytes: &[u8]) -> std::io::Result<Hash> {
+        let hash = hash_bytes(bytes);
+        let path = self.object_path(&hash);
+        if !path.exists() {
+            write_atomic(&path, bytes)?;
+        }
+        Ok(hash)
+    }
+
+    /// The blob `hash`, if present and intact.
+    pub fn get_blob(&self, hash: &str) -> Option<Vec<u8>> {
+        let bytes = std::fs::read(self.object_path(hash)).ok()?;
+        (hash_bytes(&bytes) == hash).then_some(bytes)
+    }
+
+    /// Whether blob `hash` is present (not verified).
+    pub fn has_blob(&self, hash: &str) -> bool {
+        self.object_path(hash).exists()
+    }
+
+    /// Stores a serializable value as a blob (postcard).
+    pub fn put_value<T: Serialize>(&self, value: &T) -> std::io::Result<Hash> {
+        let bytes = postcard::to_stdvec(value).map_err(std::io::Error::other)?;
+        self.put_blob(&bytes)
+    }
+
+    /// Loads a value stored by [`Cache::put_value`]; `None` when missing or corrupt.
+    pub fn get_value<T: DeserializeOwned>(&self, hash: &str) -> Option<T> {
+        postcard::from_bytes(&self.get_blob(hash)?).ok()
+    }
+
+    /// The record of step key `key`, if the step ran before and its output is present.
+    pub fn step(&self, key: &str) -> Option<StepRecord> {
+        let bytes = std::fs::read(self.root.join("steps").join(key)).ok()?;
+        let record: StepRecord = serde_json::from_slice(&bytes).ok()?;
+        self.has_blob(&record.output).then_some(record)
+    }
+
+    /// Records that step key `key` produced `record`.
+    pub fn put_step(&self, key: &str, record: &StepRecord) -> std::io::Result<()> {
+        write_atomic(&self.root.join("steps").join(key), &serde_json::to_vec(record)?)
+    }
+
+    /// The key parts of step `id`'s latest run.
+    pub fn last_parts(&self, id: &str) -> Option<KeyParts> {
+        serde_json::from_slice(&std::fs::read(self.root.join("last").join(file_name(id))).ok()?).ok()
+    }
+
+    /// Remembers the key parts of step `id`'s latest run.
+    pub fn put_last_parts(&self, id: &str, parts: &KeyParts) -> std::io::Result<()> {
+        write_atomic(&self.root.join("last").join(file_name(id)), &serde_json::to_vec(parts)?)
+    }
+}
+
+/// A step id as a file name (`export:eco-json` → `export_eco-json`).
+fn file_name(id: &str) -> String {
+    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+}

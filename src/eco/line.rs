@@ -1,0 +1,97 @@
+//! Move lines as the ECO sources write them, played out on a board.
+
+use shakmaty::san::San;
+use shakmaty::{Chess, Move, Position};
+
+/// The tokens of a movetext that are moves: move numbers (`1.`, `1...`, `12.e4`),
+/// results and annotation glyphs removed.
+pub fn move_tokens(movetext: &str) -> Vec<&str> {
+    movetext
+        .split_whitespace()
+        .map(|t| t.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('.'))
+        .filter(|t| !t.is_empty() && !matches!(*t, "*" | "1-0" | "0-1" | "1/2-1/2"))
+        .collect()
+}
+
+/// Why a line could not be played.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    /// 0-based index of the offending move token.
+    pub ply: usize,
+    /// The token.
+    pub token: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Plays SAN `tokens` from the start position, returning the moves.
+pub fn play_san(tokens: &[&str]) -> Result<Vec<Move>, LineError> {
+    let mut pos = Chess::default();
+    let mut moves = Vec::with_capacity(tokens.len());
+    for (ply, token) in tokens.iter().enumerate() {
+        let err = |reason: String| LineError { ply, token: token.to_string(), reason };
+        let san: San = token
+            .trim_end_matches(['+', '#', '!', '?'])
+            .parse()
+            .map_err(|e| err(format!("not a SAN move ({e})")))?;
+        let m = to_move_lenient(san, &pos).map_err(|e| err(format!("{e} in this position")))?;
+        pos.play_unchecked(m.clone());
+        moves.push(m);
+    }
+    Ok(moves)
+}
+
+/// Like [`San::to_move`], but a wrong capture marker (`Nbd7` for a capture, as scid.eco
+/// writes in a few lines) is forgiven, as python-chess and most GUIs do.
+pub fn to_move_lenient(san: San, pos: &Chess) -> Result<Move, shakmaty::san::SanError> {
+    match san.to_move(pos) {
+        Ok(m) => Ok(m),
+        Err(e) => match san {
+            San::Normal { role, file, rank, capture, to, promotion } => {
+                San::Normal { role, file, rank, capture: !capture, to, promotion }.to_move(pos).map_err(|_| e)
+            }
+            _ => Err(e),
+        },
+    }
+}
+
+/// Formats `moves` (from the start position) as numbered PGN movetext: `1. e4 e5 2. Nf3`.
+pub fn movetext(moves: &[Move]) -> String {
+    let mut pos = Chess::default();
+    let mut out = String::new();
+    for (ply, m) in moves.iter().enumerate() {
+        if ply % 2 == 0 {
+            if ply > 0 {
+                out.push(' ');
+            }
+            out.push_str(&format!("{}. ", ply / 2 + 1));
+        } else {
+            out.push(' ');
+        }
+        out.push_str(&crate::position::san(&pos, m));
+        pos.play_unchecked(m.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_drop_numbers_and_results() {
+        assert_eq!(move_tokens("1.e4 e5 2.Nf3 *"), vec!["e4", "e5", "Nf3"]);
+        assert_eq!(move_tokens("1. d4 Nf6 2. c4 1...x"), vec!["d4", "Nf6", "c4", "x"]);
+    }
+
+    #[test]
+    fn plays_and_formats() {
+        let moves = play_san(&move_tokens("1. e4 e5 2. Nf3 Nc6 3. Bb5")).unwrap();
+        assert_eq!(movetext(&moves), "1. e4 e5 2. Nf3 Nc6 3. Bb5");
+        let capture_without_x = play_san(&move_tokens("1. e4 d5 2. d4 dxe4 3. Nc3 e3")).unwrap();
+        assert_eq!(play_san(&move_tokens("1. e4 d5 2. d4 dxe4 3. Nc3 e3 4. Be3")).unwrap().len(), 7);
+        assert_eq!(capture_without_x.len(), 6);
+        let err = play_san(&["e4", "e4"]).unwrap_err();
+        assert_eq!((err.ply, err.token.as_str()), (1, "e4"));
+    }
+}

@@ -1,0 +1,293 @@
+//! Joining the taxonomies by position, and interpolating the gaps between named lines.
+//!
+//! The Lichess TSV is the authority for a position's ECO code, moves and name; names
+//! from the other sources become aliases keyed by source, and the SCID code is kept.
+//! A position that only SCID or pgn-extract names takes its entry from that source.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use shakmaty::{Chess, Move, Position};
+
+use super::{EcoFormat, EcoRow, ParsedSource, line};
+use crate::diagnostics::Warning;
+use crate::position::{self, MoveKey, PositionKey};
+
+/// One entry of the skeleton: a named or interpolated opening on one position.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EcoEntry {
+    /// Position identity (see [`crate::position::epd`]).
+    pub epd: String,
+    /// Full FEN after the entry's own line, move counters included.
+    pub fen: String,
+    /// Where the name comes from: `eco_tsv`, `scid`, `pgn_extract` or `interpolated`.
+    pub src: String,
+    /// Three-character ECO code.
+    pub eco: String,
+    /// The entry's line, from the start position.
+    pub moves: Vec<MoveKey>,
+    /// The line as numbered SAN movetext (`1. e4 e5 2. Nf3`).
+    pub movetext: String,
+    /// Name of the opening.
+    pub name: String,
+    /// Names other sources give this position, keyed by source.
+    pub aliases: BTreeMap<String, String>,
+    /// SCID's extended code, where SCID names the position (or, for interpolated
+    /// entries, their named ancestor).
+    pub scid: Option<String>,
+    /// For each ECO code, true on the authoritative row with the shortest line.
+    pub is_eco_root: bool,
+    /// Identity of the previous position on the entry's own line (its `from`), if any.
+    pub from: Option<String>,
+}
+
+/// How many rows and distinct positions one source contributed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceCount {
+    /// Source name as `src` writes it.
+    pub src: String,
+    /// Rows that parsed.
+    pub rows: usize,
+    /// Distinct positions among them.
+    pub positions: usize,
+}
+
+/// The merged taxonomy.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EcoSkeleton {
+    /// All entries, named and interpolated, sorted by identity.
+    pub entries: Vec<EcoEntry>,
+    /// Every consecutive pair of entry positions along any entry's line, as
+    /// (from identity, to identity), sorted and without repeats.
+    pub from_to: Vec<(String, String)>,
+    /// Per-source counts, in merge order.
+    pub sources: Vec<SourceCount>,
+    /// Distinct named positions over all sources.
+    pub named_positions: usize,
+    /// Orphans and duplicates found while merging.
+    pub warnings: Vec<Warning>,
+}
+
+impl EcoSkeleton {
+    /// The entry on position `epd`, if any.
+    pub fn entry(&self, epd: &str) -> Option<&EcoEntry> {
+        self.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok().map(|i| &self.entries[i])
+    }
+}
+
+/// A parsed source handed to [`merge`], with the name used in messages.
+pub struct MergeInput<'a> {
+    /// Taxonomy format (decides authority and the alias key).
+    pub format: EcoFormat,
+    /// File name for messages.
+    pub file: &'a str,
+    /// Its parsed rows.
+    pub parsed: &'a ParsedSource,
+}
+
+/// A row played out: the keys of every position on its line (start position first).
+struct PlayedRow<'a> {
+    format: EcoFormat,
+    file: &'a str,
+    row: &'a EcoRow,
+    keys: Vec<PositionKey>,
+    end: Chess,
+    moves: Vec<Move>,
+}
+
+/// Merges the sources by position and interpolates. `inputs` may list several files of
+/// one format (the five Lichess TSVs); their order decides ties and must be stable.
+pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
+    let mut ordered: Vec<&MergeInput<'_>> = inputs.iter().collect();
+    ordered.sort_by_key(|i| i.format); // authority first; stable within a format
+    let mut skeleton = EcoSkeleton::default();
+
+    // Per format: position -> first row on it; later rows on it are duplicates.
+    let mut by_format: BTreeMap<EcoFormat, HashMap<PositionKey, usize>> = BTreeMap::new();
+    let mut played: Vec<PlayedRow<'_>> = Vec::new();
+    let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
+    for input in &ordered {
+        let seen = by_format.entry(input.format).or_default();
+        for row in &input.parsed.rows {
+            let row_played = play(input.format, input.file, row);
+            let count = counts.entry(input.format).or_default();
+            count.0 += 1;
+            let end = *row_played.keys.last().expect("a line has its start position");
+            if seen.contains_key(&end) {
+                let first = &played[seen[&end]];
+                skeleton.warnings.push(Warning::at(
+                    "duplicate",
+                    input.file,
+                    row.line,
+                    format!(
+                        "position already named by {}:{} ({:?}); keeping the first",
+                        first.file, first.row.line, first.row.name
+                    ),
+                    &row.name,
+                ));
+                continue;
+            }
+            count.1 += 1;
+            seen.insert(end, played.len());
+            played.push(row_played);
+        }
+    }
+    for (format, (rows, positions)) in &counts {
+        skeleton.sources.push(SourceCount { src: format.src_name().to_string(), rows: *rows, positions: *positions });
+    }
+
+    // Authoritative row per position: the first format (in authority order) that names it.
+    let mut named: HashMap<PositionKey, usize> = HashMap::new();
+    let mut named_order: Vec<PositionKey> = Vec::new();
+    for (index, row) in played.iter().enumerate() {
+        let end = *row.keys.last().unwrap();
+        if !named.contains_key(&end) {
+            named.insert(end, index);
+            named_order.push(end);
+        }
+    }
+    skeleton.named_positions = named.len();
+
+    // ECO roots: per code, the shortest authoritative Lichess line (first in file order on ties).
+    let mut roots: HashMap<&str, (usize, usize)> = HashMap::new();
+    for key in &named_order {
+        let index = named[key];
+        let row = &played[index];
+        if row.format != EcoFormat::LichessTsv {
+            continue;
+        }
+        let len = row.row.moves.len();
+        roots
+            .entry(row.row.eco.as_str())
+            .and_modify(|best| {
+                if len < best.0 {
+                    *best = (len, index)
+                }
+            })
+            .or_insert((len, index));
+    }
+    let root_rows: std::collections::HashSet<usize> = roots.values().map(|(_, i)| *i).collect();
+
+    let mut entries: HashMap<PositionKey, EcoEntry> = HashMap::new();
+    // Each entry's previous position on its own line, resolved to `from` at the end.
+    let mut previous: HashMap<PositionKey, PositionKey> = HashMap::new();
+    for key in &named_order {
+        let index = named[key];
+        let row = &played[index];
+        let mut aliases = BTreeMap::new();
+        let mut scid = row.row.scid.clone();
+        for (format, seen) in &by_format {
+            if *format == row.format {
+                continue;
+            }
+            if let Some(&other) = seen.get(key) {
+                let other = &played[other];
+                aliases.insert(format.src_name().to_string(), other.row.name.clone());
+                if scid.is_none() {
+                    scid = other.row.scid.clone();
+                }
+            }
+        }
+        if row.keys.len() >= 2 {
+            previous.insert(*key, row.keys[row.keys.len() - 2]);
+        }
+        entries.insert(
+            *key,
+            EcoEntry {
+                epd: position::epd(&row.end),
+                fen: position::fen(&row.end),
+                src: row.format.src_name().to_string(),
+                eco: row.row.eco.clone(),
+                moves: row.row.moves.clone(),
+                movetext: line::movetext(&row.moves),
+                name: row.row.name.clone(),
+                aliases,
+                scid,
+                is_eco_root: root_rows.contains(&index),
+                from: None,
+            },
+        );
+    }
+
+    // Orphans, then interpolation along every named line, in authority and file order.
+    for key in &named_order {
+        let row = &played[named[key]];
+        let n = row.keys.len();
+        if n >= 2 && !named.contains_key(&row.keys[n - 2]) {
+            skeleton.warnings.push(Warning::at(
+                "orphan",
+                row.file,
+                row.row.line,
+                "the position before this line's last move has no name; interpolated",
+                &row.row.name,
+            ));
+        }
+    }
+    for key in named_order.iter().filter(|_| interpolate) {
+        let row = &played[named[key]];
+        let mut pos = Chess::default();
+        let mut ancestor: Option<PositionKey> = None;
+        for (ply, step_key) in row.keys.iter().enumerate() {
+            if ply > 0 {
+                pos.play_unchecked(row.moves[ply - 1].clone());
+            }
+            if named.contains_key(step_key) {
+                ancestor = Some(*step_key);
+                continue;
+            }
+            if entries.contains_key(step_key) {
+                continue;
+            }
+            let Some(ancestor) = ancestor else { continue };
+            let parent = &entries[&ancestor];
+            let entry = EcoEntry {
+                epd: position::epd(&pos),
+                fen: position::fen(&pos),
+                src: "interpolated".to_string(),
+                eco: parent.eco.clone(),
+                moves: row.row.moves[..ply].to_vec(),
+                movetext: line::movetext(&row.moves[..ply]),
+                name: format!("{} (i)", parent.name),
+                aliases: parent.aliases.clone(),
+                scid: parent.scid.clone(),
+                is_eco_root: false,
+                from: None,
+            };
+            previous.insert(*step_key, row.keys[ply - 1]);
+            entries.insert(*step_key, entry);
+        }
+    }
+
+    // The from relation and every consecutive pair along every line.
+    let mut from_to = std::collections::BTreeSet::new();
+    let epd_of: HashMap<PositionKey, String> = entries.iter().map(|(k, e)| (*k, e.epd.clone())).collect();
+    for key in &named_order {
+        let row = &played[named[key]];
+        for pair in row.keys.windows(2) {
+            if let (Some(a), Some(b)) = (epd_of.get(&pair[0]), epd_of.get(&pair[1])) {
+                from_to.insert((a.clone(), b.clone()));
+            }
+        }
+    }
+    for (key, entry) in entries.iter_mut() {
+        entry.from = previous.get(key).and_then(|p| epd_of.get(p)).cloned();
+    }
+    skeleton.from_to = from_to.into_iter().collect();
+    skeleton.entries = entries.into_values().collect();
+    skeleton.entries.sort_by(|a, b| a.epd.cmp(&b.epd));
+    skeleton
+}
+
+fn play<'a>(format: EcoFormat, file: &'a str, row: &'a EcoRow) -> PlayedRow<'a> {
+    let mut pos = Chess::default();
+    let mut keys = Vec::with_capacity(row.moves.len() + 1);
+    let mut moves = Vec::with_capacity(row.moves.len());
+    keys.push(position::key(&pos));
+    for m in &row.moves {
+        let mv = m.to_move(&pos).expect("rows were played legally when parsed");
+        pos.play_unchecked(mv.clone());
+        keys.push(position::key(&pos));
+        moves.push(mv);
+    }
+    PlayedRow { format, file, row, keys, end: pos, moves }
+}

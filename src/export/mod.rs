@@ -1,0 +1,15 @@
+//! Exports: one module per output format. Each turns the built knowledge base into the
+//! bytes of one or more files; writing them is the build engine's job, so every export is
+//! cached and restored like any other step output.
+
+pub mod csv;
+pub mod eco_json;
+
+/// A file an export produces, relative to the export's `output` path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportFile {
+    /// Relative path (empty: the output path itself is the file).
+    pub name: String,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}

@@ -1,0 +1,233 @@
+//! `okb make`: the pipeline as a sequence of memoized steps.
+//!
+//! Data flows one way: sources → `parse:<source>` → `eco` → `tree` → `store` and
+//! `export:<name>`. Each arrow is a step input keyed by content hash (see [`crate::build`]).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::build::{Build, BuildError, CorruptCache, Output, Status, Step, StepReport};
+use crate::diagnostics::Warning;
+use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
+use crate::export::{self, ExportFile};
+use crate::pipeline::{ExportFormat, Loaded, SourceKind};
+use crate::sources::{Origin, Resolver, Wanted};
+use crate::tree::{self, Tree};
+
+/// Code versions: bump when a step's code changes what it produces.
+mod versions {
+    pub const PARSE: u32 = 1;
+    pub const ECO: u32 = 1;
+    pub const TREE: u32 = 1;
+    pub const STORE: u32 = 1 + crate::store::schema::SCHEMA_VERSION * 100;
+    pub const EXPORT_ECO_JSON: u32 = 1;
+    pub const EXPORT_CSV: u32 = 1;
+}
+
+/// Options of one `okb make` (or `okb status`) run.
+#[derive(Clone, Debug, Default)]
+pub struct MakeOptions {
+    /// Mirror folders for pinned sources.
+    pub mirrors: Vec<PathBuf>,
+    /// Never download.
+    pub offline: bool,
+    /// Only report what would run.
+    pub dry_run: bool,
+}
+
+/// What a make run did.
+#[derive(Debug, Default)]
+pub struct MakeSummary {
+    /// Per-step reports.
+    pub steps: Vec<StepReport>,
+    /// All warnings of the run (fresh steps' warnings included).
+    pub warnings: Vec<Warning>,
+    /// Notes about sources (copied from a mirror, downloaded).
+    pub fetched: Vec<String>,
+    /// Wall time.
+    pub elapsed: std::time::Duration,
+}
+
+/// Errors of a make run.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum MakeError {
+    /// A source could not be had.
+    #[error(transparent)]
+    #[diagnostic(code(okb::source), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or allow downloads"))]
+    Source(#[from] crate::sources::SourceError),
+    /// The build engine failed.
+    #[error(transparent)]
+    #[diagnostic(code(okb::build))]
+    Build(#[from] BuildError),
+    /// The store could not be written.
+    #[error(transparent)]
+    #[diagnostic(code(okb::store))]
+    Store(#[from] crate::store::StoreError),
+}
+
+fn format_of(kind: SourceKind) -> Option<EcoFormat> {
+    match kind {
+        SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
+        SourceKind::ScidEco => Some(EcoFormat::Scid),
+        SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
+        SourceKind::Pgn | SourceKind::Bgn => None,
+    }
+}
+
+/// The project's cache folder.
+pub fn cache_dir(loaded: &Loaded) -> PathBuf {
+    loaded.path("cache")
+}
+
+/// Runs the pipeline. A corrupt cache object is discarded and the run retried once.
+pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + 'static) -> Result<MakeSummary, MakeError> {
+    match make_once(loaded, options, Box::new(on_report.clone())) {
+        Err(MakeError::Build(BuildError::Corrupt(corrupt))) => {
+            eprintln!("{:>12} {corrupt}", "Warning");
+            discard(loaded, &corrupt);
+            make_once(loaded, options, Box::new(on_report))
+        }
+        other => other,
+    }
+}
+
+fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
+    let b = Build::new(cache_dir(loaded), true, Box::new(|_| {}));
+    b.discard(corrupt);
+}
+
+fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&StepReport)>) -> Result<MakeSummary, MakeError> {
+    let start = Instant::now();
+    let pipeline = &loaded.pipeline;
+    let mut build = Build::new(cache_dir(loaded), options.dry_run, on_report);
+    let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
+    let mut summary = MakeSummary::default();
+    // Warnings of the steps that run now; fresh steps only report their count.
+    let new_warnings: std::rc::Rc<std::cell::RefCell<Vec<Warning>>> = Default::default();
+
+    // Phase 1: parse each taxonomy file, then merge.
+    let mut parsed: Vec<(String, EcoFormat, Output)> = Vec::new();
+    for (name, spec) in &pipeline.sources {
+        let Some(format) = format_of(spec.kind) else { continue };
+        let wanted = Wanted {
+            name,
+            blake3: spec.blake3.as_deref(),
+            path: spec.path.as_deref().map(|p| loaded.path(p)),
+            url: spec.url.as_deref(),
+        };
+        let resolved = resolver.resolve(&wanted, &mut build.files)?;
+        let note = match &resolved.origin {
+            Origin::Mirror(from) => Some(format!("{name} from mirror {}", from.display())),
+            Origin::Download(url) => Some(format!("{name} from {url}")),
+            Origin::Store | Origin::Local => None,
+        };
+        if let Some(note) = note {
+            eprintln!("{:>12} {note}", "Fetched");
+            summary.fetched.push(note);
+        }
+        let step = Step::new(format!("parse:{name}"), versions::PARSE, &format).input(name.clone(), &resolved.hash);
+        let file = name.clone();
+        let path = resolved.path.clone();
+        let sink = new_warnings.clone();
+        let output = build.value(step, move |_| {
+            let bytes = std::fs::read(&path).map_err(|e| BuildError::Io { what: format!("reading {}", path.display()), source: e })?;
+            let p = eco::parse(format, &file, &bytes);
+            let text = format!("{} rows", p.rows.len());
+            let warnings = p.warnings.len();
+            sink.borrow_mut().extend(p.warnings.iter().cloned());
+            Ok((p, text, warnings))
+        })?;
+        parsed.push((name.clone(), format, output));
+    }
+
+    let mut eco_step = Step::new("eco", versions::ECO, &pipeline.eco);
+    for (name, _, output) in &parsed {
+        eco_step = eco_step.input(format!("parse:{name}"), &output.hash);
+    }
+    let interpolate = pipeline.eco.interpolate;
+    let parsed_for_eco = parsed.clone();
+    let sink = new_warnings.clone();
+    let eco_output = build.value(eco_step, move |b| {
+        let mut sources: Vec<(String, EcoFormat, ParsedSource)> = Vec::new();
+        for (name, format, output) in &parsed_for_eco {
+            sources.push((name.clone(), *format, b.load(&format!("parse:{name}"), output)?));
+        }
+        let inputs: Vec<MergeInput<'_>> =
+            sources.iter().map(|(name, format, parsed)| MergeInput { format: *format, file: name, parsed }).collect();
+        let skeleton = eco::merge(&inputs, interpolate);
+        let interpolated = skeleton.entries.iter().filter(|e| e.src == "interpolated").count();
+        let orphans = skeleton.warnings.iter().filter(|w| w.is_note()).count();
+        let text = format!(
+            "{} named positions, {} interpolated, {} orphan lines",
+            skeleton.named_positions, interpolated, orphans
+        );
+        let warnings = skeleton.warnings.len() - orphans;
+        sink.borrow_mut().extend(skeleton.warnings.iter().cloned());
+        Ok((skeleton, text, warnings))
+    })?;
+
+    // Tree assembly.
+    let tree_step = Step::new("tree", versions::TREE, &pipeline.tree).input("eco", &eco_output.hash);
+    let tree_params = pipeline.tree.clone();
+    let eco_for_tree = eco_output.clone();
+    let tree_output = build.value(tree_step, move |b| {
+        let skeleton: EcoSkeleton = b.load("eco", &eco_for_tree)?;
+        let tree = tree::build(&skeleton, None, &tree_params);
+        let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
+        Ok((tree, text, 0))
+    })?;
+
+    // Store.
+    let store_path = loaded.path(&pipeline.store.path);
+    let store_step = Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash);
+    let tree_for_store = tree_output.clone();
+    let store_target = store_path.clone();
+    build.external(store_step, &store_path, move |b| {
+        let tree: Tree = b.load("tree", &tree_for_store)?;
+        let written = crate::store::write::write(&tree, &store_target)
+            .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+        Ok(format!(
+            "{} nodes, {} edges, {} transpositions, {} changes logged",
+            written.nodes, written.edges, written.transpositions, written.changes
+        ))
+    })?;
+
+    // Exports.
+    for (name, spec) in &pipeline.exports {
+        let target = loaded.path(&spec.output);
+        let id = format!("export:{name}");
+        match spec.format {
+            ExportFormat::EcoJson => {
+                let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
+                let eco_for_export = eco_output.clone();
+                let pretty = spec.pretty;
+                build.files(step, &target, move |b| {
+                    let skeleton: EcoSkeleton = b.load("eco", &eco_for_export)?;
+                    let files = export::eco_json::render_all(&skeleton, pretty);
+                    Ok((files, format!("{} files", 7)))
+                })?;
+            }
+            ExportFormat::Csv => {
+                let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
+                let tree_for_export = tree_output.clone();
+                let delimiter = spec.delimiter.as_bytes()[0];
+                build.files(step, &target, move |b| {
+                    let tree: Tree = b.load("tree", &tree_for_export)?;
+                    let bytes = export::csv::render(&tree, delimiter);
+                    Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
+                })?;
+            }
+        }
+    }
+    build.save()?;
+
+    summary.warnings = std::mem::take(&mut *new_warnings.borrow_mut());
+    summary.steps = std::mem::take(&mut build.reports);
+    summary.elapsed = start.elapsed();
+    Ok(summary)
+}
+
+/// Whether any step did work.
+pub fn did_work(summary: &MakeSummary) -> bool {
+    summary.steps.iter().any(|s| s.status != Status::Fresh)
+}

@@ -1,0 +1,286 @@
+//! `pipeline.toml`: the declarative description of a knowledge base.
+//!
+//! Errors point at the offending line with a miette diagnostic. A `[profile.<name>]` table
+//! is merged over the document (deeply, table by table) when `--profile <name>` is given.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+use serde::{Deserialize, Serialize};
+
+use crate::tree::TreeParams;
+
+/// What a source holds and how it is read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SourceKind {
+    /// lichess-org/chess-openings TSV (the ECO authority).
+    LichessTsv,
+    /// SCID's `scid.eco`.
+    ScidEco,
+    /// pgn-extract's `eco.pgn`.
+    EcoPgn,
+    /// PGN game collections (plain, .zst, .bz2, .gz).
+    Pgn,
+    /// BGN JSON games, one per line.
+    Bgn,
+}
+
+impl SourceKind {
+    /// Whether this kind is an opening taxonomy (Phase 1) rather than games (Phase 2).
+    pub fn is_taxonomy(self) -> bool {
+        matches!(self, SourceKind::LichessTsv | SourceKind::ScidEco | SourceKind::EcoPgn)
+    }
+}
+
+/// `[sources.<name>]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// Format of the source.
+    pub kind: SourceKind,
+    /// Where to download it from.
+    pub url: Option<String>,
+    /// A local file, relative to pipeline.toml.
+    pub path: Option<String>,
+    /// Local files or globs, relative to pipeline.toml (game sources).
+    pub paths: Option<Vec<String>>,
+    /// BLAKE3 of the file's bytes (64 hex digits).
+    pub blake3: Option<String>,
+    /// Game filters (game sources), passed to Phase 2.
+    pub filter: Option<toml::Table>,
+}
+
+/// `[exports.<name>]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExportSpec {
+    /// Output format.
+    pub format: ExportFormat,
+    /// Output path (a directory for multi-file formats), relative to pipeline.toml.
+    pub output: String,
+    /// Indented JSON (eco-json).
+    #[serde(default = "default_true")]
+    pub pretty: bool,
+    /// Field delimiter (csv), one character.
+    #[serde(default = "default_delimiter")]
+    pub delimiter: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_delimiter() -> String {
+    ",".into()
+}
+
+/// Export formats.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ExportFormat {
+    /// eco.json-compatible files (ecoA..E.json, eco_interpolated.json, fromTo.json).
+    EcoJson,
+    /// One CSV row per node.
+    Csv,
+}
+
+/// `[store]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreSpec {
+    /// The SQLite database file, relative to pipeline.toml.
+    pub path: String,
+}
+
+impl Default for StoreSpec {
+    fn default() -> Self {
+        StoreSpec { path: "build/okb.sqlite".into() }
+    }
+}
+
+/// `[eco]`: Phase 1 parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcoParams {
+    /// Fill the gaps between named lines with interpolated entries.
+    pub interpolate: bool,
+}
+
+impl Default for EcoParams {
+    fn default() -> Self {
+        EcoParams { interpolate: true }
+    }
+}
+
+/// The whole pipeline.toml.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pipeline {
+    /// Input sources by name.
+    #[serde(default)]
+    pub sources: BTreeMap<String, SourceSpec>,
+    /// Phase 1 parameters.
+    #[serde(default)]
+    pub eco: EcoParams,
+    /// Tree assembly parameters.
+    #[serde(default)]
+    pub tree: TreeParams,
+    /// Where the store lives.
+    #[serde(default)]
+    pub store: StoreSpec,
+    /// Exports by name.
+    #[serde(default)]
+    pub exports: BTreeMap<String, ExportSpec>,
+    /// Named overrides, merged over the document by `--profile`.
+    #[serde(default)]
+    pub profile: BTreeMap<String, toml::Table>,
+}
+
+/// A problem in pipeline.toml, shown with the offending line.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[error("{message}")]
+#[diagnostic(code(okb::pipeline))]
+pub struct PipelineError {
+    /// What is wrong.
+    pub message: String,
+    #[source_code]
+    src: NamedSource<String>,
+    #[label("here")]
+    span: Option<SourceSpan>,
+    #[help]
+    help: Option<String>,
+}
+
+/// A loaded pipeline and where it came from.
+#[derive(Clone, Debug)]
+pub struct Loaded {
+    /// The pipeline, with the profile applied.
+    pub pipeline: Pipeline,
+    /// Directory that relative paths are resolved against.
+    pub root: PathBuf,
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// Its text, for diagnostics.
+    pub text: String,
+}
+
+impl Loaded {
+    /// Resolves `relative` against the pipeline's directory.
+    pub fn path(&self, relative: &str) -> PathBuf {
+        self.root.join(relative)
+    }
+
+    /// A diagnostic pointing at the `[sources.<name>]` header or the given key inside it.
+    pub fn error_at(&self, needle: &str, message: String, help: Option<String>) -> PipelineError {
+        let span = self.text.find(needle).map(|start| SourceSpan::from((start, needle.len())));
+        PipelineError {
+            message,
+            src: NamedSource::new(self.file.display().to_string(), self.text.clone()),
+            span,
+            help,
+        }
+    }
+}
+
+/// Reads pipeline.toml at `file` and applies `profile`.
+pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineError>> {
+    let shown = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| {
+        Box::new(PipelineError {
+            message: format!("cannot read {shown}: {e}"),
+            src: NamedSource::new(shown.clone(), String::new()),
+            span: None,
+            help: Some("run okb in a folder with a pipeline.toml, or pass --pipeline FILE".into()),
+        })
+    })?;
+    let diagnostic = |e: toml::de::Error, text: &str| {
+        Box::new(PipelineError {
+            message: e.message().to_string(),
+            src: NamedSource::new(shown.clone(), text.to_string()),
+            span: e.span().map(SourceSpan::from),
+            help: None,
+        })
+    };
+    let mut pipeline: Pipeline = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
+    let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
+    let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
+    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone() };
+    if let Some(name) = profile {
+        let Some(overrides) = pipeline.profile.get(name).cloned() else {
+            let known: Vec<&str> = pipeline.profile.keys().map(String::as_str).collect();
+            return Err(Box::new(loaded.error_at(
+                "[profile",
+                format!("no profile named {name:?}"),
+                Some(format!("profiles in this file: {}", if known.is_empty() { "none".into() } else { known.join(", ") })),
+            )));
+        };
+        let mut document: toml::Table = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
+        deep_merge(&mut document, overrides);
+        pipeline = toml::Value::Table(document).try_into().map_err(|e: toml::de::Error| {
+            Box::new(loaded.error_at(
+                &format!("[profile.{name}"),
+                format!("profile {name:?} makes the pipeline invalid: {}", e.message()),
+                None,
+            ))
+        })?;
+    }
+    loaded.pipeline = pipeline;
+    validate(&loaded)?;
+    Ok(loaded)
+}
+
+fn deep_merge(base: &mut toml::Table, overrides: toml::Table) {
+    for (key, value) in overrides {
+        match (base.get_mut(&key), value) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),
+            (_, value) => {
+                base.insert(key, value);
+            }
+        }
+    }
+}
+
+fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
+    for (name, spec) in &loaded.pipeline.sources {
+        let header = format!("[sources.{name}]");
+        if let Some(pin) = &spec.blake3 {
+            if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+                return Err(Box::new(loaded.error_at(
+                    pin,
+                    format!("source {name:?}: blake3 must be 64 lowercase hex digits"),
+                    Some("run `okb pin` to compute it".into()),
+                )));
+            }
+        }
+        if spec.kind.is_taxonomy() {
+            if spec.url.is_none() && spec.path.is_none() {
+                return Err(Box::new(loaded.error_at(
+                    &header,
+                    format!("source {name:?} needs `url` or `path`"),
+                    None,
+                )));
+            }
+            if spec.paths.is_some() || spec.filter.is_some() {
+                return Err(Box::new(loaded.error_at(
+                    &header,
+                    format!("source {name:?}: `paths` and `filter` are for game sources (kind pgn or bgn)"),
+                    None,
+                )));
+            }
+        } else if spec.paths.is_none() && spec.path.is_none() {
+            return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} needs `paths`"), None)));
+        }
+    }
+    for (name, spec) in &loaded.pipeline.exports {
+        if spec.delimiter.len() != 1 {
+            return Err(Box::new(loaded.error_at(
+                &format!("[exports.{name}]"),
+                format!("export {name:?}: delimiter must be one ASCII character"),
+                None,
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,122 @@
+//! The flat, per-node view of the knowledge base shared by the store, the CSV export and
+//! query answers, so every consumer names and computes each field the same way.
+
+use serde::Serialize;
+
+use crate::position;
+use crate::tree::{Node, Tree};
+
+/// One node as a flat record (the technical design's `opening_nodes` row).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct NodeRecord {
+    /// Stable id derived from the position.
+    pub node_id: String,
+    /// Position identity (placement, side, castling, legal en passant).
+    pub position_key: String,
+    /// Full FEN of the canonical line.
+    pub fen: String,
+    /// Length of the canonical line in plies.
+    pub ply: usize,
+    /// Canonical line as numbered SAN.
+    pub moves: String,
+    /// Last move of the canonical line in SAN.
+    pub pgn_move: Option<String>,
+    /// ECO code, own or inherited.
+    pub eco_code: Option<String>,
+    /// Opening name (the part of the full name before `:`).
+    pub opening_name: Option<String>,
+    /// Variation name (the part after `:`), if any.
+    pub variation_name: Option<String>,
+    /// Source of the name.
+    pub name_src: Option<String>,
+    /// Whether the name is inherited from an ancestor.
+    pub name_inherited: bool,
+    /// Games that reached the position.
+    pub game_count: u64,
+    /// White wins among them.
+    pub white_wins: u64,
+    /// Draws among them.
+    pub draws: u64,
+    /// Black wins among them.
+    pub black_wins: u64,
+    /// Percentage of White wins, two decimals.
+    pub white_win_pct: Option<f64>,
+    /// Percentage of draws, two decimals.
+    pub draw_pct: Option<f64>,
+    /// Two or more children.
+    pub is_branching_node: bool,
+    /// Number of children.
+    pub children: usize,
+    /// Stockfish evaluation in centipawns from White's side (Phase 4).
+    pub stockfish_eval: Option<i32>,
+    /// Depth of that evaluation.
+    pub stockfish_depth: Option<u32>,
+    /// Engine's best move in SAN.
+    pub best_move: Option<String>,
+    /// The move into this position is dubious for its mover.
+    pub is_dubious: Option<bool>,
+    /// The move into this position loses for its mover.
+    pub is_busted: Option<bool>,
+    /// Pawn structure tag (Phase 5).
+    pub resulting_structure: Option<String>,
+}
+
+/// `part` as a percentage of `whole`, rounded to two decimals.
+pub fn pct(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| (part as f64 * 10000.0 / whole as f64).round() / 100.0)
+}
+
+/// Splits `Sicilian Defense: Najdorf Variation` into opening and variation.
+pub fn split_name(name: &str) -> (String, Option<String>) {
+    match name.split_once(':') {
+        Some((opening, variation)) => (opening.trim().to_string(), Some(variation.trim().to_string())),
+        None => (name.trim().to_string(), None),
+    }
+}
+
+impl NodeRecord {
+    /// The record of `node`.
+    pub fn new(node: &Node) -> NodeRecord {
+        let stats = node.stats.unwrap_or_default();
+        let games = stats.games();
+        let (opening_name, variation_name) = match &node.opening {
+            Some(o) => {
+                let (a, b) = split_name(&o.name);
+                (Some(a), b)
+            }
+            None => (None, None),
+        };
+        NodeRecord {
+            node_id: position::node_id(&node.epd),
+            position_key: node.epd.clone(),
+            fen: node.fen.clone(),
+            ply: node.line.len(),
+            moves: node.movetext.clone(),
+            pgn_move: node.pgn_move.clone(),
+            eco_code: node.opening.as_ref().map(|o| o.eco.clone()),
+            opening_name,
+            variation_name,
+            name_src: node.opening.as_ref().map(|o| o.src.clone()),
+            name_inherited: node.opening.as_ref().is_some_and(|o| !o.own),
+            game_count: games,
+            white_wins: stats.white,
+            draws: stats.draws,
+            black_wins: stats.black,
+            white_win_pct: pct(stats.white, games),
+            draw_pct: pct(stats.draws, games),
+            is_branching_node: node.is_branching(),
+            children: node.children.len(),
+            stockfish_eval: None,
+            stockfish_depth: None,
+            best_move: None,
+            is_dubious: None,
+            is_busted: None,
+            resulting_structure: None,
+        }
+    }
+
+    /// Records of all nodes of `tree`, in node order.
+    pub fn all(tree: &Tree) -> Vec<NodeRecord> {
+        tree.nodes.iter().map(NodeRecord::new).collect()
+    }
+}

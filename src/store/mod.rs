@@ -1,0 +1,35 @@
+//! The embedded store: an SQLite database with the technical design's relational schema.
+//!
+//! [`write`] turns a built [`Tree`](crate::tree::Tree) into a database file atomically
+//! (built beside the target, then renamed), carrying over and extending the
+//! `node_changelog` of the database it replaces. [`read`] answers queries.
+
+pub mod read;
+pub mod schema;
+pub mod write;
+
+/// Errors from the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite failed.
+    #[error("store {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: String,
+        /// The SQLite error.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A file operation failed.
+    #[error("store {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The store does not exist yet.
+    #[error("no store at {0}: run `okb make` first")]
+    Missing(String),
+}

@@ -1,0 +1,249 @@
+//! Answering queries from a built store: the `GET /node/fen` shape of the technical design.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use rusqlite::{Connection, OpenFlags, params};
+use serde::Serialize;
+
+use super::StoreError;
+
+/// A child edge in a node answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ChildJson {
+    /// Node id of the child.
+    pub node_id: String,
+    /// The move in SAN.
+    pub pgn_move: String,
+    /// The move in UCI.
+    pub uci: String,
+    /// Games that played the move from this position.
+    pub game_count: i64,
+    /// Percentage of White wins in those games.
+    pub white_win_pct: Option<f64>,
+    /// Percentage of draws in those games.
+    pub draw_pct: Option<f64>,
+    /// Average rating of the mover, where known.
+    pub avg_rating: Option<f64>,
+    /// The child's opening name.
+    pub opening_name: Option<String>,
+    /// The child's variation name.
+    pub variation_name: Option<String>,
+}
+
+/// Another move order that reaches the same position.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TranspositionJson {
+    /// Node id of the node the other move order comes from.
+    pub node_id: String,
+    /// The other move order: that node's canonical line plus the move into this position.
+    pub moves: String,
+    /// Name of the opening at that node.
+    pub opening_name: Option<String>,
+}
+
+/// One node, as `okb query` and `GET /node/fen` answer.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct NodeJson {
+    /// Stable id.
+    pub node_id: String,
+    /// Full FEN.
+    pub fen: String,
+    /// Canonical line.
+    pub moves: String,
+    /// Last move of the canonical line.
+    pub pgn_move: Option<String>,
+    /// ECO code.
+    pub eco_code: Option<String>,
+    /// Opening name.
+    pub opening_name: Option<String>,
+    /// Variation name.
+    pub variation_name: Option<String>,
+    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`).
+    pub name_src: Option<String>,
+    /// The name is inherited from an ancestor.
+    pub name_inherited: bool,
+    /// SCID code of the node's own entry.
+    pub scid: Option<String>,
+    /// Names in other sources.
+    pub aliases: BTreeMap<String, String>,
+    /// Outgoing moves, most played first.
+    pub children: Vec<ChildJson>,
+    /// Move orders that reach this node from different parents.
+    pub transpositions: Vec<TranspositionJson>,
+    /// Games that reached the position.
+    pub game_count: i64,
+    /// Percentage of White wins.
+    pub white_win_pct: Option<f64>,
+    /// Percentage of draws.
+    pub draw_pct: Option<f64>,
+    /// Two or more children.
+    pub is_branching_node: bool,
+    /// Stockfish evaluation (cp, White's view).
+    pub stockfish_eval: Option<i64>,
+    /// Depth of the evaluation.
+    pub stockfish_depth: Option<i64>,
+    /// Engine's best move (SAN).
+    pub best_move: Option<String>,
+    /// The move into this position is dubious.
+    pub is_dubious: Option<bool>,
+    /// The move into this position loses.
+    pub is_busted: Option<bool>,
+    /// Pawn structure tag.
+    pub resulting_structure: Option<String>,
+}
+
+/// A read-only handle on a store.
+pub struct Store {
+    conn: Connection,
+    path: String,
+}
+
+const NODE_COLUMNS: &str = "n.node_id, n.fen, n.moves, n.pgn_move, n.eco_code, n.opening_name, n.variation_name,
+    n.name_src, n.name_inherited, e.scid, e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.is_branching_node,
+    n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure";
+
+impl Store {
+    /// Opens the store at `path` read-only.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let shown = path.display().to_string();
+        if !path.exists() {
+            return Err(StoreError::Missing(shown));
+        }
+        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
+        Ok(Store { conn, path: shown })
+    }
+
+    fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+        |source| StoreError::Sqlite { path: self.path.clone(), source }
+    }
+
+    /// The node on position identity `epd` (see [`crate::position::epd`]).
+    pub fn node_by_position(&self, epd: &str) -> Result<Option<NodeJson>, StoreError> {
+        self.query_nodes("n.position_key = ?1", &[&epd]).map(|mut v| v.pop())
+    }
+
+    /// Nodes whose own entry has ECO code `code` (SCID codes like `B03a` match their entry's
+    /// `scid` field), shortest line first.
+    pub fn nodes_by_eco(&self, code: &str) -> Result<Vec<NodeJson>, StoreError> {
+        self.query_nodes("(e.eco = ?1 OR e.scid = ?1)", &[&code])
+    }
+
+    /// Nodes whose own name or alias contains `text` (case-insensitive), shortest line first.
+    pub fn nodes_by_name(&self, text: &str) -> Result<Vec<NodeJson>, StoreError> {
+        let pattern = format!("%{}%", text.replace('%', "\\%").replace('_', "\\_"));
+        self.query_nodes("(e.name LIKE ?1 ESCAPE '\\' OR e.aliases LIKE ?1 ESCAPE '\\')", &[&pattern])
+    }
+
+    fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
+        let sql = format!(
+            "SELECT {NODE_COLUMNS} FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
+             WHERE {condition} ORDER BY n.ply, n.moves"
+        );
+        let mut stmt = self.conn.prepare(&sql).map_err(self.err())?;
+        let rows = stmt
+            .query_map(args, |r| {
+                let aliases: Option<String> = r.get(10)?;
+                Ok(NodeJson {
+                    node_id: r.get(0)?,
+                    fen: r.get(1)?,
+                    moves: r.get(2)?,
+                    pgn_move: r.get(3)?,
+                    eco_code: r.get(4)?,
+                    opening_name: r.get(5)?,
+                    variation_name: r.get(6)?,
+                    name_src: r.get(7)?,
+                    name_inherited: r.get(8)?,
+                    scid: r.get(9)?,
+                    aliases: aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
+                    children: Vec::new(),
+                    transpositions: Vec::new(),
+                    game_count: r.get(11)?,
+                    white_win_pct: r.get(12)?,
+                    draw_pct: r.get(13)?,
+                    is_branching_node: r.get(14)?,
+                    stockfish_eval: r.get(15)?,
+                    stockfish_depth: r.get(16)?,
+                    best_move: r.get(17)?,
+                    is_dubious: r.get(18)?,
+                    is_busted: r.get(19)?,
+                    resulting_structure: r.get(20)?,
+                })
+            })
+            .map_err(self.err())?;
+        let mut nodes = rows.collect::<Result<Vec<_>, _>>().map_err(self.err())?;
+        for node in &mut nodes {
+            node.children = self.children(&node.node_id)?;
+            node.transpositions = self.transpositions(&node.node_id)?;
+        }
+        Ok(nodes)
+    }
+
+    fn children(&self, node_id: &str) -> Result<Vec<ChildJson>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT c.child_id, c.move_san, c.move_uci, c.game_count, c.white_wins, c.draws, c.avg_rating,
+                 n.opening_name, n.variation_name
+                 FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id
+                 WHERE c.parent_id = ?1 ORDER BY c.rank",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(params![node_id], |r| {
+                let games: i64 = r.get(3)?;
+                let white: i64 = r.get(4)?;
+                let draws: i64 = r.get(5)?;
+                Ok(ChildJson {
+                    node_id: r.get(0)?,
+                    pgn_move: r.get(1)?,
+                    uci: r.get(2)?,
+                    game_count: games,
+                    white_win_pct: crate::record::pct(white as u64, games as u64),
+                    draw_pct: crate::record::pct(draws as u64, games as u64),
+                    avg_rating: r.get(6)?,
+                    opening_name: r.get(7)?,
+                    variation_name: r.get(8)?,
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
+    }
+
+    /// The move orders into `node_id` when it has two or more parents.
+    fn transpositions(&self, node_id: &str) -> Result<Vec<TranspositionJson>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT p.node_id, p.moves, p.ply, c.move_san, p.opening_name, p.variation_name
+                 FROM node_children c JOIN opening_nodes p ON p.node_id = c.parent_id
+                 WHERE c.child_id = ?1 ORDER BY p.ply, p.moves",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(params![node_id], |r| {
+                let moves: String = r.get(1)?;
+                let ply: i64 = r.get(2)?;
+                let san: String = r.get(3)?;
+                let line = match (ply % 2 == 0, moves.is_empty()) {
+                    (true, true) => format!("1. {san}"),
+                    (true, false) => format!("{moves} {}. {san}", ply / 2 + 1),
+                    (false, _) => format!("{moves} {san}"),
+                };
+                let opening: Option<String> = r.get(4)?;
+                let variation: Option<String> = r.get(5)?;
+                Ok(TranspositionJson {
+                    node_id: r.get(0)?,
+                    moves: line,
+                    opening_name: opening.map(|o| match variation {
+                        Some(v) => format!("{o}: {v}"),
+                        None => o,
+                    }),
+                })
+            })
+            .map_err(self.err())?;
+        let all = rows.collect::<Result<Vec<_>, _>>().map_err(self.err())?;
+        Ok(if all.len() >= 2 { all } else { Vec::new() })
+    }
+}

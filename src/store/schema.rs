@@ -1,0 +1,108 @@
+//! The relational schema (version 1).
+
+/// Bumped whenever the schema changes; part of the store step's code version.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// DDL for a fresh store.
+pub const SCHEMA: &str = r#"
+PRAGMA journal_mode = OFF;
+PRAGMA synchronous = OFF;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE opening_nodes (
+    node_id TEXT PRIMARY KEY,
+    position_key TEXT NOT NULL,
+    fen TEXT NOT NULL,
+    ply INTEGER NOT NULL,
+    moves TEXT NOT NULL,
+    pgn_move TEXT,
+    eco_code TEXT,
+    opening_name TEXT,
+    variation_name TEXT,
+    name_src TEXT,
+    name_inherited INTEGER NOT NULL DEFAULT 0,
+    game_count INTEGER NOT NULL DEFAULT 0,
+    white_wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0,
+    black_wins INTEGER NOT NULL DEFAULT 0,
+    white_win_pct REAL,
+    draw_pct REAL,
+    is_branching_node INTEGER NOT NULL DEFAULT 0,
+    stockfish_eval INTEGER,
+    stockfish_depth INTEGER,
+    best_move TEXT,
+    best_move_uci TEXT,
+    is_dubious INTEGER,
+    is_busted INTEGER,
+    resulting_structure TEXT
+);
+CREATE UNIQUE INDEX opening_nodes_position ON opening_nodes (position_key);
+CREATE INDEX opening_nodes_eco ON opening_nodes (eco_code);
+CREATE TABLE opening_entries (
+    node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
+    src TEXT NOT NULL,
+    eco TEXT NOT NULL,
+    scid TEXT,
+    name TEXT NOT NULL,
+    moves TEXT NOT NULL,
+    is_eco_root INTEGER NOT NULL,
+    from_node_id TEXT,
+    aliases TEXT NOT NULL
+);
+CREATE INDEX opening_entries_eco ON opening_entries (eco);
+CREATE TABLE node_children (
+    parent_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    child_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    move_san TEXT NOT NULL,
+    move_uci TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    game_count INTEGER NOT NULL DEFAULT 0,
+    white_wins INTEGER NOT NULL DEFAULT 0,
+    draws INTEGER NOT NULL DEFAULT 0,
+    black_wins INTEGER NOT NULL DEFAULT 0,
+    avg_rating REAL,
+    PRIMARY KEY (parent_id, move_uci)
+);
+CREATE INDEX node_children_child ON node_children (child_id);
+CREATE TABLE node_transpositions (
+    node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    transposed_node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    target_node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    PRIMARY KEY (node_id, transposed_node_id, target_node_id),
+    CHECK (node_id < transposed_node_id)
+);
+CREATE INDEX node_transpositions_other ON node_transpositions (transposed_node_id);
+CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
+CREATE TABLE pawn_structures (
+    node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
+    structure TEXT NOT NULL,
+    PRIMARY KEY (node_id, structure)
+);
+CREATE TABLE node_changelog (
+    build INTEGER NOT NULL,
+    changed_at INTEGER NOT NULL,
+    node_id TEXT NOT NULL,
+    field TEXT NOT NULL,
+    old_value TEXT,
+    new_value TEXT
+);
+CREATE INDEX node_changelog_node ON node_changelog (node_id);
+"#;
+
+/// The node fields whose changes are logged in `node_changelog`.
+pub const TRACKED_FIELDS: &[&str] = &[
+    "fen",
+    "moves",
+    "eco_code",
+    "opening_name",
+    "variation_name",
+    "game_count",
+    "white_win_pct",
+    "draw_pct",
+    "is_branching_node",
+    "stockfish_eval",
+    "stockfish_depth",
+    "best_move",
+    "is_dubious",
+    "is_busted",
+    "resulting_structure",
+];

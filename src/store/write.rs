@@ -1,0 +1,221 @@
+//! Writing a tree into a fresh store file, atomically, with a changelog against the
+//! store it replaces.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use rusqlite::{Connection, params};
+
+use super::StoreError;
+use super::schema::{SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
+use crate::position;
+use crate::record::NodeRecord;
+use crate::tree::Tree;
+
+/// What a store write did.
+#[derive(Debug, Default, Clone)]
+pub struct WriteSummary {
+    /// Nodes written.
+    pub nodes: usize,
+    /// Edges written.
+    pub edges: usize,
+    /// Transposition links written.
+    pub transpositions: usize,
+    /// Field changes logged against the previous store.
+    pub changes: usize,
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |source| StoreError::Sqlite { path: path.display().to_string(), source }
+}
+
+/// The tracked fields of `record` as text, in [`TRACKED_FIELDS`] order.
+fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
+    let f = |v: Option<f64>| v.map(|x| format!("{x}"));
+    vec![
+        Some(r.fen.clone()),
+        Some(r.moves.clone()),
+        r.eco_code.clone(),
+        r.opening_name.clone(),
+        r.variation_name.clone(),
+        Some(r.game_count.to_string()),
+        f(r.white_win_pct),
+        f(r.draw_pct),
+        Some((r.is_branching_node as u8).to_string()),
+        r.stockfish_eval.map(|v| v.to_string()),
+        r.stockfish_depth.map(|v| v.to_string()),
+        r.best_move.clone(),
+        r.is_dubious.map(|v| (v as u8).to_string()),
+        r.is_busted.map(|v| (v as u8).to_string()),
+        r.resulting_structure.clone(),
+    ]
+}
+
+type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, i64, String, String, Option<String>, Option<String>)>, i64);
+
+/// Reads the tracked values and the changelog of an existing store, if it is readable.
+fn read_previous(path: &Path) -> Option<PreviousStore> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let columns = TRACKED_FIELDS.join(", ");
+    let mut stmt = conn.prepare(&format!("SELECT node_id, {columns} FROM opening_nodes")).ok()?;
+    let mut values = HashMap::new();
+    let rows = stmt
+        .query_map([], |row| {
+            let id: String = row.get(0)?;
+            let mut v = Vec::with_capacity(TRACKED_FIELDS.len());
+            for i in 0..TRACKED_FIELDS.len() {
+                let value: rusqlite::types::Value = row.get(i + 1)?;
+                v.push(match value {
+                    rusqlite::types::Value::Null => None,
+                    rusqlite::types::Value::Integer(n) => Some(n.to_string()),
+                    rusqlite::types::Value::Real(x) => Some(format!("{x}")),
+                    rusqlite::types::Value::Text(s) => Some(s),
+                    rusqlite::types::Value::Blob(_) => None,
+                });
+            }
+            Ok((id, v))
+        })
+        .ok()?;
+    for row in rows {
+        let (id, v) = row.ok()?;
+        values.insert(id, v);
+    }
+    let mut stmt = conn
+        .prepare("SELECT build, changed_at, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid")
+        .ok()?;
+    let log = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .ok()?
+        .collect::<Result<Vec<_>, _>>()
+        .ok()?;
+    let build: i64 = conn
+        .query_row("SELECT value FROM meta WHERE key = 'build'", [], |r| r.get::<_, String>(0))
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    Some((values, log, build))
+}
+
+/// Writes `tree` to the store at `path`, replacing it atomically.
+pub fn write(tree: &Tree, path: &Path) -> Result<WriteSummary, StoreError> {
+    let io = |source| StoreError::Io { path: path.display().to_string(), source };
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    let tmp = path.with_extension("sqlite.okb-tmp");
+    let _ = std::fs::remove_file(&tmp);
+    let previous = if path.exists() { read_previous(path) } else { None };
+    let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
+    conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
+    let records = NodeRecord::all(tree);
+    let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
+    let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let build = previous.as_ref().map_or(1, |p| p.2 + 1);
+    let tx = conn.transaction().map_err(sql(&tmp))?;
+    {
+        let mut insert_node = tx
+            .prepare(
+                "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
+                 variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
+                 draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
+                 is_busted, resulting_structure)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+                 ?21, ?22, ?23, ?24, ?25)",
+            )
+            .map_err(sql(&tmp))?;
+        for r in &records {
+            insert_node
+                .execute(params![
+                    r.node_id, r.position_key, r.fen, r.ply as i64, r.moves, r.pgn_move, r.eco_code, r.opening_name,
+                    r.variation_name, r.name_src, r.name_inherited, r.game_count as i64, r.white_wins as i64,
+                    r.draws as i64, r.black_wins as i64, r.white_win_pct, r.draw_pct, r.is_branching_node,
+                    r.stockfish_eval, r.stockfish_depth, r.best_move, Option::<String>::None, r.is_dubious,
+                    r.is_busted, r.resulting_structure
+                ])
+                .map_err(sql(&tmp))?;
+        }
+        let mut insert_entry = tx
+            .prepare("INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
+            .map_err(sql(&tmp))?;
+        let mut insert_edge = tx
+            .prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
+            .map_err(sql(&tmp))?;
+        for (i, node) in tree.nodes.iter().enumerate() {
+            if let Some(e) = &node.entry {
+                let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
+                let from = e.from.as_deref().map(position::node_id);
+                insert_entry
+                    .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
+                    .map_err(sql(&tmp))?;
+            }
+            for (rank, edge) in node.children.iter().enumerate() {
+                let s = edge.stats.unwrap_or_default();
+                let avg = (s.rated_games > 0).then(|| s.rating_sum as f64 / s.rated_games as f64);
+                insert_edge
+                    .execute(params![
+                        ids[i],
+                        ids[edge.child as usize],
+                        edge.san,
+                        edge.uci,
+                        rank as i64,
+                        s.outcomes.games() as i64,
+                        s.outcomes.white as i64,
+                        s.outcomes.draws as i64,
+                        s.outcomes.black as i64,
+                        avg
+                    ])
+                    .map_err(sql(&tmp))?;
+                summary.edges += 1;
+            }
+        }
+        let mut insert_transposition =
+            tx.prepare("INSERT INTO node_transpositions VALUES (?1, ?2, ?3)").map_err(sql(&tmp))?;
+        for (target, a, b) in tree.transpositions() {
+            let (a, b) = (ids[a as usize], ids[b as usize]);
+            let (a, b) = if a < b { (a, b) } else { (b, a) };
+            insert_transposition.execute(params![a, b, ids[target as usize]]).map_err(sql(&tmp))?;
+            summary.transpositions += 1;
+        }
+        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(&tmp))?;
+        if let Some((old_values, old_log, _)) = &previous {
+            for row in old_log {
+                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4, row.5]).map_err(sql(&tmp))?;
+            }
+            for r in &records {
+                let new_values = tracked_values(r);
+                let old = old_values.get(&r.node_id);
+                for (f, field) in TRACKED_FIELDS.iter().enumerate() {
+                    let old_value = old.and_then(|o| o[f].clone());
+                    if old.is_some() && old_value == new_values[f] {
+                        continue;
+                    }
+                    if old.is_none() && new_values[f].is_none() {
+                        continue;
+                    }
+                    insert_log
+                        .execute(params![build, now, r.node_id, field, old_value, new_values[f]])
+                        .map_err(sql(&tmp))?;
+                    summary.changes += 1;
+                }
+            }
+            let current: std::collections::HashSet<&str> = ids.iter().copied().collect();
+            let mut removed: Vec<&String> = old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
+            removed.sort();
+            for id in removed {
+                insert_log
+                    .execute(params![build, now, id, "node", "present", Option::<String>::None])
+                    .map_err(sql(&tmp))?;
+                summary.changes += 1;
+            }
+        }
+        let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(&tmp))?;
+        meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(&tmp))?;
+        meta.execute(params!["build", build.to_string()]).map_err(sql(&tmp))?;
+        meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql(&tmp))?;
+    }
+    tx.commit().map_err(sql(&tmp))?;
+    conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(summary)
+}

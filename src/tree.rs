@@ -1,0 +1,305 @@
+//! Assembling the knowledge base's node graph: one node per position (Phase 6's rule),
+//! every parent edge kept, from the ECO skeleton's lines and the game statistics.
+//!
+//! Later phases only add fields to existing nodes (engine evaluations, structures); they
+//! never add or remove nodes, so node indices are stable within one build.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::{Deserialize, Serialize};
+use shakmaty::{Chess, Position};
+
+use crate::eco::{EcoEntry, EcoSkeleton};
+use crate::games::stats::{GameStats, MoveStats, Outcomes};
+use crate::position::{self, MoveKey, PositionKey};
+
+/// Parameters of tree assembly (`[tree]` in pipeline.toml).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TreeParams {
+    /// Deepest ply of the tree (the start position is ply 0).
+    pub max_ply: u16,
+    /// Moves played in fewer games are pruned, unless they belong to an ECO line.
+    pub min_games: u64,
+}
+
+impl Default for TreeParams {
+    fn default() -> Self {
+        TreeParams { max_ply: 15, min_games: 50 }
+    }
+}
+
+/// The opening a node belongs to: its own entry's, or its nearest named ancestor's.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Opening {
+    /// ECO code.
+    pub eco: String,
+    /// Full name (`Sicilian Defense: Najdorf Variation`).
+    pub name: String,
+    /// Where the name comes from (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`).
+    pub src: String,
+    /// Whether the node has an entry of its own (false: inherited from an ancestor).
+    pub own: bool,
+}
+
+/// One position of the knowledge base.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Node {
+    /// Position identity (see [`position::epd`]).
+    pub epd: String,
+    /// Full FEN reached by the canonical line.
+    pub fen: String,
+    /// The canonical line's moves: the entry's own line, else the most-played path.
+    pub line: Vec<MoveKey>,
+    /// The canonical line as numbered SAN movetext.
+    pub movetext: String,
+    /// SAN of the canonical line's last move (`None` for the start position).
+    pub pgn_move: Option<String>,
+    /// The skeleton entry on this position, if any.
+    pub entry: Option<EcoEntry>,
+    /// Opening name and code, own or inherited.
+    pub opening: Option<Opening>,
+    /// Game results over the games that reached the position.
+    pub stats: Option<Outcomes>,
+    /// Outgoing edges, sorted by game count descending then SAN.
+    pub children: Vec<Edge>,
+    /// Indices of nodes with an edge into this one, sorted.
+    pub parents: Vec<u32>,
+}
+
+impl Node {
+    /// Games that reached the position (0 without game data).
+    pub fn game_count(&self) -> u64 {
+        self.stats.map_or(0, |s| s.games())
+    }
+
+    /// A node with two or more children.
+    pub fn is_branching(&self) -> bool {
+        self.children.len() >= 2
+    }
+}
+
+/// A move from one node to another.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Edge {
+    /// Index of the child node.
+    pub child: u32,
+    /// The move, packed.
+    pub key: MoveKey,
+    /// The move in SAN.
+    pub san: String,
+    /// The move in UCI.
+    pub uci: String,
+    /// Statistics of the games that played it, if any.
+    pub stats: Option<MoveStats>,
+}
+
+/// The node graph.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    /// Nodes sorted by identity.
+    pub nodes: Vec<Node>,
+    /// Index of the start position.
+    pub root: u32,
+}
+
+impl Tree {
+    /// Index of the node on `epd`.
+    pub fn find(&self, epd: &str) -> Option<u32> {
+        self.nodes.binary_search_by(|n| n.epd.as_str().cmp(epd)).ok().map(|i| i as u32)
+    }
+
+    /// Pairs of distinct parents whose moves reach the same node: `(node, parent_a, parent_b)`
+    /// with `parent_a < parent_b`, each pair once.
+    pub fn transpositions(&self) -> Vec<(u32, u32, u32)> {
+        let mut out = Vec::new();
+        for (index, node) in self.nodes.iter().enumerate() {
+            for (i, a) in node.parents.iter().enumerate() {
+                for b in &node.parents[i + 1..] {
+                    out.push((index as u32, *a, *b));
+                }
+            }
+        }
+        out
+    }
+
+    /// Number of edges.
+    pub fn edge_count(&self) -> usize {
+        self.nodes.iter().map(|n| n.children.len()).sum()
+    }
+}
+
+struct Pending {
+    pos: Chess,
+    ply: u16,
+    edges: BTreeMap<MoveKey, (PositionKey, Option<MoveStats>)>,
+}
+
+/// Builds the tree: every position on an ECO line, and every position reached within
+/// `max_ply` by moves played in at least `min_games` games.
+pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
+    let mut pending: HashMap<PositionKey, Pending> = HashMap::new();
+    let root = Chess::default();
+    let root_key = position::key(&root);
+    pending.insert(root_key, Pending { pos: root, ply: 0, edges: BTreeMap::new() });
+
+    // Skeleton lines are kept whatever their counts and whatever their length.
+    for entry in &skeleton.entries {
+        let mut pos = Chess::default();
+        let mut key = root_key;
+        for (ply, m) in entry.moves.iter().enumerate() {
+            let mv = m.to_move(&pos).expect("skeleton lines are legal");
+            pos.play_unchecked(mv);
+            let child = position::key(&pos);
+            pending.get_mut(&key).expect("parent visited").edges.entry(*m).or_insert((child, None));
+            pending.entry(child).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: BTreeMap::new() });
+            key = child;
+        }
+    }
+
+    // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
+    if let Some(games) = games {
+        let mut frontier = vec![root_key];
+        let mut seen: std::collections::HashSet<PositionKey> = frontier.iter().copied().collect();
+        while let Some(key) = frontier.pop() {
+            let (pos, ply) = {
+                let p = &pending[&key];
+                (p.pos.clone(), p.ply)
+            };
+            if ply >= params.max_ply {
+                continue;
+            }
+            for (_, m, stats) in games.moves_from(key) {
+                let in_skeleton = pending[&key].edges.contains_key(m);
+                if stats.outcomes.games() < params.min_games && !in_skeleton {
+                    continue;
+                }
+                let Some(mv) = m.to_move(&pos) else { continue };
+                let mut child_pos = pos.clone();
+                child_pos.play_unchecked(mv);
+                let child = position::key(&child_pos);
+                pending.get_mut(&key).unwrap().edges.insert(*m, (child, Some(*stats)));
+                pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: BTreeMap::new() });
+                if seen.insert(child) {
+                    frontier.push(child);
+                }
+            }
+            // Skeleton children are walked too, so game statistics below them attach.
+            let skeleton_children: Vec<PositionKey> = pending[&key].edges.values().map(|(c, _)| *c).collect();
+            for child in skeleton_children {
+                if seen.insert(child) {
+                    frontier.push(child);
+                }
+            }
+        }
+    }
+
+    // Freeze: sort by identity, resolve indices.
+    let mut keyed: Vec<(String, PositionKey)> = pending.iter().map(|(k, p)| (position::epd(&p.pos), *k)).collect();
+    keyed.sort();
+    let index_of: HashMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
+    let mut nodes: Vec<Node> = keyed
+        .iter()
+        .map(|(epd, key)| {
+            let p = &pending[key];
+            let entry = skeleton.entry(epd).cloned();
+            Node {
+                epd: epd.clone(),
+                fen: String::new(),
+                line: Vec::new(),
+                movetext: String::new(),
+                pgn_move: None,
+                opening: entry.as_ref().map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
+                entry,
+                stats: games.and_then(|g| g.position(*key).copied()),
+                children: p
+                    .edges
+                    .iter()
+                    .map(|(m, (child, stats))| {
+                        let mv = m.to_move(&p.pos).expect("edges were played legally");
+                        Edge {
+                            child: index_of[child],
+                            key: *m,
+                            san: position::san(&p.pos, &mv),
+                            uci: position::uci(&mv),
+                            stats: *stats,
+                        }
+                    })
+                    .collect(),
+                parents: Vec::new(),
+            }
+        })
+        .collect();
+    for node in &mut nodes {
+        node.children.sort_by(|a, b| {
+            let ga = a.stats.map_or(0, |s| s.outcomes.games());
+            let gb = b.stats.map_or(0, |s| s.outcomes.games());
+            gb.cmp(&ga).then_with(|| a.san.cmp(&b.san))
+        });
+    }
+    let mut parents: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
+    for (i, node) in nodes.iter().enumerate() {
+        for edge in &node.children {
+            parents[edge.child as usize].push(i as u32);
+        }
+    }
+    for (node, mut list) in nodes.iter_mut().zip(parents) {
+        list.sort_unstable();
+        list.dedup();
+        node.parents = list;
+    }
+    let root = index_of[&root_key];
+    assign_lines(&mut nodes, root);
+    Tree { nodes, root }
+}
+
+/// Gives every node its canonical line and inherited opening: nodes with an entry use the
+/// entry's own line; the others are reached along the most-played path (children are
+/// sorted by game count), breadth-first, so the line is also a shortest one.
+fn assign_lines(nodes: &mut [Node], root: u32) {
+    let mut visited = vec![false; nodes.len()];
+    let mut queue = std::collections::VecDeque::from([root]);
+    visited[root as usize] = true;
+    nodes[root as usize].fen = position::fen(&Chess::default());
+    while let Some(index) = queue.pop_front() {
+        let parent = nodes[index as usize].clone();
+        for edge in &parent.children {
+            let child = edge.child as usize;
+            if visited[child] {
+                continue;
+            }
+            visited[child] = true;
+            let node = &mut nodes[child];
+            match &node.entry {
+                Some(entry) => {
+                    node.line = entry.moves.clone();
+                    node.movetext = entry.movetext.clone();
+                    node.fen = entry.fen.clone();
+                }
+                None => {
+                    node.line = parent.line.clone();
+                    node.line.push(edge.key);
+                    let (moves, fen) = replay(&node.line);
+                    node.movetext = crate::eco::line::movetext(&moves);
+                    node.fen = fen;
+                }
+            }
+            node.pgn_move = node.movetext.split_whitespace().last().map(str::to_string);
+            if node.opening.is_none() {
+                node.opening = parent.opening.as_ref().map(|o| Opening { own: false, ..o.clone() });
+            }
+            queue.push_back(edge.child);
+        }
+    }
+}
+
+fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
+    let mut pos = Chess::default();
+    let mut moves = Vec::with_capacity(line.len());
+    for m in line {
+        let mv = m.to_move(&pos).expect("tree lines are legal");
+        pos.play_unchecked(mv.clone());
+        moves.push(mv);
+    }
+    (moves, position::fen(&pos))
+}

@@ -1,0 +1,57 @@
+//! Phase 1 against the real, pinned taxonomy files in ../shared/sources.
+
+use std::path::PathBuf;
+
+use okb::eco::{self, EcoFormat, merge::MergeInput};
+
+fn shared(path: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sources").join(path);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+}
+
+#[test]
+fn real_sources_merge_to_the_known_counts() {
+    let mut parsed = Vec::new();
+    for f in ["a", "b", "c", "d", "e"] {
+        let name = format!("{f}.tsv");
+        let p = eco::parse(EcoFormat::LichessTsv, &name, &shared(&format!("lichess-chess-openings/{name}")));
+        assert!(p.warnings.is_empty(), "{:?}", p.warnings);
+        parsed.push((EcoFormat::LichessTsv, name, p));
+    }
+    let scid = eco::parse(EcoFormat::Scid, "scid.eco", &shared("scid/scid.eco"));
+    assert!(scid.warnings.is_empty(), "{:?}", &scid.warnings[..scid.warnings.len().min(5)]);
+    parsed.push((EcoFormat::Scid, "scid.eco".into(), scid));
+    let pgn = eco::parse(EcoFormat::PgnExtract, "eco.pgn", &shared("pgn-extract/eco.pgn"));
+    assert!(pgn.warnings.is_empty(), "{:?}", &pgn.warnings[..pgn.warnings.len().min(5)]);
+    parsed.push((EcoFormat::PgnExtract, "eco.pgn".into(), pgn));
+    let inputs: Vec<MergeInput> =
+        parsed.iter().map(|(format, file, parsed)| MergeInput { format: *format, file, parsed }).collect();
+    let skeleton = eco::merge(&inputs, true);
+    let counts: Vec<(&str, usize, usize)> =
+        skeleton.sources.iter().map(|c| (c.src.as_str(), c.rows, c.positions)).collect();
+    assert_eq!(counts, vec![("eco_tsv", 3807, 3807), ("scid", 10360, 10360), ("pgn_extract", 2014, 2010)]);
+    assert_eq!(skeleton.named_positions, 11582);
+    let duplicates = skeleton.warnings.iter().filter(|w| w.kind == "duplicate").count();
+    assert_eq!(duplicates, 4);
+    let named = skeleton.entries.iter().filter(|e| e.src != "interpolated").count();
+    assert_eq!(named, 11582);
+    // Every ECO code of the Lichess files has exactly one root.
+    let roots = skeleton.entries.iter().filter(|e| e.is_eco_root).count();
+    let codes: std::collections::BTreeSet<&str> =
+        skeleton.entries.iter().filter(|e| e.src == "eco_tsv").map(|e| e.eco.as_str()).collect();
+    assert_eq!(roots, codes.len());
+    // The eco.json README's example: Alekhine, 1. e4 Nf6 2. e5 Ng8 3. d4 is interpolated.
+    let brooklyn = skeleton
+        .entries
+        .iter()
+        .find(|e| e.movetext == "1. e4 Nf6 2. e5 Ng8 3. d4")
+        .expect("interpolated Brooklyn line");
+    assert_eq!(brooklyn.src, "interpolated");
+    assert!(brooklyn.name.ends_with(" (i)"), "{}", brooklyn.name);
+    // Every non-start entry's `from` is itself an entry.
+    for e in &skeleton.entries {
+        if let Some(from) = &e.from {
+            assert!(skeleton.entry(from).is_some(), "from of {} is not an entry", e.movetext);
+        }
+    }
+}
