@@ -79,15 +79,20 @@ pub fn cache_dir(loaded: &Loaded) -> PathBuf {
     loaded.path("cache")
 }
 
-/// Runs the pipeline. A corrupt cache object is discarded and the run retried once.
+/// Runs the pipeline. A corrupt cache object is discarded and the run retried, so the
+/// steps that produced it run again (each retry discards one object).
 pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + 'static) -> Result<MakeSummary, MakeError> {
-    match make_once(loaded, options, Box::new(on_report.clone())) {
-        Err(MakeError::Build(BuildError::Corrupt(corrupt))) => {
-            eprintln!("{:>12} {corrupt}", "Warning");
-            discard(loaded, &corrupt);
-            make_once(loaded, options, Box::new(on_report))
+    const MAX_RETRIES: usize = 256;
+    let mut attempt = 0;
+    loop {
+        match make_once(loaded, options, Box::new(on_report.clone())) {
+            Err(MakeError::Build(BuildError::Corrupt(corrupt))) if attempt < MAX_RETRIES => {
+                eprintln!("{:>12} {corrupt}", "Warning");
+                discard(loaded, &corrupt);
+                attempt += 1;
+            }
+            other => return other,
         }
-        other => other,
     }
 }
 

@@ -88,10 +88,9 @@ impl Cache {
     /// Stores `bytes`, returning their hash.
     pub fn put_blob(&self, bytes: &[u8]) -> std::io::Result<Hash> {
         let hash = hash_bytes(bytes);
-        let path = self.object_path(&hash);
-        if !path.exists() {
-            write_atomic(&path, bytes)?;
-        }
+        // Written even when present: only a step that runs stores blobs, and an existing
+        // blob may be the corrupt one it is replacing.
+        write_atomic(&self.object_path(&hash), bytes)?;
         Ok(hash)
     }
 

@@ -312,10 +312,9 @@ impl Build {
                 restored.push(path.display().to_string());
                 continue;
             }
-            let bytes = self
-                .cache
-                .get_blob(file_hash)
-                .ok_or_else(|| CorruptCache { step: id.clone(), hash: file_hash.clone() })?;
+            // A bad file blob invalidates the manifest, so that the retry recomputes the step.
+            let bytes =
+                self.cache.get_blob(file_hash).ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone() })?;
             cache::write_atomic(&path, &bytes).map_err(Self::io(format!("writing {}", path.display())))?;
             self.files.record(&path, file_hash);
             restored.push(path.display().to_string());

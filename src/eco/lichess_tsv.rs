@@ -50,7 +50,7 @@ mod tests {
 
     #[test]
     fn bad_rows_are_skipped_with_file_and_line() {
-        let tsv = b"eco\tname\tpgn\nB00\tKing's Pawn\t1. e4\nX99\tBad\t1. d4\nB01\tTwo\tcolumns\nC20\tIllegal\t1. e4 e4\nB02\tLatin \xe9\t1. e4 Nf6\n";
+        let tsv = b"eco\tname\tpgn\nB00\tKing's Pawn\t1. e4\nX99\tBad\t1. d4\nB01\tTwo columns\nC20\tIllegal\t1. e4 e4\nB02\tLatin \xe9\t1. e4 Nf6\n";
         let parsed = parse("b.tsv", tsv);
         assert_eq!(parsed.rows.len(), 1);
         assert_eq!(parsed.rows[0].name, "King's Pawn");

@@ -1,0 +1,147 @@
+//! Helpers shared by the integration tests: a project folder with a pipeline, and running
+//! the real `okb` binary in it.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// ../shared/sources, the mirror of the pinned taxonomy files.
+pub fn shared_sources() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sources")
+}
+
+/// A temporary project.
+pub struct Project {
+    pub dir: tempfile::TempDir,
+}
+
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// Step ids reported with `word` (Building, Fresh, Restored, Stale).
+    pub fn steps(&self, word: &str) -> Vec<String> {
+        self.stderr
+            .lines()
+            .filter_map(|l| {
+                let l = l.trim_start();
+                l.strip_prefix(word).and_then(|rest| rest.strip_prefix(' ')).map(|rest| {
+                    rest.split([' ', ',']).next().unwrap_or("").to_string()
+                })
+            })
+            .collect()
+    }
+}
+
+impl From<Output> for Run {
+    fn from(o: Output) -> Run {
+        Run {
+            status: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+/// The Lichess TSVs as local, unpinned files (editable by tests), SCID and pgn-extract
+/// pinned and found through the mirror.
+pub const FULL_PIPELINE: &str = r#"
+[sources.lichess-a]
+kind = "lichess-tsv"
+path = "src/a.tsv"
+[sources.lichess-b]
+kind = "lichess-tsv"
+path = "src/b.tsv"
+[sources.lichess-c]
+kind = "lichess-tsv"
+path = "src/c.tsv"
+[sources.lichess-d]
+kind = "lichess-tsv"
+path = "src/d.tsv"
+[sources.lichess-e]
+kind = "lichess-tsv"
+path = "src/e.tsv"
+[sources.scid]
+kind = "scid-eco"
+path = "src/scid.eco"
+[sources.pgn-extract]
+kind = "eco-pgn"
+url = "http://127.0.0.1:9/eco.pgn"
+blake3 = "7f6d3b4b57481016708e2a26d59be70be150db69b5a18ab697fc6a5b50a933ba"
+
+[exports.eco-json]
+format = "eco-json"
+output = "out/eco"
+
+[exports.nodes-csv]
+format = "csv"
+output = "out/nodes.csv"
+"#;
+
+impl Project {
+    /// A project with [`FULL_PIPELINE`] and its local source files.
+    pub fn full() -> Project {
+        let p = Project::with_pipeline(FULL_PIPELINE);
+        std::fs::create_dir_all(p.path("src")).unwrap();
+        for f in ["a", "b", "c", "d", "e"] {
+            std::fs::copy(shared_sources().join(format!("lichess-chess-openings/{f}.tsv")), p.path(&format!("src/{f}.tsv")))
+                .unwrap();
+        }
+        std::fs::copy(shared_sources().join("scid/scid.eco"), p.path("src/scid.eco")).unwrap();
+        p
+    }
+
+    pub fn with_pipeline(text: &str) -> Project {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pipeline.toml"), text).unwrap();
+        Project { dir }
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_okb"));
+        c.args(args).current_dir(self.dir.path()).env("OKB_MIRROR", shared_sources()).env_remove("NO_COLOR");
+        c
+    }
+
+    pub fn okb(&self, args: &[&str]) -> Run {
+        self.command(args).output().unwrap().into()
+    }
+
+    /// Runs `okb make` and asserts success.
+    pub fn make(&self, args: &[&str]) -> Run {
+        let mut all = vec!["make"];
+        all.extend_from_slice(args);
+        let run = self.okb(&all);
+        assert_eq!(run.status, 0, "okb make failed:\n{}", run.stderr);
+        run
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+}
+
+/// Every file under `dir`, relative path → bytes.
+pub fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push((p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}

@@ -1,0 +1,200 @@
+//! The build engine's promises, each checked on a real project with the real binary.
+
+mod common;
+
+use common::{Project, tree_bytes};
+
+const ALL_STEPS: usize = 12;
+
+#[test]
+fn second_make_does_nothing_and_says_so() {
+    let p = Project::full();
+    let first = p.make(&[]);
+    assert_eq!(first.steps("Building").len(), ALL_STEPS, "{}", first.stderr);
+    let second = p.make(&[]);
+    assert!(second.steps("Building").is_empty(), "{}", second.stderr);
+    assert_eq!(second.steps("Fresh").len(), ALL_STEPS);
+    assert!(second.stderr.contains("nothing to do"), "{}", second.stderr);
+}
+
+#[test]
+fn touching_a_source_without_changing_bytes_does_no_work() {
+    let p = Project::full();
+    p.make(&[]);
+    let file = p.path("src/c.tsv");
+    let bytes = std::fs::read(&file).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&file, &bytes).unwrap();
+    let run = p.make(&[]);
+    assert!(run.steps("Building").is_empty(), "{}", run.stderr);
+}
+
+#[test]
+fn changing_one_source_rebuilds_only_what_depends_on_it() {
+    let p = Project::full();
+    p.make(&[]);
+    let file = p.path("src/a.tsv");
+    let mut text = std::fs::read_to_string(&file).unwrap();
+    text.push_str("A00\tTest Opening: Made Up\t1. a3 a6 2. b3 b6\n");
+    std::fs::write(&file, text).unwrap();
+    let run = p.make(&["--explain"]);
+    let built = run.steps("Building");
+    assert_eq!(built, vec!["parse:lichess-a", "eco", "tree", "store", "export:eco-json", "export:nodes-csv"], "{}", run.stderr);
+    assert!(run.stderr.contains("because lichess-a changed"), "{}", run.stderr);
+    let fresh = run.steps("Fresh");
+    assert_eq!(fresh.len(), 6, "{}", run.stderr);
+    // The new name is in the store.
+    let q = p.okb(&["query", "moves", "1. a3 a6 2. b3 b6", "--json"]);
+    assert_eq!(q.status, 0, "{}", q.stderr);
+    assert!(q.stdout.contains("\"variation_name\": \"Made Up\""), "{}", q.stdout);
+}
+
+#[test]
+fn an_unchanged_parse_output_stops_the_rebuild() {
+    let p = Project::full();
+    p.make(&[]);
+    let file = p.path("src/scid.eco");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes.extend_from_slice(b"# a comment changes the bytes, not the entries\n");
+    std::fs::write(&file, bytes).unwrap();
+    let run = p.make(&[]);
+    assert_eq!(run.steps("Building"), vec!["parse:scid"], "{}", run.stderr);
+}
+
+#[test]
+fn changing_one_export_parameter_reruns_only_that_export() {
+    let p = Project::full();
+    p.make(&[]);
+    let pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let edited = pipeline.replace("output = \"out/nodes.csv\"", "output = \"out/nodes.csv\"\ndelimiter = \";\"");
+    std::fs::write(p.path("pipeline.toml"), edited).unwrap();
+    let run = p.make(&["--explain"]);
+    assert_eq!(run.steps("Building"), vec!["export:nodes-csv"], "{}", run.stderr);
+    assert!(run.stderr.contains("parameters changed"), "{}", run.stderr);
+    let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
+    assert!(csv.starts_with("node_id;position_key;fen;"), "{}", &csv[..80]);
+}
+
+#[test]
+fn a_deleted_output_is_restored_from_the_cache_without_recomputation() {
+    let p = Project::full();
+    p.make(&[]);
+    let before = p.read("out/eco/ecoB.json");
+    std::fs::remove_file(p.path("out/eco/ecoB.json")).unwrap();
+    std::fs::write(p.path("out/nodes.csv"), b"edited by hand").unwrap();
+    let run = p.make(&[]);
+    assert!(run.steps("Building").is_empty(), "{}", run.stderr);
+    assert_eq!(run.steps("Restored"), vec!["export:eco-json", "export:nodes-csv"], "{}", run.stderr);
+    assert_eq!(p.read("out/eco/ecoB.json"), before);
+    // The store is rebuilt from the cached tree: no phase recomputes.
+    std::fs::remove_file(p.path("build/okb.sqlite")).unwrap();
+    let run = p.make(&[]);
+    assert_eq!(run.steps("Building"), vec!["store"], "{}", run.stderr);
+}
+
+#[test]
+fn clean_and_incremental_builds_are_byte_identical() {
+    let incremental = Project::full();
+    incremental.make(&[]);
+    let edit = |p: &Project| {
+        let file = p.path("src/e.tsv");
+        let text = std::fs::read_to_string(&file).unwrap().replace("\tNimzo-Indian Defense\t", "\tNimzo Indian\t");
+        std::fs::write(&file, text).unwrap();
+    };
+    edit(&incremental);
+    incremental.make(&[]);
+    let clean = Project::full();
+    edit(&clean);
+    clean.make(&["-j", "1"]);
+    assert_eq!(tree_bytes(&incremental.path("out")), tree_bytes(&clean.path("out")));
+}
+
+#[test]
+fn a_killed_build_resumes_and_matches_a_clean_build() {
+    let reference = Project::full();
+    reference.make(&[]);
+    for delay_ms in [30u64, 120, 300] {
+        let p = Project::full();
+        let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let run = p.make(&[]);
+        assert!(run.stderr.contains("Finished"), "{}", run.stderr);
+        assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
+        let again = p.make(&[]);
+        assert!(again.steps("Building").is_empty(), "{}", again.stderr);
+    }
+}
+
+#[test]
+fn two_makes_at_once_serialize_on_the_project_lock() {
+    let p = Project::full();
+    let a = p.command(&["make"]).output_async();
+    let b = p.command(&["make"]).output_async();
+    let (a, b) = (a.join().unwrap(), b.join().unwrap());
+    assert!(a.status.success() && b.status.success());
+    let both = format!("{}{}", String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
+    // One built, the other found everything fresh (after waiting, if it had to).
+    assert_eq!(both.matches("Building eco").count(), 1, "{both}");
+    let again = p.make(&[]);
+    assert!(again.steps("Building").is_empty(), "{}", again.stderr);
+    let q = p.okb(&["query", "eco", "C60", "--json"]);
+    assert_eq!(q.status, 0, "{}", q.stderr);
+}
+
+trait OutputAsync {
+    fn output_async(self) -> std::thread::JoinHandle<std::process::Output>;
+}
+
+impl OutputAsync for std::process::Command {
+    fn output_async(mut self) -> std::thread::JoinHandle<std::process::Output> {
+        std::thread::spawn(move || self.output().unwrap())
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_outputs() {
+    let one = Project::full();
+    one.make(&["-j", "1"]);
+    let two = Project::full();
+    two.make(&["-j", "2"]);
+    assert_eq!(tree_bytes(&one.path("out")), tree_bytes(&two.path("out")));
+}
+
+#[test]
+fn status_reports_stale_steps_without_building() {
+    let p = Project::full();
+    let run = p.okb(&["status"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("never built"), "{}", run.stderr);
+    assert!(!p.path("out").exists());
+    p.make(&[]);
+    let file = p.path("src/b.tsv");
+    let text = std::fs::read_to_string(&file).unwrap() + "B00\tExtra\t1. e4 a6 2. h4\n";
+    std::fs::write(&file, text).unwrap();
+    let run = p.okb(&["status"]);
+    assert!(run.stderr.contains("because lichess-b changed"), "{}", run.stderr);
+    assert!(run.stderr.contains("because input parse:lichess-b will be rebuilt"), "{}", run.stderr);
+    assert_eq!(p.make(&[]).steps("Building").len(), 6);
+}
+
+#[test]
+fn a_corrupt_cache_object_is_rebuilt() {
+    let p = Project::full();
+    p.make(&[]);
+    // Corrupt every cached object; the next build notices, discards and rebuilds.
+    let mut objects = Vec::new();
+    for shard in std::fs::read_dir(p.path("cache/objects")).unwrap().flatten() {
+        for f in std::fs::read_dir(shard.path()).unwrap().flatten() {
+            objects.push(f.path());
+        }
+    }
+    for o in &objects {
+        std::fs::write(o, b"garbage").unwrap();
+    }
+    std::fs::remove_file(p.path("out/nodes.csv")).unwrap();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("corrupt"), "{}", run.stderr);
+    assert!(p.read("out/nodes.csv").starts_with(b"node_id,"));
+}
