@@ -4,6 +4,8 @@
 //! `export:<name>`. Each arrow is a step input keyed by content hash (see [`crate::build`]).
 
 use std::path::PathBuf;
+
+use rayon::prelude::*;
 use std::time::Instant;
 
 use crate::build::{Build, BuildError, CorruptCache, Output, Status, Step, StepReport};
@@ -81,7 +83,7 @@ pub fn cache_dir(loaded: &Loaded) -> PathBuf {
 
 /// Runs the pipeline. A corrupt cache object is discarded and the run retried, so the
 /// steps that produced it run again (each retry discards one object).
-pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + 'static) -> Result<MakeSummary, MakeError> {
+pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + Send + 'static) -> Result<MakeSummary, MakeError> {
     const MAX_RETRIES: usize = 256;
     let mut attempt = 0;
     loop {
@@ -101,17 +103,17 @@ fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
     b.discard(corrupt);
 }
 
-fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&StepReport)>) -> Result<MakeSummary, MakeError> {
+fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::OnReport) -> Result<MakeSummary, MakeError> {
     let start = Instant::now();
     let pipeline = &loaded.pipeline;
-    let mut build = Build::new(cache_dir(loaded), options.dry_run, on_report);
+    let build = Build::new(cache_dir(loaded), options.dry_run, on_report);
     let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
     let mut summary = MakeSummary::default();
     // Warnings of the steps that run now; fresh steps only report their count.
-    let new_warnings: std::rc::Rc<std::cell::RefCell<Vec<Warning>>> = Default::default();
+    let new_warnings: std::sync::Arc<std::sync::Mutex<Vec<Warning>>> = Default::default();
 
     // Phase 1: parse each taxonomy file, then merge.
-    let mut parsed: Vec<(String, EcoFormat, Output)> = Vec::new();
+    let mut taxonomy = Vec::new();
     for (name, spec) in &pipeline.sources {
         let Some(format) = format_of(spec.kind) else { continue };
         let wanted = Wanted {
@@ -120,7 +122,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&S
             path: spec.path.as_deref().map(|p| loaded.path(p)),
             url: spec.url.as_deref(),
         };
-        let resolved = resolver.resolve(&wanted, &mut build.files)?;
+        let resolved = resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
         let note = match &resolved.origin {
             Origin::Mirror(from) => Some(format!("{name} from mirror {}", from.display())),
             Origin::Download(url) => Some(format!("{name} from {url}")),
@@ -130,20 +132,27 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&S
             eprintln!("{:>12} {note}", "Fetched");
             summary.fetched.push(note);
         }
-        let step = Step::new(format!("parse:{name}"), versions::PARSE, &format).input(name.clone(), &resolved.hash);
-        let file = name.clone();
-        let path = resolved.path.clone();
-        let sink = new_warnings.clone();
-        let output = build.value(step, move |_| {
-            let bytes = std::fs::read(&path).map_err(|e| BuildError::Io { what: format!("reading {}", path.display()), source: e })?;
-            let p = eco::parse(format, &file, &bytes);
-            let text = format!("{} rows", p.rows.len());
-            let warnings = p.warnings.len();
-            sink.borrow_mut().extend(p.warnings.iter().cloned());
-            Ok((p, text, warnings))
-        })?;
-        parsed.push((name.clone(), format, output));
+        taxonomy.push((name.clone(), format, resolved));
     }
+    let parsed: Vec<(String, EcoFormat, Output)> = taxonomy
+        .par_iter()
+        .map(|(name, format, resolved)| {
+            let format = *format;
+            let step = Step::new(format!("parse:{name}"), versions::PARSE, &format).input(name.clone(), &resolved.hash);
+            let sink = new_warnings.clone();
+            let output = build.value(step, move |_| {
+                let path = &resolved.path;
+                let bytes = std::fs::read(path)
+                    .map_err(|e| BuildError::Io { what: format!("reading {}", path.display()), source: e })?;
+                let p = eco::parse(format, name, &bytes);
+                let text = format!("{} rows", p.rows.len());
+                let warnings = p.warnings.len();
+                sink.lock().expect("warnings poisoned").extend(p.warnings.iter().cloned());
+                Ok((p, text, warnings))
+            })?;
+            Ok((name.clone(), format, output))
+        })
+        .collect::<Result<_, MakeError>>()?;
 
     let mut eco_step = Step::new("eco", versions::ECO, &pipeline.eco);
     for (name, _, output) in &parsed {
@@ -167,7 +176,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&S
             skeleton.named_positions, interpolated, orphans
         );
         let warnings = skeleton.warnings.len() - orphans;
-        sink.borrow_mut().extend(skeleton.warnings.iter().cloned());
+        sink.lock().expect("warnings poisoned").extend(skeleton.warnings.iter().cloned());
         Ok((skeleton, text, warnings))
     })?;
 
@@ -182,52 +191,55 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: Box<dyn FnMut(&S
         Ok((tree, text, 0))
     })?;
 
-    // Store.
+    // The store and the exports only read their inputs: run them side by side.
+    let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
+    let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
     let store_path = loaded.path(&pipeline.store.path);
-    let store_step = Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash);
-    let tree_for_store = tree_output.clone();
-    let store_target = store_path.clone();
-    build.external(store_step, &store_path, move |b| {
-        let tree: Tree = b.load("tree", &tree_for_store)?;
-        let written = crate::store::write::write(&tree, &store_target)
-            .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
-        Ok(format!(
-            "{} nodes, {} edges, {} transpositions, {} changes logged",
-            written.nodes, written.edges, written.transpositions, written.changes
-        ))
-    })?;
-
-    // Exports.
+    finals.push(Box::new(move || {
+        let store_step = Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash);
+        build.external(store_step, &store_path, |b| {
+            let tree: Tree = b.load("tree", tree_output)?;
+            let written = crate::store::write::write(&tree, &store_path)
+                .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+            Ok(format!(
+                "{} nodes, {} edges, {} transpositions, {} changes logged",
+                written.nodes, written.edges, written.transpositions, written.changes
+            ))
+        })?;
+        Ok(())
+    }));
     for (name, spec) in &pipeline.exports {
         let target = loaded.path(&spec.output);
         let id = format!("export:{name}");
-        match spec.format {
-            ExportFormat::EcoJson => {
-                let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
-                let eco_for_export = eco_output.clone();
-                let pretty = spec.pretty;
-                build.files(step, &target, move |b| {
-                    let skeleton: EcoSkeleton = b.load("eco", &eco_for_export)?;
-                    let files = export::eco_json::render_all(&skeleton, pretty);
-                    Ok((files, format!("{} files", 7)))
-                })?;
+        finals.push(Box::new(move || {
+            match spec.format {
+                ExportFormat::EcoJson => {
+                    let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
+                    build.files(step, &target, |b| {
+                        let skeleton: EcoSkeleton = b.load("eco", eco_output)?;
+                        let files = export::eco_json::render_all(&skeleton, spec.pretty);
+                        let text = format!("{} files", files.len());
+                        Ok((files, text))
+                    })?;
+                }
+                ExportFormat::Csv => {
+                    let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
+                    let delimiter = spec.delimiter.as_bytes()[0];
+                    build.files(step, &target, |b| {
+                        let tree: Tree = b.load("tree", tree_output)?;
+                        let bytes = export::csv::render(&tree, delimiter);
+                        Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
+                    })?;
+                }
             }
-            ExportFormat::Csv => {
-                let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
-                let tree_for_export = tree_output.clone();
-                let delimiter = spec.delimiter.as_bytes()[0];
-                build.files(step, &target, move |b| {
-                    let tree: Tree = b.load("tree", &tree_for_export)?;
-                    let bytes = export::csv::render(&tree, delimiter);
-                    Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
-                })?;
-            }
-        }
+            Ok(())
+        }));
     }
+    finals.into_par_iter().map(|run| run()).collect::<Result<Vec<()>, MakeError>>()?;
     build.save()?;
 
-    summary.warnings = std::mem::take(&mut *new_warnings.borrow_mut());
-    summary.steps = std::mem::take(&mut build.reports);
+    summary.warnings = std::mem::take(&mut *new_warnings.lock().expect("warnings poisoned"));
+    summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
 }

@@ -262,8 +262,9 @@ fn assign_lines(nodes: &mut [Node], root: u32) {
     visited[root as usize] = true;
     nodes[root as usize].fen = position::fen(&Chess::default());
     while let Some(index) = queue.pop_front() {
-        let parent = nodes[index as usize].clone();
-        for edge in &parent.children {
+        let parent = &nodes[index as usize];
+        let (parent_line, parent_opening, children) = (parent.line.clone(), parent.opening.clone(), parent.children.clone());
+        for edge in &children {
             let child = edge.child as usize;
             if visited[child] {
                 continue;
@@ -277,7 +278,7 @@ fn assign_lines(nodes: &mut [Node], root: u32) {
                     node.fen = entry.fen.clone();
                 }
                 None => {
-                    node.line = parent.line.clone();
+                    node.line = parent_line.clone();
                     node.line.push(edge.key);
                     let (moves, fen) = replay(&node.line);
                     node.movetext = crate::eco::line::movetext(&moves);
@@ -286,7 +287,7 @@ fn assign_lines(nodes: &mut [Node], root: u32) {
             }
             node.pgn_move = node.movetext.split_whitespace().last().map(str::to_string);
             if node.opening.is_none() {
-                node.opening = parent.opening.as_ref().map(|o| Opening { own: false, ..o.clone() });
+                node.opening = parent_opening.as_ref().map(|o| Opening { own: false, ..o.clone() });
             }
             queue.push_back(edge.child);
         }

@@ -14,6 +14,7 @@ pub mod filestate;
 pub mod lock;
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Serialize, de::DeserializeOwned};
@@ -139,30 +140,42 @@ pub enum BuildError {
     },
 }
 
-/// One build (or dry run) over a project's cache.
+/// A callback that sees each step report as the step finishes.
+pub type OnReport = Box<dyn FnMut(&StepReport) + Send>;
+
+/// One build (or dry run) over a project's cache. Independent steps may run on several
+/// threads at once: every method takes `&self`.
 pub struct Build {
     /// The persistent cache.
     pub cache: Cache,
     /// File hashes by stat.
-    pub files: FileStates,
+    pub files: Mutex<FileStates>,
     /// Per-step reports, in the order steps finished.
-    pub reports: Vec<StepReport>,
+    pub reports: Mutex<Vec<StepReport>>,
     dry_run: bool,
-    on_report: Box<dyn FnMut(&StepReport)>,
+    on_report: Mutex<OnReport>,
 }
 
 const UNKNOWN: &str = "?";
 
 impl Build {
     /// A build over the cache in `cache_dir`; `on_report` sees each step as it finishes.
-    pub fn new(cache_dir: PathBuf, dry_run: bool, on_report: Box<dyn FnMut(&StepReport)>) -> Build {
-        let files = FileStates::load(cache_dir.join("file-states.json"));
-        Build { cache: Cache::new(cache_dir), files, reports: Vec::new(), dry_run, on_report }
+    pub fn new(cache_dir: PathBuf, dry_run: bool, on_report: OnReport) -> Build {
+        let files = Mutex::new(FileStates::load(cache_dir.join("file-states.json")));
+        Build { cache: Cache::new(cache_dir), files, reports: Mutex::default(), dry_run, on_report: Mutex::new(on_report) }
     }
 
-    fn finish(&mut self, report: StepReport) {
-        (self.on_report)(&report);
-        self.reports.push(report);
+    fn finish(&self, report: StepReport) {
+        (self.on_report.lock().expect("report callback poisoned"))(&report);
+        self.reports.lock().expect("reports poisoned").push(report);
+    }
+
+    fn file_matches(&self, path: &Path, hash: &str) -> bool {
+        self.files.lock().expect("file states poisoned").matches(path, hash)
+    }
+
+    fn record_file(&self, path: &Path, hash: &str) {
+        self.files.lock().expect("file states poisoned").record(path, hash)
     }
 
     /// Why `step` must run: what differs from its latest run.
@@ -203,9 +216,9 @@ impl Build {
     /// Runs `step` unless it is fresh; `compute` returns the value, a summary and a
     /// warning count.
     pub fn value<T: Serialize>(
-        &mut self,
+        &self,
         step: Step,
-        compute: impl FnOnce(&mut Build) -> Result<(T, String, usize), BuildError>,
+        compute: impl FnOnce(&Build) -> Result<(T, String, usize), BuildError>,
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
@@ -259,10 +272,10 @@ impl Build {
     /// Runs a step whose output is a set of files under `target` (the files' bytes are
     /// cached too, so a deleted or edited output is restored without recomputing).
     pub fn files(
-        &mut self,
+        &self,
         step: Step,
         target: &Path,
-        compute: impl FnOnce(&mut Build) -> Result<(Vec<crate::export::ExportFile>, String), BuildError>,
+        compute: impl FnOnce(&Build) -> Result<(Vec<crate::export::ExportFile>, String), BuildError>,
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
@@ -305,7 +318,7 @@ impl Build {
         let mut restored = Vec::new();
         for (name, file_hash) in &manifest {
             let path = if name.is_empty() { target.to_path_buf() } else { target.join(name) };
-            if self.files.matches(&path, file_hash) {
+            if self.file_matches(&path, file_hash) {
                 continue;
             }
             if self.dry_run {
@@ -316,7 +329,7 @@ impl Build {
             let bytes =
                 self.cache.get_blob(file_hash).ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone() })?;
             cache::write_atomic(&path, &bytes).map_err(Self::io(format!("writing {}", path.display())))?;
-            self.files.record(&path, file_hash);
+            self.record_file(&path, file_hash);
             restored.push(path.display().to_string());
         }
         if status == Status::Fresh && !restored.is_empty() {
@@ -330,10 +343,10 @@ impl Build {
     /// Runs a step that writes one file itself (the store): fresh when its record exists
     /// and the file still holds what it wrote.
     pub fn external(
-        &mut self,
+        &self,
         step: Step,
         target: &Path,
-        compute: impl FnOnce(&mut Build) -> Result<String, BuildError>,
+        compute: impl FnOnce(&Build) -> Result<String, BuildError>,
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
@@ -341,7 +354,7 @@ impl Build {
         let record: Option<StepRecord> =
             std::fs::read(&record_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
         if let Some(record) = &record {
-            if self.files.matches(target, &record.output) {
+            if self.file_matches(target, &record.output) {
                 self.finish(StepReport {
                     id: step.id,
                     status: Status::Fresh,
@@ -370,7 +383,7 @@ impl Build {
         }
         let summary = compute(self)?;
         let hash = filestate::hash_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
-        self.files.record(target, &hash);
+        self.record_file(target, &hash);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
         cache::write_atomic(&record_path, &serde_json::to_vec(&record).expect("records serialize"))
             .map_err(Self::io(format!("recording {}", step.id)))?;
@@ -394,7 +407,7 @@ impl Build {
     }
 
     /// Saves the stat cache.
-    pub fn save(&mut self) -> Result<(), BuildError> {
-        self.files.save().map_err(Self::io("saving the file-state cache".into()))
+    pub fn save(&self) -> Result<(), BuildError> {
+        self.files.lock().expect("file states poisoned").save().map_err(Self::io("saving the file-state cache".into()))
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
-use super::schema::{SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
+use super::schema::{INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::tree::Tree;
@@ -124,7 +124,10 @@ pub fn write(tree: &Tree, path: &Path) -> Result<WriteSummary, StoreError> {
                  ?21, ?22, ?23, ?24, ?25)",
             )
             .map_err(sql(&tmp))?;
-        for r in &records {
+        // Primary-key order makes every insert an append to the b-tree.
+        let mut by_id: Vec<&NodeRecord> = records.iter().collect();
+        by_id.sort_by(|a, b| a.node_id.cmp(&b.node_id));
+        for r in by_id {
             insert_node
                 .execute(params![
                     r.node_id, r.position_key, r.fen, r.ply as i64, r.moves, r.pgn_move, r.eco_code, r.opening_name,
@@ -214,6 +217,7 @@ pub fn write(tree: &Tree, path: &Path) -> Result<WriteSummary, StoreError> {
         meta.execute(params!["build", build.to_string()]).map_err(sql(&tmp))?;
         meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql(&tmp))?;
     }
+    tx.execute_batch(INDEXES).map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     std::fs::rename(&tmp, path).map_err(io)?;
