@@ -157,6 +157,32 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         }
     }
 
+    // Transpositions inside the skeleton: a legal move between two skeleton positions is
+    // an edge even when no single named line plays it (1. d4 Nf6 2. c4 e6 3. Nc3 d5
+    // reaches the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
+    let links: Vec<(PositionKey, MoveKey, PositionKey)> = {
+        use rayon::prelude::*;
+        let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
+        positions
+            .par_iter()
+            .flat_map_iter(|(key, p)| {
+                let mut found = Vec::new();
+                for m in p.pos.legal_moves() {
+                    let mut child = p.pos.clone();
+                    child.play_unchecked(m.clone());
+                    let child_key = position::key(&child);
+                    if pending.contains_key(&child_key) {
+                        found.push((**key, MoveKey::new(&m), child_key));
+                    }
+                }
+                found
+            })
+            .collect()
+    };
+    for (parent, m, child) in links {
+        pending.get_mut(&parent).expect("listed above").edges.entry(m).or_insert((child, None));
+    }
+
     // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
     if let Some(games) = games {
         let mut frontier = vec![root_key];
