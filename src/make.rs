@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use rayon::prelude::*;
 use std::time::Instant;
 
@@ -162,7 +164,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let parsed_for_eco = parsed.clone();
     let sink = new_warnings.clone();
     let eco_output = build.value(eco_step, move |b| {
-        let mut sources: Vec<(String, EcoFormat, ParsedSource)> = Vec::new();
+        let mut sources: Vec<(String, EcoFormat, Arc<ParsedSource>)> = Vec::new();
         for (name, format, output) in &parsed_for_eco {
             sources.push((name.clone(), *format, b.load(&format!("parse:{name}"), output)?));
         }
@@ -185,7 +187,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let tree_params = pipeline.tree.clone();
     let eco_for_tree = eco_output.clone();
     let tree_output = build.value(tree_step, move |b| {
-        let skeleton: EcoSkeleton = b.load("eco", &eco_for_tree)?;
+        let skeleton: Arc<EcoSkeleton> = b.load("eco", &eco_for_tree)?;
         let tree = tree::build(&skeleton, None, &tree_params);
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok((tree, text, 0))
@@ -196,10 +198,12 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
     let store_path = loaded.path(&pipeline.store.path);
     finals.push(Box::new(move || {
-        let store_step = Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash);
+        let store_step =
+            Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
         build.external(store_step, &store_path, |b| {
-            let tree: Tree = b.load("tree", tree_output)?;
-            let written = crate::store::write::write(&tree, &store_path)
+            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+            let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+            let written = crate::store::write::write(&tree, &skeleton, &store_path)
                 .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             Ok(format!(
                 "{} nodes, {} edges, {} transpositions, {} changes logged",
@@ -216,7 +220,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 ExportFormat::EcoJson => {
                     let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
                     build.files(step, &target, |b| {
-                        let skeleton: EcoSkeleton = b.load("eco", eco_output)?;
+                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
                         let files = export::eco_json::render_all(&skeleton, spec.pretty);
                         let text = format!("{} files", files.len());
                         Ok((files, text))
@@ -226,7 +230,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
                     let delimiter = spec.delimiter.as_bytes()[0];
                     build.files(step, &target, |b| {
-                        let tree: Tree = b.load("tree", tree_output)?;
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
                         let bytes = export::csv::render(&tree, delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
                     })?;

@@ -26,6 +26,19 @@ pub fn key(pos: &Chess) -> PositionKey {
     PositionKey(pos.zobrist_hash::<Zobrist128>(EnPassantMode::Legal).0)
 }
 
+/// The key of the position reached by playing legal move `m` from `pos`, whose key is
+/// `current`; incremental where shakmaty can do it, which saves playing the move.
+pub fn child_key(pos: &Chess, current: PositionKey, m: &Move) -> PositionKey {
+    match pos.update_zobrist_hash(Zobrist128(current.0), m.clone(), EnPassantMode::Legal) {
+        Some(z) => PositionKey(z.0),
+        None => {
+            let mut child = pos.clone();
+            child.play_unchecked(m.clone());
+            key(&child)
+        }
+    }
+}
+
 /// The canonical text form of a position's identity: placement, side to move, castling
 /// rights and legal en-passant square (`-` when none), without move counters.
 ///
@@ -168,6 +181,22 @@ mod tests {
     fn polyglot_test_vectors() {
         assert_eq!(polyglot_key(&Chess::default()), 0x463b96181691fc9c);
         assert_eq!(polyglot_key(&play(&["e4"])), 0x823c9b50fd114196);
+    }
+
+    #[test]
+    fn incremental_keys_equal_full_keys() {
+        let mut pos = Chess::default();
+        let line = ["e4", "d5", "e5", "f5", "exf6", "Nxf6", "Nf3", "Bg4", "Be2", "Nc6", "O-O", "Qd6", "d4", "O-O-O"];
+        for s in line {
+            for m in pos.legal_moves() {
+                let mut child = pos.clone();
+                child.play_unchecked(m.clone());
+                assert_eq!(child_key(&pos, key(&pos), &m), key(&child), "{m:?} in {}", fen(&pos));
+            }
+            let san: shakmaty::san::San = s.parse().unwrap();
+            let m = san.to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+        }
     }
 
     #[test]

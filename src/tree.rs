@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
-use crate::eco::{EcoEntry, EcoSkeleton};
+use crate::eco::EcoSkeleton;
 use crate::games::stats::{GameStats, MoveStats, Outcomes};
 use crate::position::{self, MoveKey, PositionKey};
 
@@ -55,8 +55,8 @@ pub struct Node {
     pub movetext: String,
     /// SAN of the canonical line's last move (`None` for the start position).
     pub pgn_move: Option<String>,
-    /// The skeleton entry on this position, if any.
-    pub entry: Option<EcoEntry>,
+    /// Index of the skeleton entry on this position in [`EcoSkeleton::entries`], if any.
+    pub entry: Option<u32>,
     /// Opening name and code, own or inherited.
     pub opening: Option<Opening>,
     /// Game results over the games that reached the position.
@@ -143,17 +143,22 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     let root_key = position::key(&root);
     pending.insert(root_key, Pending { pos: root, ply: 0, edges: BTreeMap::new() });
 
-    // Skeleton lines are kept whatever their counts and whatever their length.
+    // Every skeleton position is a node, whatever its counts and depth. Interpolation
+    // makes every prefix of a named line an entry; where it is off, the missing prefix
+    // positions are added by replaying the line.
+    let entry_keys: std::collections::HashSet<&str> = skeleton.entries.iter().map(|e| e.epd.as_str()).collect();
     for entry in &skeleton.entries {
-        let mut pos = Chess::default();
-        let mut key = root_key;
-        for (ply, m) in entry.moves.iter().enumerate() {
-            let mv = m.to_move(&pos).expect("skeleton lines are legal");
-            pos.play_unchecked(mv);
-            let child = position::key(&pos);
-            pending.get_mut(&key).expect("parent visited").edges.entry(*m).or_insert((child, None));
-            pending.entry(child).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: BTreeMap::new() });
-            key = child;
+        let pos = position::parse_fen(&entry.fen).expect("entry FENs are written by okb");
+        pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: BTreeMap::new() });
+        let gap = entry.from.as_deref().is_none_or(|from| !entry_keys.contains(from));
+        if gap && !entry.moves.is_empty() {
+            let mut pos = Chess::default();
+            for (ply, m) in entry.moves.iter().enumerate() {
+                let mv = m.to_move(&pos).expect("skeleton lines are legal");
+                pos.play_unchecked(mv);
+                let key = position::key(&pos);
+                pending.entry(key).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: BTreeMap::new() });
+            }
         }
     }
 
@@ -168,9 +173,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
             .flat_map_iter(|(key, p)| {
                 let mut found = Vec::new();
                 for m in p.pos.legal_moves() {
-                    let mut child = p.pos.clone();
-                    child.play_unchecked(m.clone());
-                    let child_key = position::key(&child);
+                    let child_key = position::child_key(&p.pos, **key, &m);
                     if pending.contains_key(&child_key) {
                         found.push((**key, MoveKey::new(&m), child_key));
                     }
@@ -228,15 +231,16 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         .iter()
         .map(|(epd, key)| {
             let p = &pending[key];
-            let entry = skeleton.entry(epd).cloned();
+            let entry = skeleton.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok();
+            let own = entry.map(|i| &skeleton.entries[i]);
             Node {
                 epd: epd.clone(),
                 fen: String::new(),
                 line: Vec::new(),
                 movetext: String::new(),
                 pgn_move: None,
-                opening: entry.as_ref().map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
-                entry,
+                opening: own.map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
+                entry: entry.map(|i| i as u32),
                 stats: games.and_then(|g| g.position(*key).copied()),
                 children: p
                     .edges
@@ -275,14 +279,14 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         node.parents = list;
     }
     let root = index_of[&root_key];
-    assign_lines(&mut nodes, root);
+    assign_lines(&mut nodes, root, skeleton);
     Tree { nodes, root }
 }
 
 /// Gives every node its canonical line and inherited opening: nodes with an entry use the
 /// entry's own line; the others are reached along the most-played path (children are
 /// sorted by game count), breadth-first, so the line is also a shortest one.
-fn assign_lines(nodes: &mut [Node], root: u32) {
+fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
     let mut visited = vec![false; nodes.len()];
     let mut queue = std::collections::VecDeque::from([root]);
     visited[root as usize] = true;
@@ -297,7 +301,7 @@ fn assign_lines(nodes: &mut [Node], root: u32) {
             }
             visited[child] = true;
             let node = &mut nodes[child];
-            match &node.entry {
+            match node.entry.map(|i| &skeleton.entries[i as usize]) {
                 Some(entry) => {
                     node.line = entry.moves.clone();
                     node.movetext = entry.movetext.clone();

@@ -102,6 +102,15 @@ impl Step {
 pub struct Output {
     /// Hash of the output bytes (unknown in a dry run for a stale step).
     pub hash: Hash,
+    /// The value itself when the step ran in this process: dependents use it instead of
+    /// decoding the cache object again (the in-run half of memoization).
+    memo: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+}
+
+impl Output {
+    fn known(hash: Hash) -> Output {
+        Output { hash, memo: None }
+    }
 }
 
 /// A cache object that failed verification; the step record is removed so that the
@@ -215,7 +224,7 @@ impl Build {
 
     /// Runs `step` unless it is fresh; `compute` returns the value, a summary and a
     /// warning count.
-    pub fn value<T: Serialize>(
+    pub fn value<T: Serialize + Send + Sync + 'static>(
         &self,
         step: Step,
         compute: impl FnOnce(&Build) -> Result<(T, String, usize), BuildError>,
@@ -231,7 +240,7 @@ impl Build {
                 elapsed: start.elapsed(),
                 reason: None,
             });
-            return Ok(Output { hash: record.output });
+            return Ok(Output::known(record.output));
         }
         let reason = self.reason(&step, "output missing from the cache");
         if self.dry_run {
@@ -243,10 +252,11 @@ impl Build {
                 elapsed: start.elapsed(),
                 reason: Some(reason),
             });
-            return Ok(Output { hash: UNKNOWN.into() });
+            return Ok(Output::known(UNKNOWN.into()));
         }
         let (value, summary, warnings) = compute(self)?;
         let hash = self.cache.put_value(&value).map_err(Self::io(format!("storing output of {}", step.id)))?;
+        let memo: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(value);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
         self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
         self.cache.put_last_parts(&step.id, &step.parts()).map_err(Self::io(format!("recording {}", step.id)))?;
@@ -258,13 +268,20 @@ impl Build {
             elapsed: start.elapsed(),
             reason: Some(reason),
         });
-        Ok(Output { hash })
+        Ok(Output { hash, memo: Some(memo) })
     }
 
     /// Loads the value of a step output (for a dependent that runs).
-    pub fn load<T: DeserializeOwned>(&self, step: &str, output: &Output) -> Result<T, BuildError> {
+    pub fn load<T: DeserializeOwned + Send + Sync + 'static>(
+        &self,
+        step: &str,
+        output: &Output,
+    ) -> Result<std::sync::Arc<T>, BuildError> {
+        if let Some(value) = output.memo.as_ref().and_then(|m| m.clone().downcast::<T>().ok()) {
+            return Ok(value);
+        }
         match self.cache.get_value(&output.hash) {
-            Some(v) => Ok(v),
+            Some(v) => Ok(std::sync::Arc::new(v)),
             None => Err(CorruptCache { step: step.to_string(), hash: output.hash.clone() }.into()),
         }
     }
@@ -298,7 +315,7 @@ impl Build {
                         elapsed: start.elapsed(),
                         reason: Some(why),
                     });
-                    return Ok(Output { hash: UNKNOWN.into() });
+                    return Ok(Output::known(UNKNOWN.into()));
                 }
                 let (files, summary) = compute(self)?;
                 let mut manifest = Vec::with_capacity(files.len());
@@ -337,7 +354,7 @@ impl Build {
             reason = Some(format!("output missing or modified: {}", restored.join(", ")));
         }
         self.finish(StepReport { id, status, summary, warnings: 0, elapsed: start.elapsed(), reason });
-        Ok(Output { hash })
+        Ok(Output::known(hash))
     }
 
     /// Runs a step that writes one file itself (the store): fresh when its record exists
@@ -363,7 +380,7 @@ impl Build {
                     elapsed: start.elapsed(),
                     reason: None,
                 });
-                return Ok(Output { hash: record.output.clone() });
+                return Ok(Output::known(record.output.clone()));
             }
         }
         let why = match record {
@@ -379,7 +396,7 @@ impl Build {
                 elapsed: start.elapsed(),
                 reason: Some(why),
             });
-            return Ok(Output { hash: UNKNOWN.into() });
+            return Ok(Output::known(UNKNOWN.into()));
         }
         let summary = compute(self)?;
         let hash = filestate::hash_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
@@ -396,7 +413,7 @@ impl Build {
             elapsed: start.elapsed(),
             reason: Some(why),
         });
-        Ok(Output { hash })
+        Ok(Output::known(hash))
     }
 
     /// Forgets a step record whose output turned out corrupt.

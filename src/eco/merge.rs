@@ -7,9 +7,9 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Position};
 
-use super::{EcoFormat, EcoRow, ParsedSource, line};
+use super::{EcoFormat, EcoRow, ParsedSource};
 use crate::diagnostics::Warning;
 use crate::position::{self, MoveKey, PositionKey};
 
@@ -85,14 +85,64 @@ pub struct MergeInput<'a> {
     pub parsed: &'a ParsedSource,
 }
 
-/// A row played out: the keys of every position on its line (start position first).
+/// A row played out: the trie nodes of every position on its line (start position first).
 struct PlayedRow<'a> {
     format: EcoFormat,
     file: &'a str,
     row: &'a EcoRow,
+    path: Vec<u32>,
     keys: Vec<PositionKey>,
-    end: Chess,
-    moves: Vec<Move>,
+}
+
+/// Every distinct line prefix of all rows, played once: rows share most of their moves.
+struct LineTrie {
+    nodes: Vec<TrieNode>,
+    children: HashMap<(u32, MoveKey), u32>,
+}
+
+struct TrieNode {
+    key: PositionKey,
+    pos: Chess,
+    movetext: String,
+}
+
+impl LineTrie {
+    fn new() -> LineTrie {
+        let pos = Chess::default();
+        let root = TrieNode { key: position::key(&pos), pos, movetext: String::new() };
+        LineTrie { nodes: vec![root], children: HashMap::new() }
+    }
+
+    /// The trie nodes along `moves`, creating the missing ones.
+    fn walk(&mut self, moves: &[MoveKey]) -> Vec<u32> {
+        let mut path = Vec::with_capacity(moves.len() + 1);
+        let mut at = 0u32;
+        path.push(at);
+        for (ply, m) in moves.iter().enumerate() {
+            at = match self.children.get(&(at, *m)) {
+                Some(&child) => child,
+                None => {
+                    let parent = &self.nodes[at as usize];
+                    let mv = m.to_move(&parent.pos).expect("rows were played legally when parsed");
+                    let san = position::san(&parent.pos, &mv);
+                    let key = position::child_key(&parent.pos, parent.key, &mv);
+                    let mut pos = parent.pos.clone();
+                    pos.play_unchecked(mv);
+                    let movetext = match (ply % 2, ply) {
+                        (0, 0) => format!("1. {san}"),
+                        (0, _) => format!("{} {}. {san}", parent.movetext, ply / 2 + 1),
+                        _ => format!("{} {san}", parent.movetext),
+                    };
+                    let child = self.nodes.len() as u32;
+                    self.nodes.push(TrieNode { key, pos, movetext });
+                    self.children.insert((at, *m), child);
+                    child
+                }
+            };
+            path.push(at);
+        }
+        path
+    }
 }
 
 /// Merges the sources by position and interpolates. `inputs` may list several files of
@@ -105,11 +155,14 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     // Per format: position -> first row on it; later rows on it are duplicates.
     let mut by_format: BTreeMap<EcoFormat, HashMap<PositionKey, usize>> = BTreeMap::new();
     let mut played: Vec<PlayedRow<'_>> = Vec::new();
+    let mut trie = LineTrie::new();
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
     for input in &ordered {
         let seen = by_format.entry(input.format).or_default();
         for row in &input.parsed.rows {
-            let row_played = play(input.format, input.file, row);
+            let path = trie.walk(&row.moves);
+            let keys = path.iter().map(|&n| trie.nodes[n as usize].key).collect();
+            let row_played = PlayedRow { format: input.format, file: input.file, row, path, keys };
             let count = counts.entry(input.format).or_default();
             count.0 += 1;
             let end = *row_played.keys.last().expect("a line has its start position");
@@ -191,15 +244,16 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         if row.keys.len() >= 2 {
             previous.insert(*key, row.keys[row.keys.len() - 2]);
         }
+        let end = &trie.nodes[*row.path.last().unwrap() as usize];
         entries.insert(
             *key,
             EcoEntry {
-                epd: position::epd(&row.end),
-                fen: position::fen(&row.end),
+                epd: position::epd(&end.pos),
+                fen: position::fen(&end.pos),
                 src: row.format.src_name().to_string(),
                 eco: row.row.eco.clone(),
                 moves: row.row.moves.clone(),
-                movetext: line::movetext(&row.moves),
+                movetext: end.movetext.clone(),
                 name: row.row.name.clone(),
                 aliases,
                 scid,
@@ -225,12 +279,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     for key in named_order.iter().filter(|_| interpolate) {
         let row = &played[named[key]];
-        let mut pos = Chess::default();
         let mut ancestor: Option<PositionKey> = None;
         for (ply, step_key) in row.keys.iter().enumerate() {
-            if ply > 0 {
-                pos.play_unchecked(row.moves[ply - 1].clone());
-            }
             if named.contains_key(step_key) {
                 ancestor = Some(*step_key);
                 continue;
@@ -240,13 +290,14 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
             }
             let Some(ancestor) = ancestor else { continue };
             let parent = &entries[&ancestor];
+            let node = &trie.nodes[row.path[ply] as usize];
             let entry = EcoEntry {
-                epd: position::epd(&pos),
-                fen: position::fen(&pos),
+                epd: position::epd(&node.pos),
+                fen: position::fen(&node.pos),
                 src: "interpolated".to_string(),
                 eco: parent.eco.clone(),
                 moves: row.row.moves[..ply].to_vec(),
-                movetext: line::movetext(&row.moves[..ply]),
+                movetext: node.movetext.clone(),
                 name: format!("{} (i)", parent.name),
                 aliases: parent.aliases.clone(),
                 scid: parent.scid.clone(),
@@ -276,18 +327,4 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     skeleton.entries = entries.into_values().collect();
     skeleton.entries.sort_by(|a, b| a.epd.cmp(&b.epd));
     skeleton
-}
-
-fn play<'a>(format: EcoFormat, file: &'a str, row: &'a EcoRow) -> PlayedRow<'a> {
-    let mut pos = Chess::default();
-    let mut keys = Vec::with_capacity(row.moves.len() + 1);
-    let mut moves = Vec::with_capacity(row.moves.len());
-    keys.push(position::key(&pos));
-    for m in &row.moves {
-        let mv = m.to_move(&pos).expect("rows were played legally when parsed");
-        pos.play_unchecked(mv.clone());
-        keys.push(position::key(&pos));
-        moves.push(mv);
-    }
-    PlayedRow { format, file, row, keys, end: pos, moves }
 }

@@ -10,6 +10,7 @@ use super::StoreError;
 use super::schema::{INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
 use crate::position;
 use crate::record::NodeRecord;
+use crate::eco::EcoSkeleton;
 use crate::tree::Tree;
 
 /// What a store write did.
@@ -96,8 +97,8 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
     Some((values, log, build))
 }
 
-/// Writes `tree` to the store at `path`, replacing it atomically.
-pub fn write(tree: &Tree, path: &Path) -> Result<WriteSummary, StoreError> {
+/// Writes `tree` (built from `skeleton`) to the store at `path`, replacing it atomically.
+pub fn write(tree: &Tree, skeleton: &EcoSkeleton, path: &Path) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -145,7 +146,7 @@ pub fn write(tree: &Tree, path: &Path) -> Result<WriteSummary, StoreError> {
             .prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
             .map_err(sql(&tmp))?;
         for (i, node) in tree.nodes.iter().enumerate() {
-            if let Some(e) = &node.entry {
+            if let Some(e) = node.entry.map(|i| &skeleton.entries[i as usize]) {
                 let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
                 let from = e.from.as_deref().map(position::node_id);
                 insert_entry
