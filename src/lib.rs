@@ -2,5 +2,7 @@
 //!
 //! See ARCHITECTURE.md for a map of the modules.
 
+pub mod cli_book;
+pub mod export;
 pub mod games;
 pub mod position;
