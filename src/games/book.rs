@@ -22,7 +22,7 @@ use super::filter::GameResult;
 use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, PolyglotKeys, read_chunk};
 use super::report::{BadGames, Counters};
-use crate::export::polyglot::{BookEntry, WeightMode, encode_move, scale_weights, sort_entries};
+use crate::export::polyglot::{BookEntry, WeightMode, encode_move};
 
 /// Polyglot's count limit: reaching it halves the position's counts.
 pub const COUNT_MAX: u64 = 16384;
@@ -200,30 +200,28 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
 }
 
 fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
-    let mut entries = Vec::new();
-    match opts.weights {
-        WeightMode::Polyglot => {
-            for e in &table.entries {
-                // keep_entry(): enough games and a non-zero score.
-                if e.n >= opts.min_game && e.sum > 0 {
-                    entries.push(BookEntry { key: e.key, mv: e.mv, weight: e.sum.min(65535) as u16, learn: 0 });
-                }
-            }
-        }
+    let kept = table.entries.iter().filter(|e| e.n >= opts.min_game);
+    let mut entries: Vec<BookEntry> = match opts.weights {
+        // keep_entry(): enough games and a non-zero score; the weight is the score.
+        WeightMode::Polyglot => kept
+            .filter(|e| e.sum > 0)
+            .map(|e| BookEntry { key: e.key, mv: e.mv, weight: e.sum.min(65535) as u16, learn: 0 })
+            .collect(),
         WeightMode::Games => {
-            let mut by_key: HashMap<u64, Vec<(u16, u64)>> = HashMap::new();
-            for e in &table.entries {
-                if e.n >= opts.min_game {
-                    by_key.entry(e.key).or_default().push((e.mv, e.n));
-                }
+            let mut max: HashMap<u64, u64> = HashMap::new();
+            for e in kept.clone() {
+                let m = max.entry(e.key).or_default();
+                *m = (*m).max(e.n);
             }
-            for (key, moves) in by_key {
-                for (mv, weight) in scale_weights(&moves, WeightMode::Games) {
-                    entries.push(BookEntry { key, mv, weight, learn: 0 });
-                }
-            }
+            kept.map(|e| {
+                let scaled = (u128::from(e.n) * 65535 + u128::from(max[&e.key]) / 2) / u128::from(max[&e.key]);
+                BookEntry { key: e.key, mv: e.mv, weight: scaled.clamp(1, 65535) as u16, learn: 0 }
+            })
+            .collect()
         }
-    }
-    sort_entries(&mut entries);
+    };
+    // Polyglot sorts its table (kept in first-occurrence order) by key and descending
+    // weight with a stable sort, so ties keep first-occurrence order; so does okb.
+    entries.sort_by(|a, b| a.key.cmp(&b.key).then(b.weight.cmp(&a.weight)));
     entries
 }

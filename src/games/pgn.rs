@@ -324,7 +324,8 @@ pub fn read_chunk<S: KeyScheme>(
 /// If the text ends inside a game (no termination marker after its last tag block),
 /// the offset where that game starts.
 fn truncated_tail(data: &[u8]) -> Option<usize> {
-    let end = data.len() - data.iter().rev().take_while(|b| b.is_ascii_whitespace()).count();
+    // NUL padding occurs at the end of real files (two masters files end with it).
+    let end = data.len() - data.iter().rev().take_while(|b| b.is_ascii_whitespace() || **b == 0).count();
     if end == 0 {
         return None;
     }
