@@ -200,6 +200,15 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         ControlFlow::Break(GameEnd::Bad(BadKind::OverlongComment))
     }
 
+    fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<GameEnd> {
+        // The reader only splits comments longer than what it happens to have buffered;
+        // checking the length here makes the limit exact.
+        if comment.as_bytes().len() > MAX_COMMENT_BYTES {
+            return ControlFlow::Break(GameEnd::Bad(BadKind::OverlongComment));
+        }
+        ControlFlow::Continue(())
+    }
+
     fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<GameEnd> {
         self.outcome = Some(match outcome {
             Outcome::Known(KnownOutcome::Decisive { winner: Color::White }) => GameResult::WhiteWins,
