@@ -549,6 +549,11 @@ fn kmerge<T, K: Ord + Copy>(
 
 static SPILL_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Number of spill runs written by this process so far (for tests and diagnostics).
+pub fn spill_runs_written() -> u64 {
+    SPILL_COUNTER.load(Ordering::Relaxed)
+}
+
 /// A pair of spill files (positions, moves), removed when dropped.
 struct SpillRun {
     positions: TempFile,
