@@ -206,34 +206,31 @@ impl Chunker {
             data,
         };
         self.next_index += 1;
-        self.next_line += count_newlines(&chunk.data);
+        // Only later chunks need this line count; a file's last chunk skips the scan.
+        if !chunk.last {
+            self.next_line += count_newlines(&chunk.data);
+        }
         Ok(Some(chunk))
     }
 
     fn fill(&mut self, data: &mut Vec<u8>, want: usize) -> Result<(), GamesError> {
-        let old = data.len();
-        data.resize(old + want, 0);
-        let mut filled = old;
-        while filled < data.len() {
-            match self.reader.read(&mut data[filled..]) {
-                Ok(0) => {
+        // read_to_end on a `take` fills spare capacity without zeroing it first.
+        data.reserve(want);
+        let before = data.len();
+        match (&mut self.reader).take(want as u64).read_to_end(data) {
+            Ok(n) => {
+                // `take` reads until its limit or the end: a short read is the end.
+                if n < want {
                     self.eof = true;
-                    break;
                 }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    data.truncate(filled);
-                    return Err(GamesError::Read {
-                        path: self.path.clone(),
-                        line: self.next_line + count_newlines(data),
-                        source,
-                    });
-                }
+                Ok(())
             }
+            Err(source) => Err(GamesError::Read {
+                path: self.path.clone(),
+                line: self.next_line + count_newlines(&data[..before]),
+                source,
+            }),
         }
-        data.truncate(filled);
-        Ok(())
     }
 }
 

@@ -338,35 +338,35 @@ fn truncated_tail(data: &[u8]) -> Option<usize> {
     if end == 0 {
         return None;
     }
-    // Start of each line, walking backwards, to find the last tag block.
-    let line_starts = |upto: usize| {
-        let mut v = Vec::new();
-        let mut i = upto;
-        loop {
-            let s = data[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-            v.push(s);
-            if s == 0 {
-                break;
-            }
-            i = s - 1;
-        }
-        v
-    };
-    let starts = line_starts(end);
-    // starts[0] is the last line; find the last line that is a tag line.
-    let last_tag = starts.iter().position(|&s| data.get(s) == Some(&b'['))?;
-    let mut first_tag = last_tag;
-    while first_tag + 1 < starts.len() && data.get(starts[first_tag + 1]) == Some(&b'[') {
-        first_tag += 1;
-    }
-    let game_start = starts[first_tag];
-    let after_tags = starts[..last_tag].iter().rev();
-    for &s in after_tags {
-        let e = data[s..end].iter().position(|&b| b == b'\n').map_or(end, |p| s + p);
+    // Walk lines backwards from the end, only as far as the last tag block: chunks are
+    // megabytes long, the last game is a few hundred bytes.
+    let line_start = |i: usize| data[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let is_marker_line = |s: usize, e: usize| {
         let line = data[s..e].trim_ascii_end();
-        if [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*", "½-½".as_bytes()].iter().any(|m| line.ends_with(m)) {
+        !line.starts_with(b"[")
+            && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*", "½-½".as_bytes()].iter().any(|m| line.ends_with(m))
+    };
+    let mut e = end;
+    let mut s = line_start(e);
+    // Movetext lines after the last tag line: any termination marker means complete.
+    while data.get(s) != Some(&b'[') {
+        if is_marker_line(s, e) {
             return None;
         }
+        if s == 0 {
+            return None;
+        }
+        e = s - 1;
+        s = line_start(e);
+    }
+    // Now at the last tag line; go up to the first tag line of its block.
+    let mut game_start = s;
+    while game_start > 0 {
+        let prev = line_start(game_start - 1);
+        if data.get(prev) != Some(&b'[') {
+            break;
+        }
+        game_start = prev;
     }
     Some(game_start)
 }
