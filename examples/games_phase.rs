@@ -20,7 +20,9 @@ fn main() {
     let mut paths = Vec::new();
     while let Some(a) = args.next() {
         let mut num = |name: &str| -> usize {
-            args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{name} needs a number"))
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} needs a number"))
         };
         match a.as_str() {
             "--max-ply" => max_ply = num("--max-ply"),
@@ -32,10 +34,18 @@ fn main() {
         }
     }
     let files = expand_paths(&paths).expect("paths");
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().expect("pool");
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .expect("pool");
     let t = Instant::now();
     if let Some(out) = book {
-        let opts = BookOptions { max_ply, min_game, weights: WeightMode::Polyglot, ..Default::default() };
+        let opts = BookOptions {
+            max_ply,
+            min_game,
+            weights: WeightMode::Polyglot,
+            ..Default::default()
+        };
         let r = pool.install(|| build_book(&files, &opts)).expect("book");
         write_book(&out, &r.entries).expect("write");
         eprint!("{}", r.bad.render_table());
@@ -48,13 +58,21 @@ fn main() {
         );
         return;
     }
-    let opts = AggregateOptions { max_ply, memory_budget_mb: budget, ..Default::default() };
+    let opts = AggregateOptions {
+        max_ply,
+        memory_budget_mb: budget,
+        ..Default::default()
+    };
     let (stats, bad, counters) = pool.install(|| {
         let aggs = aggregate_files(&files, &GameFilter::default(), &opts).expect("aggregate");
         let t_merge = Instant::now();
         let refs: Vec<_> = aggs.iter().collect();
         let stats = merge(&refs);
-        eprintln!("aggregate_s={:.3} merge_s={:.3}", (t_merge - t).as_secs_f64(), t_merge.elapsed().as_secs_f64());
+        eprintln!(
+            "aggregate_s={:.3} merge_s={:.3}",
+            (t_merge - t).as_secs_f64(),
+            t_merge.elapsed().as_secs_f64()
+        );
         let (bad, counters) = merge_reports(&refs);
         (stats, bad, counters)
     });

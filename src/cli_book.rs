@@ -52,8 +52,13 @@ pub fn run(args: &BookArgs) -> miette::Result<()> {
     if let Some(j) = args.jobs {
         builder = builder.num_threads(j.max(1));
     }
-    let pool = builder.build().into_diagnostic().wrap_err("cannot start worker threads")?;
-    let result = pool.install(|| build_book(&paths, &opts)).into_diagnostic()?;
+    let pool = builder
+        .build()
+        .into_diagnostic()
+        .wrap_err("cannot start worker threads")?;
+    let result = pool
+        .install(|| build_book(&paths, &opts))
+        .into_diagnostic()?;
     write_book(&args.output, &result.entries).into_diagnostic()?;
     let c = &result.counters;
     println!(

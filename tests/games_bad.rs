@@ -7,11 +7,17 @@ use okb::games::filter::GameFilter;
 use okb::games::report::{BadKind, FilterReason};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/games")
+        .join(name)
 }
 
 fn lines(agg: &okb::games::aggregate::FileAggregate, kind: BadKind) -> Vec<u64> {
-    agg.bad.kinds.get(&kind).map(|r| r.examples.iter().map(|l| l.line).collect()).unwrap_or_default()
+    agg.bad
+        .kinds
+        .get(&kind)
+        .map(|r| r.examples.iter().map(|l| l.line).collect())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -29,7 +35,10 @@ fn each_kind_of_bad_game_is_counted_with_its_line() {
     assert_eq!(agg.counters.games_counted, 3, "the Latin-1 game counts");
     let table = agg.bad.render_table();
     assert!(table.contains("bad.pgn:6"), "{table}");
-    assert!(table.contains("non_utf8_tag") && table.contains("kept"), "{table}");
+    assert!(
+        table.contains("non_utf8_tag") && table.contains("kept"),
+        "{table}"
+    );
     // The three good games: 1.e4 twice (1-0), 1.c4 once (draw).
     let start = okb::position::key(&shakmaty::Chess::default());
     let s = agg.stats.position(start).unwrap();
@@ -38,10 +47,14 @@ fn each_kind_of_bad_game_is_counted_with_its_line() {
 
 #[test]
 fn latin1_master_files_still_count() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Karpov.pgn.zst");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Karpov.pgn.zst");
     let agg = aggregate_file(&path, &GameFilter::default(), 15).unwrap();
     let c = &agg.counters;
-    assert!(agg.bad.kinds[&BadKind::NonUtf8Tag].count > 0, "Karpov.pgn is Latin-1");
+    assert!(
+        agg.bad.kinds[&BadKind::NonUtf8Tag].count > 0,
+        "Karpov.pgn is Latin-1"
+    );
     assert_eq!(c.games_bad, 0, "{}", agg.bad.render_table());
     assert_eq!(c.games_counted + c.games_filtered(), c.games_read);
     assert!(c.games_counted > 3000, "{c:?}");

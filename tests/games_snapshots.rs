@@ -12,7 +12,11 @@ use shakmaty::{Chess, Position};
 fn play(line: &[&str]) -> Chess {
     let mut pos = Chess::default();
     for s in line {
-        let m = s.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
+        let m = s
+            .parse::<shakmaty::san::San>()
+            .unwrap()
+            .to_move(&pos)
+            .unwrap();
         pos.play_unchecked(m);
     }
     pos
@@ -23,7 +27,8 @@ fn masters_corpus_well_known_positions() {
     let pattern = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/*.pgn.zst");
     let paths = expand_paths(&[pattern.to_string_lossy()]).unwrap();
     assert_eq!(paths.len(), 240);
-    let aggs = aggregate_files(&paths, &GameFilter::default(), &AggregateOptions::default()).unwrap();
+    let aggs =
+        aggregate_files(&paths, &GameFilter::default(), &AggregateOptions::default()).unwrap();
     let refs: Vec<_> = aggs.iter().collect();
     let stats = merge(&refs);
     let (bad, counters) = merge_reports(&refs);
@@ -38,7 +43,10 @@ fn masters_corpus_well_known_positions() {
         stats.positions.len(),
         stats.moves.len()
     );
-    out.push_str(&bad.render_table().replace(&format!("{}/", pattern.parent().unwrap().display()), ""));
+    out.push_str(
+        &bad.render_table()
+            .replace(&format!("{}/", pattern.parent().unwrap().display()), ""),
+    );
     let lines: [(&str, &[&str]); 5] = [
         ("start", &[]),
         ("1.e4", &["e4"]),
@@ -50,12 +58,19 @@ fn masters_corpus_well_known_positions() {
         let pos = play(line);
         let k = key(&pos);
         let o = stats.position(k).unwrap();
-        let _ = writeln!(out, "\n{name}: {} games (+{} ={} -{})", o.games(), o.white, o.draws, o.black);
+        let _ = writeln!(
+            out,
+            "\n{name}: {} games (+{} ={} -{})",
+            o.games(),
+            o.white,
+            o.draws,
+            o.black
+        );
         let mut moves: Vec<_> = stats.moves_from(k).to_vec();
         moves.sort_by_key(|(_, m, s)| (std::cmp::Reverse(s.outcomes.games()), *m));
         for (_, mk, s) in moves.iter().take(6) {
             let m = mk.to_move(&pos).unwrap();
-            let avg = if s.rated_games > 0 { s.rating_sum / s.rated_games } else { 0 };
+            let avg = s.rating_sum.checked_div(s.rated_games).unwrap_or(0);
             let o = &s.outcomes;
             let _ = writeln!(
                 out,

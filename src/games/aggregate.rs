@@ -55,7 +55,9 @@ pub enum Format {
 impl Format {
     fn resolve(self, path: &Path) -> Format {
         match self {
-            Format::Auto if path.to_string_lossy().to_ascii_lowercase().contains(".bgn") => Format::Bgn,
+            Format::Auto if path.to_string_lossy().to_ascii_lowercase().contains(".bgn") => {
+                Format::Bgn
+            }
             Format::Auto => Format::Pgn,
             f => f,
         }
@@ -105,8 +107,19 @@ pub struct FileAggregate {
 }
 
 /// Aggregates one game file with default options and the given ply limit.
-pub fn aggregate_file(path: &Path, filter: &GameFilter, max_ply: usize) -> Result<FileAggregate, GamesError> {
-    aggregate_file_with(path, filter, &AggregateOptions { max_ply, ..Default::default() })
+pub fn aggregate_file(
+    path: &Path,
+    filter: &GameFilter,
+    max_ply: usize,
+) -> Result<FileAggregate, GamesError> {
+    aggregate_file_with(
+        path,
+        filter,
+        &AggregateOptions {
+            max_ply,
+            ..Default::default()
+        },
+    )
 }
 
 /// Aggregates several files in parallel (across files, and across chunks of big files).
@@ -117,8 +130,14 @@ pub fn aggregate_files(
     opts: &AggregateOptions,
 ) -> Result<Vec<FileAggregate>, GamesError> {
     let threads = rayon::current_num_threads().max(1);
-    let per_file = AggregateOptions { memory_budget_mb: (opts.memory_budget_mb / threads).max(1), ..opts.clone() };
-    paths.par_iter().map(|p| aggregate_file_with(p, filter, &per_file)).collect()
+    let per_file = AggregateOptions {
+        memory_budget_mb: (opts.memory_budget_mb / threads).max(1),
+        ..opts.clone()
+    };
+    paths
+        .par_iter()
+        .map(|p| aggregate_file_with(p, filter, &per_file))
+        .collect()
 }
 
 /// Aggregates one game file (PGN or BGN, possibly compressed).
@@ -129,18 +148,36 @@ pub fn aggregate_file_with(
 ) -> Result<FileAggregate, GamesError> {
     let compiled = filter.compile()?;
     let format = opts.format.resolve(path);
-    let boundary = if format == Format::Bgn { Boundary::Line } else { Boundary::Pgn };
+    let boundary = if format == Format::Bgn {
+        Boundary::Line
+    } else {
+        Boundary::Pgn
+    };
     let file = path.display().to_string();
     let mut chunker = Chunker::open(path, opts.chunk_bytes, boundary)?;
     let Some(first) = chunker.next_chunk()? else {
-        return Ok(FileAggregate { file, max_ply: opts.max_ply as u32, ..Default::default() });
+        return Ok(FileAggregate {
+            file,
+            max_ply: opts.max_ply as u32,
+            ..Default::default()
+        });
     };
-    let slots = if first.last { 1 } else { rayon::current_num_threads().max(1) };
+    let slots = if first.last {
+        1
+    } else {
+        rayon::current_num_threads().max(1)
+    };
     let budget = opts.memory_budget_mb.max(1).saturating_mul(1 << 20) / slots;
     let spill_dir = opts.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let accs: Vec<Mutex<Accumulator>> =
-        (0..slots).map(|_| Mutex::new(Accumulator::new(budget, spill_dir.clone()))).collect();
-    let ctx = ChunkContext { file: &file, filter: &compiled, max_ply: opts.max_ply, format };
+    let accs: Vec<Mutex<Accumulator>> = (0..slots)
+        .map(|_| Mutex::new(Accumulator::new(budget, spill_dir.clone())))
+        .collect();
+    let ctx = ChunkContext {
+        file: &file,
+        filter: &compiled,
+        max_ply: opts.max_ply,
+        format,
+    };
     let process = |chunk: Chunk| -> Result<(), GamesError> {
         let slot = rayon::current_thread_index().unwrap_or(0) % slots;
         // One lock per chunk; the slot is this thread's, so it is never contended.
@@ -151,7 +188,10 @@ pub fn aggregate_file_with(
         process(first)?;
     } else {
         let rest = std::iter::from_fn(|| chunker.next_chunk().transpose());
-        std::iter::once(Ok(first)).chain(rest).par_bridge().try_for_each(|c| process(c?))?;
+        std::iter::once(Ok(first))
+            .chain(rest)
+            .par_bridge()
+            .try_for_each(|c| process(c?))?;
     }
     let mut bad = BadGames::default();
     let mut counters = Counters::default();
@@ -165,8 +205,14 @@ pub fn aggregate_file_with(
         pos_runs.extend(p);
         move_runs.extend(m);
     }
-    let positions = kmerge(pos_runs, |e: &PosRecord| e.0, |a, b| a.1.add(&b.1)).map_err(spill_err)?;
-    let moves = kmerge(move_runs, |e: &MoveRecord| (e.0, e.1), |a, b| add_move(&mut a.2, &b.2)).map_err(spill_err)?;
+    let positions =
+        kmerge(pos_runs, |e: &PosRecord| e.0, |a, b| a.1.add(&b.1)).map_err(spill_err)?;
+    let moves = kmerge(
+        move_runs,
+        |e: &MoveRecord| (e.0, e.1),
+        |a, b| add_move(&mut a.2, &b.2),
+    )
+    .map_err(spill_err)?;
     Ok(FileAggregate {
         file,
         max_ply: opts.max_ply as u32,
@@ -177,7 +223,10 @@ pub fn aggregate_file_with(
 }
 
 fn spill_err(e: SpillError) -> GamesError {
-    GamesError::Spill { path: e.0, source: e.1 }
+    GamesError::Spill {
+        path: e.0,
+        source: e.1,
+    }
 }
 
 /// Merges file aggregates into the statistics of the whole collection.
@@ -186,7 +235,9 @@ fn spill_err(e: SpillError) -> GamesError {
 /// number of threads. Key ranges are merged in parallel.
 pub fn merge(files: &[&FileAggregate]) -> GameStats {
     const PARTS: u32 = 64;
-    let bound = |p: u32| -> Option<PositionKey> { (p < PARTS).then(|| PositionKey(u128::from(p) << (128 - 6))) };
+    let bound = |p: u32| -> Option<PositionKey> {
+        (p < PARTS).then(|| PositionKey(u128::from(p) << (128 - 6)))
+    };
     let slice_of = |v: &[(PositionKey, Outcomes)], p: u32| {
         let lo = bound(p).map_or(v.len(), |b| v.partition_point(|e| e.0 < b));
         let lo = if p == 0 { 0 } else { lo };
@@ -194,7 +245,11 @@ pub fn merge(files: &[&FileAggregate]) -> GameStats {
         lo..hi
     };
     let mslice_of = |v: &[MoveRecord], p: u32| {
-        let lo = if p == 0 { 0 } else { bound(p).map_or(v.len(), |b| v.partition_point(|e| e.0 < b)) };
+        let lo = if p == 0 {
+            0
+        } else {
+            bound(p).map_or(v.len(), |b| v.partition_point(|e| e.0 < b))
+        };
         let hi = bound(p + 1).map_or(v.len(), |b| v.partition_point(|e| e.0 < b));
         lo..hi
     };
@@ -356,7 +411,11 @@ impl Accumulator {
     }
 
     fn process_chunk(&mut self, chunk: &Chunk, ctx: &ChunkContext<'_>) -> Result<(), GamesError> {
-        let origin = ChunkOrigin { file: ctx.file, first_line: chunk.first_line, last: chunk.last };
+        let origin = ChunkOrigin {
+            file: ctx.file,
+            first_line: chunk.first_line,
+            last: chunk.last,
+        };
         let mut chunk_bad = BadGames::default();
         let mut error = None;
         let games = match ctx.format {
@@ -365,7 +424,9 @@ impl Accumulator {
                     if error.is_none() {
                         if let Some(r) = ctx.filter.check_tags(&game.tags) {
                             self.counters.count_filtered(r);
-                        } else if let Err(e) = self.count_game(&game.keys, &game.moves, &game.tags, game.result) {
+                        } else if let Err(e) =
+                            self.count_game(&game.keys, &game.moves, &game.tags, game.result)
+                        {
                             error = Some(e);
                         }
                     }
@@ -373,20 +434,28 @@ impl Accumulator {
             }
             _ => {
                 let mut visitor = GameVisitor::<IdentityKeys>::new(ctx.max_ply, Some(ctx.filter));
-                read_chunk(&chunk.data, origin, &mut visitor, &mut chunk_bad, |v, end| {
-                    if error.is_some() {
-                        return;
-                    }
-                    match end {
-                        GameEnd::Filtered(r) => self.counters.count_filtered(r),
-                        GameEnd::Done => {
-                            if let Err(e) = self.count_game(&v.keys, &v.moves, &v.tags, v.result()) {
-                                error = Some(e);
-                            }
+                read_chunk(
+                    &chunk.data,
+                    origin,
+                    &mut visitor,
+                    &mut chunk_bad,
+                    |v, end| {
+                        if error.is_some() {
+                            return;
                         }
-                        GameEnd::Bad(_) => {}
-                    }
-                })
+                        match end {
+                            GameEnd::Filtered(r) => self.counters.count_filtered(r),
+                            GameEnd::Done => {
+                                if let Err(e) =
+                                    self.count_game(&v.keys, &v.moves, &v.tags, v.result())
+                                {
+                                    error = Some(e);
+                                }
+                            }
+                            GameEnd::Bad(_) => {}
+                        }
+                    },
+                )
             }
         };
         if let Some(e) = error {
@@ -433,7 +502,11 @@ impl Accumulator {
             if (0..i).any(|j| keys[j] == k && self.move_keys[j] == *mk) {
                 continue;
             }
-            let slot = MoveSlot { lo: k as u64, hi: (k >> 64) as u64, mv: mk.0 };
+            let slot = MoveSlot {
+                lo: k as u64,
+                hi: (k >> 64) as u64,
+                mv: mk.0,
+            };
             let e = self.moves.entry(slot).or_default();
             e.white += w;
             e.draws += d;
@@ -445,7 +518,8 @@ impl Accumulator {
         }
         self.games_in_maps += 1;
         if self.games_in_maps >= MAX_GAMES_IN_MAPS
-            || self.positions.len() * POS_ENTRY_BYTES + self.moves.len() * MOVE_ENTRY_BYTES > self.budget
+            || self.positions.len() * POS_ENTRY_BYTES + self.moves.len() * MOVE_ENTRY_BYTES
+                > self.budget
         {
             self.spill()?;
         }
@@ -456,7 +530,16 @@ impl Accumulator {
         let mut p: Vec<PosRecord> = self
             .positions
             .drain()
-            .map(|(k, c)| (PositionKey(k), Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() }))
+            .map(|(k, c)| {
+                (
+                    PositionKey(k),
+                    Outcomes {
+                        white: c.white.into(),
+                        draws: c.draws.into(),
+                        black: c.black.into(),
+                    },
+                )
+            })
             .collect();
         p.sort_unstable_by_key(|e| e.0);
         let mut m: Vec<MoveRecord> = self
@@ -464,11 +547,19 @@ impl Accumulator {
             .drain()
             .map(|(s, c)| {
                 let stats = MoveStats {
-                    outcomes: Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() },
+                    outcomes: Outcomes {
+                        white: c.white.into(),
+                        draws: c.draws.into(),
+                        black: c.black.into(),
+                    },
                     rating_sum: c.rating_sum,
                     rated_games: c.rated.into(),
                 };
-                (PositionKey(u128::from(s.lo) | (u128::from(s.hi) << 64)), MoveKey(s.mv), stats)
+                (
+                    PositionKey(u128::from(s.lo) | (u128::from(s.hi) << 64)),
+                    MoveKey(s.mv),
+                    stats,
+                )
             })
             .collect();
         m.sort_unstable_by_key(|e| (e.0, e.1));
@@ -485,7 +576,9 @@ impl Accumulator {
 
     /// Sorted runs of everything counted: the spilled ones and what is still in memory.
     #[allow(clippy::type_complexity)]
-    fn finish(mut self) -> Result<(Vec<Run<'static, PosRecord>>, Vec<Run<'static, MoveRecord>>), GamesError> {
+    fn finish(
+        mut self,
+    ) -> Result<(Vec<Run<'static, PosRecord>>, Vec<Run<'static, MoveRecord>>), GamesError> {
         let (p, m) = self.sorted();
         let mut pos_runs: Vec<Run<'static, PosRecord>> = vec![Box::new(p.into_iter().map(Ok))];
         let mut move_runs: Vec<Run<'static, MoveRecord>> = vec![Box::new(m.into_iter().map(Ok))];
@@ -507,7 +600,11 @@ impl Counters {
 impl BadGames {
     /// Number of skipped *games* (stray text between games is not a game).
     pub fn skipped_games(&self) -> u64 {
-        self.kinds.iter().filter(|(k, _)| k.skipped() && **k != BadKind::Garbage).map(|(_, r)| r.count).sum()
+        self.kinds
+            .iter()
+            .filter(|(k, _)| k.skipped() && **k != BadKind::Garbage)
+            .map(|(_, r)| r.count)
+            .sum()
     }
 }
 
@@ -524,7 +621,10 @@ fn kmerge<T, K: Ord + Copy>(
     key: impl Fn(&T) -> K,
     combine: impl Fn(&mut T, &T),
 ) -> Result<Vec<T>, SpillError> {
-    let (lower, _) = runs.iter().map(|r| r.size_hint()).fold((0, None::<usize>), |a, b| (a.0 + b.0, None));
+    let (lower, _) = runs
+        .iter()
+        .map(|r| r.size_hint())
+        .fold((0, None::<usize>), |a, b| (a.0 + b.0, None));
     let mut out: Vec<T> = Vec::with_capacity(lower);
     if runs.len() == 1 {
         for item in runs.pop().into_iter().flatten() {
@@ -542,7 +642,9 @@ fn kmerge<T, K: Ord + Copy>(
         heads.push(head);
     }
     while let Some(Reverse((k, i))) = heap.pop() {
-        let Some(item) = heads[i].take() else { continue };
+        let Some(item) = heads[i].take() else {
+            continue;
+        };
         if let Some(next) = runs[i].next().transpose()? {
             heap.push(Reverse((key(&next), i)));
             heads[i] = Some(next);
@@ -619,15 +721,30 @@ impl SpillRun {
     fn open(self) -> Result<(Run<'static, PosRecord>, Run<'static, MoveRecord>), SpillError> {
         let p = records(self.positions, POS_RECORD_BYTES, |b| {
             let k = PositionKey(u128::from_le_bytes(b[..16].try_into().unwrap_or_default()));
-            let v = |i: usize| u64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default());
-            (k, Outcomes { white: v(0), draws: v(1), black: v(2) })
+            let v = |i: usize| {
+                u64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
+            };
+            (
+                k,
+                Outcomes {
+                    white: v(0),
+                    draws: v(1),
+                    black: v(2),
+                },
+            )
         })?;
         let m = records(self.moves, MOVE_RECORD_BYTES, |b| {
             let k = PositionKey(u128::from_le_bytes(b[..16].try_into().unwrap_or_default()));
             let mk = MoveKey(u16::from_le_bytes([b[16], b[17]]));
-            let v = |i: usize| u64::from_le_bytes(b[18 + 8 * i..26 + 8 * i].try_into().unwrap_or_default());
+            let v = |i: usize| {
+                u64::from_le_bytes(b[18 + 8 * i..26 + 8 * i].try_into().unwrap_or_default())
+            };
             let stats = MoveStats {
-                outcomes: Outcomes { white: v(0), draws: v(1), black: v(2) },
+                outcomes: Outcomes {
+                    white: v(0),
+                    draws: v(1),
+                    black: v(2),
+                },
                 rating_sum: v(3),
                 rated_games: v(4),
             };
@@ -646,10 +763,12 @@ fn records<T: 'static>(
     let f = File::open(&file.0).map_err(|e| SpillError(file.0.clone(), e))?;
     let mut reader = BufReader::with_capacity(1 << 20, f);
     let mut buf = vec![0u8; size];
-    Ok(Box::new(std::iter::from_fn(move || match reader.read_exact(&mut buf) {
-        Ok(()) => Some(Ok(decode(&buf))),
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
-        Err(e) => Some(Err(SpillError(file.0.clone(), e))),
+    Ok(Box::new(std::iter::from_fn(move || {
+        match reader.read_exact(&mut buf) {
+            Ok(()) => Some(Ok(decode(&buf))),
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
+            Err(e) => Some(Err(SpillError(file.0.clone(), e))),
+        }
     })))
 }
 

@@ -76,7 +76,8 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, BadKind> {
     if !(5..=6).contains(&b.len()) {
         return Err(BadKind::IllegalMove);
     }
-    let role = Role::from_char(char::from(b[0].to_ascii_lowercase())).ok_or(BadKind::IllegalMove)?;
+    let role =
+        Role::from_char(char::from(b[0].to_ascii_lowercase())).ok_or(BadKind::IllegalMove)?;
     let square = |s: &[u8]| Square::from_ascii(s).map_err(|_| BadKind::IllegalMove);
     let from = square(&b[1..3])?;
     let to = square(&b[3..5])?;
@@ -92,7 +93,13 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, BadKind> {
         Some(p) if p.color == pos.turn() => return Err(BadKind::PieceMismatch),
         _ => return Err(BadKind::IllegalMove),
     }
-    UciMove::Normal { from, to, promotion }.to_move(pos).map_err(|_| BadKind::IllegalMove)
+    UciMove::Normal {
+        from,
+        to,
+        promotion,
+    }
+    .to_move(pos)
+    .map_err(|_| BadKind::IllegalMove)
 }
 
 /// Reads every line of `data` and calls `on_game` for each readable game.
@@ -118,7 +125,13 @@ pub fn read_chunk(
         games += 1;
         let mut record_bad = |kind: BadKind| {
             if bad.wants_example(kind) {
-                bad.record(kind, Location { file: origin.file.to_string(), line: this_line });
+                bad.record(
+                    kind,
+                    Location {
+                        file: origin.file.to_string(),
+                        line: this_line,
+                    },
+                );
             } else {
                 bad.count_only(kind);
             }
@@ -130,12 +143,21 @@ pub fn read_chunk(
                 continue;
             }
         };
-        game.tags = GameTags { count: 1, ..Default::default() };
+        game.tags = GameTags {
+            count: 1,
+            ..Default::default()
+        };
         let t = &mut game.tags;
         t.white_elo = rec.white_elo.filter(|r| (1..=4000).contains(r));
         t.black_elo = rec.black_elo.filter(|r| (1..=4000).contains(r));
-        t.speed = rec.time_control.as_deref().and_then(|s| Speed::from_time_control(s.as_bytes()));
-        t.date = rec.date.as_deref().and_then(|s| DateRange::parse(s.as_bytes()));
+        t.speed = rec
+            .time_control
+            .as_deref()
+            .and_then(|s| Speed::from_time_control(s.as_bytes()));
+        t.date = rec
+            .date
+            .as_deref()
+            .and_then(|s| DateRange::parse(s.as_bytes()));
         t.bot = [&rec.white_title, &rec.black_title]
             .iter()
             .any(|x| x.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("BOT")));
@@ -145,7 +167,10 @@ pub fn read_chunk(
         if let Some(f) = rec.fen.as_deref() {
             t.add(b"FEN", f.as_bytes());
         }
-        t.result = rec.result.as_deref().and_then(|r| GameResult::from_tag(r.as_bytes()));
+        t.result = rec
+            .result
+            .as_deref()
+            .and_then(|r| GameResult::from_tag(r.as_bytes()));
         game.result = t.result;
         game.keys.clear();
         game.moves.clear();
@@ -158,7 +183,8 @@ pub fn read_chunk(
                     let key = *game.keys.last().unwrap_or(&start_key);
                     let updated = IdentityKeys::update(&pos, key, m);
                     pos.play_unchecked(m);
-                    game.keys.push(updated.unwrap_or_else(|| IdentityKeys::key(&pos)));
+                    game.keys
+                        .push(updated.unwrap_or_else(|| IdentityKeys::key(&pos)));
                     game.moves.push(m);
                 }
                 Err(kind) => {
@@ -183,7 +209,9 @@ mod tests {
     #[test]
     fn moves_parse_with_piece_check_castling_and_promotion() {
         let mut pos = Chess::default();
-        for t in ["Pe2e4", "Pe7e5", "Ng1f3", "Nb8c6", "Bf1c4", "Bf8c5", "Ke1g1"] {
+        for t in [
+            "Pe2e4", "Pe7e5", "Ng1f3", "Nb8c6", "Bf1c4", "Bf8c5", "Ke1g1",
+        ] {
             let m = parse_move(&pos, t).unwrap_or_else(|e| panic!("{t}: {e:?}"));
             pos.play_unchecked(m);
         }
@@ -205,12 +233,24 @@ not json
 {"result":"0-1","moves":["Pe2e4","Ne7e5"]}
 {"result":"1/2-1/2","moves":["Pd2d4"],"event":"ignored"}
 "#;
-        let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true };
+        let origin = ChunkOrigin {
+            file: "g.bgn",
+            first_line: 1,
+            last: true,
+        };
         let mut bad = BadGames::default();
         let mut seen = Vec::new();
-        let n = read_chunk(text, origin, 15, &mut bad, |g| seen.push((g.moves.len(), g.result, g.tags.white_elo)));
+        let n = read_chunk(text, origin, 15, &mut bad, |g| {
+            seen.push((g.moves.len(), g.result, g.tags.white_elo))
+        });
         assert_eq!(n, 4);
-        assert_eq!(seen, vec![(2, Some(GameResult::WhiteWins), Some(2000)), (1, Some(GameResult::Draw), None)]);
+        assert_eq!(
+            seen,
+            vec![
+                (2, Some(GameResult::WhiteWins), Some(2000)),
+                (1, Some(GameResult::Draw), None)
+            ]
+        );
         assert_eq!(bad.kinds[&BadKind::BadJson].examples[0].line, 3);
         assert_eq!(bad.kinds[&BadKind::PieceMismatch].examples[0].line, 4);
     }

@@ -86,27 +86,41 @@ struct ChunkOutput {
 
 fn parse_chunk(file: &str, chunk: &Chunk, max_ply: usize) -> ChunkOutput {
     let mut out = ChunkOutput::default();
-    let origin = ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last };
+    let origin = ChunkOrigin {
+        file,
+        first_line: chunk.first_line,
+        last: chunk.last,
+    };
     let mut visitor = GameVisitor::<PolyglotKeys>::new(max_ply, None);
     let occ = &mut out.occurrences;
     let counters = &mut out.counters;
-    let games = read_chunk(&chunk.data, origin, &mut visitor, &mut out.bad, |v, end| match end {
-        GameEnd::Filtered(r) => *counters.filtered.entry(r).or_default() += 1,
-        GameEnd::Done => {
-            counters.games_counted += 1;
-            // Polyglot reads the Result tag only; anything else is a draw.
-            let white = match v.tags.result {
-                Some(GameResult::WhiteWins) => 2,
-                Some(GameResult::BlackWins) => 0,
-                _ => 1,
-            };
-            for (i, m) in v.moves.iter().enumerate() {
-                let score = if i % 2 == 0 { white } else { 2 - white };
-                occ.push(Occurrence { key: v.keys[i], mv: encode_move(m), score });
+    let games = read_chunk(
+        &chunk.data,
+        origin,
+        &mut visitor,
+        &mut out.bad,
+        |v, end| match end {
+            GameEnd::Filtered(r) => *counters.filtered.entry(r).or_default() += 1,
+            GameEnd::Done => {
+                counters.games_counted += 1;
+                // Polyglot reads the Result tag only; anything else is a draw.
+                let white = match v.tags.result {
+                    Some(GameResult::WhiteWins) => 2,
+                    Some(GameResult::BlackWins) => 0,
+                    _ => 1,
+                };
+                for (i, m) in v.moves.iter().enumerate() {
+                    let score = if i % 2 == 0 { white } else { 2 - white };
+                    occ.push(Occurrence {
+                        key: v.keys[i],
+                        mv: encode_move(m),
+                        score,
+                    });
+                }
             }
-        }
-        GameEnd::Bad(_) => {}
-    });
+            GameEnd::Bad(_) => {}
+        },
+    );
     out.counters.games_read = games;
     out.counters.games_bad = out.bad.skipped_games();
     out
@@ -139,7 +153,13 @@ impl Table {
         }
         if i == NONE {
             i = self.entries.len() as u32;
-            self.entries.push(TableEntry { key: o.key, mv: o.mv, n: 0, sum: 0, next: head });
+            self.entries.push(TableEntry {
+                key: o.key,
+                mv: o.mv,
+                n: 0,
+                sum: 0,
+                next: head,
+            });
             self.heads.insert(o.key, i);
         }
         let e = &mut self.entries[i as usize];
@@ -159,7 +179,11 @@ impl Table {
 
 /// Builds a book from PGN files (plain or compressed), in the order given.
 pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, GamesError> {
-    let mut table = Table { heads: HashMap::new(), entries: Vec::new(), halving: opts.weights == WeightMode::Polyglot };
+    let mut table = Table {
+        heads: HashMap::new(),
+        entries: Vec::new(),
+        halving: opts.weights == WeightMode::Polyglot,
+    };
     let mut bad = BadGames::default();
     let mut counters = Counters::default();
     let window = 2 * rayon::current_num_threads().max(1);
@@ -172,7 +196,12 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
         while batch.len() < window {
             if current.is_none() {
                 match sources.next() {
-                    Some(p) => current = Some((p.display().to_string(), Chunker::open(p, opts.chunk_bytes, Boundary::Pgn)?)),
+                    Some(p) => {
+                        current = Some((
+                            p.display().to_string(),
+                            Chunker::open(p, opts.chunk_bytes, Boundary::Pgn)?,
+                        ))
+                    }
                     None => break,
                 }
             }
@@ -186,7 +215,10 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
         if batch.is_empty() {
             break;
         }
-        let outputs: Vec<ChunkOutput> = batch.par_iter().map(|(f, c)| parse_chunk(f, c, opts.max_ply)).collect();
+        let outputs: Vec<ChunkOutput> = batch
+            .par_iter()
+            .map(|(f, c)| parse_chunk(f, c, opts.max_ply))
+            .collect();
         for out in outputs {
             for o in out.occurrences {
                 table.add(o);
@@ -196,7 +228,11 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
         }
     }
     let entries = finish(table, opts);
-    Ok(BookResult { entries, bad, counters })
+    Ok(BookResult {
+        entries,
+        bad,
+        counters,
+    })
 }
 
 fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
@@ -205,7 +241,12 @@ fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
         // keep_entry(): enough games and a non-zero score; the weight is the score.
         WeightMode::Polyglot => kept
             .filter(|e| e.sum > 0)
-            .map(|e| BookEntry { key: e.key, mv: e.mv, weight: e.sum.min(65535) as u16, learn: 0 })
+            .map(|e| BookEntry {
+                key: e.key,
+                mv: e.mv,
+                weight: e.sum.min(65535) as u16,
+                learn: 0,
+            })
             .collect(),
         WeightMode::Games => {
             let mut max: HashMap<u64, u64> = HashMap::new();
@@ -214,8 +255,14 @@ fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
                 *m = (*m).max(e.n);
             }
             kept.map(|e| {
-                let scaled = (u128::from(e.n) * 65535 + u128::from(max[&e.key]) / 2) / u128::from(max[&e.key]);
-                BookEntry { key: e.key, mv: e.mv, weight: scaled.clamp(1, 65535) as u16, learn: 0 }
+                let scaled = (u128::from(e.n) * 65535 + u128::from(max[&e.key]) / 2)
+                    / u128::from(max[&e.key]);
+                BookEntry {
+                    key: e.key,
+                    mv: e.mv,
+                    weight: scaled.clamp(1, 65535) as u16,
+                    learn: 0,
+                }
             })
             .collect()
         }

@@ -55,7 +55,10 @@ fn parse_u64(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > 18 || !b.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(b.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')))
+    Some(
+        b.iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')),
+    )
 }
 
 /// A PGN date with possibly unknown parts, as the range of days it may denote.
@@ -91,7 +94,10 @@ impl DateRange {
             (Some(_), Some(d)) => (d, d),
             _ => (1, 31),
         };
-        Some(DateRange { earliest: year * 10000 + m0 * 100 + d0, latest: year * 10000 + m1 * 100 + d1 })
+        Some(DateRange {
+            earliest: year * 10000 + m0 * 100 + d0,
+            latest: year * 10000 + m1 * 100 + d1,
+        })
     }
 }
 
@@ -115,7 +121,9 @@ pub struct GameFilter {
 
 /// Error in a filter's own values (not in a game).
 #[derive(Debug, thiserror::Error)]
-#[error("invalid {field} {value:?}: expected a date like 2013.01.31 (?? allowed for unknown parts)")]
+#[error(
+    "invalid {field} {value:?}: expected a date like 2013.01.31 (?? allowed for unknown parts)"
+)]
 pub struct FilterError {
     /// The field name.
     pub field: &'static str,
@@ -132,11 +140,17 @@ impl GameFilter {
 
     /// Checks the date fields and pre-parses them for fast per-game checks.
     pub fn compile(&self) -> Result<CompiledFilter, FilterError> {
-        let date = |field: &'static str, v: &Option<String>| -> Result<Option<DateRange>, FilterError> {
-            v.as_ref()
-                .map(|s| DateRange::parse(s.as_bytes()).ok_or(FilterError { field, value: s.clone() }))
-                .transpose()
-        };
+        let date =
+            |field: &'static str, v: &Option<String>| -> Result<Option<DateRange>, FilterError> {
+                v.as_ref()
+                    .map(|s| {
+                        DateRange::parse(s.as_bytes()).ok_or(FilterError {
+                            field,
+                            value: s.clone(),
+                        })
+                    })
+                    .transpose()
+            };
         let mut speeds = 0u8;
         for s in &self.speeds {
             speeds |= 1 << (*s as u8);
@@ -231,11 +245,7 @@ impl GameTags {
                     self.date = Some(d);
                 }
             }
-            b"UTCDate" => {
-                if self.date.is_none() {
-                    self.date = DateRange::parse(value);
-                }
-            }
+            b"UTCDate" if self.date.is_none() => self.date = DateRange::parse(value),
             b"Variant" => {
                 let v = value.trim_ascii();
                 self.non_standard_variant = !(v.is_empty()
@@ -246,10 +256,8 @@ impl GameTags {
             }
             b"FEN" => self.non_standard_fen = !value.trim_ascii().starts_with(START_FEN_PREFIX),
             b"Result" => self.result = GameResult::from_tag(value),
-            b"WhiteTitle" | b"BlackTitle" => {
-                if value.trim_ascii().eq_ignore_ascii_case(b"BOT") {
-                    self.bot = true;
-                }
+            b"WhiteTitle" | b"BlackTitle" if value.trim_ascii().eq_ignore_ascii_case(b"BOT") => {
+                self.bot = true
             }
             _ => {}
         }
@@ -258,7 +266,9 @@ impl GameTags {
 
 fn parse_elo(v: &[u8]) -> Option<u32> {
     // Ratings of 0 mean "unknown" in several databases.
-    parse_u64(v.trim_ascii()).filter(|r| (1..=4000).contains(r)).map(|r| r as u32)
+    parse_u64(v.trim_ascii())
+        .filter(|r| (1..=4000).contains(r))
+        .map(|r| r as u32)
 }
 
 impl CompiledFilter {
@@ -282,7 +292,9 @@ impl CompiledFilter {
             let (Some(w), Some(b)) = (tags.white_elo, tags.black_elo) else {
                 return Some(FilterReason::Rating);
             };
-            if self.min_rating.is_some_and(|m| w.min(b) < m) || self.min_avg_rating.is_some_and(|m| w + b < 2 * m) {
+            if self.min_rating.is_some_and(|m| w.min(b) < m)
+                || self.min_avg_rating.is_some_and(|m| w + b < 2 * m)
+            {
                 return Some(FilterReason::Rating);
             }
         }
@@ -293,7 +305,9 @@ impl CompiledFilter {
             let Some(d) = tags.date else {
                 return Some(FilterReason::Date);
             };
-            if self.date_from.is_some_and(|f| d.latest < f) || self.date_to.is_some_and(|t| d.earliest > t) {
+            if self.date_from.is_some_and(|f| d.latest < f)
+                || self.date_to.is_some_and(|t| d.earliest > t)
+            {
                 return Some(FilterReason::Date);
             }
         }
@@ -326,9 +340,27 @@ mod tests {
     #[test]
     fn dates_with_unknown_parts() {
         let d = |t: &str| DateRange::parse(t.as_bytes());
-        assert_eq!(d("2013.01.31"), Some(DateRange { earliest: 20130131, latest: 20130131 }));
-        assert_eq!(d("1990.??.??"), Some(DateRange { earliest: 19900101, latest: 19901231 }));
-        assert_eq!(d("1990.05.??"), Some(DateRange { earliest: 19900501, latest: 19900531 }));
+        assert_eq!(
+            d("2013.01.31"),
+            Some(DateRange {
+                earliest: 20130131,
+                latest: 20130131
+            })
+        );
+        assert_eq!(
+            d("1990.??.??"),
+            Some(DateRange {
+                earliest: 19900101,
+                latest: 19901231
+            })
+        );
+        assert_eq!(
+            d("1990.05.??"),
+            Some(DateRange {
+                earliest: 19900501,
+                latest: 19900531
+            })
+        );
         assert_eq!(d("????.??.??"), None);
         assert_eq!(d("2013-01-31").map(|r| r.earliest), Some(20130131));
         assert_eq!(d("2013.13.01"), None);
@@ -336,11 +368,20 @@ mod tests {
 
     #[test]
     fn filter_deserializes_strictly() {
-        let f: GameFilter = serde_json::from_str(r#"{"min_rating": 2000, "speeds": ["blitz", "ultraBullet"]}"#).unwrap();
+        let f: GameFilter =
+            serde_json::from_str(r#"{"min_rating": 2000, "speeds": ["blitz", "ultraBullet"]}"#)
+                .unwrap();
         assert_eq!(f.min_rating, Some(2000));
         assert_eq!(f.speeds, vec![Speed::Blitz, Speed::UltraBullet]);
         assert!(serde_json::from_str::<GameFilter>(r#"{"min_ratin": 2000}"#).is_err());
         assert_ne!(f.cache_key_bytes(), GameFilter::default().cache_key_bytes());
-        assert!(GameFilter { date_from: Some("soon".into()), ..Default::default() }.compile().is_err());
+        assert!(
+            GameFilter {
+                date_from: Some("soon".into()),
+                ..Default::default()
+            }
+            .compile()
+            .is_err()
+        );
     }
 }

@@ -44,7 +44,9 @@ pub fn expand_paths<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<PathBuf>, Games
             }
         }
         if out.len() == before {
-            return Err(GamesError::NoMatch { pattern: pattern.to_string() });
+            return Err(GamesError::NoMatch {
+                pattern: pattern.to_string(),
+            });
         }
     }
     out.sort();
@@ -83,7 +85,10 @@ impl Compression {
 
 /// Opens `path` and returns a reader of its decompressed bytes.
 pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, GamesError> {
-    let open_err = |source| GamesError::Open { path: path.to_path_buf(), source };
+    let open_err = |source| GamesError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
     let mut file = File::open(path).map_err(open_err)?;
     let mut magic = [0u8; 4];
     let mut got = 0;
@@ -149,7 +154,10 @@ pub struct Chunker {
 
 impl std::fmt::Debug for Chunker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chunker").field("path", &self.path).field("next", &self.next_index).finish()
+        f.debug_struct("Chunker")
+            .field("path", &self.path)
+            .field("next", &self.next_index)
+            .finish()
     }
 }
 
@@ -160,7 +168,12 @@ impl Chunker {
     }
 
     /// Wraps an already opened stream; `path` is only used in error messages.
-    pub fn new(reader: Box<dyn Read + Send>, path: &Path, target: usize, boundary: Boundary) -> Chunker {
+    pub fn new(
+        reader: Box<dyn Read + Send>,
+        path: &Path,
+        target: usize,
+        boundary: Boundary,
+    ) -> Chunker {
         Chunker {
             reader,
             path: path.to_path_buf(),
@@ -247,7 +260,10 @@ pub fn count_newlines(data: &[u8]) -> u64 {
 /// The first game boundary at or after `from`, as an offset where the next game starts.
 fn find_boundary(data: &[u8], from: usize, boundary: Boundary) -> Option<usize> {
     match boundary {
-        Boundary::Line => data[from..].iter().position(|&b| b == b'\n').map(|i| from + i + 1),
+        Boundary::Line => data[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| from + i + 1),
         Boundary::Pgn => {
             let mut fallback = None;
             let mut i = from;
@@ -304,7 +320,12 @@ mod tests {
     #[test]
     fn chunks_cut_at_event_lines_and_keep_every_byte() {
         let game = b"[Event \"a\"]\r\n[Result \"1-0\"]\r\n\r\n1. e4 e5 1-0\r\n\r\n";
-        let text: Vec<u8> = game.iter().copied().cycle().take(game.len() * 500).collect();
+        let text: Vec<u8> = game
+            .iter()
+            .copied()
+            .cycle()
+            .take(game.len() * 500)
+            .collect();
         let chunks = chunks_of(&text, 1024);
         assert!(chunks.len() > 5);
         let joined: Vec<u8> = chunks.iter().flat_map(|c| c.data.clone()).collect();
@@ -320,7 +341,10 @@ mod tests {
 
     #[test]
     fn compression_is_sniffed_not_guessed_from_names() {
-        assert_eq!(Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
+        assert_eq!(
+            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Compression::Zstd
+        );
         assert_eq!(Compression::detect(b"BZh9"), Compression::Bzip2);
         assert_eq!(Compression::detect(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
         assert_eq!(Compression::detect(b"[Eve"), Compression::Plain);

@@ -58,7 +58,9 @@ impl KeyScheme for IdentityKeys {
     fn update(before: &Chess, key: u128, m: Move) -> Option<u128> {
         // shakmaty only updates quiet piece moves from positions without an en-passant
         // square; their result has none either, so the legal en-passant rule holds.
-        before.update_zobrist_hash::<Zobrist128>(Zobrist128(key), m, EnPassantMode::Legal).map(|z| z.0)
+        before
+            .update_zobrist_hash::<Zobrist128>(Zobrist128(key), m, EnPassantMode::Legal)
+            .map(|z| z.0)
     }
 }
 
@@ -74,7 +76,9 @@ impl KeyScheme for PolyglotKeys {
     }
     #[inline]
     fn update(before: &Chess, key: u64, m: Move) -> Option<u64> {
-        before.update_zobrist_hash::<Zobrist64>(Zobrist64(key), m, EnPassantMode::PseudoLegal).map(|z| z.0)
+        before
+            .update_zobrist_hash::<Zobrist64>(Zobrist64(key), m, EnPassantMode::PseudoLegal)
+            .map(|z| z.0)
     }
 }
 
@@ -177,11 +181,17 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
     #[inline]
     fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<GameEnd> {
         if self.moves.len() >= self.max_ply {
-            return if self.stop_early { ControlFlow::Break(GameEnd::Done) } else { ControlFlow::Continue(()) };
+            return if self.stop_early {
+                ControlFlow::Break(GameEnd::Done)
+            } else {
+                ControlFlow::Continue(())
+            };
         }
         let m = match san_plus.san.to_move(&self.pos) {
             Ok(m) => m,
-            Err(SanError::AmbiguousSan) => return ControlFlow::Break(GameEnd::Bad(BadKind::AmbiguousSan)),
+            Err(SanError::AmbiguousSan) => {
+                return ControlFlow::Break(GameEnd::Bad(BadKind::AmbiguousSan));
+            }
             Err(_) => return ControlFlow::Break(GameEnd::Bad(BadKind::IllegalSan)),
         };
         let key = *self.keys.last().unwrap_or(&self.start_key);
@@ -211,8 +221,12 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
 
     fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<GameEnd> {
         self.outcome = Some(match outcome {
-            Outcome::Known(KnownOutcome::Decisive { winner: Color::White }) => GameResult::WhiteWins,
-            Outcome::Known(KnownOutcome::Decisive { winner: Color::Black }) => GameResult::BlackWins,
+            Outcome::Known(KnownOutcome::Decisive {
+                winner: Color::White,
+            }) => GameResult::WhiteWins,
+            Outcome::Known(KnownOutcome::Decisive {
+                winner: Color::Black,
+            }) => GameResult::BlackWins,
             Outcome::Known(KnownOutcome::Draw) => GameResult::Draw,
             Outcome::Unknown => GameResult::Unknown,
         });
@@ -285,17 +299,16 @@ pub fn read_chunk<S: KeyScheme>(
         None => (data, None),
     };
     let taken = Cell::new(0);
-    let mut reader = Reader::build(CountingSlice { data: body, taken: &taken })
-        .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
-        .set_supported_comment_length(MAX_COMMENT_BYTES)
-        .finish();
+    let mut reader = Reader::build(CountingSlice {
+        data: body,
+        taken: &taken,
+    })
+    .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
+    .set_supported_comment_length(MAX_COMMENT_BYTES)
+    .finish();
     let mut games = 0u64;
-    loop {
-        // has_more() finishes any skipped game and whitespace, so the game start is exact.
-        match reader.has_more() {
-            Ok(true) => {}
-            Ok(false) | Err(_) => break,
-        }
+    // has_more() finishes any skipped game and whitespace, so the game start is exact.
+    while let Ok(true) = reader.has_more() {
         let offset = taken.get() - reader.buffer().len();
         match reader.read_game(visitor) {
             Ok(None) => break,
@@ -313,7 +326,11 @@ pub fn read_chunk<S: KeyScheme>(
             }
             Err(e) => {
                 games += 1;
-                let kind = if e.to_string().contains("comment") { BadKind::Truncated } else { BadKind::BadTag };
+                let kind = if e.to_string().contains("comment") {
+                    BadKind::Truncated
+                } else {
+                    BadKind::BadTag
+                };
                 record(bad, kind, offset);
                 // Drop the rest of the broken game so its remaining tags and moves are
                 // not read as a game of their own.
@@ -334,17 +351,29 @@ pub fn read_chunk<S: KeyScheme>(
 /// the offset where that game starts.
 fn truncated_tail(data: &[u8]) -> Option<usize> {
     // NUL padding occurs at the end of real files (two masters files end with it).
-    let end = data.len() - data.iter().rev().take_while(|b| b.is_ascii_whitespace() || **b == 0).count();
+    let end = data.len()
+        - data
+            .iter()
+            .rev()
+            .take_while(|b| b.is_ascii_whitespace() || **b == 0)
+            .count();
     if end == 0 {
         return None;
     }
     // Walk lines backwards from the end, only as far as the last tag block: chunks are
     // megabytes long, the last game is a few hundred bytes.
-    let line_start = |i: usize| data[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
+    let line_start = |i: usize| {
+        data[..i]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |p| p + 1)
+    };
     let is_marker_line = |s: usize, e: usize| {
         let line = data[s..e].trim_ascii_end();
         !line.starts_with(b"[")
-            && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*", "½-½".as_bytes()].iter().any(|m| line.ends_with(m))
+            && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*", "½-½".as_bytes()]
+                .iter()
+                .any(|m| line.ends_with(m))
     };
     let mut e = end;
     let mut s = line_start(e);
@@ -371,34 +400,42 @@ fn truncated_tail(data: &[u8]) -> Option<usize> {
     Some(game_start)
 }
 
-/// Maps a game's mover-relative bookkeeping: the colour that plays `moves[i]` in a game
-/// from the standard start.
-#[inline]
-pub fn mover(ply: usize) -> Color {
-    if ply % 2 == 0 { Color::White } else { Color::Black }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn read_all(text: &[u8], max_ply: usize) -> (Vec<(GameEnd, usize, Option<GameResult>)>, BadGames, u64) {
+    #[allow(clippy::type_complexity)]
+    fn read_all(
+        text: &[u8],
+        max_ply: usize,
+    ) -> (Vec<(GameEnd, usize, Option<GameResult>)>, BadGames, u64) {
         let filter = CompiledFilter::default();
         let mut v = GameVisitor::<IdentityKeys>::new(max_ply, Some(&filter));
         let mut bad = BadGames::default();
         let mut out = Vec::new();
-        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true };
-        let n = read_chunk(text, origin, &mut v, &mut bad, |v, end| out.push((end, v.moves.len(), v.result())));
+        let origin = ChunkOrigin {
+            file: "t.pgn",
+            first_line: 1,
+            last: true,
+        };
+        let n = read_chunk(text, origin, &mut v, &mut bad, |v, end| {
+            out.push((end, v.moves.len(), v.result()))
+        });
         (out, bad, n)
     }
 
     #[test]
     fn plays_up_to_the_ply_limit_and_keys_match_position_key() {
-        let text = b"[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. O-O Nf6 5. d4 exd4 6. e5 1-0\n";
+        let text =
+            b"[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. O-O Nf6 5. d4 exd4 6. e5 1-0\n";
         let filter = CompiledFilter::default();
         let mut v = GameVisitor::<IdentityKeys>::new(9, Some(&filter));
         let mut bad = BadGames::default();
-        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true };
+        let origin = ChunkOrigin {
+            file: "t.pgn",
+            first_line: 1,
+            last: true,
+        };
         let mut checked = false;
         read_chunk(text, origin, &mut v, &mut bad, |v, end| {
             assert_eq!(end, GameEnd::Done);
@@ -422,7 +459,11 @@ mod tests {
         let mut v = GameVisitor::<IdentityKeys>::new(40, None);
         let mut pv = GameVisitor::<PolyglotKeys>::new(40, None);
         let mut bad = BadGames::default();
-        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true };
+        let origin = ChunkOrigin {
+            file: "t.pgn",
+            first_line: 1,
+            last: true,
+        };
         read_chunk(text, origin, &mut v, &mut bad, |v, _| {
             let mut pos = Chess::default();
             for (i, m) in v.moves.iter().enumerate() {
@@ -464,9 +505,18 @@ this is garbage\n\n\
     #[test]
     fn truncated_tail_detection() {
         assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n"), None);
-        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n\n1. e4"), Some(20));
-        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n"), Some(20));
-        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\nstray words\n"), None);
+        assert_eq!(
+            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n\n1. e4"),
+            Some(20)
+        );
+        assert_eq!(
+            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n"),
+            Some(20)
+        );
+        assert_eq!(
+            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\nstray words\n"),
+            None
+        );
         assert_eq!(truncated_tail(b"   \n"), None);
     }
 }

@@ -98,7 +98,9 @@ impl BadGames {
     /// Whether an example at a later location than everything kept could still be kept,
     /// so callers can skip computing line numbers that would be dropped anyway.
     pub fn wants_example(&self, kind: BadKind) -> bool {
-        self.kinds.get(&kind).is_none_or(|r| r.examples.len() < EXAMPLES_PER_KIND)
+        self.kinds
+            .get(&kind)
+            .is_none_or(|r| r.examples.len() < EXAMPLES_PER_KIND)
     }
 
     /// Counts a game of `kind` without a location (when [`BadGames::wants_example`] said no).
@@ -119,7 +121,11 @@ impl BadGames {
 
     /// Number of games left out of the statistics.
     pub fn skipped(&self) -> u64 {
-        self.kinds.iter().filter(|(k, _)| k.skipped()).map(|(_, r)| r.count).sum()
+        self.kinds
+            .iter()
+            .filter(|(k, _)| k.skipped())
+            .map(|(_, r)| r.count)
+            .sum()
     }
 
     /// Whether nothing was recorded.
@@ -134,12 +140,33 @@ impl BadGames {
             out.push_str("no bad games\n");
             return out;
         }
-        let width = self.kinds.keys().map(|k| k.name().len()).max().unwrap_or(6).max(6);
-        let _ = writeln!(out, "{:<width$}  {:>9}  {:<8}  first locations", "reason", "games", "effect");
+        let width = self
+            .kinds
+            .keys()
+            .map(|k| k.name().len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = writeln!(
+            out,
+            "{:<width$}  {:>9}  {:<8}  first locations",
+            "reason", "games", "effect"
+        );
         for (kind, r) in &self.kinds {
             let effect = if kind.skipped() { "skipped" } else { "kept" };
-            let locs: Vec<String> = r.examples.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
-            let _ = writeln!(out, "{:<width$}  {:>9}  {:<8}  {}", kind.name(), r.count, effect, locs.join(", "));
+            let locs: Vec<String> = r
+                .examples
+                .iter()
+                .map(|l| format!("{}:{}", l.file, l.line))
+                .collect();
+            let _ = writeln!(
+                out,
+                "{:<width$}  {:>9}  {:<8}  {}",
+                kind.name(),
+                r.count,
+                effect,
+                locs.join(", ")
+            );
         }
         out
     }
@@ -232,7 +259,10 @@ mod tests {
     use super::*;
 
     fn loc(file: &str, line: u64) -> Location {
-        Location { file: file.into(), line }
+        Location {
+            file: file.into(),
+            line,
+        }
     }
 
     #[test]
@@ -253,7 +283,16 @@ mod tests {
         assert_eq!(ab, ba);
         let ill = &ab.kinds[&BadKind::IllegalSan];
         assert_eq!(ill.count, 7);
-        assert_eq!(ill.examples, vec![loc("a.pgn", 10), loc("a.pgn", 50), loc("a.pgn", 70), loc("b.pgn", 1), loc("b.pgn", 2)]);
+        assert_eq!(
+            ill.examples,
+            vec![
+                loc("a.pgn", 10),
+                loc("a.pgn", 50),
+                loc("a.pgn", 70),
+                loc("b.pgn", 1),
+                loc("b.pgn", 2)
+            ]
+        );
         assert_eq!(ab.skipped(), 8);
         let table = ab.render_table();
         assert!(table.contains("illegal_san"), "{table}");
