@@ -80,3 +80,52 @@ pub fn run(args: &BookArgs) -> miette::Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        book: BookArgs,
+    }
+
+    #[test]
+    fn parses_polyglot_like_options_and_writes_a_book() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("twic.bin");
+        let pgn = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shared/corpus/twic/twic0920.pgn"
+        );
+        let cli = Cli::parse_from([
+            "okb",
+            "-o",
+            out.to_str().unwrap(),
+            "--max-ply",
+            "12",
+            "--min-game",
+            "2",
+            "-j",
+            "1",
+            pgn,
+        ]);
+        assert_eq!(
+            (cli.book.max_ply, cli.book.min_game, cli.book.weights),
+            (12, 2, WeightMode::Polyglot)
+        );
+        run(&cli.book).unwrap();
+        let entries = crate::export::polyglot::from_bytes(&std::fs::read(&out).unwrap());
+        assert!(entries.len() > 100);
+        assert!(entries.windows(2).all(|w| w[0].key <= w[1].key));
+        let defaults = Cli::parse_from(["okb", "-o", "b.bin", "x.pgn"]);
+        assert_eq!((defaults.book.max_ply, defaults.book.min_game), (1024, 3));
+        assert!(
+            Cli::try_parse_from(["okb", "-o", "b.bin"]).is_err(),
+            "PGN files are required"
+        );
+    }
+}
