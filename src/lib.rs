@@ -3,6 +3,7 @@
 //! See ARCHITECTURE.md for a map of the modules.
 
 pub mod build;
+pub mod cli_book;
 pub mod commands;
 pub mod diagnostics;
 pub mod eco;

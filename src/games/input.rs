@@ -1,0 +1,360 @@
+//! Game files: path expansion, compression detection and splitting a decompressed
+//! stream into chunks of whole games.
+//!
+//! Files are always streamed: a decompressed dump is never held in memory at once, only
+//! a few chunks of a few MiB each. Chunks let one big file be parsed by several threads;
+//! because chunk boundaries depend only on the bytes (never on thread count or timing),
+//! every run sees the same chunks and produces the same results.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::GamesError;
+
+/// Expands a source's `paths` (plain paths or glob patterns) into a sorted,
+/// de-duplicated file list.
+///
+/// Sorting makes the file order (and so error messages and report order) independent of
+/// directory iteration order. A pattern or path that matches nothing is an error, so a
+/// typo never silently yields an empty tree.
+pub fn expand_paths<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<PathBuf>, GamesError> {
+    let mut out = Vec::new();
+    for pattern in patterns {
+        let pattern = pattern.as_ref();
+        let before = out.len();
+        if Path::new(pattern).is_file() {
+            out.push(PathBuf::from(pattern));
+        } else {
+            let paths = glob::glob(pattern).map_err(|e| GamesError::Glob {
+                pattern: pattern.to_string(),
+                message: e.to_string(),
+            })?;
+            for entry in paths {
+                match entry {
+                    Ok(p) if p.is_file() => out.push(p),
+                    Ok(_) => {}
+                    Err(e) => {
+                        return Err(GamesError::Open {
+                            path: e.path().to_path_buf(),
+                            source: io::Error::other(e.to_string()),
+                        });
+                    }
+                }
+            }
+        }
+        if out.len() == before {
+            return Err(GamesError::NoMatch {
+                pattern: pattern.to_string(),
+            });
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Compression of a file, detected from its first bytes (never from its name, so a
+/// mislabelled file still reads).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Compression {
+    /// Zstandard (`28 b5 2f fd`).
+    Zstd,
+    /// bzip2 (`BZh`).
+    Bzip2,
+    /// gzip (`1f 8b`).
+    Gzip,
+    /// Anything else is read as is.
+    Plain,
+}
+
+impl Compression {
+    /// Detects the compression from a file's first bytes.
+    pub fn detect(magic: &[u8]) -> Compression {
+        if magic.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+            Compression::Zstd
+        } else if magic.starts_with(b"BZh") {
+            Compression::Bzip2
+        } else if magic.starts_with(&[0x1f, 0x8b]) {
+            Compression::Gzip
+        } else {
+            Compression::Plain
+        }
+    }
+}
+
+/// Opens `path` and returns a reader of its decompressed bytes.
+pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, GamesError> {
+    let open_err = |source| GamesError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = File::open(path).map_err(open_err)?;
+    let mut magic = [0u8; 4];
+    let mut got = 0;
+    while got < magic.len() {
+        match file.read(&mut magic[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(open_err(e)),
+        }
+    }
+    // Re-prepend the sniffed bytes instead of seeking, so non-seekable inputs work too.
+    let head = io::Cursor::new(magic[..got].to_vec());
+    let stream = head.chain(file);
+    Ok(match Compression::detect(&magic[..got]) {
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(stream).map_err(open_err)?),
+        // Multi-stream decoders: pbzip2 and concatenated gzip files are common for dumps.
+        Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(stream))),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(stream))),
+        Compression::Plain => Box::new(stream),
+    })
+}
+
+/// A run of whole games cut from a decompressed stream.
+#[derive(Debug)]
+pub struct Chunk {
+    /// Position of the chunk in its file (0-based), used to order reports.
+    pub index: u64,
+    /// 1-based line number of the chunk's first byte in the file.
+    pub first_line: u64,
+    /// The bytes.
+    pub data: Vec<u8>,
+    /// Whether this is the file's last chunk (where a truncated game can occur).
+    pub last: bool,
+}
+
+/// Default chunk size: big enough that per-chunk overhead vanishes, small enough that
+/// two threads can share a 40 MB file.
+pub const DEFAULT_CHUNK_BYTES: usize = 4 << 20;
+
+/// How a game start is recognised when cutting chunks.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// PGN: a line starting with `[Event ` after a blank line (the only place where
+    /// pgn-reader itself always ends one game and starts another), or failing that a
+    /// line starting with `[` after a blank line.
+    Pgn,
+    /// One record per line (BGN).
+    Line,
+}
+
+/// Splits a decompressed stream into [`Chunk`]s at game boundaries.
+pub struct Chunker {
+    reader: Box<dyn Read + Send>,
+    path: PathBuf,
+    carry: Vec<u8>,
+    target: usize,
+    boundary: Boundary,
+    next_index: u64,
+    next_line: u64,
+    eof: bool,
+}
+
+impl std::fmt::Debug for Chunker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chunker")
+            .field("path", &self.path)
+            .field("next", &self.next_index)
+            .finish()
+    }
+}
+
+impl Chunker {
+    /// Opens `path` and prepares to cut chunks of about `target` bytes.
+    pub fn open(path: &Path, target: usize, boundary: Boundary) -> Result<Chunker, GamesError> {
+        Ok(Chunker::new(open(path)?, path, target, boundary))
+    }
+
+    /// Wraps an already opened stream; `path` is only used in error messages.
+    pub fn new(
+        reader: Box<dyn Read + Send>,
+        path: &Path,
+        target: usize,
+        boundary: Boundary,
+    ) -> Chunker {
+        Chunker {
+            reader,
+            path: path.to_path_buf(),
+            carry: Vec::new(),
+            target: target.max(1024),
+            boundary,
+            next_index: 0,
+            next_line: 1,
+            eof: false,
+        }
+    }
+
+    /// The next chunk, or `None` at the end of the stream.
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk>, GamesError> {
+        let mut data = std::mem::take(&mut self.carry);
+        let mut search_from = 0;
+        loop {
+            if !self.eof && data.len() < self.target {
+                let want = self.target - data.len();
+                self.fill(&mut data, want)?;
+                continue;
+            }
+            if self.eof {
+                break;
+            }
+            // Search only the fresh tail: earlier bytes were already searched.
+            let start = search_from.max(self.target / 2).min(data.len());
+            if let Some(cut) = find_boundary(&data, start, self.boundary) {
+                self.carry = data.split_off(cut);
+                break;
+            }
+            search_from = data.len().saturating_sub(16);
+            // No boundary yet (a giant game or no blank lines): read a bit more.
+            self.fill(&mut data, (self.target / 8).max(4096))?;
+        }
+        if data.is_empty() {
+            return Ok(None);
+        }
+        let chunk = Chunk {
+            index: self.next_index,
+            first_line: self.next_line,
+            last: self.eof && self.carry.is_empty(),
+            data,
+        };
+        self.next_index += 1;
+        // Only later chunks need this line count; a file's last chunk skips the scan.
+        if !chunk.last {
+            self.next_line += count_newlines(&chunk.data);
+        }
+        Ok(Some(chunk))
+    }
+
+    fn fill(&mut self, data: &mut Vec<u8>, want: usize) -> Result<(), GamesError> {
+        // read_to_end on a `take` fills spare capacity without zeroing it first.
+        data.reserve(want);
+        let before = data.len();
+        match (&mut self.reader).take(want as u64).read_to_end(data) {
+            Ok(n) => {
+                // `take` reads until its limit or the end: a short read is the end.
+                if n < want {
+                    self.eof = true;
+                }
+                Ok(())
+            }
+            Err(source) => Err(GamesError::Read {
+                path: self.path.clone(),
+                line: self.next_line + count_newlines(&data[..before]),
+                source,
+            }),
+        }
+    }
+}
+
+/// Number of `\n` bytes in `data` (lines are counted on `\n`, so CRLF files work).
+pub fn count_newlines(data: &[u8]) -> u64 {
+    // Chunked so the compiler vectorises the inner loop without overflowing the u8 lanes.
+    let mut total = 0u64;
+    for block in data.chunks(255 * 32) {
+        total += block.iter().filter(|&&b| b == b'\n').count() as u64;
+    }
+    total
+}
+
+/// The first game boundary at or after `from`, as an offset where the next game starts.
+fn find_boundary(data: &[u8], from: usize, boundary: Boundary) -> Option<usize> {
+    match boundary {
+        Boundary::Line => data[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map(|i| from + i + 1),
+        Boundary::Pgn => {
+            let mut fallback = None;
+            let mut i = from;
+            while let Some(off) = data[i..].iter().position(|&b| b == b'\n') {
+                let nl = i + off;
+                let next = nl + 1;
+                if next >= data.len() {
+                    break;
+                }
+                if data[next] == b'[' && follows_blank_line(data, nl) {
+                    if data[next..].starts_with(b"[Event ") {
+                        return Some(next);
+                    }
+                    fallback.get_or_insert(next);
+                }
+                // Prefer `[Event` but do not scan unboundedly when a file never uses it.
+                if fallback.is_some_and(|f| nl > f + (1 << 20)) {
+                    return fallback;
+                }
+                i = next;
+            }
+            fallback
+        }
+    }
+}
+
+/// Whether the line ending at `nl` (an index of `\n`) is blank.
+fn follows_blank_line(data: &[u8], nl: usize) -> bool {
+    let mut j = nl;
+    while j > 0 {
+        match data[j - 1] {
+            b'\r' | b' ' | b'\t' => j -= 1,
+            b'\n' => return true,
+            _ => return false,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chunks_of(text: &[u8], target: usize) -> Vec<Chunk> {
+        let reader: Box<dyn Read + Send> = Box::new(io::Cursor::new(text.to_vec()));
+        let mut c = Chunker::new(reader, Path::new("mem"), target, Boundary::Pgn);
+        let mut out = Vec::new();
+        while let Some(chunk) = c.next_chunk().unwrap() {
+            out.push(chunk);
+        }
+        out
+    }
+
+    #[test]
+    fn chunks_cut_at_event_lines_and_keep_every_byte() {
+        let game = b"[Event \"a\"]\r\n[Result \"1-0\"]\r\n\r\n1. e4 e5 1-0\r\n\r\n";
+        let text: Vec<u8> = game
+            .iter()
+            .copied()
+            .cycle()
+            .take(game.len() * 500)
+            .collect();
+        let chunks = chunks_of(&text, 1024);
+        assert!(chunks.len() > 5);
+        let joined: Vec<u8> = chunks.iter().flat_map(|c| c.data.clone()).collect();
+        assert_eq!(joined, text);
+        for c in &chunks {
+            assert!(c.data.starts_with(b"[Event "));
+            let line = c.first_line - 1;
+            assert_eq!(line % 5, 0, "chunks start on a game's first line");
+        }
+        assert!(chunks.last().unwrap().last);
+        assert!(chunks[..chunks.len() - 1].iter().all(|c| !c.last));
+    }
+
+    #[test]
+    fn compression_is_sniffed_not_guessed_from_names() {
+        assert_eq!(
+            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]),
+            Compression::Zstd
+        );
+        assert_eq!(Compression::detect(b"BZh9"), Compression::Bzip2);
+        assert_eq!(Compression::detect(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
+        assert_eq!(Compression::detect(b"[Eve"), Compression::Plain);
+        assert_eq!(Compression::detect(b""), Compression::Plain);
+    }
+
+    #[test]
+    fn newline_count() {
+        assert_eq!(count_newlines(b"a\nb\r\n\n"), 3);
+        let big = vec![b'\n'; 100_000];
+        assert_eq!(count_newlines(&big), 100_000);
+    }
+}
