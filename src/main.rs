@@ -83,6 +83,11 @@ enum Command {
         #[arg(long)]
         cache: bool,
     },
+    /// Build a Polyglot opening book straight from PGN files (no pipeline needed).
+    ///
+    /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
+    /// for the same --max-ply and --min-game, entry for entry.
+    Book(okb::cli_book::BookArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -145,7 +150,16 @@ fn paint(status: &str, color: &str) -> String {
     }
 }
 
+/// Whether a step is one game file's parse: many of them, so fresh ones are counted
+/// instead of listed.
+fn is_file_step(id: &str) -> bool {
+    id.starts_with("games:") && id.matches(':').count() >= 2
+}
+
 fn print_step(report: &StepReport, explain: bool) {
+    if report.status == Status::Fresh && is_file_step(&report.id) && !explain {
+        return;
+    }
     let (word, color) = match report.status {
         Status::Fresh => ("Fresh", "32"),
         Status::Built => ("Building", "32"),
@@ -183,6 +197,10 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
                 .wrap_err("taking the project lock")?;
             let options = MakeOptions { mirrors: okb::sources::mirrors(&mirror), offline, dry_run: false };
             let summary = make::make(&loaded, &options, move |r| print_step(r, explain))?;
+            let fresh_files = summary.steps.iter().filter(|s| s.status == Status::Fresh && is_file_step(&s.id)).count();
+            if fresh_files > 0 && !explain {
+                eprintln!("{} {fresh_files} game files", paint("Fresh", "32"));
+            }
             let warnings: usize = summary.steps.iter().map(|s| s.warnings).sum();
             print_warnings(&summary.warnings);
             let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
@@ -229,6 +247,10 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Clean { cache } => {
             let loaded = load()?;
             okb::commands::clean(&loaded, cache)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Book(args) => {
+            okb::cli_book::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

@@ -16,13 +16,17 @@ use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 use crate::export::{self, ExportFile};
 use crate::pipeline::{ExportFormat, Loaded, SourceKind};
 use crate::sources::{Origin, Resolver, Wanted};
+use crate::games::aggregate::{AggregateOptions, FileAggregate, Format};
 use crate::tree::{self, Tree};
 
 /// Code versions: bump when a step's code changes what it produces.
 mod versions {
     pub const PARSE: u32 = 1;
     pub const ECO: u32 = 1;
-    pub const TREE: u32 = 1;
+    pub const GAMES_FILE: u32 = 1;
+    pub const GAMES: u32 = 1;
+    pub const TREE: u32 = 2;
+    pub const EXPORT_POLYGLOT: u32 = 1;
     pub const STORE: u32 = 1 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
     pub const EXPORT_CSV: u32 = 1;
@@ -67,6 +71,15 @@ pub enum MakeError {
     #[error(transparent)]
     #[diagnostic(code(okb::store))]
     Store(#[from] crate::store::StoreError),
+    /// A game source could not be read as a whole.
+    #[error("game source {source_name}: {error}")]
+    #[diagnostic(code(okb::games))]
+    Games {
+        /// The source.
+        source_name: String,
+        /// What failed.
+        error: crate::games::GamesError,
+    },
 }
 
 fn format_of(kind: SourceKind) -> Option<EcoFormat> {
@@ -182,13 +195,106 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         Ok((skeleton, text, warnings))
     })?;
 
+    // Phase 2: every game file is its own step, so adding a file parses only that file.
+    let mut game_files = Vec::new();
+    for (name, spec) in pipeline.sources.iter().filter(|(_, s)| !s.kind.is_taxonomy()) {
+        let mut files = Vec::new();
+        for pattern in spec.game_paths() {
+            let full = loaded.path(&pattern).display().to_string();
+            match crate::games::input::expand_paths(&[&full]) {
+                Ok(found) => files.extend(found),
+                // An empty drop folder (`games/*.pgn`) is a tree with the skeleton only;
+                // a plain path that does not exist is an error.
+                Err(crate::games::GamesError::NoMatch { .. }) if pattern.contains(['*', '?', '[']) => {
+                    if !options.dry_run {
+                        eprintln!("{:>12} {name}: no files match {pattern} yet", "Note");
+                    }
+                }
+                Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
+            }
+        }
+        files.sort();
+        files.dedup();
+        let filter = spec.game_filter().map_err(|message| BuildError::Step { step: format!("games:{name}"), message })?;
+        for file in files {
+            let hash = build
+                .files
+                .lock()
+                .expect("file states poisoned")
+                .hash(&file)
+                .map_err(|source| BuildError::Io { what: format!("reading {}", file.display()), source })?;
+            let shown = file.strip_prefix(&loaded.root).unwrap_or(&file).display().to_string();
+            game_files.push((name.clone(), spec.kind, filter.clone(), file, shown, hash));
+        }
+    }
+    let max_ply = pipeline.tree.max_ply as usize;
+    let budget = pipeline.games.memory_budget_mb;
+    let spill_dir = cache_dir(loaded).join("spill");
+    let file_outputs: Vec<(String, Output)> = game_files
+        .par_iter()
+        .map(|(name, kind, filter, file, shown, hash)| {
+            let id = format!("games:{name}:{shown}");
+            let format = if *kind == SourceKind::Bgn { Format::Bgn } else { Format::Pgn };
+            let params = (filter, max_ply, format == Format::Bgn);
+            let step = Step::new(id.clone(), versions::GAMES_FILE, &params).input("file", hash);
+            let output = build.value(step, |_| {
+                let options = AggregateOptions {
+                    max_ply,
+                    memory_budget_mb: budget,
+                    spill_dir: Some(spill_dir.clone()),
+                    format,
+                    ..Default::default()
+                };
+                let aggregate = crate::games::aggregate::aggregate_file_with(file, filter, &options)
+                    .map_err(|error| MakeError::Games { source_name: name.clone(), error })
+                    .map_err(|e| BuildError::Step { step: id.clone(), message: e.to_string() })?;
+                let c = &aggregate.counters;
+                let text = format!("{} games, {} counted", c.games_read, c.games_counted);
+                Ok((aggregate, text, 0))
+            })?;
+            Ok((id, output))
+        })
+        .collect::<Result<_, MakeError>>()?;
+    let games_output = if file_outputs.is_empty() {
+        None
+    } else {
+        let mut step = Step::new("games", versions::GAMES, &());
+        for (id, output) in &file_outputs {
+            step = step.input(id.clone(), &output.hash);
+        }
+        Some(build.value(step, |b| {
+            let parts: Vec<Arc<FileAggregate>> =
+                file_outputs.iter().map(|(id, o)| b.load(id, o)).collect::<Result<_, _>>()?;
+            let refs: Vec<&FileAggregate> = parts.iter().map(|a| a.as_ref()).collect();
+            let stats = crate::games::aggregate::merge(&refs);
+            let (bad, counters) = crate::games::aggregate::merge_reports(&refs);
+            if counters.games_bad > 0 {
+                eprintln!("{}", bad.render_table().trim_end());
+            }
+            let text = format!(
+                "{} games counted of {}, {} positions, {} moves, {} bad, {} filtered out",
+                counters.games_counted,
+                counters.games_read,
+                stats.positions.len(),
+                stats.moves.len(),
+                counters.games_bad,
+                counters.filtered.values().sum::<u64>()
+            );
+            Ok((GamesMerged { stats, bad, counters }, text, 0))
+        })?)
+    };
+
     // Tree assembly.
-    let tree_step = Step::new("tree", versions::TREE, &pipeline.tree).input("eco", &eco_output.hash);
+    let mut tree_step = Step::new("tree", versions::TREE, &pipeline.tree).input("eco", &eco_output.hash);
+    if let Some(games) = &games_output {
+        tree_step = tree_step.input("games", &games.hash);
+    }
     let tree_params = pipeline.tree.clone();
     let eco_for_tree = eco_output.clone();
     let tree_output = build.value(tree_step, move |b| {
         let skeleton: Arc<EcoSkeleton> = b.load("eco", &eco_for_tree)?;
-        let tree = tree::build(&skeleton, None, &tree_params);
+        let games: Option<Arc<GamesMerged>> = games_output.as_ref().map(|g| b.load("games", g)).transpose()?;
+        let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &tree_params);
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok((tree, text, 0))
     })?;
@@ -226,6 +332,16 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                         Ok((files, text))
                     })?;
                 }
+                ExportFormat::Polyglot => {
+                    let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
+                    build.files(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let entries = polyglot_entries(&tree, spec.weights);
+                        let text = format!("{} entries", entries.len());
+                        let bytes = export::polyglot::to_bytes(&entries);
+                        Ok((vec![ExportFile { name: String::new(), bytes }], text))
+                    })?;
+                }
                 ExportFormat::Csv => {
                     let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
                     let delimiter = spec.delimiter.as_bytes()[0];
@@ -246,6 +362,27 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// The merged statistics of all game files, with what was skipped.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct GamesMerged {
+    /// Counts per position and move.
+    pub stats: crate::games::stats::GameStats,
+    /// Bad games by reason.
+    pub bad: crate::games::report::BadGames,
+    /// Games read, counted, filtered.
+    pub counters: crate::games::report::Counters,
+}
+
+/// Book entries for every tree edge that games played.
+fn polyglot_entries(tree: &Tree, weights: export::polyglot::WeightMode) -> Vec<export::polyglot::BookEntry> {
+    let positions: Vec<shakmaty::Chess> =
+        tree.nodes.iter().map(|n| crate::position::parse_fen(&n.fen).expect("node FENs are written by okb")).collect();
+    let items = tree.nodes.iter().zip(&positions).flat_map(|(node, pos)| {
+        node.children.iter().filter_map(move |e| e.stats.map(|s| (pos, e.key, s)))
+    });
+    export::polyglot::entries_from_stats(items, weights)
 }
 
 /// Whether any step did work.

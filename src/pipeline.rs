@@ -52,6 +52,29 @@ pub struct SourceSpec {
     pub filter: Option<toml::Table>,
 }
 
+impl SourceSpec {
+    /// The game filter of a game source (`[sources.<name>.filter]`), checked.
+    pub fn game_filter(&self) -> Result<crate::games::filter::GameFilter, String> {
+        let filter: crate::games::filter::GameFilter = match &self.filter {
+            Some(table) => toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| {
+                format!("filter: {}", e.message())
+            })?,
+            None => Default::default(),
+        };
+        filter.compile().map_err(|e| format!("filter: {e}"))?;
+        Ok(filter)
+    }
+
+    /// The paths or globs of a game source, as written.
+    pub fn game_paths(&self) -> Vec<String> {
+        match (&self.paths, &self.path) {
+            (Some(paths), _) => paths.clone(),
+            (None, Some(path)) => vec![path.clone()],
+            (None, None) => Vec::new(),
+        }
+    }
+}
+
 /// `[exports.<name>]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -66,6 +89,9 @@ pub struct ExportSpec {
     /// Field delimiter (csv), one character.
     #[serde(default = "default_delimiter")]
     pub delimiter: String,
+    /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
+    #[serde(default)]
+    pub weights: crate::export::polyglot::WeightMode,
 }
 
 fn default_true() -> bool {
@@ -84,6 +110,22 @@ pub enum ExportFormat {
     EcoJson,
     /// One CSV row per node.
     Csv,
+    /// A Polyglot opening book (.bin) from the tree's move statistics.
+    Polyglot,
+}
+
+/// `[games]`: Phase 2 parameters that do not change results.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GamesParams {
+    /// Memory for in-memory counting before sorted runs spill to disk, in MiB.
+    pub memory_budget_mb: usize,
+}
+
+impl Default for GamesParams {
+    fn default() -> Self {
+        GamesParams { memory_budget_mb: 2048 }
+    }
 }
 
 /// `[store]`.
@@ -127,6 +169,9 @@ pub struct Pipeline {
     /// Tree assembly parameters.
     #[serde(default)]
     pub tree: TreeParams,
+    /// Phase 2 tuning.
+    #[serde(default)]
+    pub games: GamesParams,
     /// Where the store lives.
     #[serde(default)]
     pub store: StoreSpec,
@@ -269,8 +314,15 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     None,
                 )));
             }
-        } else if spec.paths.is_none() && spec.path.is_none() {
-            return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} needs `paths`"), None)));
+        } else {
+            if spec.paths.is_none() && spec.path.is_none() {
+                return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} needs `paths`"), None)));
+            }
+            if let Err(message) = spec.game_filter() {
+                let at = format!("[sources.{name}.filter]");
+                let at = if loaded.text.contains(&at) { at } else { header.clone() };
+                return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
+            }
         }
     }
     for (name, spec) in &loaded.pipeline.exports {

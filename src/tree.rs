@@ -188,9 +188,9 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
 
     // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
     if let Some(games) = games {
-        let mut frontier = vec![root_key];
+        let mut frontier = std::collections::VecDeque::from([root_key]);
         let mut seen: std::collections::HashSet<PositionKey> = frontier.iter().copied().collect();
-        while let Some(key) = frontier.pop() {
+        while let Some(key) = frontier.pop_front() {
             let (pos, ply) = {
                 let p = &pending[&key];
                 (p.pos.clone(), p.ply)
@@ -208,16 +208,18 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 child_pos.play_unchecked(mv);
                 let child = position::key(&child_pos);
                 pending.get_mut(&key).unwrap().edges.insert(*m, (child, Some(*stats)));
-                pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: BTreeMap::new() });
+                let node = pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: BTreeMap::new() });
+                // A skeleton position reached earlier by games than by its own line.
+                node.ply = node.ply.min(ply + 1);
                 if seen.insert(child) {
-                    frontier.push(child);
+                    frontier.push_back(child);
                 }
             }
             // Skeleton children are walked too, so game statistics below them attach.
             let skeleton_children: Vec<PositionKey> = pending[&key].edges.values().map(|(c, _)| *c).collect();
             for child in skeleton_children {
                 if seen.insert(child) {
-                    frontier.push(child);
+                    frontier.push_back(child);
                 }
             }
         }
