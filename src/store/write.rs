@@ -155,7 +155,7 @@ pub fn write(tree: &Tree, skeleton: &EcoSkeleton, path: &Path) -> Result<WriteSu
             }
             for (rank, edge) in node.children.iter().enumerate() {
                 let s = edge.stats.unwrap_or_default();
-                let avg = (s.rated_games > 0).then(|| s.rating_sum as f64 / s.rated_games as f64);
+                let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
                     .execute(params![
                         ids[i],
