@@ -12,6 +12,7 @@ pub mod games;
 pub mod make;
 pub mod pipeline;
 pub mod position;
+pub mod progress;
 pub mod record;
 pub mod sources;
 pub mod store;

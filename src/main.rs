@@ -176,10 +176,10 @@ fn print_step(report: &StepReport, explain: bool) {
     if report.status == Status::Built {
         line.push_str(&format!(" in {:.2}s", report.elapsed.as_secs_f64()));
     }
-    eprintln!("{line}");
+    okb::progress::println(&line);
     if let Some(reason) = &report.reason {
         if explain || report.status == Status::Stale {
-            eprintln!("{:>12} because {reason}", "");
+            okb::progress::println(&format!("{:>12} because {reason}", ""));
         }
     }
 }

@@ -230,6 +230,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let max_ply = pipeline.tree.max_ply as usize;
     let budget = pipeline.games.memory_budget_mb;
     let spill_dir = cache_dir(loaded).join("spill");
+    let bar = crate::progress::start(game_files.len() as u64, "game files");
     let file_outputs: Vec<(String, Output)> = game_files
         .par_iter()
         .map(|(name, kind, filter, file, shown, hash)| {
@@ -252,9 +253,11 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 let text = format!("{} games, {} counted", c.games_read, c.games_counted);
                 Ok((aggregate, text, 0))
             })?;
+            bar.inc(1);
             Ok((id, output))
         })
         .collect::<Result<_, MakeError>>()?;
+    drop(bar);
     let games_output = if file_outputs.is_empty() {
         None
     } else {
