@@ -177,11 +177,10 @@ fn print_step(report: &StepReport, explain: bool) {
         line.push_str(&format!(" in {:.2}s", report.elapsed.as_secs_f64()));
     }
     okb::progress::println(&line);
-    if let Some(reason) = &report.reason {
-        if explain || report.status == Status::Stale {
+    if let Some(reason) = &report.reason
+        && (explain || report.status == Status::Stale) {
             okb::progress::println(&format!("{:>12} because {reason}", ""));
         }
-    }
 }
 
 fn run(cli: Cli) -> miette::Result<ExitCode> {

@@ -290,15 +290,14 @@ fn deep_merge(base: &mut toml::Table, overrides: toml::Table) {
 fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
     for (name, spec) in &loaded.pipeline.sources {
         let header = format!("[sources.{name}]");
-        if let Some(pin) = &spec.blake3 {
-            if pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+        if let Some(pin) = &spec.blake3
+            && (pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())) {
                 return Err(Box::new(loaded.error_at(
                     pin,
                     format!("source {name:?}: blake3 must be 64 lowercase hex digits"),
                     Some("run `okb pin` to compute it".into()),
                 )));
             }
-        }
         if spec.kind.is_taxonomy() {
             if spec.url.is_none() && spec.path.is_none() {
                 return Err(Box::new(loaded.error_at(

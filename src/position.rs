@@ -29,11 +29,11 @@ pub fn key(pos: &Chess) -> PositionKey {
 /// The key of the position reached by playing legal move `m` from `pos`, whose key is
 /// `current`; incremental where shakmaty can do it, which saves playing the move.
 pub fn child_key(pos: &Chess, current: PositionKey, m: &Move) -> PositionKey {
-    match pos.update_zobrist_hash(Zobrist128(current.0), m.clone(), EnPassantMode::Legal) {
+    match pos.update_zobrist_hash(Zobrist128(current.0), *m, EnPassantMode::Legal) {
         Some(z) => PositionKey(z.0),
         None => {
             let mut child = pos.clone();
-            child.play_unchecked(m.clone());
+            child.play_unchecked(*m);
             key(&child)
         }
     }
@@ -85,10 +85,11 @@ pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
     } else {
         Epd::from_ascii(trimmed.as_bytes()).map_err(|e| err(e.to_string()))?.into()
     };
-    parsed
-        .into_position(CastlingMode::Standard)
-        .or_else(|e| e.ignore_impossible_check())
-        .map_err(|e| err(e.to_string()))
+    // A position whose check is impossible (e.g. a FEN typed by hand) is still a position.
+    match parsed.into_position(CastlingMode::Standard) {
+        Ok(pos) => Ok(pos),
+        Err(e) => e.ignore_impossible_check().map_err(|e| err(e.to_string())),
+    }
 }
 
 /// A move packed into 16 bits: from square, to square and promotion role.
@@ -128,7 +129,7 @@ pub fn uci(m: &Move) -> String {
 
 /// The SAN text of `m` played from `pos`, with check or mate suffix.
 pub fn san(pos: &Chess, m: &Move) -> String {
-    shakmaty::san::SanPlus::from_move(pos.clone(), m.clone()).to_string()
+    shakmaty::san::SanPlus::from_move(pos.clone(), *m).to_string()
 }
 
 #[cfg(test)]
@@ -190,7 +191,7 @@ mod tests {
         for s in line {
             for m in pos.legal_moves() {
                 let mut child = pos.clone();
-                child.play_unchecked(m.clone());
+                child.play_unchecked(m);
                 assert_eq!(child_key(&pos, key(&pos), &m), key(&child), "{m:?} in {}", fen(&pos));
             }
             let san: shakmaty::san::San = s.parse().unwrap();

@@ -206,12 +206,11 @@ impl Resolver {
         }
         file.sync_data().map_err(|e| fail(e.to_string()))?;
         let hash = hasher.finalize().to_hex().to_string();
-        if let Some(pin) = pin {
-            if pin != hash {
+        if let Some(pin) = pin
+            && pin != hash {
                 let _ = std::fs::remove_file(&tmp);
                 return Err(SourceError::Mismatch { name: name.into(), location: url.into(), expected: pin.into(), actual: hash });
             }
-        }
         let path = self.store.join(&hash);
         std::fs::rename(&tmp, &path).map_err(|e| fail(e.to_string()))?;
         Ok((path, hash))

@@ -331,7 +331,7 @@ fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
     let mut moves = Vec::with_capacity(line.len());
     for m in line {
         let mv = m.to_move(&pos).expect("tree lines are legal");
-        pos.play_unchecked(mv.clone());
+        pos.play_unchecked(mv);
         moves.push(mv);
     }
     (moves, position::fen(&pos))

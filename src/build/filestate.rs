@@ -44,11 +44,10 @@ impl FileStates {
         let meta = std::fs::metadata(file)?;
         let (len, mtime_ns, inode) = stamp_of(&meta);
         let key = file.display().to_string();
-        if let Some(s) = self.stamps.get(&key) {
-            if s.len == len && s.mtime_ns == mtime_ns && s.inode == inode {
+        if let Some(s) = self.stamps.get(&key)
+            && s.len == len && s.mtime_ns == mtime_ns && s.inode == inode {
                 return Ok(s.hash.clone());
             }
-        }
         let hash = hash_file(file)?;
         self.stamps.insert(key, Stamp { len, mtime_ns, inode, hash: hash.clone() });
         self.dirty = true;

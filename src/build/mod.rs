@@ -370,8 +370,8 @@ impl Build {
         let record_path = self.cache.root().join("steps").join(&key);
         let record: Option<StepRecord> =
             std::fs::read(&record_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
-        if let Some(record) = &record {
-            if self.file_matches(target, &record.output) {
+        if let Some(record) = &record
+            && self.file_matches(target, &record.output) {
                 self.finish(StepReport {
                     id: step.id,
                     status: Status::Fresh,
@@ -382,7 +382,6 @@ impl Build {
                 });
                 return Ok(Output::known(record.output.clone()));
             }
-        }
         let why = match record {
             Some(_) => format!("{} missing or modified", target.display()),
             None => self.reason(&step, &format!("{} missing or modified", target.display())),

@@ -35,7 +35,7 @@ pub fn play_san(tokens: &[&str]) -> Result<Vec<Move>, LineError> {
             .parse()
             .map_err(|e| err(format!("not a SAN move ({e})")))?;
         let m = to_move_lenient(san, &pos).map_err(|e| err(format!("{e} in this position")))?;
-        pos.play_unchecked(m.clone());
+        pos.play_unchecked(m);
         moves.push(m);
     }
     Ok(moves)
@@ -69,7 +69,7 @@ pub fn movetext(moves: &[Move]) -> String {
             out.push(' ');
         }
         out.push_str(&crate::position::san(&pos, m));
-        pos.play_unchecked(m.clone());
+        pos.play_unchecked(*m);
     }
     out
 }

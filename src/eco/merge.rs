@@ -194,8 +194,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     let mut named_order: Vec<PositionKey> = Vec::new();
     for (index, row) in played.iter().enumerate() {
         let end = *row.keys.last().unwrap();
-        if !named.contains_key(&end) {
-            named.insert(end, index);
+        if let std::collections::hash_map::Entry::Vacant(e) = named.entry(end) {
+            e.insert(index);
             named_order.push(end);
         }
     }
