@@ -3,11 +3,7 @@
 
 mod common;
 
-use common::Project;
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eco").join(name).display().to_string()
-}
+use common::{Project, fixture};
 
 fn mini_project() -> Project {
     Project::with_pipeline(&format!(

@@ -3,16 +3,12 @@
 
 mod common;
 
-use common::{Project, tree_bytes};
+use common::{Project, fixture, tree_bytes};
 
 const FILES: [&str; 3] = ["Kramnik.pgn.zst", "Anand.pgn.zst", "Tal.pgn.zst"];
 
 fn masters(name: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters").join(name)
-}
-
-fn fixture(name: &str) -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eco").join(name).display().to_string()
 }
 
 fn project(files: &[&str]) -> Project {

@@ -218,6 +218,19 @@ impl Build {
         if why.is_empty() { fallback.to_string() } else { why.join(", ") }
     }
 
+    /// Reports a step that would run (dry run) and gives it an unknown output.
+    fn stale(&self, id: String, start: Instant, reason: String) -> Output {
+        self.finish(StepReport {
+            id,
+            status: Status::Stale,
+            summary: String::new(),
+            warnings: 0,
+            elapsed: start.elapsed(),
+            reason: Some(reason),
+        });
+        Output::known(UNKNOWN.into())
+    }
+
     fn io(what: String) -> impl FnOnce(std::io::Error) -> BuildError {
         move |source| BuildError::Io { what, source }
     }
@@ -244,15 +257,7 @@ impl Build {
         }
         let reason = self.reason(&step, "output missing from the cache");
         if self.dry_run {
-            self.finish(StepReport {
-                id: step.id,
-                status: Status::Stale,
-                summary: String::new(),
-                warnings: 0,
-                elapsed: start.elapsed(),
-                reason: Some(reason),
-            });
-            return Ok(Output::known(UNKNOWN.into()));
+            return Ok(self.stale(step.id, start, reason));
         }
         let (value, summary, warnings) = compute(self)?;
         let hash = self.cache.put_value(&value).map_err(Self::io(format!("storing output of {}", step.id)))?;
@@ -307,15 +312,7 @@ impl Build {
             None => {
                 let why = self.reason(&step, "output missing from the cache");
                 if self.dry_run {
-                    self.finish(StepReport {
-                        id,
-                        status: Status::Stale,
-                        summary: String::new(),
-                        warnings: 0,
-                        elapsed: start.elapsed(),
-                        reason: Some(why),
-                    });
-                    return Ok(Output::known(UNKNOWN.into()));
+                    return Ok(self.stale(id, start, why));
                 }
                 let (files, summary) = compute(self)?;
                 let mut manifest = Vec::with_capacity(files.len());
@@ -387,15 +384,7 @@ impl Build {
             None => self.reason(&step, &format!("{} missing or modified", target.display())),
         };
         if self.dry_run {
-            self.finish(StepReport {
-                id: step.id,
-                status: Status::Stale,
-                summary: String::new(),
-                warnings: 0,
-                elapsed: start.elapsed(),
-                reason: Some(why),
-            });
-            return Ok(Output::known(UNKNOWN.into()));
+            return Ok(self.stale(step.id, start, why));
         }
         let summary = compute(self)?;
         let hash = filestate::hash_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;

@@ -10,6 +10,11 @@ pub fn shared_sources() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sources")
 }
 
+/// A hand-written ECO fixture file in fixtures/eco.
+pub fn fixture(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eco").join(name).display().to_string()
+}
+
 /// A temporary project.
 pub struct Project {
     pub dir: tempfile::TempDir,
