@@ -242,6 +242,18 @@ impl Build {
         step: Step,
         compute: impl FnOnce(&Build) -> Result<(T, String, usize), BuildError>,
     ) -> Result<Output, BuildError> {
+        self.resumable(step, |b| compute(b).map(|(value, summary, warnings)| (value, summary, warnings, true)))
+    }
+
+    /// Like [`Build::value`], for a step that may stop early (a time or work budget):
+    /// when `compute` says its value is incomplete, the value still feeds this run's
+    /// dependents but the step is not recorded, so the next run runs it again and
+    /// continues (the step keeps its own finished work, e.g. in the engine cache).
+    pub fn resumable<T: Serialize + Send + Sync + 'static>(
+        &self,
+        step: Step,
+        compute: impl FnOnce(&Build) -> Result<(T, String, usize, bool), BuildError>,
+    ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
         if let Some(record) = self.cache.step(&key) {
@@ -259,11 +271,13 @@ impl Build {
         if self.dry_run {
             return Ok(self.stale(step.id, start, reason));
         }
-        let (value, summary, warnings) = compute(self)?;
+        let (value, summary, warnings, complete) = compute(self)?;
         let hash = self.cache.put_value(&value).map_err(Self::io(format!("storing output of {}", step.id)))?;
         let memo: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(value);
-        let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
-        self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+        if complete {
+            let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
+            self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+        }
         self.cache.put_last_parts(&step.id, &step.parts()).map_err(Self::io(format!("recording {}", step.id)))?;
         self.finish(StepReport {
             id: step.id,
