@@ -2,5 +2,6 @@
 //!
 //! See ARCHITECTURE.md for a map of the modules.
 
+pub mod engine;
 pub mod games;
 pub mod position;
