@@ -43,10 +43,11 @@ use pool::{Event, Scheduler, Stop, Task};
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum EngineError {
     /// No engine binary was found.
-    #[error("no UCI engine found (looked for {searched})")]
-    #[diagnostic(help(
-        "install Stockfish with `apt-get install stockfish`, or point okb at an engine with `[engine] path = \"/path/to/stockfish\"` in pipeline.toml"
-    ))]
+    // The fix is in the message itself, not only in a miette help, because callers
+    // may print the error with plain Display.
+    #[error(
+        "no UCI engine found (looked for {searched}); install Stockfish with `apt-get install stockfish`, or set `[engine] path = \"/path/to/stockfish\"` in pipeline.toml"
+    )]
     NotFound {
         /// Where okb looked.
         searched: String,
@@ -333,10 +334,14 @@ pub fn annotate(
     }
 
     let deadline = config.time_budget.map(|t| start + Duration::from_secs_f64(t));
-    let scheduler = Mutex::new(Scheduler::new(pool::plan(&tasks, config.tt_locality), config.max_positions, deadline));
+    let scheduler = Mutex::new(Scheduler::new(
+        pool::plan(&tasks, config.tt_locality),
+        config.max_positions,
+        deadline,
+        config.max_consecutive_failures,
+    ));
     let mut fatal = None;
     let mut cache_error = None;
-    let mut consecutive_failures = 0usize;
     pool::run(&tasks, &scheduler, &path, config, &mut |event, scheduler| match event {
         Event::Spawning => report.engines_started += 1,
         Event::Fatal(e) => {
@@ -347,7 +352,6 @@ pub fn annotate(
             let epd = &epds[task];
             match outcome {
                 Ok(analysis) => {
-                    consecutive_failures = 0;
                     if let Err(e) = cache.put(&report.engine_identity, epd, tasks[task].depth, multipv, &analysis) {
                         lock(scheduler).stop(Stop::Fatal);
                         cache_error.get_or_insert(e);
@@ -358,10 +362,6 @@ pub fn annotate(
                     snapshot.analysed += 1;
                 }
                 Err(reason) => {
-                    consecutive_failures += 1;
-                    if consecutive_failures >= config.max_consecutive_failures {
-                        lock(scheduler).stop(Stop::Failing(consecutive_failures));
-                    }
                     report.failures.insert(epd.clone(), Failure { fen: tasks[task].fen.clone(), reason });
                     report.failed += 1;
                     snapshot.failed += 1;

@@ -112,12 +112,41 @@ pub(crate) struct Scheduler {
     started: usize,
     max_positions: Option<usize>,
     deadline: Option<Instant>,
+    max_consecutive_failures: usize,
+    consecutive_failures: usize,
     stop: Option<Stop>,
 }
 
 impl Scheduler {
-    pub(crate) fn new(units: Vec<Vec<usize>>, max_positions: Option<usize>, deadline: Option<Instant>) -> Self {
-        Scheduler { units: units.into(), started: 0, max_positions, deadline, stop: None }
+    pub(crate) fn new(
+        units: Vec<Vec<usize>>,
+        max_positions: Option<usize>,
+        deadline: Option<Instant>,
+        max_consecutive_failures: usize,
+    ) -> Self {
+        Scheduler {
+            units: units.into(),
+            started: 0,
+            max_positions,
+            deadline,
+            max_consecutive_failures,
+            consecutive_failures: 0,
+            stop: None,
+        }
+    }
+
+    /// Records the outcome of a position. Done by the worker under the same lock as its
+    /// next `next`, so a broken engine stops the run after exactly the configured number
+    /// of failures instead of racing the calling thread.
+    fn record(&mut self, ok: bool) {
+        if ok {
+            self.consecutive_failures = 0;
+        } else {
+            self.consecutive_failures += 1;
+            if self.consecutive_failures >= self.max_consecutive_failures {
+                self.stop(Stop::Failing(self.consecutive_failures));
+            }
+        }
     }
 
     /// Stops handing out work (the first reason given is kept).
@@ -213,6 +242,7 @@ fn worker(tasks: &[Task], scheduler: &Mutex<Scheduler>, path: &Path, config: &En
                 }
             }
         };
+        lock(scheduler).record(outcome.is_ok());
         if tx.send(Event::Finished { task: id, outcome }).is_err() {
             break;
         }
@@ -273,7 +303,7 @@ mod tests {
 
     #[test]
     fn scheduler_enforces_max_positions() {
-        let mut s = Scheduler::new(vec![vec![0], vec![1], vec![2]], Some(2), None);
+        let mut s = Scheduler::new(vec![vec![0], vec![1], vec![2]], Some(2), None, 5);
         let mut local = VecDeque::new();
         assert_eq!(s.next(&mut local), Some(0));
         assert_eq!(s.next(&mut local), Some(1));
@@ -284,8 +314,23 @@ mod tests {
 
     #[test]
     fn scheduler_enforces_time_budget() {
-        let mut s = Scheduler::new(vec![vec![0]], None, Some(Instant::now()));
+        let mut s = Scheduler::new(vec![vec![0]], None, Some(Instant::now()), 5);
         assert_eq!(s.next(&mut VecDeque::new()), None);
         assert_eq!(s.stop_reason(), Some(&Stop::TimeBudget));
+    }
+
+    #[test]
+    fn scheduler_stops_after_consecutive_failures_only() {
+        let mut s = Scheduler::new(vec![vec![0], vec![1], vec![2], vec![3]], None, None, 2);
+        let mut local = VecDeque::new();
+        assert_eq!(s.next(&mut local), Some(0));
+        s.record(false);
+        s.record(true);
+        assert_eq!(s.next(&mut local), Some(1));
+        s.record(false);
+        assert_eq!(s.next(&mut local), Some(2));
+        s.record(false);
+        assert_eq!(s.next(&mut local), None);
+        assert_eq!(s.stop_reason(), Some(&Stop::Failing(2)));
     }
 }
