@@ -5,7 +5,7 @@
 //!
 //! ```text
 //! engine_bench --positions FILE --depth 16 [--engines 2] [--engine PATH]
-//!              [--locality] [--no-new-game] [--results out.json]
+//!              [--multipv 3] [--locality] [--no-new-game] [--results out.json]
 //! ```
 
 use std::error::Error;
@@ -25,6 +25,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             "--results" => results = Some(PathBuf::from(value()?)),
             "--engine" => config.path = Some(PathBuf::from(value()?)),
             "--engines" => config.engines = value()?.parse()?,
+            "--multipv" => config.multipv = value()?.parse()?,
             "--depth" => {
                 let d = value()?.parse()?;
                 (config.depth_branching, config.depth_leaf, config.depth_popular) = (d, d, d);
@@ -56,7 +57,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let secs = report.elapsed.as_secs_f64();
     println!(
-        "positions={} failed={} elapsed_s={:.3} positions_per_s={:.4} nodes={} nodes_per_s={:.0} engines={} locality={} new_game={}",
+        "positions={} failed={} elapsed_s={:.3} positions_per_s={:.4} nodes={} nodes_per_s={:.0} engines={} multipv={} locality={} new_game={}",
         report.analysed,
         report.failed,
         secs,
@@ -64,6 +65,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         report.nodes,
         report.nodes as f64 / secs,
         config.engines,
+        config.multipv,
         config.tt_locality,
         config.new_game,
     );
