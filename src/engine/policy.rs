@@ -58,13 +58,17 @@ pub struct EngineConfig {
     pub handshake_timeout: f64,
     /// Attempts per position (the first try included) before it is recorded as failed.
     pub max_attempts: u32,
-    /// Send `ucinewgame` before every search so results do not depend on what the engine
-    /// searched before (byte-identical exports). Turning it off is slightly faster but
-    /// makes evaluations depend on scheduling.
+    /// Clear the engine (`ucinewgame`: hash and history tables) before every unit of
+    /// work, so a result does not depend on what the engine searched before and exports
+    /// are byte-identical across runs. Turning it off lets the table carry over between
+    /// unrelated positions: fewer nodes, but results then depend on scheduling.
     pub new_game: bool,
-    /// Give each subtree (by [`Job::subtree`](super::Job::subtree)) to one engine,
-    /// parents first, so its hash table carries over. Only meaningful with
-    /// `new_game = false`; see the module docs of [`pool`](super::pool) for the measurement.
+    /// Make each subtree (the first plies of [`Job::subtree`](super::Job::subtree)) one
+    /// unit of work: one engine searches it parents first without clearing in between,
+    /// so a parent's hash table serves its children. With `new_game` the result of a
+    /// position then depends on the other uncached positions of its subtree in the same
+    /// run (still deterministic for the same jobs and cache). See [`pool`](super::pool)
+    /// for the measurement.
     pub tt_locality: bool,
     /// Stop the phase after this many positions in a row failed on every attempt, since
     /// then the engine itself is broken and retrying the rest only burns time.

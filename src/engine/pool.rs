@@ -164,8 +164,9 @@ impl Scheduler {
         self.stop.as_ref()
     }
 
-    /// Next task for a worker whose current unit is `local`.
-    fn next(&mut self, local: &mut VecDeque<usize>) -> Option<usize> {
+    /// Next task for a worker whose current unit is `local`, and whether it starts a
+    /// new unit.
+    fn next(&mut self, local: &mut VecDeque<usize>) -> Option<(usize, bool)> {
         if self.stop.is_some() {
             return None;
         }
@@ -177,12 +178,13 @@ impl Scheduler {
             self.stop(Stop::TimeBudget);
             return None;
         }
-        if local.is_empty() {
+        let starts_unit = local.is_empty();
+        if starts_unit {
             local.extend(self.units.pop_front()?);
         }
         let task = local.pop_front()?;
         self.started += 1;
-        Some(task)
+        Some((task, starts_unit))
     }
 }
 
@@ -216,12 +218,23 @@ fn lock(scheduler: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
 
 fn worker(tasks: &[Task], scheduler: &Mutex<Scheduler>, path: &Path, config: &EngineConfig, tx: &Sender<Event>) {
     let mut engine: Option<UciEngine> = None;
-    // Whether the current engine has searched since it started (a fresh one is clean).
+    // Whether the current engine has searched since it started or was last cleared.
     let mut dirty = false;
     let mut local = VecDeque::new();
     loop {
         let next = lock(scheduler).next(&mut local);
-        let Some(id) = next else { break };
+        let Some((id, starts_unit)) = next else { break };
+        if starts_unit && dirty && config.new_game {
+            // Clearing happens per unit: with TT locality a unit's searches share the
+            // table, without it every position is a unit and starts clean.
+            if let Some(eng) = engine.as_mut() {
+                if eng.new_game().is_ok() {
+                    dirty = false;
+                } else if let Some(broken) = engine.take() {
+                    broken.kill();
+                }
+            }
+        }
         let task = &tasks[id];
         let mut reasons = Vec::new();
         let outcome = loop {
@@ -265,9 +278,6 @@ fn attempt(
             engine.insert(UciEngine::start(path, &config.options(), config.handshake_timeout())?)
         }
     };
-    if config.new_game && *dirty {
-        eng.new_game()?;
-    }
     *dirty = true;
     let out = eng.search(&task.fen, task.depth, config.position_timeout())?;
     Analysis::from_search(&task.pos, &out)
@@ -305,11 +315,19 @@ mod tests {
     fn scheduler_enforces_max_positions() {
         let mut s = Scheduler::new(vec![vec![0], vec![1], vec![2]], Some(2), None, 5);
         let mut local = VecDeque::new();
-        assert_eq!(s.next(&mut local), Some(0));
-        assert_eq!(s.next(&mut local), Some(1));
+        assert_eq!(s.next(&mut local), Some((0, true)));
+        assert_eq!(s.next(&mut local), Some((1, true)));
         assert_eq!(s.next(&mut local), None);
         assert_eq!(s.stop_reason(), Some(&Stop::MaxPositions));
         assert_eq!(s.started(), 2);
+    }
+
+    #[test]
+    fn scheduler_marks_unit_starts() {
+        let mut s = Scheduler::new(vec![vec![4, 2, 3], vec![1]], None, None, 5);
+        let mut local = VecDeque::new();
+        let got: Vec<_> = std::iter::from_fn(|| s.next(&mut local)).collect();
+        assert_eq!(got, vec![(4, true), (2, false), (3, false), (1, true)]);
     }
 
     #[test]
@@ -323,12 +341,12 @@ mod tests {
     fn scheduler_stops_after_consecutive_failures_only() {
         let mut s = Scheduler::new(vec![vec![0], vec![1], vec![2], vec![3]], None, None, 2);
         let mut local = VecDeque::new();
-        assert_eq!(s.next(&mut local), Some(0));
+        assert_eq!(s.next(&mut local), Some((0, true)));
         s.record(false);
         s.record(true);
-        assert_eq!(s.next(&mut local), Some(1));
+        assert_eq!(s.next(&mut local), Some((1, true)));
         s.record(false);
-        assert_eq!(s.next(&mut local), Some(2));
+        assert_eq!(s.next(&mut local), Some((2, true)));
         s.record(false);
         assert_eq!(s.next(&mut local), None);
         assert_eq!(s.stop_reason(), Some(&Stop::Failing(2)));
