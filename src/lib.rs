@@ -7,6 +7,7 @@ pub mod cli_book;
 pub mod commands;
 pub mod diagnostics;
 pub mod eco;
+pub mod engine;
 pub mod export;
 pub mod games;
 pub mod make;
