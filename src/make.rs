@@ -16,6 +16,7 @@ use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 use crate::export::{self, ExportFile};
 use crate::pipeline::{ExportFormat, Loaded, SourceKind};
 use crate::sources::{Origin, Resolver, Wanted};
+use crate::engine::Annotations;
 use crate::games::aggregate::{AggregateOptions, FileAggregate, Format};
 use crate::tree::{self, Tree};
 
@@ -27,9 +28,10 @@ mod versions {
     pub const GAMES: u32 = 1;
     pub const TREE: u32 = 2;
     pub const EXPORT_POLYGLOT: u32 = 1;
-    pub const STORE: u32 = 2 + crate::store::schema::SCHEMA_VERSION * 100;
+    pub const STORE: u32 = 3 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
-    pub const EXPORT_CSV: u32 = 1;
+    pub const EXPORT_CSV: u32 = 2;
+    pub const ENGINE: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -71,6 +73,13 @@ pub enum MakeError {
     #[error(transparent)]
     #[diagnostic(code(okb::store))]
     Store(#[from] crate::store::StoreError),
+    /// The engine could not be used at all (missing, unstartable, bad settings).
+    #[error(transparent)]
+    #[diagnostic(
+        code(okb::engine),
+        help("install Stockfish (`apt-get install stockfish`) or set `path` in [engine] of pipeline.toml; remove [engine] to skip annotation")
+    )]
+    Engine(#[from] crate::engine::EngineError),
     /// A game source could not be read as a whole.
     #[error("game source {source_name}: {error}")]
     #[diagnostic(code(okb::games))]
@@ -302,17 +311,28 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         Ok((tree, text, 0))
     })?;
 
+    // Phase 4: engine annotation of the tree's nodes, each result cached per position.
+    let engine_output = match &pipeline.engine {
+        None => None,
+        Some(config) => Some(annotate_step(loaded, &build, config, &tree_output, &new_warnings)?),
+    };
+    let engine_output = &engine_output;
+
     // The store and the exports only read their inputs: run them side by side.
     let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
     let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
     let store_path = loaded.path(&pipeline.store.path);
     finals.push(Box::new(move || {
-        let store_step =
+        let mut store_step =
             Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
+        if let Some(engine) = engine_output {
+            store_step = store_step.input("engine", &engine.hash);
+        }
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-            let written = crate::store::write::write(&tree, &skeleton, &store_path)
+            let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+            let written = crate::store::write::write(&tree, &skeleton, annotations.as_deref(), &store_path)
                 .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             Ok(format!(
                 "{} nodes, {} edges, {} transpositions, {} changes logged",
@@ -346,11 +366,16 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     })?;
                 }
                 ExportFormat::Csv => {
-                    let step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
+                    let mut step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
+                    if let Some(engine) = engine_output {
+                        step = step.input("engine", &engine.hash);
+                    }
                     let delimiter = spec.delimiter.as_bytes()[0];
                     build.files(step, &target, |b| {
                         let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let bytes = export::csv::render(&tree, delimiter);
+                        let annotations: Option<Arc<Annotations>> =
+                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                        let bytes = export::csv::render(&tree, annotations.as_deref(), delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
                     })?;
                 }
@@ -365,6 +390,74 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// The `engine` step: annotates the tree's nodes (those with at least `min_games` games),
+/// most played first. Every result goes to the engine cache as it arrives, so a run that
+/// stops at its budget (or is killed) loses nothing: the step is then left unrecorded
+/// and the next `okb make` continues from the cache.
+fn annotate_step(
+    loaded: &Loaded,
+    build: &Build,
+    config: &crate::engine::EngineConfig,
+    tree_output: &Output,
+    warnings: &std::sync::Mutex<Vec<Warning>>,
+) -> Result<Output, MakeError> {
+    let binary = crate::engine::resolve_engine(config.path.as_deref())?;
+    let binary_hash = build
+        .files
+        .lock()
+        .expect("file states poisoned")
+        .hash(&binary)
+        .map_err(|source| BuildError::Io { what: format!("reading {}", binary.display()), source })?;
+    let step = Step::new("engine", versions::ENGINE, config).input("tree", &tree_output.hash).input("engine-binary", &binary_hash);
+    let cache_path = cache_dir(loaded).join("engine.sqlite");
+    let output = build.resumable(step, |b| {
+        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+        let jobs: Vec<crate::engine::Job> = tree
+            .nodes
+            .iter()
+            .filter(|n| n.game_count() >= config.min_games)
+            .map(|n| crate::engine::Job::for_node(n.fen.clone(), n.is_branching(), n.game_count(), n.movetext.clone(), config))
+            .collect();
+        let failed = |e: crate::engine::EngineError| BuildError::Step { step: "engine".into(), message: e.to_string() };
+        let cache = crate::engine::EngineCache::open(&cache_path).map_err(failed)?;
+        let bar = crate::progress::start(jobs.len() as u64, "engine positions");
+        let report = crate::engine::annotate(jobs, config, &cache, &|p| {
+            bar.set(p.cached as u64 + p.analysed as u64 + p.failed as u64);
+        })
+        .map_err(failed)?;
+        drop(bar);
+        let mut summary = format!(
+            "{} positions: {} cached, {} analysed, {} failed, {} engines started",
+            report.results.len() + report.failures.len(),
+            report.cached,
+            report.analysed,
+            report.failed,
+            report.engines_started
+        );
+        if let Some(why) = &report.stopped {
+            summary.push_str(&format!("; stopped ({why}), {} left for the next make", report.left));
+        }
+        let mut sink = warnings.lock().expect("warnings poisoned");
+        for (epd, failure) in &report.failures {
+            sink.push(Warning {
+                kind: "engine-failure".into(),
+                file: "engine".into(),
+                line: None,
+                message: failure.reason.clone(),
+                text: Some(epd.clone()),
+            });
+        }
+        let annotations = Annotations {
+            engine_name: report.engine_name.clone(),
+            results: report.results,
+            failures: report.failures,
+        };
+        let complete = report.left == 0;
+        Ok((annotations, summary, report.failed, complete))
+    })?;
+    Ok(output)
 }
 
 /// The merged statistics of all game files, with what was skipped.

@@ -172,6 +172,8 @@ pub struct Pipeline {
     /// Phase 2 tuning.
     #[serde(default)]
     pub games: GamesParams,
+    /// Phase 4: engine annotation (absent: no annotation).
+    pub engine: Option<crate::engine::EngineConfig>,
     /// Where the store lives.
     #[serde(default)]
     pub store: StoreSpec,
@@ -322,6 +324,11 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                 let at = if loaded.text.contains(&at) { at } else { header.clone() };
                 return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
             }
+        }
+    }
+    if let Some(engine) = &loaded.pipeline.engine {
+        if let Err(e) = engine.validate() {
+            return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
     }
     for (name, spec) in &loaded.pipeline.exports {

@@ -16,6 +16,13 @@ pub struct Bar {
 }
 
 impl Bar {
+    /// Moves the bar to `position`.
+    pub fn set(&self, position: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(position);
+        }
+    }
+
     /// Advances the bar by `n`.
     pub fn inc(&self, n: u64) {
         if let Some(bar) = &self.bar {

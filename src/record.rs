@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use crate::engine::{Analysis, Annotations};
 use crate::position;
 use crate::tree::{Node, Tree};
 
@@ -53,6 +54,8 @@ pub struct NodeRecord {
     pub stockfish_depth: Option<u32>,
     /// Engine's best move in SAN.
     pub best_move: Option<String>,
+    /// Engine's best move in UCI.
+    pub best_move_uci: Option<String>,
     /// The move into this position is dubious for its mover.
     pub is_dubious: Option<bool>,
     /// The move into this position loses for its mover.
@@ -75,8 +78,8 @@ pub fn split_name(name: &str) -> (String, Option<String>) {
 }
 
 impl NodeRecord {
-    /// The record of `node`.
-    pub fn new(node: &Node) -> NodeRecord {
+    /// The record of `node`, with its engine annotation if there is one.
+    pub fn new(node: &Node, analysis: Option<&Analysis>) -> NodeRecord {
         let stats = node.stats.unwrap_or_default();
         let games = stats.games();
         let (opening_name, variation_name) = match &node.opening {
@@ -106,17 +109,21 @@ impl NodeRecord {
             draw_pct: pct(stats.draws, games),
             is_branching_node: node.is_branching(),
             children: node.children.len(),
-            stockfish_eval: None,
-            stockfish_depth: None,
-            best_move: None,
-            is_dubious: None,
-            is_busted: None,
+            stockfish_eval: analysis.map(|a| a.stockfish_eval),
+            stockfish_depth: analysis.map(|a| a.stockfish_depth),
+            best_move: analysis.and_then(|a| a.best_move_san.clone()),
+            best_move_uci: analysis.and_then(|a| a.best_move_uci.clone()),
+            is_dubious: analysis.map(|a| a.is_dubious),
+            is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
         }
     }
 
     /// Records of all nodes of `tree`, in node order.
-    pub fn all(tree: &Tree) -> Vec<NodeRecord> {
-        tree.nodes.iter().map(NodeRecord::new).collect()
+    pub fn all(tree: &Tree, annotations: Option<&Annotations>) -> Vec<NodeRecord> {
+        tree.nodes
+            .iter()
+            .map(|n| NodeRecord::new(n, annotations.and_then(|a| a.results.get(&n.epd))))
+            .collect()
     }
 }

@@ -189,6 +189,17 @@ pub struct AnnotationReport {
     pub elapsed: Duration,
 }
 
+/// The output of the annotation phase: what the store and exports read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Annotations {
+    /// The engine's `id name`.
+    pub engine_name: String,
+    /// Results keyed by [`position::epd`].
+    pub results: BTreeMap<String, Analysis>,
+    /// Positions that failed after all attempts, keyed by [`position::epd`].
+    pub failures: BTreeMap<String, Failure>,
+}
+
 /// Finds the engine binary: `configured` if given (a bare name is looked up on PATH),
 /// otherwise `stockfish` on PATH, then `/usr/games/stockfish`.
 pub fn resolve_engine(configured: Option<&Path>) -> Result<PathBuf, EngineError> {

@@ -73,6 +73,9 @@ pub struct EngineConfig {
     /// Stop the phase after this many positions in a row failed on every attempt, since
     /// then the engine itself is broken and retrying the rest only burns time.
     pub max_consecutive_failures: usize,
+    /// Annotate only tree nodes reached by at least this many games (0: every node,
+    /// the ECO skeleton's included).
+    pub min_games: u64,
 }
 
 impl Default for EngineConfig {
@@ -95,6 +98,7 @@ impl Default for EngineConfig {
             new_game: true,
             tt_locality: false,
             max_consecutive_failures: 20,
+            min_games: 0,
         }
     }
 }

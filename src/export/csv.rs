@@ -1,11 +1,12 @@
 //! CSV of all nodes, one row per node, a header naming every field (RFC 4180 quoting).
 
+use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::tree::Tree;
 
-/// Renders every node of `tree` as CSV with `delimiter`.
-pub fn render(tree: &Tree, delimiter: u8) -> Vec<u8> {
-    let records = NodeRecord::all(tree);
+/// Renders every node of `tree` (with engine annotations, if any) as CSV with `delimiter`.
+pub fn render(tree: &Tree, annotations: Option<&Annotations>, delimiter: u8) -> Vec<u8> {
+    let records = NodeRecord::all(tree, annotations);
     let mut out = Vec::with_capacity(records.len() * 200);
     let mut first = true;
     for record in &records {

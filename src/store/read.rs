@@ -85,6 +85,10 @@ pub struct NodeJson {
     pub stockfish_depth: Option<i64>,
     /// Engine's best move (SAN).
     pub best_move: Option<String>,
+    /// Engine's best move (UCI).
+    pub best_move_uci: Option<String>,
+    /// The engine's top lines (score and principal variation), best first.
+    pub stockfish_lines: Option<serde_json::Value>,
     /// The move into this position is dubious.
     pub is_dubious: Option<bool>,
     /// The move into this position loses.
@@ -101,7 +105,8 @@ pub struct Store {
 
 const NODE_COLUMNS: &str = "n.node_id, n.fen, n.moves, n.pgn_move, n.eco_code, n.opening_name, n.variation_name,
     n.name_src, n.name_inherited, e.scid, e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.is_branching_node,
-    n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure";
+    n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure,
+    n.best_move_uci, n.stockfish_lines";
 
 impl Store {
     /// Opens the store at `path` read-only.
@@ -166,6 +171,8 @@ impl Store {
                     stockfish_eval: r.get(15)?,
                     stockfish_depth: r.get(16)?,
                     best_move: r.get(17)?,
+                    best_move_uci: r.get(21)?,
+                    stockfish_lines: r.get::<_, Option<String>>(22)?.and_then(|l| serde_json::from_str(&l).ok()),
                     is_dubious: r.get(18)?,
                     is_busted: r.get(19)?,
                     resulting_structure: r.get(20)?,

@@ -1,7 +1,7 @@
-//! The relational schema (version 1).
+//! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// DDL for a fresh store.
 pub const SCHEMA: &str = r#"
@@ -36,7 +36,9 @@ CREATE TABLE opening_nodes (
     best_move_uci TEXT,
     is_dubious INTEGER,
     is_busted INTEGER,
-    resulting_structure TEXT
+    resulting_structure TEXT,
+    stockfish_mate INTEGER,
+    stockfish_lines TEXT
 );
 CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),

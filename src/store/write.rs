@@ -11,6 +11,7 @@ use super::schema::{INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
+use crate::engine::Annotations;
 use crate::tree::Tree;
 
 /// What a store write did.
@@ -97,8 +98,14 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
     Some((values, log, build))
 }
 
-/// Writes `tree` (built from `skeleton`) to the store at `path`, replacing it atomically.
-pub fn write(tree: &Tree, skeleton: &EcoSkeleton, path: &Path) -> Result<WriteSummary, StoreError> {
+/// Writes `tree` (built from `skeleton`, annotated by `annotations`) to the store at
+/// `path`, replacing it atomically.
+pub fn write(
+    tree: &Tree,
+    skeleton: &EcoSkeleton,
+    annotations: Option<&Annotations>,
+    path: &Path,
+) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -108,7 +115,7 @@ pub fn write(tree: &Tree, skeleton: &EcoSkeleton, path: &Path) -> Result<WriteSu
     let previous = if path.exists() { read_previous(path) } else { None };
     let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
     conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
-    let records = NodeRecord::all(tree);
+    let records = NodeRecord::all(tree, annotations);
     let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
     let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
@@ -120,22 +127,24 @@ pub fn write(tree: &Tree, skeleton: &EcoSkeleton, path: &Path) -> Result<WriteSu
                 "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
                  variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
                  draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
-                 is_busted, resulting_structure)
+                 is_busted, resulting_structure, stockfish_mate, stockfish_lines)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                 ?21, ?22, ?23, ?24, ?25)",
+                 ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
             )
             .map_err(sql(&tmp))?;
         // Primary-key order makes every insert an append to the b-tree.
         let mut by_id: Vec<&NodeRecord> = records.iter().collect();
         by_id.sort_by(|a, b| a.node_id.cmp(&b.node_id));
         for r in by_id {
+            let analysis = annotations.and_then(|a| a.results.get(&r.position_key));
+            let lines = analysis.map(|a| serde_json::to_string(&a.lines).expect("lines serialize"));
             insert_node
                 .execute(params![
                     r.node_id, r.position_key, r.fen, r.ply as i64, r.moves, r.pgn_move, r.eco_code, r.opening_name,
                     r.variation_name, r.name_src, r.name_inherited, r.game_count as i64, r.white_wins as i64,
                     r.draws as i64, r.black_wins as i64, r.white_win_pct, r.draw_pct, r.is_branching_node,
-                    r.stockfish_eval, r.stockfish_depth, r.best_move, Option::<String>::None, r.is_dubious,
-                    r.is_busted, r.resulting_structure
+                    r.stockfish_eval, r.stockfish_depth, r.best_move, r.best_move_uci, r.is_dubious,
+                    r.is_busted, r.resulting_structure, analysis.and_then(|a| a.stockfish_mate), lines
                 ])
                 .map_err(sql(&tmp))?;
         }
