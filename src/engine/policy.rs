@@ -26,6 +26,11 @@ use super::uci::EngineOptions;
 /// max_positions = 5000            # default: no limit
 /// time_budget = 3600              # seconds, default: no limit
 /// position_timeout = 300          # seconds per position
+/// handshake_timeout = 10          # seconds for uci/isready
+/// max_attempts = 3                # per position, then it is reported as failed
+/// max_consecutive_failures = 20   # then the engine is considered broken
+/// new_game = true                 # ucinewgame between units: reproducible results
+/// tt_locality = false             # subtree per engine, ~25% faster, weaker determinism
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
