@@ -104,13 +104,36 @@ pub struct Output {
     pub hash: Hash,
     /// The value itself when the step ran in this process: dependents use it instead of
     /// decoding the cache object again (the in-run half of memoization).
-    memo: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
+    memo: Option<Memo>,
 }
+
+type Memo = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl Output {
     fn known(hash: Hash) -> Output {
         Output { hash, memo: None }
     }
+}
+
+impl Drop for Output {
+    /// Freeing a large step value (a tree, a skeleton, game counts) is millions of small
+    /// deallocations; a background thread does it so the build can finish meanwhile.
+    fn drop(&mut self) {
+        if let Some(memo) = self.memo.take() {
+            if std::sync::Arc::strong_count(&memo) == 1 {
+                let _ = background_dropper().lock().expect("dropper poisoned").send(memo);
+            }
+        }
+    }
+}
+
+fn background_dropper() -> &'static Mutex<std::sync::mpsc::Sender<Memo>> {
+    static DROPPER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<Memo>>> = std::sync::OnceLock::new();
+    DROPPER.get_or_init(|| {
+        let (send, receive) = std::sync::mpsc::channel::<Memo>();
+        std::thread::spawn(move || receive.into_iter().for_each(drop));
+        Mutex::new(send)
+    })
 }
 
 /// A cache object that failed verification; the step record is removed so that the
@@ -273,7 +296,7 @@ impl Build {
         }
         let (value, summary, warnings, complete) = compute(self)?;
         let hash = self.cache.put_value(&value).map_err(Self::io(format!("storing output of {}", step.id)))?;
-        let memo: std::sync::Arc<dyn std::any::Any + Send + Sync> = std::sync::Arc::new(value);
+        let memo: Memo = std::sync::Arc::new(value);
         if complete {
             let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
             self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;

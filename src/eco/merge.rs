@@ -57,9 +57,9 @@ pub struct SourceCount {
 pub struct EcoSkeleton {
     /// All entries, named and interpolated, sorted by identity.
     pub entries: Vec<EcoEntry>,
-    /// Every consecutive pair of entry positions along any entry's line, as
-    /// (from identity, to identity), sorted and without repeats.
-    pub from_to: Vec<(String, String)>,
+    /// Every consecutive pair of entry positions along any entry's line, as indices into
+    /// `entries` (from, to), sorted and without repeats.
+    pub from_to: Vec<(u32, u32)>,
     /// Per-source counts, in merge order.
     pub sources: Vec<SourceCount>,
     /// Distinct named positions over all sources.
@@ -309,22 +309,27 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         }
     }
 
-    // The from relation and every consecutive pair along every line.
-    let mut from_to = std::collections::BTreeSet::new();
-    let epd_of: HashMap<PositionKey, String> = entries.iter().map(|(k, e)| (*k, e.epd.clone())).collect();
+    // Freeze the entries in identity order, then the from relation and every consecutive
+    // pair along every line, by index.
+    let mut frozen: Vec<(PositionKey, EcoEntry)> = entries.into_iter().collect();
+    frozen.sort_by(|a, b| a.1.epd.cmp(&b.1.epd));
+    let index_of: HashMap<PositionKey, u32> = frozen.iter().enumerate().map(|(i, (k, _))| (*k, i as u32)).collect();
+    let mut from_to = Vec::new();
     for key in &named_order {
         let row = &played[named[key]];
         for pair in row.keys.windows(2) {
-            if let (Some(a), Some(b)) = (epd_of.get(&pair[0]), epd_of.get(&pair[1])) {
-                from_to.insert((a.clone(), b.clone()));
+            if let (Some(&a), Some(&b)) = (index_of.get(&pair[0]), index_of.get(&pair[1])) {
+                from_to.push((a, b));
             }
         }
     }
-    for (key, entry) in entries.iter_mut() {
-        entry.from = previous.get(key).and_then(|p| epd_of.get(p)).cloned();
-    }
-    skeleton.from_to = from_to.into_iter().collect();
-    skeleton.entries = entries.into_values().collect();
-    skeleton.entries.sort_by(|a, b| a.epd.cmp(&b.epd));
+    from_to.sort_unstable();
+    from_to.dedup();
+    let from: Vec<Option<String>> = frozen
+        .iter()
+        .map(|(key, _)| previous.get(key).and_then(|p| index_of.get(p)).map(|&i| frozen[i as usize].1.epd.clone()))
+        .collect();
+    skeleton.entries = frozen.into_iter().zip(from).map(|((_, entry), from)| EcoEntry { from, ..entry }).collect();
+    skeleton.from_to = from_to;
     skeleton
 }

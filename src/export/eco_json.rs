@@ -52,9 +52,9 @@ pub fn render_all(skeleton: &EcoSkeleton, pretty: bool) -> Vec<ExportFile> {
     let from_to: Vec<Value> = skeleton
         .from_to
         .iter()
-        .filter_map(|(from, to)| {
-            let (a, b) = (skeleton.entry(from)?, skeleton.entry(to)?);
-            Some(json!([a.fen, b.fen, a.src, b.src]))
+        .map(|&(from, to)| {
+            let (a, b) = (&skeleton.entries[from as usize], &skeleton.entries[to as usize]);
+            json!([a.fen, b.fen, a.src, b.src])
         })
         .collect();
     files.push(ExportFile { name: "fromTo.json".into(), bytes: render(&Value::Array(from_to), pretty) });

@@ -10,6 +10,7 @@ PRAGMA synchronous = OFF;
 PRAGMA locking_mode = EXCLUSIVE;
 PRAGMA temp_store = MEMORY;
 PRAGMA cache_size = -131072;
+PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE opening_nodes (
     node_id TEXT PRIMARY KEY,
@@ -39,7 +40,7 @@ CREATE TABLE opening_nodes (
     resulting_structure TEXT,
     stockfish_mate INTEGER,
     stockfish_lines TEXT
-);
+) WITHOUT ROWID;
 CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
     src TEXT NOT NULL,
@@ -50,7 +51,7 @@ CREATE TABLE opening_entries (
     is_eco_root INTEGER NOT NULL,
     from_node_id TEXT,
     aliases TEXT NOT NULL
-);
+) WITHOUT ROWID;
 CREATE TABLE node_children (
     parent_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
     child_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
@@ -63,7 +64,7 @@ CREATE TABLE node_children (
     black_wins INTEGER NOT NULL DEFAULT 0,
     avg_rating REAL,
     PRIMARY KEY (parent_id, move_uci)
-);
+) WITHOUT ROWID;
 CREATE TABLE node_transpositions (
     node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
     transposed_node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),

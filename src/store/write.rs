@@ -154,7 +154,11 @@ pub fn write(
         let mut insert_edge = tx
             .prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
             .map_err(sql(&tmp))?;
-        for (i, node) in tree.nodes.iter().enumerate() {
+        // Rows in primary-key order: every insert appends to its b-tree.
+        let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
+        order.sort_by(|&a, &b| ids[a].cmp(ids[b]));
+        for &i in &order {
+            let node = &tree.nodes[i];
             if let Some(e) = node.entry.map(|i| &skeleton.entries[i as usize]) {
                 let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
                 let from = e.from.as_deref().map(position::node_id);
@@ -162,7 +166,9 @@ pub fn write(
                     .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
                     .map_err(sql(&tmp))?;
             }
-            for (rank, edge) in node.children.iter().enumerate() {
+            let mut edges: Vec<(usize, &crate::tree::Edge)> = node.children.iter().enumerate().collect();
+            edges.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
+            for (rank, edge) in edges {
                 let s = edge.stats.unwrap_or_default();
                 let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
