@@ -11,7 +11,7 @@
 use std::error::Error;
 use std::path::PathBuf;
 
-use okb::engine::{EngineCache, EngineConfig, Job, ProgressDisplay, annotate, engine_identity, resolve_engine};
+use okb::engine::{EngineCache, EngineConfig, Job, annotate, engine_identity, resolve_engine};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let mut positions = None;
@@ -49,9 +49,12 @@ fn main() -> Result<(), Box<dyn Error>> {
     let cache = EngineCache::open(&dir.path().join("engine.sqlite"))?;
     // Learn the engine's name outside the timed run, as a pipeline's warm cache would.
     engine_identity(&resolve_engine(config.path.as_deref())?, &config, &cache)?;
-    let bar = ProgressDisplay::new();
-    let report = annotate(jobs, &config, &cache, &|p| bar.update(&p))?;
-    bar.finish();
+    let bar = okb::progress::start(jobs.len() as u64, "engine positions");
+    let report = annotate(jobs, &config, &cache, &|p| {
+        bar.set_length(p.to_analyse as u64);
+        bar.set((p.analysed + p.failed) as u64);
+    })?;
+    drop(bar);
     if let Some(path) = results {
         std::fs::write(path, serde_json::to_string_pretty(&report.results)?)?;
     }

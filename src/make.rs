@@ -423,8 +423,12 @@ fn annotate_step(
         let failed = |e: crate::engine::EngineError| BuildError::Step { step: "engine".into(), message: e.to_string() };
         let cache = crate::engine::EngineCache::open(&cache_path).map_err(failed)?;
         let bar = crate::progress::start(jobs.len() as u64, "engine positions");
+        // The bar counts engine searches only: cache hits are instant and would make the
+        // rate and the ETA meaningless.
         let report = crate::engine::annotate(jobs, config, &cache, &|p| {
-            bar.set(p.cached as u64 + p.analysed as u64 + p.failed as u64);
+            bar.set_length(p.to_analyse as u64);
+            bar.set((p.analysed + p.failed) as u64);
+            bar.set_message(format!("engine positions ({} cached, {} failed)", p.cached, p.failed));
         })
         .map_err(failed)?;
         drop(bar);

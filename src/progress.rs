@@ -23,6 +23,20 @@ impl Bar {
         }
     }
 
+    /// Changes the bar's length (when the work turns out smaller, e.g. cache hits).
+    pub fn set_length(&self, len: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_length(len);
+        }
+    }
+
+    /// Changes the text after the counts.
+    pub fn set_message(&self, message: String) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(message);
+        }
+    }
+
     /// Advances the bar by `n`.
     pub fn inc(&self, n: u64) {
         if let Some(bar) = &self.bar {

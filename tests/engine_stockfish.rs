@@ -3,8 +3,7 @@
 //! These tests need Stockfish: without it they fail (never skip) and say how to install it.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use okb::engine::{AnnotationReport, EngineCache, EngineConfig, Job, annotate, resolve_engine};
 use okb::position;
@@ -181,56 +180,4 @@ fn limits_stop_scheduling_and_the_next_run_continues() {
     let none = run(vec![job("e4 e5 Nf3", 8, 1)], &budget, &cache);
     assert_eq!((none.analysed, none.left), (0, 1));
     assert!(none.stopped.as_deref().unwrap().contains("time_budget"));
-}
-
-fn kill_jobs() -> Vec<Job> {
-    ["", "e4", "d4", "c4", "Nf3", "e4 e5", "e4 c5", "d4 d5", "d4 Nf6", "e4 e6", "e4 c6", "g3"]
-        .iter()
-        .map(|l| job(l, 12, 1))
-        .collect()
-}
-
-const KILL_ENV: &str = "OKB_ENGINE_KILL_HELPER_DB";
-
-/// Not a test on its own: the process that `killed_run_keeps_finished_results` starts
-/// and kills. It only runs when that test sets the cache path in the environment.
-#[test]
-#[ignore = "helper process of killed_run_keeps_finished_results"]
-fn kill_helper() {
-    let Some(db) = std::env::var_os(KILL_ENV) else { return };
-    let config = EngineConfig { engines: 1, ..config(12) };
-    let report = run(kill_jobs(), &config, &EngineCache::open(Path::new(&db)).unwrap());
-    assert_eq!(report.analysed, kill_jobs().len());
-}
-
-#[test]
-fn killed_run_keeps_finished_results() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("engine.sqlite");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["kill_helper", "--exact", "--ignored", "--test-threads=1"])
-        .env(KILL_ENV, &db)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    let mut rows = 0;
-    while rows < 2 {
-        assert!(Instant::now() < deadline, "the helper never stored two results");
-        assert!(child.try_wait().unwrap().is_none(), "the helper ended before it was killed");
-        std::thread::sleep(Duration::from_millis(20));
-        if db.exists() {
-            rows = EngineCache::open(&db).unwrap().len().unwrap();
-        }
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
-
-    let cache = EngineCache::open(&db).unwrap();
-    let kept = cache.len().unwrap() as usize;
-    let total = kill_jobs().len();
-    assert!((2..total).contains(&kept), "kept {kept} of {total}");
-    let resumed = run(kill_jobs(), &config(12), &cache);
-    assert_eq!((resumed.cached, resumed.analysed, resumed.failed), (kept, total - kept, 0));
 }

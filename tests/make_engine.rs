@@ -123,3 +123,33 @@ fn a_crashing_engine_is_reported_and_the_build_completes() {
     assert!(p.path("out/nodes.csv").exists());
     assert_eq!(p.okb(&["make", "--strict"]).status, 3);
 }
+
+#[test]
+fn a_make_killed_during_annotation_keeps_finished_results_and_resumes() {
+    require_stockfish();
+    let engine = "depth_branching = 16\ndepth_leaf = 16\ndepth_popular = 16";
+    let p = project(engine);
+    let db = p.path("cache/engine.sqlite");
+    let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        assert!(std::time::Instant::now() < deadline, "no result was stored");
+        assert!(child.try_wait().unwrap().is_none(), "okb make ended before it was killed");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let stored = db.exists().then(|| okb::engine::EngineCache::open(&db).and_then(|c| c.len()).unwrap_or(0));
+        if stored.unwrap_or(0) >= 2 {
+            break;
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let kept = okb::engine::EngineCache::open(&db).unwrap().len().unwrap();
+    let run = p.make(&[]);
+    let line = summary(&run);
+    let cached: u64 = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(cached >= kept && kept >= 2, "kept {kept}, then {line}");
+    // The resumed build equals a build that was never interrupted.
+    let clean = project(engine);
+    clean.make(&[]);
+    assert_eq!(p.read("out/nodes.csv"), clean.read("out/nodes.csv"));
+}

@@ -9,7 +9,6 @@
 //! - [`policy`]: the `[engine]` configuration and the depth policy;
 //! - [`analysis`]: the per-position result okb stores;
 //! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds;
-//! - [`progress`]: a terminal progress bar for [`annotate`]'s callback.
 //!
 //! Determinism: with the defaults (`threads = 1`, `new_game = true`) a result depends
 //! only on the engine identity, the position identity, the depth and multipv: the engine
@@ -20,7 +19,6 @@ pub mod analysis;
 pub mod cache;
 pub mod policy;
 pub mod pool;
-pub mod progress;
 pub mod uci;
 
 use std::collections::BTreeMap;
@@ -34,7 +32,6 @@ use shakmaty::EnPassantMode;
 pub use analysis::{Analysis, Line};
 pub use cache::EngineCache;
 pub use policy::EngineConfig;
-pub use progress::ProgressDisplay;
 
 use crate::position;
 use pool::{Event, Scheduler, Stop, Task};
