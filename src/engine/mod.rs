@@ -8,7 +8,7 @@
 //! - [`pool`]: N engines working through a priority queue, restarting broken engines;
 //! - [`policy`]: the `[engine]` configuration and the depth policy;
 //! - [`analysis`]: the per-position result okb stores;
-//! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds;
+//! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds.
 //!
 //! Determinism: with the defaults (`threads = 1`, `new_game = true`) a result depends
 //! only on the engine identity, the position identity, the depth and multipv: the engine
