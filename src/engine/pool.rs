@@ -88,8 +88,10 @@ pub(crate) enum Stop {
 
 /// Orders tasks into units of work, most important first.
 ///
-/// Without locality every task is its own unit, by priority descending (ties by subtree
-/// hint, for a deterministic order). With locality, tasks sharing the first
+/// Without locality every task is its own unit, by priority descending; ties go to the
+/// shallower position (fewer words in the subtree hint: with equal game counts, e.g. an
+/// ECO skeleton without games, the main lines come before their sidelines), then by hint
+/// for a deterministic order. With locality, tasks sharing the first
 /// [`LOCALITY_PLIES`] plies of their hint form one unit in depth-first order, so a parent
 /// is searched right before its children on the same engine; units go by their highest
 /// priority.
@@ -98,7 +100,12 @@ pub(crate) fn plan(tasks: &[Task], locality: bool) -> Vec<Vec<usize>> {
     if !locality {
         order.sort_by(|&a, &b| {
             let (ta, tb) = (&tasks[a], &tasks[b]);
-            tb.priority.cmp(&ta.priority).then_with(|| ta.subtree.cmp(&tb.subtree)).then(a.cmp(&b))
+            let depth = |t: &Task| t.subtree.split_whitespace().count();
+            tb.priority
+                .cmp(&ta.priority)
+                .then_with(|| depth(ta).cmp(&depth(tb)))
+                .then_with(|| ta.subtree.cmp(&tb.subtree))
+                .then(a.cmp(&b))
         });
         return order.into_iter().map(|i| vec![i]).collect();
     }
@@ -310,6 +317,12 @@ mod tests {
     fn priority_order_without_locality() {
         let tasks = [task(5, "e4"), task(9, ""), task(5, "d4"), task(7, "e4 e5")];
         assert_eq!(plan(&tasks, false), vec![vec![1], vec![3], vec![2], vec![0]]);
+    }
+
+    #[test]
+    fn equal_priorities_go_shallow_first() {
+        let tasks = [task(0, "a3 a6 b3"), task(0, "e4 e5"), task(0, "e4"), task(0, "a3 a6")];
+        assert_eq!(plan(&tasks, false), vec![vec![2], vec![3], vec![1], vec![0]]);
     }
 
     #[test]
