@@ -3,17 +3,11 @@
 
 mod common;
 
-use common::{Project, fixture};
+use common::{Project, fixture, mini_sources};
 
 fn mini_project() -> Project {
     Project::with_pipeline(&format!(
-        r#"
-[sources.lichess]
-kind = "lichess-tsv"
-path = "{}"
-[sources.scid]
-kind = "scid-eco"
-path = "{}"
+        r#"{}
 [sources.pgn-extract]
 kind = "eco-pgn"
 path = "{}"
@@ -24,8 +18,7 @@ output = "out/eco"
 format = "csv"
 output = "out/nodes.csv"
 "#,
-        fixture("mini.tsv"),
-        fixture("mini.eco"),
+        mini_sources(),
         fixture("mini-eco.pgn")
     ))
 }

@@ -3,28 +3,12 @@
 
 mod common;
 
-use common::{Project, fixture};
+use common::{Project, mini_sources};
 
 fn project(engine: &str) -> Project {
     Project::with_pipeline(&format!(
-        r#"
-[sources.lichess]
-kind = "lichess-tsv"
-path = "{}"
-[sources.scid]
-kind = "scid-eco"
-path = "{}"
-
-[engine]
-engines = 2
-{engine}
-
-[exports.csv]
-format = "csv"
-output = "out/nodes.csv"
-"#,
-        fixture("mini.tsv"),
-        fixture("mini.eco"),
+        "{}\n[engine]\nengines = 2\n{engine}\n\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n",
+        mini_sources()
     ))
 }
 

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Project, fixture, tree_bytes};
+use common::{Project, mini_sources, tree_bytes};
 
 const FILES: [&str; 3] = ["Kramnik.pgn.zst", "Anand.pgn.zst", "Tal.pgn.zst"];
 
@@ -13,13 +13,7 @@ fn masters(name: &str) -> std::path::PathBuf {
 
 fn project(files: &[&str]) -> Project {
     let p = Project::with_pipeline(&format!(
-        r#"
-[sources.lichess]
-kind = "lichess-tsv"
-path = "{}"
-[sources.scid]
-kind = "scid-eco"
-path = "{}"
+        r#"{}
 [sources.games]
 kind = "pgn"
 paths = ["games/*.pgn.zst"]
@@ -35,8 +29,7 @@ output = "out/nodes.csv"
 format = "polyglot"
 output = "out/book.bin"
 "#,
-        fixture("mini.tsv"),
-        fixture("mini.eco"),
+        mini_sources(),
     ));
     std::fs::create_dir_all(p.path("games")).unwrap();
     for f in files {

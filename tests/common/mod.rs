@@ -15,6 +15,15 @@ pub fn fixture(name: &str) -> String {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eco").join(name).display().to_string()
 }
 
+/// `[sources.*]` tables for the hand-written Lichess and SCID fixtures.
+pub fn mini_sources() -> String {
+    format!(
+        "[sources.lichess]\nkind = \"lichess-tsv\"\npath = \"{}\"\n[sources.scid]\nkind = \"scid-eco\"\npath = \"{}\"\n",
+        fixture("mini.tsv"),
+        fixture("mini.eco")
+    )
+}
+
 /// A temporary project.
 pub struct Project {
     pub dir: tempfile::TempDir,
