@@ -21,6 +21,42 @@ use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square}
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PositionKey(pub u128);
 
+/// Hashes a [`PositionKey`] by its low 64 bits: the key is already a uniform Zobrist
+/// hash, so hashing it again (SipHash) only costs time in okb's hot maps.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only reached for composite keys; FNV-1a keeps them well spread.
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, value: u128) {
+        self.0 ^= value as u64;
+    }
+
+    fn write_u16(&mut self, value: u16) {
+        self.0 = (self.0 ^ u64::from(value)).wrapping_mul(0x0100_0000_01b3);
+    }
+
+    fn write_u32(&mut self, value: u32) {
+        self.0 = (self.0 ^ u64::from(value)).wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+/// A hash map keyed by positions (or tuples with one), hashed by [`KeyHasher`].
+pub type KeyMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// A hash set of positions, hashed by [`KeyHasher`].
+pub type KeySet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// The identity key of `pos`.
 pub fn key(pos: &Chess) -> PositionKey {
     PositionKey(pos.zobrist_hash::<Zobrist128>(EnPassantMode::Legal).0)

@@ -121,8 +121,9 @@ impl NodeRecord {
 
     /// Records of all nodes of `tree`, in node order.
     pub fn all(tree: &Tree, annotations: Option<&Annotations>) -> Vec<NodeRecord> {
+        use rayon::prelude::*;
         tree.nodes
-            .iter()
+            .par_iter()
             .map(|n| NodeRecord::new(n, annotations.and_then(|a| a.results.get(&n.epd))))
             .collect()
     }

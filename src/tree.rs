@@ -4,14 +4,14 @@
 //! Later phases only add fields to existing nodes (engine evaluations, structures); they
 //! never add or remove nodes, so node indices are stable within one build.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
 use crate::eco::EcoSkeleton;
 use crate::games::stats::{GameStats, MoveStats, Outcomes};
-use crate::position::{self, MoveKey, PositionKey};
+use crate::position::{self, KeyMap, KeySet, MoveKey, PositionKey};
 
 /// Parameters of tree assembly (`[tree]` in pipeline.toml).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,7 +138,7 @@ struct Pending {
 /// Builds the tree: every position on an ECO line, and every position reached within
 /// `max_ply` by moves played in at least `min_games` games.
 pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
-    let mut pending: HashMap<PositionKey, Pending> = HashMap::new();
+    let mut pending: KeyMap<PositionKey, Pending> = KeyMap::default();
     let root = Chess::default();
     let root_key = position::key(&root);
     pending.insert(root_key, Pending { pos: root, ply: 0, edges: BTreeMap::new() });
@@ -146,9 +146,14 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     // Every skeleton position is a node, whatever its counts and depth. Interpolation
     // makes every prefix of a named line an entry; where it is off, the missing prefix
     // positions are added by replaying the line.
+    use rayon::prelude::*;
     let entry_keys: std::collections::HashSet<&str> = skeleton.entries.iter().map(|e| e.epd.as_str()).collect();
-    for entry in &skeleton.entries {
-        let pos = position::parse_fen(&entry.fen).expect("entry FENs are written by okb");
+    let entry_positions: Vec<Chess> = skeleton
+        .entries
+        .par_iter()
+        .map(|e| position::parse_fen(&e.fen).expect("entry FENs are written by okb"))
+        .collect();
+    for (entry, pos) in skeleton.entries.iter().zip(entry_positions) {
         pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: BTreeMap::new() });
         let gap = entry.from.as_deref().is_none_or(|from| !entry_keys.contains(from));
         if gap && !entry.moves.is_empty() {
@@ -166,7 +171,6 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     // an edge even when no single named line plays it (1. d4 Nf6 2. c4 e6 3. Nc3 d5
     // reaches the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
     let links: Vec<(PositionKey, MoveKey, PositionKey)> = {
-        use rayon::prelude::*;
         let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
         positions
             .par_iter()
@@ -189,7 +193,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
     if let Some(games) = games {
         let mut frontier = std::collections::VecDeque::from([root_key]);
-        let mut seen: std::collections::HashSet<PositionKey> = frontier.iter().copied().collect();
+        let mut seen: KeySet<PositionKey> = frontier.iter().copied().collect();
         while let Some(key) = frontier.pop_front() {
             let (pos, ply) = {
                 let p = &pending[&key];
@@ -226,11 +230,12 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     }
 
     // Freeze: sort by identity, resolve indices.
-    let mut keyed: Vec<(String, PositionKey)> = pending.iter().map(|(k, p)| (position::epd(&p.pos), *k)).collect();
-    keyed.sort();
-    let index_of: HashMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
+    let pending_list: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
+    let mut keyed: Vec<(String, PositionKey)> = pending_list.par_iter().map(|(k, p)| (position::epd(&p.pos), **k)).collect();
+    keyed.par_sort_unstable();
+    let index_of: KeyMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
     let mut nodes: Vec<Node> = keyed
-        .iter()
+        .par_iter()
         .map(|(epd, key)| {
             let p = &pending[key];
             let entry = skeleton.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok();
@@ -262,13 +267,13 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
             }
         })
         .collect();
-    for node in &mut nodes {
+    nodes.par_iter_mut().for_each(|node| {
         node.children.sort_by(|a, b| {
             let ga = a.stats.map_or(0, |s| s.outcomes.games());
             let gb = b.stats.map_or(0, |s| s.outcomes.games());
             gb.cmp(&ga).then_with(|| a.san.cmp(&b.san))
         });
-    }
+    });
     let mut parents: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
     for (i, node) in nodes.iter().enumerate() {
         for edge in &node.children {
@@ -295,9 +300,10 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
     nodes[root as usize].fen = position::fen(&Chess::default());
     while let Some(index) = queue.pop_front() {
         let parent = &nodes[index as usize];
-        let (parent_line, parent_opening, children) = (parent.line.clone(), parent.opening.clone(), parent.children.clone());
-        for edge in &children {
-            let child = edge.child as usize;
+        let (parent_line, parent_opening) = (parent.line.clone(), parent.opening.clone());
+        let children: Vec<(u32, MoveKey)> = parent.children.iter().map(|e| (e.child, e.key)).collect();
+        for (child_index, child_key) in children {
+            let child = child_index as usize;
             if visited[child] {
                 continue;
             }
@@ -311,7 +317,7 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
                 }
                 None => {
                     node.line = parent_line.clone();
-                    node.line.push(edge.key);
+                    node.line.push(child_key);
                     let (moves, fen) = replay(&node.line);
                     node.movetext = crate::eco::line::movetext(&moves);
                     node.fen = fen;
@@ -321,7 +327,7 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
             if node.opening.is_none() {
                 node.opening = parent_opening.as_ref().map(|o| Opening { own: false, ..o.clone() });
             }
-            queue.push_back(edge.child);
+            queue.push_back(child_index);
         }
     }
 }

@@ -11,7 +11,7 @@ use shakmaty::{Chess, Position};
 
 use super::{EcoFormat, EcoRow, ParsedSource};
 use crate::diagnostics::Warning;
-use crate::position::{self, MoveKey, PositionKey};
+use crate::position::{self, KeyMap, MoveKey, PositionKey};
 
 /// One entry of the skeleton: a named or interpolated opening on one position.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,7 +97,7 @@ struct PlayedRow<'a> {
 /// Every distinct line prefix of all rows, played once: rows share most of their moves.
 struct LineTrie {
     nodes: Vec<TrieNode>,
-    children: HashMap<(u32, MoveKey), u32>,
+    children: KeyMap<(u32, MoveKey), u32>,
 }
 
 struct TrieNode {
@@ -110,7 +110,7 @@ impl LineTrie {
     fn new() -> LineTrie {
         let pos = Chess::default();
         let root = TrieNode { key: position::key(&pos), pos, movetext: String::new() };
-        LineTrie { nodes: vec![root], children: HashMap::new() }
+        LineTrie { nodes: vec![root], children: KeyMap::default() }
     }
 
     /// The trie nodes along `moves`, creating the missing ones.
@@ -153,7 +153,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     let mut skeleton = EcoSkeleton::default();
 
     // Per format: position -> first row on it; later rows on it are duplicates.
-    let mut by_format: BTreeMap<EcoFormat, HashMap<PositionKey, usize>> = BTreeMap::new();
+    let mut by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>> = BTreeMap::new();
     let mut played: Vec<PlayedRow<'_>> = Vec::new();
     let mut trie = LineTrie::new();
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
@@ -190,7 +190,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
 
     // Authoritative row per position: the first format (in authority order) that names it.
-    let mut named: HashMap<PositionKey, usize> = HashMap::new();
+    let mut named: KeyMap<PositionKey, usize> = KeyMap::default();
     let mut named_order: Vec<PositionKey> = Vec::new();
     for (index, row) in played.iter().enumerate() {
         let end = *row.keys.last().unwrap();
@@ -221,9 +221,9 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     let root_rows: std::collections::HashSet<usize> = roots.values().map(|(_, i)| *i).collect();
 
-    let mut entries: HashMap<PositionKey, EcoEntry> = HashMap::new();
+    let mut entries: KeyMap<PositionKey, EcoEntry> = KeyMap::default();
     // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: HashMap<PositionKey, PositionKey> = HashMap::new();
+    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::default();
     for key in &named_order {
         let index = named[key];
         let row = &played[index];
@@ -313,7 +313,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     // pair along every line, by index.
     let mut frozen: Vec<(PositionKey, EcoEntry)> = entries.into_iter().collect();
     frozen.sort_by(|a, b| a.1.epd.cmp(&b.1.epd));
-    let index_of: HashMap<PositionKey, u32> = frozen.iter().enumerate().map(|(i, (k, _))| (*k, i as u32)).collect();
+    let index_of: KeyMap<PositionKey, u32> = frozen.iter().enumerate().map(|(i, (k, _))| (*k, i as u32)).collect();
     let mut from_to = Vec::new();
     for key in &named_order {
         let row = &played[named[key]];

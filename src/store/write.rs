@@ -154,14 +154,26 @@ pub fn write(
         let mut insert_edge = tx
             .prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
             .map_err(sql(&tmp))?;
+        // The text of entry rows is computed on all cores before the single-threaded inserts.
+        let entry_rows: Vec<Option<(&crate::eco::EcoEntry, String, Option<String>)>> = {
+            use rayon::prelude::*;
+            tree.nodes
+                .par_iter()
+                .map(|node| {
+                    node.entry.map(|i| {
+                        let e = &skeleton.entries[i as usize];
+                        let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
+                        (e, aliases, e.from.as_deref().map(position::node_id))
+                    })
+                })
+                .collect()
+        };
         // Rows in primary-key order: every insert appends to its b-tree.
         let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
         order.sort_by(|&a, &b| ids[a].cmp(ids[b]));
         for &i in &order {
             let node = &tree.nodes[i];
-            if let Some(e) = node.entry.map(|i| &skeleton.entries[i as usize]) {
-                let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
-                let from = e.from.as_deref().map(position::node_id);
+            if let Some((e, aliases, from)) = &entry_rows[i] {
                 insert_entry
                     .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
                     .map_err(sql(&tmp))?;
