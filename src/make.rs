@@ -226,12 +226,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         files.dedup();
         let filter = spec.game_filter().map_err(|message| BuildError::Step { step: format!("games:{name}"), message })?;
         for file in files {
-            let hash = build
-                .files
-                .lock()
-                .expect("file states poisoned")
-                .hash(&file)
-                .map_err(|source| BuildError::Io { what: format!("reading {}", file.display()), source })?;
+            let hash = build.hash_file(&file)?;
             let shown = file.strip_prefix(&loaded.root).unwrap_or(&file).display().to_string();
             game_files.push((name.clone(), spec.kind, filter.clone(), file, shown, hash));
         }
@@ -404,12 +399,7 @@ fn annotate_step(
     warnings: &std::sync::Mutex<Vec<Warning>>,
 ) -> Result<Output, MakeError> {
     let binary = crate::engine::resolve_engine(config.path.as_deref())?;
-    let binary_hash = build
-        .files
-        .lock()
-        .expect("file states poisoned")
-        .hash(&binary)
-        .map_err(|source| BuildError::Io { what: format!("reading {}", binary.display()), source })?;
+    let binary_hash = build.hash_file(&binary)?;
     let step = Step::new("engine", versions::ENGINE, config).input("tree", &tree_output.hash).input("engine-binary", &binary_hash);
     let cache_path = cache_dir(loaded).join("engine.sqlite");
     let output = build.resumable(step, |b| {

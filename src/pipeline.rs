@@ -326,11 +326,10 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             }
         }
     }
-    if let Some(engine) = &loaded.pipeline.engine {
-        if let Err(e) = engine.validate() {
+    if let Some(engine) = &loaded.pipeline.engine
+        && let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
-    }
     for (name, spec) in &loaded.pipeline.exports {
         if spec.delimiter.len() != 1 {
             return Err(Box::new(loaded.error_at(

@@ -118,9 +118,14 @@ impl Cache {
 
     /// The record of step key `key`, if the step ran before and its output is present.
     pub fn step(&self, key: &str) -> Option<StepRecord> {
+        self.record(key).filter(|record| self.has_blob(&record.output))
+    }
+
+    /// The record of step key `key`, whatever became of its output (steps whose output
+    /// is a file outside the cache check that file themselves).
+    pub fn record(&self, key: &str) -> Option<StepRecord> {
         let bytes = std::fs::read(self.root.join("steps").join(key)).ok()?;
-        let record: StepRecord = serde_json::from_slice(&bytes).ok()?;
-        self.has_blob(&record.output).then_some(record)
+        serde_json::from_slice(&bytes).ok()
     }
 
     /// Records that step key `key` produced `record`.

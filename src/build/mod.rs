@@ -119,11 +119,10 @@ impl Drop for Output {
     /// Freeing a large step value (a tree, a skeleton, game counts) is millions of small
     /// deallocations; a background thread does it so the build can finish meanwhile.
     fn drop(&mut self) {
-        if let Some(memo) = self.memo.take() {
-            if std::sync::Arc::strong_count(&memo) == 1 {
+        if let Some(memo) = self.memo.take()
+            && std::sync::Arc::strong_count(&memo) == 1 {
                 let _ = background_dropper().lock().expect("dropper poisoned").send(memo);
             }
-        }
     }
 }
 
@@ -204,6 +203,15 @@ impl Build {
 
     fn file_matches(&self, path: &Path, hash: &str) -> bool {
         self.files.lock().expect("file states poisoned").matches(path, hash)
+    }
+
+    /// The BLAKE3 of an input file, from the stat cache when the file is unchanged.
+    pub fn hash_file(&self, path: &Path) -> Result<Hash, BuildError> {
+        self.files
+            .lock()
+            .expect("file states poisoned")
+            .hash(path)
+            .map_err(|source| BuildError::Io { what: format!("reading {}", path.display()), source })
     }
 
     fn record_file(&self, path: &Path, hash: &str) {
@@ -401,9 +409,7 @@ impl Build {
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
-        let record_path = self.cache.root().join("steps").join(&key);
-        let record: Option<StepRecord> =
-            std::fs::read(&record_path).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let record = self.cache.record(&key);
         if let Some(record) = &record
             && self.file_matches(target, &record.output) {
                 self.finish(StepReport {
@@ -427,8 +433,7 @@ impl Build {
         let hash = filestate::hash_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
-        cache::write_atomic(&record_path, &serde_json::to_vec(&record).expect("records serialize"))
-            .map_err(Self::io(format!("recording {}", step.id)))?;
+        self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
         self.cache.put_last_parts(&step.id, &step.parts()).map_err(Self::io(format!("recording {}", step.id)))?;
         self.finish(StepReport {
             id: step.id,
