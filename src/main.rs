@@ -11,6 +11,11 @@ use okb::build::{Status, StepReport};
 use okb::make::{self, MakeOptions};
 use okb::pipeline;
 
+// okb's phases allocate many small strings and maps; mimalloc halves the time the ECO
+// build spends in the allocator compared with glibc's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// okb compiles chess opening knowledge bases.
 ///
 /// It reads a declarative pipeline.toml (opening taxonomies pinned by content hash,

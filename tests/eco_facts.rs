@@ -9,8 +9,8 @@ fn shared(path: &str) -> Vec<u8> {
     std::fs::read(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
 }
 
-#[test]
-fn real_sources_merge_to_the_known_counts() {
+/// The three pinned taxonomies, parsed and merged; parse warnings fail the test.
+fn real_skeleton() -> eco::EcoSkeleton {
     let mut parsed = Vec::new();
     for f in ["a", "b", "c", "d", "e"] {
         let name = format!("{f}.tsv");
@@ -26,7 +26,12 @@ fn real_sources_merge_to_the_known_counts() {
     parsed.push((EcoFormat::PgnExtract, "eco.pgn".into(), pgn));
     let inputs: Vec<MergeInput> =
         parsed.iter().map(|(format, file, parsed)| MergeInput { format: *format, file, parsed }).collect();
-    let skeleton = eco::merge(&inputs, true);
+    eco::merge(&inputs, true)
+}
+
+#[test]
+fn real_sources_merge_to_the_known_counts() {
+    let skeleton = real_skeleton();
     let counts: Vec<(&str, usize, usize)> =
         skeleton.sources.iter().map(|c| (c.src.as_str(), c.rows, c.positions)).collect();
     assert_eq!(counts, vec![("eco_tsv", 3807, 3807), ("scid", 10360, 10360), ("pgn_extract", 2014, 2010)]);
@@ -54,4 +59,29 @@ fn real_sources_merge_to_the_known_counts() {
             assert!(skeleton.entry(from).is_some(), "from of {} is not an entry", e.movetext);
         }
     }
+}
+
+#[test]
+fn the_real_skeleton_store_is_complete_and_consistent() {
+    let skeleton = real_skeleton();
+    let tree = okb::tree::build(&skeleton, None, &okb::tree::TreeParams::default());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("okb.sqlite");
+    let written = okb::store::write::write(&tree, &skeleton, None, &path).unwrap();
+    assert_eq!(written.nodes, tree.nodes.len());
+    // The writer fills entries and edges in a side database and transfers them: nothing
+    // may be lost on the way, every reference must resolve, and no side file is left.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    let count = |table: &str| conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();
+    assert_eq!(count("opening_nodes") as usize, tree.nodes.len());
+    assert_eq!(count("opening_entries") as usize, skeleton.entries.len());
+    assert_eq!(count("node_children") as usize, tree.edge_count());
+    assert_eq!(count("node_children") as usize, written.edges);
+    let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(check, "ok");
+    let dangling: i64 = conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+    assert_eq!(dangling, 0);
+    let names: Vec<String> =
+        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, vec!["okb.sqlite".to_string()]);
 }

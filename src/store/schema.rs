@@ -6,6 +6,7 @@ pub const SCHEMA_VERSION: u32 = 2;
 /// DDL for a fresh store.
 pub const SCHEMA: &str = r#"
 PRAGMA journal_mode = OFF;
+PRAGMA foreign_keys = OFF;
 PRAGMA synchronous = OFF;
 PRAGMA locking_mode = EXCLUSIVE;
 PRAGMA temp_store = MEMORY;
@@ -87,15 +88,21 @@ CREATE TABLE node_changelog (
 );
 "#;
 
-/// Indexes, created after the bulk insert (faster than maintaining them row by row).
-pub const INDEXES: &str = r#"
+/// Indexes on the node-side tables, created after their bulk insert (faster than
+/// maintaining them row by row).
+pub const NODE_INDEXES: &str = r#"
 CREATE UNIQUE INDEX opening_nodes_position ON opening_nodes (position_key);
 CREATE INDEX opening_nodes_eco ON opening_nodes (eco_code);
-CREATE INDEX opening_entries_eco ON opening_entries (eco);
-CREATE INDEX node_children_child ON node_children (child_id);
 CREATE INDEX node_transpositions_other ON node_transpositions (transposed_node_id);
 CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
 CREATE INDEX node_changelog_node ON node_changelog (node_id);
+"#;
+
+/// Indexes on the entry and edge tables. The store writer builds these tables in a side
+/// database with these indexes, then copies tables and indexes in one transfer.
+pub const EDGE_INDEXES: &str = r#"
+CREATE INDEX opening_entries_eco ON opening_entries (eco);
+CREATE INDEX node_children_child ON node_children (child_id);
 "#;
 
 /// The node fields whose changes are logged in `node_changelog`.

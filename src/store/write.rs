@@ -7,7 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
-use super::schema::{INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
+use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
@@ -100,6 +100,12 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
 
 /// Writes `tree` (built from `skeleton`, annotated by `annotations`) to the store at
 /// `path`, replacing it atomically.
+///
+/// Two connections fill the file on two cores: a side database receives the entry and
+/// edge rows and their indexes while the main one receives the nodes and theirs; the side
+/// tables are then copied in with `INSERT INTO … SELECT *`, which SQLite performs as a
+/// cell-by-cell transfer of tables and indexes without re-encoding rows (its "xfer
+/// optimization": same schema and indexes, empty target).
 pub fn write(
     tree: &Tree,
     skeleton: &EcoSkeleton,
@@ -111,16 +117,55 @@ pub fn write(
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     let tmp = path.with_extension("sqlite.okb-tmp");
-    let _ = std::fs::remove_file(&tmp);
+    let side = path.with_extension("sqlite.okb-side");
+    for stale in [&tmp, &side] {
+        let _ = std::fs::remove_file(stale);
+    }
     let previous = if path.exists() { read_previous(path) } else { None };
-    let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
-    conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
     let records = NodeRecord::all(tree, annotations);
     let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
     let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-    let build = previous.as_ref().map_or(1, |p| p.2 + 1);
+
+    let (main, side_rows) = std::thread::scope(|scope| {
+        let side_job = scope.spawn(|| write_side(tree, skeleton, &ids, &side));
+        let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
+        (main, side_job.join().expect("the side writer does not panic"))
+    });
+    let mut conn = main?;
+    summary.edges = side_rows?;
+    let side_text = side.to_str().ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")))?;
+    conn.execute("ATTACH DATABASE ?1 AS side", [side_text]).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
+    tx.execute_batch(EDGE_INDEXES).map_err(sql(&tmp))?;
+    tx.execute_batch(
+        "INSERT INTO opening_entries SELECT * FROM side.opening_entries;
+         INSERT INTO node_children SELECT * FROM side.node_children;",
+    )
+    .map_err(sql(&tmp))?;
+    tx.commit().map_err(sql(&tmp))?;
+    conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
+    conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
+    let _ = std::fs::remove_file(&side);
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(summary)
+}
+
+/// The main database: schema, nodes, transpositions, the changelog and `meta`, with
+/// their indexes.
+fn write_main(
+    tree: &Tree,
+    records: &[NodeRecord],
+    ids: &[&str],
+    annotations: Option<&Annotations>,
+    previous: Option<&PreviousStore>,
+    tmp: &Path,
+    summary: &mut WriteSummary,
+) -> Result<Connection, StoreError> {
+    let mut conn = Connection::open(tmp).map_err(sql(tmp))?;
+    conn.execute_batch(SCHEMA).map_err(sql(tmp))?;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    let build = previous.map_or(1, |p| p.2 + 1);
+    let tx = conn.transaction().map_err(sql(tmp))?;
     {
         let mut insert_node = tx
             .prepare(
@@ -131,7 +176,7 @@ pub fn write(
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
                  ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
             )
-            .map_err(sql(&tmp))?;
+            .map_err(sql(tmp))?;
         // Primary-key order makes every insert an append to the b-tree.
         let mut by_id: Vec<&NodeRecord> = records.iter().collect();
         by_id.sort_by(|a, b| a.node_id.cmp(&b.node_id));
@@ -146,41 +191,86 @@ pub fn write(
                     r.stockfish_eval, r.stockfish_depth, r.best_move, r.best_move_uci, r.is_dubious,
                     r.is_busted, r.resulting_structure, analysis.and_then(|a| a.stockfish_mate), lines
                 ])
-                .map_err(sql(&tmp))?;
+                .map_err(sql(tmp))?;
         }
-        let mut insert_entry = tx
-            .prepare("INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")
-            .map_err(sql(&tmp))?;
-        let mut insert_edge = tx
-            .prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")
-            .map_err(sql(&tmp))?;
-        // The text of entry rows is computed on all cores before the single-threaded inserts.
-        let entry_rows: Vec<Option<(&crate::eco::EcoEntry, String, Option<String>)>> = {
-            use rayon::prelude::*;
-            tree.nodes
-                .par_iter()
-                .map(|node| {
-                    node.entry.map(|i| {
-                        let e = &skeleton.entries[i as usize];
-                        let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
-                        (e, aliases, e.from.as_deref().map(position::node_id))
-                    })
-                })
-                .collect()
-        };
-        // Rows in primary-key order: every insert appends to its b-tree.
+        let mut insert_transposition =
+            tx.prepare("INSERT INTO node_transpositions VALUES (?1, ?2, ?3)").map_err(sql(tmp))?;
+        for (target, a, b) in tree.transpositions() {
+            let (a, b) = (ids[a as usize], ids[b as usize]);
+            let (a, b) = if a < b { (a, b) } else { (b, a) };
+            insert_transposition.execute(params![a, b, ids[target as usize]]).map_err(sql(tmp))?;
+            summary.transpositions += 1;
+        }
+        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(tmp))?;
+        if let Some((old_values, old_log, _)) = previous {
+            for row in old_log {
+                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4, row.5]).map_err(sql(tmp))?;
+            }
+            for r in records {
+                let new_values = tracked_values(r);
+                let old = old_values.get(&r.node_id);
+                for (f, field) in TRACKED_FIELDS.iter().enumerate() {
+                    let old_value = old.and_then(|o| o[f].clone());
+                    if old.is_some() && old_value == new_values[f] {
+                        continue;
+                    }
+                    if old.is_none() && new_values[f].is_none() {
+                        continue;
+                    }
+                    insert_log
+                        .execute(params![build, now, r.node_id, field, old_value, new_values[f]])
+                        .map_err(sql(tmp))?;
+                    summary.changes += 1;
+                }
+            }
+            let current: std::collections::HashSet<&str> = ids.iter().copied().collect();
+            let mut removed: Vec<&String> = old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
+            removed.sort();
+            for id in removed {
+                insert_log
+                    .execute(params![build, now, id, "node", "present", Option::<String>::None])
+                    .map_err(sql(tmp))?;
+                summary.changes += 1;
+            }
+        }
+        let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
+        meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(tmp))?;
+        meta.execute(params!["build", build.to_string()]).map_err(sql(tmp))?;
+        meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql(tmp))?;
+    }
+    tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
+    tx.commit().map_err(sql(tmp))?;
+    Ok(conn)
+}
+
+/// The side database: the same schema, holding only the entry and edge rows (in primary
+/// key order, so that every insert, and later every transferred cell, is an append) and
+/// their indexes. Returns the number of edges.
+fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], side: &Path) -> Result<usize, StoreError> {
+    let mut conn = Connection::open(side).map_err(sql(side))?;
+    conn.execute_batch(SCHEMA).map_err(sql(side))?;
+    let tx = conn.transaction().map_err(sql(side))?;
+    let mut edges = 0;
+    {
+        let mut insert_entry =
+            tx.prepare("INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)").map_err(sql(side))?;
+        let mut insert_edge =
+            tx.prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)").map_err(sql(side))?;
         let mut order: Vec<usize> = (0..tree.nodes.len()).collect();
         order.sort_by(|&a, &b| ids[a].cmp(ids[b]));
         for &i in &order {
             let node = &tree.nodes[i];
-            if let Some((e, aliases, from)) = &entry_rows[i] {
+            if let Some(entry) = node.entry {
+                let e = &skeleton.entries[entry as usize];
+                let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
+                let from = e.from.as_deref().map(position::node_id);
                 insert_entry
                     .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
-                    .map_err(sql(&tmp))?;
+                    .map_err(sql(side))?;
             }
-            let mut edges: Vec<(usize, &crate::tree::Edge)> = node.children.iter().enumerate().collect();
-            edges.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
-            for (rank, edge) in edges {
+            let mut children: Vec<(usize, &crate::tree::Edge)> = node.children.iter().enumerate().collect();
+            children.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
+            for (rank, edge) in children {
                 let s = edge.stats.unwrap_or_default();
                 let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
@@ -196,58 +286,13 @@ pub fn write(
                         s.outcomes.black as i64,
                         avg
                     ])
-                    .map_err(sql(&tmp))?;
-                summary.edges += 1;
+                    .map_err(sql(side))?;
+                edges += 1;
             }
         }
-        let mut insert_transposition =
-            tx.prepare("INSERT INTO node_transpositions VALUES (?1, ?2, ?3)").map_err(sql(&tmp))?;
-        for (target, a, b) in tree.transpositions() {
-            let (a, b) = (ids[a as usize], ids[b as usize]);
-            let (a, b) = if a < b { (a, b) } else { (b, a) };
-            insert_transposition.execute(params![a, b, ids[target as usize]]).map_err(sql(&tmp))?;
-            summary.transpositions += 1;
-        }
-        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(&tmp))?;
-        if let Some((old_values, old_log, _)) = &previous {
-            for row in old_log {
-                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4, row.5]).map_err(sql(&tmp))?;
-            }
-            for r in &records {
-                let new_values = tracked_values(r);
-                let old = old_values.get(&r.node_id);
-                for (f, field) in TRACKED_FIELDS.iter().enumerate() {
-                    let old_value = old.and_then(|o| o[f].clone());
-                    if old.is_some() && old_value == new_values[f] {
-                        continue;
-                    }
-                    if old.is_none() && new_values[f].is_none() {
-                        continue;
-                    }
-                    insert_log
-                        .execute(params![build, now, r.node_id, field, old_value, new_values[f]])
-                        .map_err(sql(&tmp))?;
-                    summary.changes += 1;
-                }
-            }
-            let current: std::collections::HashSet<&str> = ids.iter().copied().collect();
-            let mut removed: Vec<&String> = old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
-            removed.sort();
-            for id in removed {
-                insert_log
-                    .execute(params![build, now, id, "node", "present", Option::<String>::None])
-                    .map_err(sql(&tmp))?;
-                summary.changes += 1;
-            }
-        }
-        let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(&tmp))?;
-        meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(&tmp))?;
-        meta.execute(params!["build", build.to_string()]).map_err(sql(&tmp))?;
-        meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql(&tmp))?;
     }
-    tx.execute_batch(INDEXES).map_err(sql(&tmp))?;
-    tx.commit().map_err(sql(&tmp))?;
-    conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(summary)
+    tx.execute_batch(EDGE_INDEXES).map_err(sql(side))?;
+    tx.commit().map_err(sql(side))?;
+    conn.close().map_err(|(_, e)| sql(side)(e))?;
+    Ok(edges)
 }
