@@ -1,32 +1,75 @@
 //! eco.json-compatible files: `ecoA.json` … `ecoE.json` (named entries keyed by FEN),
 //! `eco_interpolated.json`, and `fromTo.json` (`[from_fen, to_fen, from_src, to_src]`).
 
-use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 
 use super::ExportFile;
 use crate::eco::{EcoEntry, EcoSkeleton};
 
-fn entry_json(e: &EcoEntry) -> Value {
-    let mut v = Map::new();
-    v.insert("src".into(), json!(e.src));
-    v.insert("eco".into(), json!(e.eco));
-    v.insert("moves".into(), json!(e.movetext));
-    v.insert("name".into(), json!(e.name));
-    if !e.aliases.is_empty() {
-        v.insert("aliases".into(), json!(e.aliases));
-    }
-    if let Some(scid) = &e.scid {
-        v.insert("scid".into(), json!(scid));
-    }
-    if e.is_eco_root {
-        v.insert("isEcoRoot".into(), json!(true));
-    }
-    Value::Object(v)
+/// One entry as eco.json writes it (absent fields are left out, not null).
+#[derive(Serialize)]
+struct EntryJson<'a> {
+    src: &'a str,
+    eco: &'a str,
+    moves: &'a str,
+    name: &'a str,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    aliases: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    scid: Option<&'a str>,
+    #[serde(rename = "isEcoRoot", skip_serializing_if = "std::ops::Not::not")]
+    is_eco_root: bool,
 }
 
-fn render(value: &Value, pretty: bool) -> Vec<u8> {
+impl<'a> From<&'a EcoEntry> for EntryJson<'a> {
+    fn from(e: &'a EcoEntry) -> Self {
+        EntryJson {
+            src: &e.src,
+            eco: &e.eco,
+            moves: &e.movetext,
+            name: &e.name,
+            aliases: &e.aliases,
+            scid: e.scid.as_deref(),
+            is_eco_root: e.is_eco_root,
+        }
+    }
+}
+
+/// A JSON object of entries keyed by FEN, in the given order, serialized as it is
+/// iterated (no intermediate map).
+struct EntriesByFen<'a>(Vec<&'a EcoEntry>);
+
+impl Serialize for EntriesByFen<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for e in &self.0 {
+            map.serialize_entry(&e.fen, &EntryJson::from(*e))?;
+        }
+        map.end()
+    }
+}
+
+/// `fromTo.json`: `[from_fen, to_fen, from_src, to_src]` per consecutive pair.
+struct FromTo<'a>(&'a EcoSkeleton);
+
+impl Serialize for FromTo<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let skeleton = self.0;
+        let mut seq = serializer.serialize_seq(Some(skeleton.from_to.len()))?;
+        for &(from, to) in &skeleton.from_to {
+            let (a, b) = (&skeleton.entries[from as usize], &skeleton.entries[to as usize]);
+            seq.serialize_element(&[&a.fen, &b.fen, &a.src, &b.src])?;
+        }
+        seq.end()
+    }
+}
+
+fn render(value: &impl Serialize, pretty: bool) -> Vec<u8> {
     let mut bytes = if pretty { serde_json::to_vec_pretty(value) } else { serde_json::to_vec(value) }
-        .expect("JSON values serialize");
+        .expect("eco.json values serialize");
     bytes.push(b'\n');
     bytes
 }
@@ -38,25 +81,11 @@ pub fn render_all(skeleton: &EcoSkeleton, pretty: bool) -> Vec<ExportFile> {
     ordered.sort_by(|a, b| (&a.eco, a.moves.len(), &a.movetext, &a.epd).cmp(&(&b.eco, b.moves.len(), &b.movetext, &b.epd)));
     let mut files = Vec::new();
     for letter in ['A', 'B', 'C', 'D', 'E'] {
-        let mut map = Map::new();
-        for e in ordered.iter().filter(|e| e.src != "interpolated" && e.eco.starts_with(letter)) {
-            map.insert(e.fen.clone(), entry_json(e));
-        }
-        files.push(ExportFile { name: format!("eco{letter}.json"), bytes: render(&Value::Object(map), pretty) });
+        let named = ordered.iter().copied().filter(|e| e.src != "interpolated" && e.eco.starts_with(letter)).collect();
+        files.push(ExportFile { name: format!("eco{letter}.json"), bytes: render(&EntriesByFen(named), pretty) });
     }
-    let mut interpolated = Map::new();
-    for e in ordered.iter().filter(|e| e.src == "interpolated") {
-        interpolated.insert(e.fen.clone(), entry_json(e));
-    }
-    files.push(ExportFile { name: "eco_interpolated.json".into(), bytes: render(&Value::Object(interpolated), pretty) });
-    let from_to: Vec<Value> = skeleton
-        .from_to
-        .iter()
-        .map(|&(from, to)| {
-            let (a, b) = (&skeleton.entries[from as usize], &skeleton.entries[to as usize]);
-            json!([a.fen, b.fen, a.src, b.src])
-        })
-        .collect();
-    files.push(ExportFile { name: "fromTo.json".into(), bytes: render(&Value::Array(from_to), pretty) });
+    let interpolated = ordered.iter().copied().filter(|e| e.src == "interpolated").collect();
+    files.push(ExportFile { name: "eco_interpolated.json".into(), bytes: render(&EntriesByFen(interpolated), pretty) });
+    files.push(ExportFile { name: "fromTo.json".into(), bytes: render(&FromTo(skeleton), pretty) });
     files
 }
