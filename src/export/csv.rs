@@ -52,6 +52,24 @@ fn push_field(out: &mut Vec<u8>, field: &[u8], delimiter: u8) {
     }
 }
 
+/// Scalar methods of [`FieldWriter`] that write the number as JSON does.
+macro_rules! numbers_as_json {
+    ($($method:ident: $t:ty),*) => {
+        $(fn $method(self, v: $t) -> Result<(), RowError> {
+            self.json(v)
+        })*
+    };
+}
+
+/// Scalar methods of [`RowWriter`]: a row must be a struct.
+macro_rules! scalars_are_not_rows {
+    ($($method:ident: $t:ty),*) => {
+        $(fn $method(self, _: $t) -> Result<(), RowError> {
+            Err(not_a_row())
+        })*
+    };
+}
+
 /// Why a value could not be written as a CSV row (only nested structures, which a flat
 /// record does not have).
 #[derive(Debug, thiserror::Error)]
@@ -125,36 +143,8 @@ impl<'a> ser::Serializer for FieldWriter<'a> {
         self.out.extend_from_slice(if v { b"true" } else { b"false" });
         Ok(())
     }
-    fn serialize_i8(self, v: i8) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_i16(self, v: i16) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_i32(self, v: i32) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_i64(self, v: i64) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_u8(self, v: u8) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_u16(self, v: u16) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_u32(self, v: u32) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_u64(self, v: u64) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_f32(self, v: f32) -> Result<(), RowError> {
-        self.json(v)
-    }
-    fn serialize_f64(self, v: f64) -> Result<(), RowError> {
-        self.json(v)
-    }
+    numbers_as_json!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64, serialize_u8: u8,
+        serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_f32: f32, serialize_f64: f64);
     fn serialize_char(self, v: char) -> Result<(), RowError> {
         self.serialize_str(v.encode_utf8(&mut [0; 4]))
     }
@@ -243,48 +233,9 @@ impl<'a> ser::Serializer for RowWriter<'a> {
         Ok(self)
     }
 
-    fn serialize_bool(self, _: bool) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_i8(self, _: i8) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_i16(self, _: i16) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_i32(self, _: i32) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_i64(self, _: i64) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_u8(self, _: u8) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_u16(self, _: u16) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_u32(self, _: u32) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_u64(self, _: u64) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_f32(self, _: f32) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_f64(self, _: f64) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_char(self, _: char) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_str(self, _: &str) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
-    fn serialize_bytes(self, _: &[u8]) -> Result<(), RowError> {
-        Err(not_a_row())
-    }
+    scalars_are_not_rows!(serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32,
+        serialize_i64: i64, serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64,
+        serialize_f32: f32, serialize_f64: f64, serialize_char: char, serialize_str: &str, serialize_bytes: &[u8]);
     fn serialize_none(self) -> Result<(), RowError> {
         Err(not_a_row())
     }
