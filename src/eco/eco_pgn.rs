@@ -1,6 +1,7 @@
 //! pgn-extract's `eco.pgn`: PGN games whose tags `ECO`, `Opening`, `Variation` and
 //! `SubVariation` name the line their movetext plays.
 
+use super::line::LinePlayer;
 use super::{EcoRow, ParsedSource, is_eco_code, play_row};
 use crate::diagnostics::{Warning, decode_text};
 
@@ -8,6 +9,7 @@ use crate::diagnostics::{Warning, decode_text};
 pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
     let (text, _) = decode_text(bytes);
     let mut out = ParsedSource::default();
+    let mut player = LinePlayer::default();
     let mut game = Game::default();
     let mut in_comment = false;
     for (index, line) in text.lines().enumerate() {
@@ -24,7 +26,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
         }
         if rest.starts_with('[') {
             if !game.movetext.is_empty() {
-                game.finish(file, &mut out);
+                game.finish(&mut player, file, &mut out);
             }
             if game.line == 0 {
                 game.line = line_no;
@@ -59,7 +61,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
             game.movetext.push_str(moves.trim());
             let ended = moves.split_whitespace().last().is_some_and(|t| matches!(t, "*" | "1-0" | "0-1" | "1/2-1/2"));
             if ended {
-                game.finish(file, &mut out);
+                game.finish(&mut player, file, &mut out);
             }
         }
     }
@@ -88,7 +90,7 @@ impl Game {
         self.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
     }
 
-    fn finish(&mut self, file: &str, out: &mut ParsedSource) {
+    fn finish(&mut self, player: &mut LinePlayer, file: &str, out: &mut ParsedSource) {
         let game = std::mem::take(self);
         let eco = game.tag("ECO").unwrap_or("");
         if !is_eco_code(eco) {
@@ -106,7 +108,7 @@ impl Game {
         if let Some(sub) = game.tag("SubVariation") {
             name = format!("{name}, {sub}");
         }
-        if let Some(moves) = play_row(file, game.line, &game.movetext, &mut out.warnings) {
+        if let Some(moves) = play_row(player, file, game.line, &game.movetext, &mut out.warnings) {
             out.rows.push(EcoRow { line: game.line, eco: eco.to_string(), scid: None, name, moves });
         }
     }

@@ -7,6 +7,7 @@ use crate::diagnostics::Warning;
 /// bytes that are not UTF-8 are skipped with a warning.
 pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
     let mut out = ParsedSource::default();
+    let mut player = super::line::LinePlayer::default();
     for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
         let line_no = index as u32 + 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
@@ -37,7 +38,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
             out.warnings.push(Warning::at("eco-code", file, line_no, "bad ECO code", eco));
             continue;
         }
-        if let Some(moves) = play_row(file, line_no, pgn, &mut out.warnings) {
+        if let Some(moves) = play_row(&mut player, file, line_no, pgn, &mut out.warnings) {
             out.rows.push(EcoRow { line: line_no, eco: eco.to_string(), scid: None, name: name.to_string(), moves });
         }
     }

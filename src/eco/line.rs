@@ -26,19 +26,44 @@ pub struct LineError {
 
 /// Plays SAN `tokens` from the start position, returning the moves.
 pub fn play_san(tokens: &[&str]) -> Result<Vec<Move>, LineError> {
-    let mut pos = Chess::default();
-    let mut moves = Vec::with_capacity(tokens.len());
-    for (ply, token) in tokens.iter().enumerate() {
-        let err = |reason: String| LineError { ply, token: token.to_string(), reason };
-        let san: San = token
-            .trim_end_matches(['+', '#', '!', '?'])
-            .parse()
-            .map_err(|e| err(format!("not a SAN move ({e})")))?;
-        let m = to_move_lenient(san, &pos).map_err(|e| err(format!("{e} in this position")))?;
-        pos.play_unchecked(m);
-        moves.push(m);
+    LinePlayer::default().play(tokens)
+}
+
+/// Plays many lines from the start position, replaying only what a line does not share
+/// with the previous one: taxonomy files list variations of one line after another, so
+/// most moves of a row are its predecessor's.
+#[derive(Default)]
+pub struct LinePlayer {
+    /// Tokens of the last line played (as far as it was legal).
+    tokens: Vec<String>,
+    /// Their moves.
+    moves: Vec<Move>,
+    /// The position after each of them (the start position is implicit).
+    positions: Vec<Chess>,
+}
+
+impl LinePlayer {
+    /// Plays SAN `tokens` from the start position, returning the moves.
+    pub fn play(&mut self, tokens: &[&str]) -> Result<Vec<Move>, LineError> {
+        let shared = self.tokens.iter().zip(tokens).take_while(|(a, b)| a.as_str() == **b).count();
+        self.tokens.truncate(shared);
+        self.moves.truncate(shared);
+        self.positions.truncate(shared);
+        for (ply, token) in tokens.iter().enumerate().skip(shared) {
+            let err = |reason: String| LineError { ply, token: token.to_string(), reason };
+            let mut pos = self.positions.last().cloned().unwrap_or_default();
+            let san: San = token
+                .trim_end_matches(['+', '#', '!', '?'])
+                .parse()
+                .map_err(|e| err(format!("not a SAN move ({e})")))?;
+            let m = to_move_lenient(san, &pos).map_err(|e| err(format!("{e} in this position")))?;
+            pos.play_unchecked(m);
+            self.tokens.push(token.to_string());
+            self.moves.push(m);
+            self.positions.push(pos);
+        }
+        Ok(self.moves.clone())
     }
-    Ok(moves)
 }
 
 /// Like [`San::to_move`], but a wrong capture marker (`Nbd7` for a capture, as scid.eco
@@ -82,6 +107,24 @@ mod tests {
     fn tokens_drop_numbers_and_results() {
         assert_eq!(move_tokens("1.e4 e5 2.Nf3 *"), vec!["e4", "e5", "Nf3"]);
         assert_eq!(move_tokens("1. d4 Nf6 2. c4 1...x"), vec!["d4", "Nf6", "c4", "x"]);
+    }
+
+    #[test]
+    fn a_reused_player_gives_what_a_fresh_one_gives() {
+        let lines = [
+            "1. e4 e5 2. Nf3 Nc6 3. Bb5",
+            "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5",
+            "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bb4",
+            "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. Qxf7",
+            "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. c3",
+            "1. d4",
+            "1. e4 c5",
+        ];
+        let mut player = LinePlayer::default();
+        for line in lines {
+            let tokens = move_tokens(line);
+            assert_eq!(player.play(&tokens), play_san(&tokens), "{line}");
+        }
     }
 
     #[test]

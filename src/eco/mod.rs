@@ -80,9 +80,15 @@ pub fn is_eco_code(code: &str) -> bool {
 }
 
 /// Plays a row's movetext, turning a failure into a warning at `file:line`.
-fn play_row(file: &str, line: u32, movetext: &str, warnings: &mut Vec<Warning>) -> Option<Vec<MoveKey>> {
+fn play_row(
+    player: &mut line::LinePlayer,
+    file: &str,
+    line: u32,
+    movetext: &str,
+    warnings: &mut Vec<Warning>,
+) -> Option<Vec<MoveKey>> {
     let tokens = line::move_tokens(movetext);
-    match line::play_san(&tokens) {
+    match player.play(&tokens) {
         Ok(moves) => Some(moves.iter().map(MoveKey::new).collect()),
         Err(e) => {
             warnings.push(Warning::at(

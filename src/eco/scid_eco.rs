@@ -1,6 +1,7 @@
 //! SCID's `scid.eco`: `CODE "Name" moves *` entries that may continue on following lines,
 //! `#` comment lines, extended codes (`B03a`, `A00a1`) and Latin-1 bytes.
 
+use super::line::LinePlayer;
 use super::{EcoRow, ParsedSource, play_row};
 use crate::diagnostics::{Warning, decode_text};
 
@@ -19,6 +20,7 @@ fn is_scid_code(code: &str) -> bool {
 /// Parses `scid.eco`. Malformed entries are skipped with a warning at their first line.
 pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
     let mut out = ParsedSource::default();
+    let mut player = LinePlayer::default();
     let mut pending = String::new();
     let mut start_line = 0u32;
     for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
@@ -36,7 +38,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
         }
         pending.push_str(trimmed);
         if trimmed.ends_with('*') {
-            entry(file, start_line, &std::mem::take(&mut pending), &mut out);
+            entry(&mut player, file, start_line, &std::mem::take(&mut pending), &mut out);
         }
     }
     if !pending.is_empty() {
@@ -45,7 +47,7 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
     out
 }
 
-fn entry(file: &str, line: u32, text: &str, out: &mut ParsedSource) {
+fn entry(player: &mut LinePlayer, file: &str, line: u32, text: &str, out: &mut ParsedSource) {
     let malformed = |out: &mut ParsedSource, why: &str| {
         out.warnings.push(Warning::at("malformed", file, line, why.to_string(), text));
     };
@@ -63,7 +65,7 @@ fn entry(file: &str, line: u32, text: &str, out: &mut ParsedSource) {
     let Some((name, movetext)) = after_quote.split_once('"') else {
         return malformed(out, "unterminated quoted name");
     };
-    if let Some(moves) = play_row(file, line, movetext, &mut out.warnings) {
+    if let Some(moves) = play_row(player, file, line, movetext, &mut out.warnings) {
         out.rows.push(EcoRow {
             line,
             eco: code[..3].to_string(),
