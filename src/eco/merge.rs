@@ -221,7 +221,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     let root_rows: std::collections::HashSet<usize> = roots.values().map(|(_, i)| *i).collect();
 
-    let mut entries: KeyMap<PositionKey, EcoEntry> = KeyMap::default();
+    let mut entries: KeyMap<PositionKey, EcoEntry> =
+        KeyMap::with_capacity_and_hasher(named_order.len() * 2, Default::default());
     // Each entry's previous position on its own line, resolved to `from` at the end.
     let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::default();
     for key in &named_order {
@@ -311,8 +312,16 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
 
     // Freeze the entries in identity order, then the from relation and every consecutive
     // pair along every line, by index.
-    let mut frozen: Vec<(PositionKey, EcoEntry)> = entries.into_iter().collect();
-    frozen.sort_by(|a, b| a.1.epd.cmp(&b.1.epd));
+    // Sorted through a permutation: entries are large, and moving them inside a sort
+    // was a good part of the merge's time.
+    let mut slots: Vec<Option<(PositionKey, EcoEntry)>> = entries.into_iter().map(Some).collect();
+    let mut order: Vec<usize> = (0..slots.len()).collect();
+    order.sort_unstable_by(|&a, &b| {
+        let epd = |i: usize| slots[i].as_ref().map(|(_, e)| e.epd.as_str());
+        epd(a).cmp(&epd(b))
+    });
+    let frozen: Vec<(PositionKey, EcoEntry)> =
+        order.into_iter().map(|i| slots[i].take().expect("each slot is taken once")).collect();
     let index_of: KeyMap<PositionKey, u32> = frozen.iter().enumerate().map(|(i, (k, _))| (*k, i as u32)).collect();
     let mut from_to = Vec::new();
     for key in &named_order {
