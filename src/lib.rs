@@ -17,4 +17,5 @@ pub mod progress;
 pub mod record;
 pub mod sources;
 pub mod store;
+pub mod structure;
 pub mod tree;
