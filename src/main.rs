@@ -88,6 +88,14 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
+    /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...).
+    ///
+    /// Prints the structure's name, or with --json the rule that matched (its conditions
+    /// on each side), the description and typical plans. "Unknown" when no rule fits.
+    ///
+    ///   okb structure "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7"
+    #[command(verbatim_doc_comment)]
+    Structure(okb::cli_structure::StructureArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -250,6 +258,10 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         }
         Command::Book(args) => {
             okb::cli_book::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Structure(args) => {
+            okb::cli_structure::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

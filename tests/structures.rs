@@ -32,6 +32,7 @@ const THEORY: &[(&str, &str, &str)] = &[
     // The technical design's example needs 4. Bxc4 exd4 5. exd4 before the d-pawn is isolated.
     ("Isolated Queen's Pawn", "iqp-white", "1. d4 d5 2. c4 dxc4 3. e3 e5 4. Bxc4 exd4 5. exd4"),
     ("Isolated Queen's Pawn", "iqp-black", "1. e4 e6 2. d4 d5 3. Nd2 c5 4. exd5 exd5 5. Ngf3 Nc6 6. Bb5 Bd6 7. dxc5 Bxc5"),
+    ("Isolated Queen's Pawn", "iqp-symmetric", "1. e4 c6 2. d4 d5 3. exd5 cxd5 4. c4 e6 5. Nc3 Nf6 6. Nf3 Be7 7. cxd5 exd5"),
     (
         "Hanging Pawns",
         "hanging-black",
@@ -39,6 +40,7 @@ const THEORY: &[(&str, &str, &str)] = &[
     ),
     ("Hanging Pawns", "hanging-white", "1. c4 Nf6 2. Nc3 e6 3. Nf3 d5 4. e3 c5 5. d4 cxd4 6. exd4 Be7 7. cxd5 Nxd5 8. Bd3 Nxc3 9. bxc3 b6 10. O-O Bb7 11. Qe2 O-O 12. c4"),
     ("Caro-Kann", "caro-kann", "1. e4 c6 2. d4 d5 3. Nc3 dxe4 4. Nxe4 Bf5"),
+    ("Caro-Kann", "caro-kann-rubinstein", "1. e4 e6 2. d4 d5 3. Nc3 dxe4 4. Nxe4 Nd7 5. Nf3 Ngf6"),
     ("Grünfeld Centre", "grunfeld", "1. d4 Nf6 2. c4 g6 3. Nc3 d5 4. cxd5 Nxd5 5. e4 Nxc3 6. bxc3"),
     ("Semi-Slav Triangle", "semi-slav", "1. d4 d5 2. c4 c6 3. Nf3 Nf6 4. Nc3 e6"),
     ("Slav", "slav", "1. d4 d5 2. c4 c6 3. Nf3 Nf6 4. Nc3"),
@@ -51,6 +53,7 @@ const THEORY: &[(&str, &str, &str)] = &[
     ("Botvinnik System", "botvinnik", "1. c4 e5 2. Nc3 Nc6 3. g3 g6 4. Bg2 Bg7 5. e4 d6 6. d3"),
     ("Closed Sicilian", "closed-sicilian", "1. e4 c5 2. Nc3 Nc6 3. g3 g6 4. Bg2 Bg7 5. d3 d6"),
     ("Closed Ruy", "closed-ruy", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Na5 10. Bc2 c5 11. d4"),
+    ("Closed Ruy", "closed-ruy-d3", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. d3 b5 7. Bb3 d6"),
     ("King's Indian Attack", "kia", "1. e4 e6 2. d3 d5 3. Nd2 Nf6 4. Ngf3 Be7 5. g3"),
     ("London", "london", "1. d4 d5 2. Bf4 Nf6 3. e3 e6 4. Nf3 c5 5. c3"),
     ("Colle", "colle", "1. d4 d5 2. Nf3 Nf6 3. e3 e6 4. Bd3 c5 5. c3"),
@@ -116,4 +119,26 @@ fn random_legal_positions_never_panic() {
     assert!(positions > 10_000);
     // Random play rarely builds a theory skeleton: most positions are Unknown.
     assert!(named < positions / 2, "{named} of {positions} named");
+}
+
+fn okb(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_okb")).args(args).output().unwrap()
+}
+
+#[test]
+fn the_structure_command_prints_the_label_and_the_rule() {
+    let fen = "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7";
+    let out = okb(&["structure", fen]);
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).trim()), (Some(0), "Isolated Queen's Pawn"));
+    let out = okb(&["structure", "--json", fen]);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["rule"]["id"], "iqp-symmetric");
+    assert_eq!(v["rule"]["white"], "d4 -c -e");
+    assert!(!v["white_plans"].as_array().unwrap().is_empty());
+    let out = okb(&["structure", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Unknown");
+    let out = okb(&["structure", "not a fen"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a fen"));
+    assert!(out.stdout.is_empty());
 }

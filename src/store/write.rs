@@ -12,6 +12,7 @@ use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
+use crate::structure::StructureTags;
 use crate::tree::Tree;
 
 /// What a store write did.
@@ -98,12 +99,13 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
     Some((values, log, build))
 }
 
-/// Writes `tree` (built from `skeleton`, annotated by `annotations`) to the store at
-/// `path`, replacing it atomically.
+/// Writes `tree` (built from `skeleton`, annotated by `annotations`, its terminal nodes
+/// tagged by `structures`) to the store at `path`, replacing it atomically.
 pub fn write(
     tree: &Tree,
     skeleton: &EcoSkeleton,
     annotations: Option<&Annotations>,
+    structures: Option<&StructureTags>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -115,7 +117,10 @@ pub fn write(
     let previous = if path.exists() { read_previous(path) } else { None };
     let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
     conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
-    let records = NodeRecord::all(tree, annotations);
+    let mut records = NodeRecord::all(tree, annotations);
+    if let Some(tags) = structures {
+        tags.apply(&mut records);
+    }
     let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
     let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
@@ -240,6 +245,7 @@ pub fn write(
                 summary.changes += 1;
             }
         }
+        insert_structures(&tx).map_err(sql(&tmp))?;
         let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(&tmp))?;
         meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(&tmp))?;
         meta.execute(params!["build", build.to_string()]).map_err(sql(&tmp))?;
@@ -250,4 +256,14 @@ pub fn write(
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(summary)
+}
+
+/// The `pawn_structures` rows: every structure okb names, and Unknown.
+fn insert_structures(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare("INSERT INTO pawn_structures VALUES (?1, ?2, ?3, ?4)")?;
+    for s in crate::structure::STRUCTURES.iter().chain([&crate::structure::UNKNOWN]) {
+        let plans = |p: &[&str]| serde_json::to_string(p).expect("plans serialize");
+        insert.execute(params![s.name, s.description, plans(s.white_plans), plans(s.black_plans)])?;
+    }
+    Ok(())
 }
