@@ -4,7 +4,9 @@
 
 pub mod build;
 pub mod cli_book;
+pub mod cli_classify;
 pub mod cli_structure;
+pub mod classify;
 pub mod commands;
 pub mod diagnostics;
 pub mod eco;

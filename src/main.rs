@@ -88,6 +88,16 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
+    /// Give each game of PGN files its opening from the knowledge base.
+    ///
+    /// Every game gets the ECO code and name of the deepest known position it reaches,
+    /// whatever the move order (transpositions count). Output: the same PGN with the ECO,
+    /// Opening and Variation tags rewritten; games without a known position or with
+    /// illegal moves are copied unchanged and counted on stderr.
+    ///
+    ///   okb classify -o classified.pgn games/*.pgn.zst
+    #[command(verbatim_doc_comment)]
+    Classify(okb::cli_classify::ClassifyArgs),
     /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...).
     ///
     /// Prints the structure's name, or with --json the rule that matched (its conditions
@@ -258,6 +268,17 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         }
         Command::Book(args) => {
             okb::cli_book::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Classify(args) => {
+            let store = match &args.store {
+                Some(path) => path.clone(),
+                None => {
+                    let loaded = load()?;
+                    loaded.path(&loaded.pipeline.store.path)
+                }
+            };
+            okb::cli_classify::run(&args, store)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Structure(args) => {

@@ -93,6 +93,16 @@ pub enum GameEnd {
     Bad(BadKind),
 }
 
+/// A caller's early-stop rule for [`GameVisitor::with_stop`].
+#[derive(Clone, Copy)]
+struct StopHook<'f, K>(&'f dyn Fn(&[K]) -> bool);
+
+impl<K> std::fmt::Debug for StopHook<'_, K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StopHook")
+    }
+}
+
 /// A pgn-reader visitor that plays each game up to `max_ply` and keeps, for the game
 /// just read, its tags, the keys of the positions reached and the moves played.
 ///
@@ -112,6 +122,10 @@ pub struct GameVisitor<'f, S: KeyScheme> {
     pub outcome: Option<GameResult>,
     pos: Chess,
     stop_early: bool,
+    /// Optional early stop, asked after every move with the keys so far (`okb classify`
+    /// stops once a game has left the known positions for good).
+    stop_playing: Option<StopHook<'f, S::Key>>,
+    halted: bool,
 }
 
 impl<'f, S: KeyScheme> GameVisitor<'f, S> {
@@ -130,7 +144,15 @@ impl<'f, S: KeyScheme> GameVisitor<'f, S> {
             outcome: None,
             pos,
             stop_early: false,
+            stop_playing: None,
+            halted: false,
         }
+    }
+
+    /// Stops playing a game's moves (as if `max_ply` were reached) once `stop` says so.
+    pub fn with_stop(mut self, stop: &'f dyn Fn(&[S::Key]) -> bool) -> Self {
+        self.stop_playing = Some(StopHook(stop));
+        self
     }
 
     /// The game's result: the Result tag, else the movetext's termination marker.
@@ -173,6 +195,7 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         }
         self.pos = Chess::default();
         self.keys.push(self.start_key);
+        self.halted = false;
         // Without a Result tag the termination marker is the result, so read to the end.
         self.stop_early = self.tags.result.is_some();
         ControlFlow::Continue(())
@@ -180,7 +203,7 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
 
     #[inline]
     fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<GameEnd> {
-        if self.moves.len() >= self.max_ply {
+        if self.moves.len() >= self.max_ply || self.halted {
             return if self.stop_early {
                 ControlFlow::Break(GameEnd::Done)
             } else {
@@ -203,6 +226,9 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         };
         self.keys.push(next);
         self.moves.push(m);
+        if let Some(StopHook(stop)) = self.stop_playing {
+            self.halted = stop(&self.keys);
+        }
         ControlFlow::Continue(())
     }
 
@@ -283,6 +309,18 @@ pub fn read_chunk<S: KeyScheme>(
     bad: &mut BadGames,
     mut on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd),
 ) -> u64 {
+    read_chunk_at(data, origin, visitor, bad, |v, end, _| on_game(v, end))
+}
+
+/// [`read_chunk`], also telling `on_game` the byte offset in `data` where each game
+/// starts (for writers that copy games through, like `okb classify`).
+pub fn read_chunk_at<S: KeyScheme>(
+    data: &[u8],
+    origin: ChunkOrigin<'_>,
+    visitor: &mut GameVisitor<'_, S>,
+    bad: &mut BadGames,
+    mut on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd, usize),
+) -> u64 {
     let locate = |offset: usize| Location {
         file: origin.file.to_string(),
         line: origin.first_line + count_newlines(&data[..offset.min(data.len())]),
@@ -322,7 +360,7 @@ pub fn read_chunk<S: KeyScheme>(
                 if visitor.tags.non_utf8 {
                     record(bad, BadKind::NonUtf8Tag, offset);
                 }
-                on_game(visitor, end);
+                on_game(visitor, end, offset);
             }
             Err(e) => {
                 games += 1;

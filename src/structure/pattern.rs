@@ -56,7 +56,7 @@ impl SidePattern {
             } else if let Some(rest) = token.strip_prefix('-') {
                 pattern.no_pawns |= match rest.len() {
                     1 => {
-                        let file = rest.chars().next().and_then(|c| File::from_char(c)).ok_or_else(|| PatternError(token.to_string()))?;
+                        let file = rest.chars().next().and_then(File::from_char).ok_or_else(|| PatternError(token.to_string()))?;
                         Bitboard::from_file(file)
                     }
                     _ => squares(rest)?,
