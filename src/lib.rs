@@ -22,3 +22,4 @@ pub mod sources;
 pub mod store;
 pub mod structure;
 pub mod tree;
+pub mod validate;

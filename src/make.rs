@@ -35,6 +35,8 @@ mod versions {
     pub const ENGINE: u32 = 1;
     pub const STRUCTURES: u32 = 1;
     pub const STRUCTURE_REVIEW: u32 = 1;
+    pub const VALIDATE: u32 = 1;
+    pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -346,11 +348,12 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         })?;
         Ok(())
     }));
+    let review_target = review_dir.clone();
     finals.push(Box::new(move || {
         let step = Step::new("structure-review", versions::STRUCTURE_REVIEW, &())
             .input("tree", &tree_output.hash)
             .input("structures", &structures_output.hash);
-        build.files(step, &review_dir, |b| {
+        build.files(step, &review_target, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let tags: Arc<StructureTags> = b.load("structures", structures_output)?;
             let review = crate::structure::review::review(&tree, &tags);
@@ -363,8 +366,46 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         })?;
         Ok(())
     }));
+    // The game files of named sources, with their hashes (for validation, classification).
+    let files_of = |sources: &[String]| -> (Vec<PathBuf>, Vec<(String, String)>) {
+        let chosen: Vec<_> = game_files.iter().filter(|g| sources.contains(&g.0)).collect();
+        (chosen.iter().map(|g| g.3.clone()).collect(), chosen.iter().map(|g| (g.4.clone(), g.5.clone())).collect())
+    };
+    if let Some(params) = &pipeline.validate {
+        let (paths, hashes) = files_of(&params.sources);
+        let review_dir = review_dir.clone();
+        finals.push(Box::new(move || {
+            let mut step = Step::new("validate", versions::VALIDATE, params).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
+            for (shown, hash) in &hashes {
+                step = step.input(shown.clone(), hash);
+            }
+            build.files(step, &review_dir, |b| {
+                let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                let names = crate::validate::TreeNames::new(&tree, &skeleton);
+                let validation = crate::validate::validate_files(&names, &paths, params.max_ply)
+                    .map_err(|e| BuildError::Step { step: "validate".into(), message: e.to_string() })?;
+                let report = crate::validate::report::build(&validation, &tree, &names, params);
+                let c = &report.counts;
+                let text = format!(
+                    "{} tagged games, {} known, {} renamed, {} reach names the tree lacks; {} variations reported, {} corrupt games",
+                    c.games_tagged, c.games_known, c.games_renamed, c.games_missing, report.missing.len(), report.corrupt_games
+                );
+                let mut files = vec![
+                    ExportFile { name: "validation.json".into(), bytes: report.to_json() },
+                    ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
+                ];
+                if params.stubs {
+                    files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
+                }
+                Ok((files, text))
+            })?;
+            Ok(())
+        }));
+    }
     for (name, spec) in &pipeline.exports {
         let target = loaded.path(&spec.output);
+        let (classify_paths, classify_hashes) = files_of(&spec.sources);
         let id = format!("export:{name}");
         finals.push(Box::new(move || {
             match spec.format {
@@ -385,6 +426,34 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                         let text = format!("{} entries", entries.len());
                         let bytes = export::polyglot::to_bytes(&entries);
                         Ok((vec![ExportFile { name: String::new(), bytes }], text))
+                    })?;
+                }
+                ExportFormat::ClassifiedPgn => {
+                    let mut step = Step::new(id, versions::EXPORT_CLASSIFIED_PGN, spec).input("tree", &tree_output.hash);
+                    for (shown, hash) in &classify_hashes {
+                        step = step.input(shown.clone(), hash);
+                    }
+                    build.external(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let classifier = crate::classify::Classifier::from_tree(&tree);
+                        let failed = |message: String| BuildError::Step { step: format!("export:{name}"), message };
+                        if let Some(dir) = target.parent() {
+                            std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+                        }
+                        let tmp = target.with_extension("okb-tmp");
+                        let file = std::fs::File::create(&tmp).map_err(|e| failed(format!("{}: {e}", tmp.display())))?;
+                        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+                        let report = crate::classify::files::classify_files(&classifier, &classify_paths, &mut out)
+                            .map_err(|e| failed(e.to_string()))?;
+                        drop(out);
+                        std::fs::rename(&tmp, &target).map_err(|e| failed(format!("{}: {e}", target.display())))?;
+                        Ok(format!(
+                            "{} games, {} classified, {} without a known position, {} unreadable",
+                            report.games,
+                            report.classified,
+                            report.unclassified,
+                            report.bad.skipped()
+                        ))
                     })?;
                 }
                 ExportFormat::Csv => {
