@@ -153,10 +153,11 @@ impl Classifier {
         self.index.contains_key(&key)
     }
 
-    /// The deepest known position among `keys`: (known index, ply).
+    /// The deepest known position among `keys`: (known index, ply). The start position
+    /// does not count (some taxonomies name it): a game has an opening once it has moves.
     fn lookup(&self, keys: &[u128]) -> Option<(u32, usize)> {
         let depth = keys.len().min(self.depth() + 1);
-        keys[..depth].iter().enumerate().rev().find_map(|(ply, key)| self.index.get(key).map(|&i| (i, ply)))
+        keys[..depth].iter().enumerate().skip(1).rev().find_map(|(ply, key)| self.index.get(key).map(|&i| (i, ply)))
     }
 
     /// Classifies a game from the identity keys of its positions (`keys[i]` after `i`
@@ -188,9 +189,15 @@ mod tests {
     fn interpolation_marks_are_dropped_from_names() {
         let mut c = Classifier::default();
         let pos = Chess::default();
-        c.add(&position::epd(&pos), 0, "A00", "Start", Some("Line (i)"));
-        let got = c.classify_moves(&[]).unwrap();
-        assert_eq!((got.opening, got.variation, got.ply), ("Start", Some("Line"), 0));
-        assert_eq!(got.name(), "Start: Line");
+        let e4 = pos.legal_moves().into_iter().find(|m| m.to() == shakmaty::Square::E4).unwrap();
+        let mut after = pos.clone();
+        after.play_unchecked(e4);
+        c.add(&position::epd(&after), 1, "B00", "King's Pawn", Some("Line (i)"));
+        c.add(&position::epd(&pos), 0, "A00", "Start position", None);
+        let got = c.classify_moves(&[e4]).unwrap();
+        assert_eq!((got.opening, got.variation, got.ply), ("King's Pawn", Some("Line"), 1));
+        assert_eq!(got.name(), "King's Pawn: Line");
+        // The start position names no game.
+        assert_eq!(c.classify_moves(&[]), None);
     }
 }
