@@ -47,21 +47,7 @@ impl ClassifyReport {
 fn classify_chunk(classifier: &Classifier, file: &str, chunk: &Chunk) -> (Vec<u8>, ClassifyReport) {
     let mut report = ClassifyReport::default();
     let origin = ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last };
-    // Stop playing a game once its last OUT_OF_BOOK_PLIES positions are all unknown:
-    // it has left the knowledge base (a return by transposition after so long a detour
-    // is not looked for). Asked once per move, so only the newest position is looked up.
-    let last_known = std::cell::Cell::new(0usize);
-    let stop = |keys: &[u128]| {
-        let ply = keys.len() - 1;
-        if ply <= 1 {
-            last_known.set(0);
-        }
-        if classifier.knows(keys[ply]) {
-            last_known.set(ply);
-        }
-        ply - last_known.get() >= super::OUT_OF_BOOK_PLIES
-    };
-    let mut visitor = GameVisitor::<IdentityKeys>::new(classifier.depth(), None).with_stop(&stop);
+    let mut visitor = GameVisitor::<IdentityKeys>::new(classifier.depth(), None);
     // (start offset, known index and ply) of every readable or filtered game.
     let mut games: Vec<(usize, Option<(u32, usize)>)> = Vec::new();
     report.games = read_chunk_at(&chunk.data, origin, &mut visitor, &mut report.bad, |v, end, offset| {

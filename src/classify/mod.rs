@@ -23,10 +23,6 @@ use crate::tree::Tree;
 /// with a few extra moves is still recognised (pgn-extract uses the same margin).
 pub const PLY_SLACK: usize = 6;
 
-/// Consecutive unknown positions after which a game is taken to have left the
-/// knowledge base; playing on would only cost time.
-pub const OUT_OF_BOOK_PLIES: usize = 10;
-
 /// One classifiable position: the opening it is named after.
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Known {
@@ -69,6 +65,9 @@ pub struct Classifier {
     deepest: usize,
 }
 
+/// The `src` of interpolated entries.
+const INTERPOLATED: &str = "interpolated";
+
 /// Interpolated entries are named `<ancestor> (i)`; a game is given the ancestor's name.
 fn without_interpolation_mark(text: &str) -> &str {
     text.strip_suffix(" (i)").unwrap_or(text)
@@ -89,11 +88,14 @@ impl Classifier {
         self.deepest = self.deepest.max(ply);
     }
 
-    /// The named nodes of a built tree (own or inherited names).
+    /// The named nodes of a built tree. Only positions named by a taxonomy count:
+    /// inherited and interpolated names come from *a* line through the position (its
+    /// most-played path, the entry line it lies on), not from the game's own path, so a
+    /// game is named after the deepest position a taxonomy names.
     pub fn from_tree(tree: &Tree) -> Classifier {
         let mut c = Classifier::default();
         for node in &tree.nodes {
-            if let Some(o) = &node.opening {
+            if let Some(o) = node.opening.as_ref().filter(|o| o.own && o.src != INTERPOLATED) {
                 let (opening, variation) = split_name(&o.name);
                 c.add(&node.epd, node.line.len(), &o.eco, &opening, variation.as_deref());
             }
@@ -101,7 +103,8 @@ impl Classifier {
         c
     }
 
-    /// The named nodes of the store at `path` (`okb make`'s output).
+    /// The named nodes of the store at `path` (`okb make`'s output), chosen as in
+    /// [`Classifier::from_tree`].
     pub fn from_store(path: &Path) -> Result<Classifier, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing(path.display().to_string()));
@@ -111,7 +114,8 @@ impl Classifier {
         let mut stmt = conn
             .prepare(
                 "SELECT position_key, ply, eco_code, opening_name, variation_name FROM opening_nodes
-                 WHERE eco_code IS NOT NULL AND opening_name IS NOT NULL ORDER BY position_key",
+                 WHERE eco_code IS NOT NULL AND opening_name IS NOT NULL AND name_inherited = 0
+                 AND name_src <> 'interpolated' ORDER BY position_key",
             )
             .map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
@@ -146,11 +150,6 @@ impl Classifier {
     fn classification(&self, index: u32, ply: usize) -> Classification<'_> {
         let k = &self.known[index as usize];
         Classification { eco: &k.eco, opening: &k.opening, variation: k.variation.as_deref(), node_id: &k.node_id, ply }
-    }
-
-    /// Whether `key` is a known position.
-    pub fn knows(&self, key: u128) -> bool {
-        self.index.contains_key(&key)
     }
 
     /// The deepest known position among `keys`: (known index, ply). The start position

@@ -93,16 +93,6 @@ pub enum GameEnd {
     Bad(BadKind),
 }
 
-/// A caller's early-stop rule for [`GameVisitor::with_stop`].
-#[derive(Clone, Copy)]
-struct StopHook<'f, K>(&'f dyn Fn(&[K]) -> bool);
-
-impl<K> std::fmt::Debug for StopHook<'_, K> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("StopHook")
-    }
-}
-
 /// A pgn-reader visitor that plays each game up to `max_ply` and keeps, for the game
 /// just read, its tags, the keys of the positions reached and the moves played.
 ///
@@ -122,10 +112,6 @@ pub struct GameVisitor<'f, S: KeyScheme> {
     pub outcome: Option<GameResult>,
     pos: Chess,
     stop_early: bool,
-    /// Optional early stop, asked after every move with the keys so far (`okb classify`
-    /// stops once a game has left the known positions for good).
-    stop_playing: Option<StopHook<'f, S::Key>>,
-    halted: bool,
 }
 
 impl<'f, S: KeyScheme> GameVisitor<'f, S> {
@@ -144,15 +130,7 @@ impl<'f, S: KeyScheme> GameVisitor<'f, S> {
             outcome: None,
             pos,
             stop_early: false,
-            stop_playing: None,
-            halted: false,
         }
-    }
-
-    /// Stops playing a game's moves (as if `max_ply` were reached) once `stop` says so.
-    pub fn with_stop(mut self, stop: &'f dyn Fn(&[S::Key]) -> bool) -> Self {
-        self.stop_playing = Some(StopHook(stop));
-        self
     }
 
     /// The game's result: the Result tag, else the movetext's termination marker.
@@ -195,7 +173,6 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         }
         self.pos = Chess::default();
         self.keys.push(self.start_key);
-        self.halted = false;
         // Without a Result tag the termination marker is the result, so read to the end.
         self.stop_early = self.tags.result.is_some();
         ControlFlow::Continue(())
@@ -203,7 +180,7 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
 
     #[inline]
     fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<GameEnd> {
-        if self.moves.len() >= self.max_ply || self.halted {
+        if self.moves.len() >= self.max_ply {
             return if self.stop_early {
                 ControlFlow::Break(GameEnd::Done)
             } else {
@@ -226,9 +203,6 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         };
         self.keys.push(next);
         self.moves.push(m);
-        if let Some(StopHook(stop)) = self.stop_playing {
-            self.halted = stop(&self.keys);
-        }
         ControlFlow::Continue(())
     }
 
