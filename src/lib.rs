@@ -4,6 +4,9 @@
 
 pub mod build;
 pub mod cli_book;
+pub mod cli_classify;
+pub mod cli_structure;
+pub mod classify;
 pub mod commands;
 pub mod diagnostics;
 pub mod eco;
@@ -17,4 +20,6 @@ pub mod progress;
 pub mod record;
 pub mod sources;
 pub mod store;
+pub mod structure;
 pub mod tree;
+pub mod validate;

@@ -93,6 +93,24 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
+    /// Give each game of PGN files its opening from the knowledge base.
+    ///
+    /// Every game gets the ECO code and name of the deepest known position it reaches,
+    /// whatever the move order (transpositions count). Output: the same PGN with the ECO,
+    /// Opening and Variation tags rewritten; games without a known position or with
+    /// illegal moves are copied unchanged and counted on stderr.
+    ///
+    ///   okb classify -o classified.pgn games/*.pgn.zst
+    #[command(verbatim_doc_comment)]
+    Classify(okb::cli_classify::ClassifyArgs),
+    /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...).
+    ///
+    /// Prints the structure's name, or with --json the rule that matched (its conditions
+    /// on each side), the description and typical plans. "Unknown" when no rule fits.
+    ///
+    ///   okb structure "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7"
+    #[command(verbatim_doc_comment)]
+    Structure(okb::cli_structure::StructureArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -255,6 +273,21 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         }
         Command::Book(args) => {
             okb::cli_book::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Classify(args) => {
+            let store = match &args.store {
+                Some(path) => path.clone(),
+                None => {
+                    let loaded = load()?;
+                    loaded.path(&loaded.pipeline.store.path)
+                }
+            };
+            okb::cli_classify::run(&args, store)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Structure(args) => {
+            okb::cli_structure::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

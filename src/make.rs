@@ -18,6 +18,7 @@ use crate::pipeline::{ExportFormat, Loaded, SourceKind};
 use crate::sources::{Origin, Resolver, Wanted};
 use crate::engine::Annotations;
 use crate::games::aggregate::{AggregateOptions, FileAggregate, Format};
+use crate::structure::StructureTags;
 use crate::tree::{self, Tree};
 
 /// Code versions: bump when a step's code changes what it produces.
@@ -30,8 +31,12 @@ mod versions {
     pub const EXPORT_POLYGLOT: u32 = 1;
     pub const STORE: u32 = 3 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
-    pub const EXPORT_CSV: u32 = 2;
+    pub const EXPORT_CSV: u32 = 3;
     pub const ENGINE: u32 = 1;
+    pub const STRUCTURES: u32 = 1;
+    pub const STRUCTURE_REVIEW: u32 = 1;
+    pub const VALIDATE: u32 = 1;
+    pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -313,21 +318,28 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     };
     let engine_output = &engine_output;
 
+    // Phase 5: the pawn structure of every terminal node, and the review of the Unknown ones.
+    let structures_output = structures_step(&build, &tree_output)?;
+    let structures_output = &structures_output;
+
     // The store and the exports only read their inputs: run them side by side.
     let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
     let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
     let store_path = loaded.path(&pipeline.store.path);
+    let review_dir = store_path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
     finals.push(Box::new(move || {
         let mut store_step =
             Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
         if let Some(engine) = engine_output {
             store_step = store_step.input("engine", &engine.hash);
         }
+        store_step = store_step.input("structures", &structures_output.hash);
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
             let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-            let written = crate::store::write::write(&tree, &skeleton, annotations.as_deref(), &store_path)
+            let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
+            let written = crate::store::write::write(&tree, &skeleton, annotations.as_deref(), Some(&structures), &store_path)
                 .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             Ok(format!(
                 "{} nodes, {} edges, {} transpositions, {} changes logged",
@@ -336,8 +348,64 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         })?;
         Ok(())
     }));
+    let review_target = review_dir.clone();
+    finals.push(Box::new(move || {
+        let step = Step::new("structure-review", versions::STRUCTURE_REVIEW, &())
+            .input("tree", &tree_output.hash)
+            .input("structures", &structures_output.hash);
+        build.files(step, &review_target, |b| {
+            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+            let tags: Arc<StructureTags> = b.load("structures", structures_output)?;
+            let review = crate::structure::review::review(&tree, &tags);
+            let text = format!("{} Unknown terminal positions", review.unknown.len());
+            let files = vec![
+                ExportFile { name: "structures-review.json".into(), bytes: review.to_json() },
+                ExportFile { name: "structures-review.txt".into(), bytes: review.to_table() },
+            ];
+            Ok((files, text))
+        })?;
+        Ok(())
+    }));
+    // The game files of named sources, with their hashes (for validation, classification).
+    let files_of = |sources: &[String]| -> (Vec<PathBuf>, Vec<(String, String)>) {
+        let chosen: Vec<_> = game_files.iter().filter(|g| sources.contains(&g.0)).collect();
+        (chosen.iter().map(|g| g.3.clone()).collect(), chosen.iter().map(|g| (g.4.clone(), g.5.clone())).collect())
+    };
+    if let Some(params) = &pipeline.validate {
+        let (paths, hashes) = files_of(&params.sources);
+        let review_dir = review_dir.clone();
+        finals.push(Box::new(move || {
+            let mut step = Step::new("validate", versions::VALIDATE, params).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
+            for (shown, hash) in &hashes {
+                step = step.input(shown.clone(), hash);
+            }
+            build.files(step, &review_dir, |b| {
+                let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                let names = crate::validate::TreeNames::new(&tree, &skeleton);
+                let validation = crate::validate::validate_files(&names, &paths, params.max_ply)
+                    .map_err(|e| BuildError::Step { step: "validate".into(), message: e.to_string() })?;
+                let report = crate::validate::report::build(&validation, &tree, &names, params);
+                let c = &report.counts;
+                let text = format!(
+                    "{} tagged games, {} known, {} renamed, {} reach names the tree lacks; {} variations reported, {} corrupt games",
+                    c.games_tagged, c.games_known, c.games_renamed, c.games_missing, report.missing.len(), report.corrupt_games
+                );
+                let mut files = vec![
+                    ExportFile { name: "validation.json".into(), bytes: report.to_json() },
+                    ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
+                ];
+                if params.stubs {
+                    files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
+                }
+                Ok((files, text))
+            })?;
+            Ok(())
+        }));
+    }
     for (name, spec) in &pipeline.exports {
         let target = loaded.path(&spec.output);
+        let (classify_paths, classify_hashes) = files_of(&spec.sources);
         let id = format!("export:{name}");
         finals.push(Box::new(move || {
             match spec.format {
@@ -360,17 +428,47 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                         Ok((vec![ExportFile { name: String::new(), bytes }], text))
                     })?;
                 }
+                ExportFormat::ClassifiedPgn => {
+                    let mut step = Step::new(id, versions::EXPORT_CLASSIFIED_PGN, spec).input("tree", &tree_output.hash);
+                    for (shown, hash) in &classify_hashes {
+                        step = step.input(shown.clone(), hash);
+                    }
+                    build.external(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let classifier = crate::classify::Classifier::from_tree(&tree);
+                        let failed = |message: String| BuildError::Step { step: format!("export:{name}"), message };
+                        if let Some(dir) = target.parent() {
+                            std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+                        }
+                        let tmp = target.with_extension("okb-tmp");
+                        let file = std::fs::File::create(&tmp).map_err(|e| failed(format!("{}: {e}", tmp.display())))?;
+                        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+                        let report = crate::classify::files::classify_files(&classifier, &classify_paths, &mut out)
+                            .map_err(|e| failed(e.to_string()))?;
+                        drop(out);
+                        std::fs::rename(&tmp, &target).map_err(|e| failed(format!("{}: {e}", target.display())))?;
+                        Ok(format!(
+                            "{} games, {} classified, {} without a known position, {} unreadable",
+                            report.games,
+                            report.classified,
+                            report.unclassified,
+                            report.bad.skipped()
+                        ))
+                    })?;
+                }
                 ExportFormat::Csv => {
                     let mut step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
                     if let Some(engine) = engine_output {
                         step = step.input("engine", &engine.hash);
                     }
+                    step = step.input("structures", &structures_output.hash);
                     let delimiter = spec.delimiter.as_bytes()[0];
                     build.files(step, &target, |b| {
                         let tree: Arc<Tree> = b.load("tree", tree_output)?;
                         let annotations: Option<Arc<Annotations>> =
                             engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                        let bytes = export::csv::render(&tree, annotations.as_deref(), delimiter);
+                        let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
+                        let bytes = export::csv::render(&tree, annotations.as_deref(), Some(&structures), delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
                     })?;
                 }
@@ -452,6 +550,18 @@ fn annotate_step(
         Ok((annotations, summary, report.failed, complete))
     })?;
     Ok(output)
+}
+
+/// The `structures` step (Phase 5): the pawn structure of every terminal node.
+fn structures_step(build: &Build, tree_output: &Output) -> Result<Output, MakeError> {
+    let step = Step::new("structures", versions::STRUCTURES, &()).input("tree", &tree_output.hash);
+    Ok(build.value(step, |b| {
+        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+        let tags = crate::structure::tag_tree(&tree);
+        let unknown = tags.terminal.iter().filter(|(_, name)| name == crate::structure::UNKNOWN.name).count();
+        let text = format!("{} terminal nodes, {} named, {} Unknown", tags.terminal.len(), tags.terminal.len() - unknown, unknown);
+        Ok((tags, text, 0))
+    })?)
 }
 
 /// The merged statistics of all game files, with what was skipped.

@@ -92,6 +92,9 @@ pub struct ExportSpec {
     /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
     #[serde(default)]
     pub weights: crate::export::polyglot::WeightMode,
+    /// Game sources whose games are written (classified-pgn).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<String>,
 }
 
 fn default_true() -> bool {
@@ -112,6 +115,9 @@ pub enum ExportFormat {
     Csv,
     /// A Polyglot opening book (.bin) from the tree's move statistics.
     Polyglot,
+    /// The games of `sources` as one PGN file, ECO/Opening/Variation tags rewritten from
+    /// the knowledge base (what `okb classify` does).
+    ClassifiedPgn,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.
@@ -174,6 +180,8 @@ pub struct Pipeline {
     pub games: GamesParams,
     /// Phase 4: engine annotation (absent: no annotation).
     pub engine: Option<crate::engine::EngineConfig>,
+    /// Phase 3: validation against games' Opening tags (absent: no validation).
+    pub validate: Option<crate::validate::ValidateParams>,
     /// Where the store lives.
     #[serde(default)]
     pub store: StoreSpec,
@@ -330,7 +338,24 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         && let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
+    let game_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind == SourceKind::Pgn);
+    if let Some(validate) = &loaded.pipeline.validate
+        && let Some(bad) = validate.sources.iter().find(|s| !game_source(s)) {
+            return Err(Box::new(loaded.error_at(
+                "[validate]",
+                format!("[validate] sources: {bad:?} is not a game source of kind pgn"),
+                Some("list names of [sources.NAME] tables with kind = \"pgn\"".into()),
+            )));
+        }
     for (name, spec) in &loaded.pipeline.exports {
+        if spec.format == ExportFormat::ClassifiedPgn
+            && let Some(bad) = spec.sources.iter().find(|s| !game_source(s)).or(spec.sources.is_empty().then_some(&String::new())) {
+                return Err(Box::new(loaded.error_at(
+                    &format!("[exports.{name}]"),
+                    format!("export {name:?}: sources must name game sources of kind pgn (got {bad:?})"),
+                    None,
+                )));
+            }
         if spec.delimiter.len() != 1 {
             return Err(Box::new(loaded.error_at(
                 &format!("[exports.{name}]"),

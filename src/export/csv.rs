@@ -11,9 +11,18 @@ use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::tree::Tree;
 
-/// Renders every node of `tree` (with engine annotations, if any) as CSV with `delimiter`.
-pub fn render(tree: &Tree, annotations: Option<&Annotations>, delimiter: u8) -> Vec<u8> {
-    let records = NodeRecord::all(tree, annotations);
+/// Renders every node of `tree` (with engine annotations and structure tags, if any) as
+/// CSV with `delimiter`.
+pub fn render(
+    tree: &Tree,
+    annotations: Option<&Annotations>,
+    structures: Option<&crate::structure::StructureTags>,
+    delimiter: u8,
+) -> Vec<u8> {
+    let mut records = NodeRecord::all(tree, annotations);
+    if let Some(tags) = structures {
+        tags.apply(&mut records);
+    }
     let mut out = Vec::with_capacity(records.len() * 300);
     let mut header = Vec::new();
     let mut row = Vec::with_capacity(512);

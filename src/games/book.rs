@@ -19,7 +19,7 @@ use rayon::prelude::*;
 
 use super::GamesError;
 use super::filter::GameResult;
-use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES};
+use super::input::{Chunk, DEFAULT_CHUNK_BYTES};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, PolyglotKeys, read_chunk};
 use super::report::{BadGames, Counters};
 use crate::export::polyglot::{BookEntry, WeightMode, encode_move};
@@ -187,34 +187,8 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
     let mut bad = BadGames::default();
     let mut counters = Counters::default();
     let window = 2 * rayon::current_num_threads().max(1);
-    // A bounded window of (file, chunk) pairs is parsed in parallel and applied in order,
-    // so memory stays flat however large the input.
-    let mut sources = paths.iter();
-    let mut current: Option<(String, Chunker)> = None;
-    loop {
-        let mut batch: Vec<(String, Chunk)> = Vec::with_capacity(window);
-        while batch.len() < window {
-            if current.is_none() {
-                match sources.next() {
-                    Some(p) => {
-                        current = Some((
-                            p.display().to_string(),
-                            Chunker::open(p, opts.chunk_bytes, Boundary::Pgn)?,
-                        ))
-                    }
-                    None => break,
-                }
-            }
-            if let Some((name, chunker)) = current.as_mut() {
-                match chunker.next_chunk()? {
-                    Some(c) => batch.push((name.clone(), c)),
-                    None => current = None,
-                }
-            }
-        }
-        if batch.is_empty() {
-            break;
-        }
+    let mut batches = super::input::ChunkBatches::new(paths, opts.chunk_bytes, window);
+    while let Some(batch) = batches.next_batch()? {
         let outputs: Vec<ChunkOutput> = batch
             .par_iter()
             .map(|(f, c)| parse_chunk(f, c, opts.max_ply))

@@ -247,6 +247,43 @@ impl Chunker {
     }
 }
 
+/// The chunks of several files, in file order, handed out in batches of at most
+/// `window` chunks: a caller parses a batch on all cores and applies it in order, so
+/// memory stays flat however large the input.
+pub struct ChunkBatches<'a> {
+    paths: std::slice::Iter<'a, PathBuf>,
+    current: Option<(String, Chunker)>,
+    chunk_bytes: usize,
+    window: usize,
+}
+
+impl<'a> ChunkBatches<'a> {
+    /// Batches over `paths` (PGN boundaries) of chunks of about `chunk_bytes`.
+    pub fn new(paths: &'a [PathBuf], chunk_bytes: usize, window: usize) -> ChunkBatches<'a> {
+        ChunkBatches { paths: paths.iter(), current: None, chunk_bytes, window: window.max(1) }
+    }
+
+    /// The next batch of `(file name, chunk)`, or `None` when every file is done.
+    pub fn next_batch(&mut self) -> Result<Option<Vec<(String, Chunk)>>, GamesError> {
+        let mut batch = Vec::with_capacity(self.window);
+        while batch.len() < self.window {
+            if self.current.is_none() {
+                match self.paths.next() {
+                    Some(p) => self.current = Some((p.display().to_string(), Chunker::open(p, self.chunk_bytes, Boundary::Pgn)?)),
+                    None => break,
+                }
+            }
+            if let Some((name, chunker)) = self.current.as_mut() {
+                match chunker.next_chunk()? {
+                    Some(c) => batch.push((name.clone(), c)),
+                    None => self.current = None,
+                }
+            }
+        }
+        Ok((!batch.is_empty()).then_some(batch))
+    }
+}
+
 /// Number of `\n` bytes in `data` (lines are counted on `\n`, so CRLF files work).
 pub fn count_newlines(data: &[u8]) -> u64 {
     // Chunked so the compiler vectorises the inner loop without overflowing the u8 lanes.

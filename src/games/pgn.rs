@@ -283,6 +283,18 @@ pub fn read_chunk<S: KeyScheme>(
     bad: &mut BadGames,
     mut on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd),
 ) -> u64 {
+    read_chunk_at(data, origin, visitor, bad, |v, end, _| on_game(v, end))
+}
+
+/// [`read_chunk`], also telling `on_game` the byte offset in `data` where each game
+/// starts (for writers that copy games through, like `okb classify`).
+pub fn read_chunk_at<S: KeyScheme>(
+    data: &[u8],
+    origin: ChunkOrigin<'_>,
+    visitor: &mut GameVisitor<'_, S>,
+    bad: &mut BadGames,
+    mut on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd, usize),
+) -> u64 {
     let locate = |offset: usize| Location {
         file: origin.file.to_string(),
         line: origin.first_line + count_newlines(&data[..offset.min(data.len())]),
@@ -322,7 +334,7 @@ pub fn read_chunk<S: KeyScheme>(
                 if visitor.tags.non_utf8 {
                     record(bad, BadKind::NonUtf8Tag, offset);
                 }
-                on_game(visitor, end);
+                on_game(visitor, end, offset);
             }
             Err(e) => {
                 games += 1;

@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// DDL for a fresh store.
 pub const SCHEMA: &str = r#"
@@ -74,9 +74,10 @@ CREATE TABLE node_transpositions (
     CHECK (node_id < transposed_node_id)
 );
 CREATE TABLE pawn_structures (
-    node_id TEXT NOT NULL REFERENCES opening_nodes (node_id),
-    structure TEXT NOT NULL,
-    PRIMARY KEY (node_id, structure)
+    name TEXT PRIMARY KEY,
+    description TEXT NOT NULL,
+    white_plans TEXT NOT NULL,
+    black_plans TEXT NOT NULL
 );
 CREATE TABLE node_changelog (
     build INTEGER NOT NULL,
@@ -93,6 +94,7 @@ CREATE TABLE node_changelog (
 pub const NODE_INDEXES: &str = r#"
 CREATE UNIQUE INDEX opening_nodes_position ON opening_nodes (position_key);
 CREATE INDEX opening_nodes_eco ON opening_nodes (eco_code);
+CREATE INDEX opening_nodes_structure ON opening_nodes (resulting_structure);
 CREATE INDEX node_transpositions_other ON node_transpositions (transposed_node_id);
 CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
 CREATE INDEX node_changelog_node ON node_changelog (node_id);

@@ -12,6 +12,7 @@ use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
+use crate::structure::StructureTags;
 use crate::tree::Tree;
 
 /// What a store write did.
@@ -98,8 +99,8 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
     Some((values, log, build))
 }
 
-/// Writes `tree` (built from `skeleton`, annotated by `annotations`) to the store at
-/// `path`, replacing it atomically.
+/// Writes `tree` (built from `skeleton`, annotated by `annotations`, its terminal nodes
+/// tagged by `structures`) to the store at `path`, replacing it atomically.
 ///
 /// Two connections fill the file on two cores: a side database receives the entry and
 /// edge rows and their indexes while the main one receives the nodes and theirs; the side
@@ -110,6 +111,7 @@ pub fn write(
     tree: &Tree,
     skeleton: &EcoSkeleton,
     annotations: Option<&Annotations>,
+    structures: Option<&StructureTags>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -122,7 +124,10 @@ pub fn write(
         let _ = std::fs::remove_file(stale);
     }
     let previous = if path.exists() { read_previous(path) } else { None };
-    let records = NodeRecord::all(tree, annotations);
+    let mut records = NodeRecord::all(tree, annotations);
+    if let Some(tags) = structures {
+        tags.apply(&mut records);
+    }
     let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
     let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
 
@@ -233,6 +238,7 @@ fn write_main(
                 summary.changes += 1;
             }
         }
+        insert_structures(&tx).map_err(sql(tmp))?;
         let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
         meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(tmp))?;
         meta.execute(params!["build", build.to_string()]).map_err(sql(tmp))?;
@@ -295,4 +301,14 @@ fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], side: &Path) ->
     tx.commit().map_err(sql(side))?;
     conn.close().map_err(|(_, e)| sql(side)(e))?;
     Ok(edges)
+}
+
+/// The `pawn_structures` rows: every structure okb names, and Unknown.
+fn insert_structures(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
+    let mut insert = tx.prepare("INSERT INTO pawn_structures VALUES (?1, ?2, ?3, ?4)")?;
+    for s in crate::structure::STRUCTURES.iter().chain([&crate::structure::UNKNOWN]) {
+        let plans = |p: &[&str]| serde_json::to_string(p).expect("plans serialize");
+        insert.execute(params![s.name, s.description, plans(s.white_plans), plans(s.black_plans)])?;
+    }
+    Ok(())
 }

@@ -1,0 +1,79 @@
+//! `okb classify`: give each game of PGN files its opening from a built knowledge base.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use miette::{IntoDiagnostic, WrapErr, miette};
+
+use crate::classify::Classifier;
+use crate::classify::files::{ClassifyReport, classify_files};
+
+/// Arguments of `okb classify`.
+#[derive(clap::Args, Debug)]
+pub struct ClassifyArgs {
+    /// PGN files (plain, .zst, .bz2 or .gz), read in the order given.
+    #[arg(required = true, value_name = "PGN")]
+    pub paths: Vec<String>,
+    /// Write the classified games here instead of stdout.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The knowledge base (default: the store of pipeline.toml).
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(short = 'j', long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// Runs `okb classify` with the store at `store` (the `--store` flag wins).
+pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
+    let start = Instant::now();
+    let store = args.store.clone().unwrap_or(store);
+    let classifier = Classifier::from_store(&store).map_err(|e| miette!("{e}"))?;
+    if classifier.is_empty() {
+        return Err(miette!("the store {} names no position: build it with `okb make`", store.display()));
+    }
+    let paths = crate::games::input::expand_paths(&args.paths).map_err(|e| miette!("{e}"))?;
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = args.jobs {
+        builder = builder.num_threads(n.max(1));
+    }
+    let pool = builder.build().into_diagnostic()?;
+    let report = match &args.output {
+        Some(path) => {
+            // Written beside the target and renamed: an interrupted run leaves no torn file.
+            let tmp = path.with_extension("okb-tmp");
+            let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            let report = pool.install(|| classify_files(&classifier, &paths, &mut out)).map_err(|e| miette!("{e}"))?;
+            drop(out);
+            std::fs::rename(&tmp, path).into_diagnostic().wrap_err_with(|| format!("writing {}", path.display()))?;
+            report
+        }
+        None => {
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+            let report = pool.install(|| classify_files(&classifier, &paths, &mut out)).map_err(|e| miette!("{e}"))?;
+            out.flush().into_diagnostic()?;
+            report
+        }
+    };
+    eprintln!("{}", summary(&report, start.elapsed().as_secs_f64()));
+    if report.bad.skipped() > 0 {
+        eprintln!("{}", report.bad.render_table().trim_end());
+    }
+    Ok(())
+}
+
+/// The one-line summary printed on stderr.
+pub fn summary(report: &ClassifyReport, secs: f64) -> String {
+    format!(
+        "{:>12} {} games: {} classified, {} without a known position, {} unreadable (copied unchanged) in {secs:.2}s ({:.0} games/s)",
+        "Classified",
+        report.games,
+        report.classified,
+        report.unclassified,
+        report.bad.skipped(),
+        report.games as f64 / secs.max(1e-9)
+    )
+}

@@ -1,0 +1,178 @@
+//! Phases 3 and 5 through `okb make`: structures on every terminal node, the
+//! pawn_structures table, the classified-pgn export (equal to `okb classify` on the
+//! store), and validation against Opening tags.
+
+mod common;
+
+use common::{Project, fixture, mini_sources};
+
+fn games() -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn").display().to_string()
+}
+
+/// The fixture games also feed the tree; `min_games = 3` prunes their own moves, so the
+/// tree is the skeleton of the hand-written taxonomies.
+fn project() -> Project {
+    Project::with_pipeline(&format!(
+        r#"{}
+[sources.pgn-extract]
+kind = "eco-pgn"
+path = "{}"
+[sources.games]
+kind = "pgn"
+paths = ["{}"]
+[tree]
+min_games = 3
+[validate]
+sources = ["games"]
+min_games = 2
+stubs = true
+[exports.classified]
+format = "classified-pgn"
+output = "out/classified.pgn"
+sources = ["games"]
+"#,
+        mini_sources(),
+        fixture("mini-eco.pgn"),
+        games()
+    ))
+}
+
+fn store(p: &Project) -> rusqlite::Connection {
+    rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap()
+}
+
+/// The tags of the game whose Event is `event`.
+fn tags_of(pgn: &str, event: &str) -> Vec<String> {
+    let start = pgn.find(&format!("[Event \"{event}\"]")).unwrap();
+    pgn[start..].lines().take_while(|l| l.starts_with('[')).map(str::to_string).collect()
+}
+
+#[test]
+fn every_terminal_node_has_a_structure_and_structures_are_entities() {
+    let p = project();
+    p.make(&[]);
+    let db = store(&p);
+    let (terminal, tagged): (i64, i64) = db
+        .query_row(
+            "SELECT COUNT(*), COUNT(resulting_structure) FROM opening_nodes
+             WHERE node_id NOT IN (SELECT parent_id FROM node_children)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert!(terminal >= 3);
+    assert_eq!(terminal, tagged);
+    // Inner nodes carry no structure: the tag describes where a line ends.
+    let inner: i64 = db
+        .query_row(
+            "SELECT COUNT(resulting_structure) FROM opening_nodes WHERE node_id IN (SELECT parent_id FROM node_children)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(inner, 0);
+    // Every tag is a pawn_structures entity with plans as JSON arrays.
+    let orphans: i64 = db
+        .query_row(
+            "SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure IS NOT NULL
+             AND resulting_structure NOT IN (SELECT name FROM pawn_structures)",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(orphans, 0);
+    let rows: Vec<(String, String, String)> = db
+        .prepare("SELECT name, white_plans, black_plans FROM pawn_structures")
+        .unwrap()
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(rows.len(), okb::structure::STRUCTURES.len() + 1);
+    for (name, white, black) in &rows {
+        let w: Vec<String> = serde_json::from_str(white).unwrap();
+        let b: Vec<String> = serde_json::from_str(black).unwrap();
+        assert_eq!(w.is_empty(), name == "Unknown", "{name}");
+        assert_eq!(b.is_empty(), name == "Unknown", "{name}");
+    }
+    // The review lists exactly the Unknown terminal nodes.
+    let review: serde_json::Value = serde_json::from_slice(&p.read("build/structures-review.json")).unwrap();
+    let unknown: i64 = db
+        .query_row("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown'", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(review["unknown"].as_array().unwrap().len() as i64, unknown);
+    assert_eq!(review["terminal_nodes"].as_i64().unwrap(), terminal);
+    assert!(String::from_utf8(p.read("build/structures-review.txt")).unwrap().contains("Pawn structures of"));
+}
+
+#[test]
+fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify() {
+    let p = project();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("export:classified (6 games, 4 classified, 1 without a known position, 1 unreadable)"), "{}", run.stderr);
+    let out = String::from_utf8(p.read("out/classified.pgn")).unwrap();
+    // Reached by 1. d4 Nf6 2. c4 e6 3. Nc3 d5: the QGD line's name, old tags replaced in place.
+    assert_eq!(
+        tags_of(&out, "transposition"),
+        [
+            "[Event \"transposition\"]",
+            "[ECO \"D35\"]",
+            "[Opening \"Queen's Gambit Declined\"]",
+            "[Variation \"Normal Defense\"]",
+            "[Result \"1-0\"]"
+        ]
+    );
+    assert_eq!(tags_of(&out, "sicilian")[1..4], ["[Opening \"Sicilian Defense\"]", "[Result \"1/2-1/2\"]", "[ECO \"B50\"]"]);
+    // Games without a known position and unreadable ones pass through unchanged.
+    let input = std::fs::read_to_string(games()).unwrap();
+    for event in ["no known position", "illegal"] {
+        assert_eq!(tags_of(&out, event), tags_of(&input, event));
+    }
+    assert!(out.contains("1. e4 e5 2. Ke3 Nc6 1-0"));
+    // The command on the built store writes the same bytes, whatever the thread count.
+    for jobs in ["1", "2"] {
+        let run = p.okb(&["classify", "-j", jobs, &games()]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        assert_eq!(run.stdout, out);
+        assert!(run.stderr.contains("6 games: 4 classified"), "{}", run.stderr);
+    }
+}
+
+#[test]
+fn validation_reports_names_the_tree_lacks_never_positions_it_has() {
+    let p = project();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("Building validate"), "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_slice(&p.read("build/validation.json")).unwrap();
+    assert_eq!(report["counts"]["games_tagged"], 4);
+    assert_eq!(report["counts"]["games_known"], 1);
+    assert_eq!(report["counts"]["games_missing"], 3);
+    assert_eq!(report["corrupt_games"], 1);
+    let missing = report["missing"].as_array().unwrap();
+    assert_eq!(missing.len(), 1, "{missing:?}");
+    assert_eq!(missing[0]["name"], "Mystery Gambit");
+    assert_eq!(missing[0]["games"], 2);
+    assert_eq!(missing[0]["eco"], "B20");
+    assert_eq!(missing[0]["stub"], true);
+    // Pairs below min_games are counted, not listed (the QGD transposition game).
+    assert_eq!(report["pairs_below_threshold"], 1);
+    let db = store(&p);
+    for m in missing {
+        let epd: String = m["fen"].as_str().unwrap().split(' ').take(4).collect::<Vec<_>>().join(" ");
+        let known: i64 = db.query_row("SELECT COUNT(*) FROM opening_nodes WHERE position_key = ?1", [&epd], |r| r.get(0)).unwrap();
+        assert_eq!(known, 0, "reported a position the tree has: {epd}");
+    }
+    let stubs = String::from_utf8(p.read("build/validation-stubs.tsv")).unwrap();
+    assert!(stubs.starts_with("eco\tname\tpgn\n"));
+    assert!(stubs.contains("B20\tMystery Gambit (stub)\t1. e4 c5 2. b4"), "{stubs}");
+    assert!(String::from_utf8(p.read("build/validation.txt")).unwrap().contains("Mystery Gambit"));
+}
+
+#[test]
+fn validate_sources_must_be_game_sources() {
+    let p = Project::with_pipeline(&format!("{}\n[validate]\nsources = [\"lichess\"]\n", mini_sources()));
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("is not a game source"), "{}", run.stderr);
+}
