@@ -4,7 +4,7 @@ mod common;
 
 use common::{Project, tree_bytes};
 
-const ALL_STEPS: usize = 12;
+const ALL_STEPS: usize = 14;
 
 #[test]
 fn second_make_does_nothing_and_says_so() {
@@ -40,7 +40,12 @@ fn changing_one_source_rebuilds_only_what_depends_on_it() {
     let run = p.make(&["--explain"]);
     let mut built = run.steps("Building");
     built.sort();
-    assert_eq!(built, vec!["eco", "export:eco-json", "export:nodes-csv", "parse:lichess-a", "store", "tree"], "{}", run.stderr);
+    assert_eq!(
+        built,
+        vec!["eco", "export:eco-json", "export:nodes-csv", "parse:lichess-a", "store", "structure-review", "structures", "tree"],
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("because lichess-a changed"), "{}", run.stderr);
     let fresh = run.steps("Fresh");
     assert_eq!(fresh.len(), 6, "{}", run.stderr);
@@ -179,7 +184,7 @@ fn status_reports_stale_steps_without_building() {
     let run = p.okb(&["status"]);
     assert!(run.stderr.contains("because lichess-b changed"), "{}", run.stderr);
     assert!(run.stderr.contains("because input parse:lichess-b will be rebuilt"), "{}", run.stderr);
-    assert_eq!(p.make(&[]).steps("Building").len(), 6);
+    assert_eq!(p.make(&[]).steps("Building").len(), 8);
 }
 
 #[test]
