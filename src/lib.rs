@@ -10,6 +10,7 @@ pub mod eco;
 pub mod engine;
 pub mod export;
 pub mod games;
+pub mod graph;
 pub mod make;
 pub mod pipeline;
 pub mod position;

@@ -32,6 +32,7 @@ mod versions {
     pub const EXPORT_ECO_JSON: u32 = 1;
     pub const EXPORT_CSV: u32 = 2;
     pub const ENGINE: u32 = 1;
+    pub const EXPORT_OPENINGIQ: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -372,6 +373,23 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                             engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
                         let bytes = export::csv::render(&tree, annotations.as_deref(), delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
+                    })?;
+                }
+                ExportFormat::OpeningIq => {
+                    let mut step = Step::new(id, versions::EXPORT_OPENINGIQ, spec)
+                        .input("tree", &tree_output.hash)
+                        .input("eco", &eco_output.hash);
+                    if let Some(engine) = engine_output {
+                        step = step.input("engine", &engine.hash);
+                    }
+                    build.files(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                        let annotations: Option<Arc<Annotations>> =
+                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                        let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), spec);
+                        let text = format!("{} files", files.len());
+                        Ok((files, text))
                     })?;
                 }
             }

@@ -92,6 +92,9 @@ pub struct ExportSpec {
     /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
     #[serde(default)]
     pub weights: crate::export::polyglot::WeightMode,
+    /// Plies kept below each named opening (openingiq; default 12).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
 }
 
 fn default_true() -> bool {
@@ -112,6 +115,9 @@ pub enum ExportFormat {
     Csv,
     /// A Polyglot opening book (.bin) from the tree's move statistics.
     Polyglot,
+    /// OpeningIQ JSON trees, one file per named opening.
+    #[serde(rename = "openingiq")]
+    OpeningIq,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.

@@ -19,30 +19,53 @@ pub struct NamedOpening {
     pub stem: String,
 }
 
+/// A node that may name an opening: its own authoritative name and canonical line.
+#[derive(Clone, Copy, Debug)]
+pub struct Candidate<'a> {
+    /// Index of the node.
+    pub node: u32,
+    /// ECO code of the node's own entry.
+    pub eco: &'a str,
+    /// Full name of the node's own entry.
+    pub name: &'a str,
+    /// Plies of the canonical line.
+    pub ply: usize,
+    /// The canonical line as numbered SAN.
+    pub movetext: &'a str,
+}
+
 /// Every distinct authoritative named entry of `tree`, sorted by file stem.
 ///
 /// Authoritative means the node's own entry comes from the Lichess TSV (`eco_tsv`), so
-/// interpolated, inherited and SCID/pgn-extract-only names are left out. The Lichess
-/// files name some (ECO, name) pairs on several positions (transposed or longer lines);
-/// such a pair is one opening, represented by its shortest line (then the first by
-/// movetext), so each file name is unique and the choice does not depend on input order.
+/// interpolated, inherited and SCID/pgn-extract-only names are left out.
 pub fn named_openings(tree: &Tree) -> Vec<NamedOpening> {
-    let mut best: BTreeMap<(&str, &str), u32> = BTreeMap::new();
-    for (index, node) in tree.nodes.iter().enumerate() {
-        let Some(opening) = node.opening.as_ref().filter(|o| o.own && o.src == "eco_tsv") else { continue };
-        let slot = best.entry((opening.eco.as_str(), opening.name.as_str())).or_insert(index as u32);
-        let current = &tree.nodes[*slot as usize];
-        if (node.line.len(), &node.movetext) < (current.line.len(), &current.movetext) {
-            *slot = index as u32;
+    select(tree.nodes.iter().enumerate().filter_map(|(index, node)| {
+        let opening = node.opening.as_ref().filter(|o| o.own && o.src == "eco_tsv")?;
+        Some(Candidate { node: index as u32, eco: &opening.eco, name: &opening.name, ply: node.line.len(), movetext: &node.movetext })
+    }))
+}
+
+/// One opening per distinct (ECO, name) among `candidates`, sorted by file stem.
+///
+/// The Lichess files name some (ECO, name) pairs on several positions (transposed or
+/// longer lines); such a pair is one opening, represented by its shortest line (then the
+/// first by movetext), so each file name is unique and the choice does not depend on
+/// input order.
+pub fn select<'a>(candidates: impl IntoIterator<Item = Candidate<'a>>) -> Vec<NamedOpening> {
+    let mut best: BTreeMap<(&str, &str), Candidate<'a>> = BTreeMap::new();
+    for c in candidates {
+        let slot = best.entry((c.eco, c.name)).or_insert(c);
+        if (c.ply, c.movetext, c.node) < (slot.ply, slot.movetext, slot.node) {
+            *slot = c;
         }
     }
     let mut out: Vec<NamedOpening> = best
-        .into_iter()
-        .map(|((eco, name), node)| NamedOpening {
-            node,
-            eco: eco.to_string(),
-            name: name.to_string(),
-            stem: format!("{eco}-{}", slug(name)),
+        .into_values()
+        .map(|c| NamedOpening {
+            node: c.node,
+            eco: c.eco.to_string(),
+            name: c.name.to_string(),
+            stem: format!("{}-{}", c.eco, slug(c.name)),
         })
         .collect();
     out.sort_by(|a, b| a.stem.cmp(&b.stem).then(a.node.cmp(&b.node)));

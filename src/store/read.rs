@@ -141,6 +141,16 @@ impl Store {
         self.query_nodes("(e.name LIKE ?1 ESCAPE '\\' OR e.aliases LIKE ?1 ESCAPE '\\')", &[&pattern])
     }
 
+    /// Every node, shortest line first (the server answers `GET /node/fen` from these).
+    pub fn all_nodes(&self) -> Result<Vec<NodeJson>, StoreError> {
+        self.query_nodes("1 = 1", &[])
+    }
+
+    /// The whole store as an in-memory [`Graph`](crate::graph::Graph).
+    pub fn graph(&self) -> Result<crate::graph::Graph, StoreError> {
+        super::graph::load(&self.conn, &self.path)
+    }
+
     fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
         let sql = format!(
             "SELECT {NODE_COLUMNS} FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
