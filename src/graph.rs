@@ -107,6 +107,21 @@ impl Node {
     }
 }
 
+/// One occurrence of a node in a tree drawn by [`Graph::fold_tree`].
+#[derive(Clone, Copy, Debug)]
+pub struct Visit<'a> {
+    /// The node.
+    pub index: u32,
+    /// The move into this occurrence (at the root: the last move of its canonical line).
+    pub via: Option<&'a Edge>,
+    /// Plies below the root.
+    pub depth: u32,
+    /// The node is expanded at another, shallower occurrence.
+    pub transposition: bool,
+    /// This occurrence lists its children (false at the depth limit and at transpositions).
+    pub expanded: bool,
+}
+
 /// All nodes, sorted by position identity, with lookups by identity and by id.
 #[derive(Clone, Debug, Default)]
 pub struct Graph {
@@ -239,6 +254,66 @@ impl Graph {
                 movetext: &node.moves,
             })
         }))
+    }
+
+    /// Where each node below `root` is expanded when the graph is drawn as a tree cut
+    /// `max_depth` plies down, following only edges that `keep`: node → (parent, index of
+    /// the edge in the parent's children) at its shallowest occurrence, breadth-first in
+    /// the children's order (most played first). Other occurrences are transpositions.
+    pub fn spanning_tree(&self, root: u32, max_depth: u32, keep: impl Fn(&Edge) -> bool) -> HashMap<u32, (u32, usize)> {
+        let mut owners = HashMap::new();
+        let mut queue = std::collections::VecDeque::from([(root, 0u32)]);
+        let mut seen = std::collections::HashSet::from([root]);
+        while let Some((index, depth)) = queue.pop_front() {
+            if depth >= max_depth {
+                continue;
+            }
+            for (i, edge) in self.node(index).children.iter().enumerate() {
+                if keep(edge) && seen.insert(edge.child) {
+                    owners.insert(edge.child, (index, i));
+                    queue.push_back((edge.child, depth + 1));
+                }
+            }
+        }
+        owners
+    }
+
+    /// Draws the graph below `root` as a tree cut `max_depth` plies down, following
+    /// only edges that `keep`, and folds it bottom-up: `make` gets each occurrence and
+    /// the values of its drawn children. A position is expanded once, at its shallowest
+    /// occurrence (see [`Graph::spanning_tree`]); its other occurrences come with
+    /// `transposition` set and no children.
+    pub fn fold_tree<T>(
+        &self,
+        root: u32,
+        max_depth: u32,
+        keep: &dyn Fn(&Edge) -> bool,
+        make: &mut dyn FnMut(Visit<'_>, Vec<T>) -> T,
+    ) -> T {
+        let owners = self.spanning_tree(root, max_depth, keep);
+        let via = self.last_move(root).map(|(_, e)| e);
+        self.fold_from(&owners, Visit { index: root, via, depth: 0, transposition: false, expanded: false }, max_depth, keep, make)
+    }
+
+    fn fold_from<T>(
+        &self,
+        owners: &HashMap<u32, (u32, usize)>,
+        mut visit: Visit<'_>,
+        max_depth: u32,
+        keep: &dyn Fn(&Edge) -> bool,
+        make: &mut dyn FnMut(Visit<'_>, Vec<T>) -> T,
+    ) -> T {
+        visit.expanded = !visit.transposition && visit.depth < max_depth;
+        let mut children = Vec::new();
+        if visit.expanded {
+            for (i, edge) in self.node(visit.index).children.iter().enumerate().filter(|(_, e)| keep(e)) {
+                let owned = owners.get(&edge.child) == Some(&(visit.index, i));
+                let child =
+                    Visit { index: edge.child, via: Some(edge), depth: visit.depth + 1, transposition: !owned, expanded: false };
+                children.push(self.fold_from(owners, child, max_depth, keep, make));
+            }
+        }
+        make(visit, children)
     }
 
     /// The node at `index`.

@@ -16,6 +16,7 @@ pub mod pipeline;
 pub mod position;
 pub mod progress;
 pub mod record;
+pub mod serve;
 pub mod sources;
 pub mod store;
 pub mod tree;

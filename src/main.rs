@@ -88,6 +88,19 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
+    /// Serve the built store over HTTP (read-only JSON API; see GET /openapi.json).
+    ///
+    /// Loads the store into memory, then answers /node/fen/{fen}, POST /node/pgn,
+    /// /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree and /masters until
+    /// Ctrl-C. Restart it after `okb make` to serve the new build.
+    Serve {
+        /// Address to listen on (port 0 picks a free port; the bound address goes to stderr).
+        #[arg(long, default_value = "127.0.0.1:8000", value_name = "IP:PORT")]
+        addr: std::net::SocketAddr,
+        /// Serve this store file instead of the pipeline's [store] path.
+        #[arg(long, value_name = "FILE")]
+        store: Option<PathBuf>,
+    },
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -250,6 +263,17 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         }
         Command::Book(args) => {
             okb::cli_book::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Serve { addr, store } => {
+            let store = match store {
+                Some(path) => path,
+                None => {
+                    let loaded = load()?;
+                    loaded.path(&loaded.pipeline.store.path)
+                }
+            };
+            okb::serve::run(&store, addr)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

@@ -14,14 +14,12 @@
 //!   occurrence (breadth-first, most played move first); its other occurrences carry
 //!   `"transposition": true` and no children.
 
-use std::collections::{HashMap, VecDeque};
-
 use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::ExportFile;
 use super::named::NamedOpening;
-use crate::graph::{Edge, Graph};
+use crate::graph::{Edge, Graph, Visit};
 
 /// Value of the `format` field.
 pub const FORMAT: &str = "okb-openingiq";
@@ -130,7 +128,6 @@ pub struct OpeningNode {
 
 /// The subtree of `root`, cut `max_depth` plies below it.
 pub fn opening_file(graph: &Graph, root: u32, max_depth: u32) -> OpeningFile {
-    let owners = owners(graph, root, max_depth);
     let node = graph.node(root);
     OpeningFile {
         format: FORMAT,
@@ -140,7 +137,7 @@ pub fn opening_file(graph: &Graph, root: u32, max_depth: u32) -> OpeningFile {
         name: node.full_name(),
         moves: node.moves.clone(),
         max_depth,
-        tree: build_node(graph, &owners, root, graph.last_move(root).map(|(_, e)| e), 0, max_depth, false),
+        tree: graph.fold_tree(root, max_depth, &|_| true, &mut |visit, children| build_node(graph, visit, children)),
     }
 }
 
@@ -171,48 +168,9 @@ pub fn render_build(
     render_all(&graph, &named, spec.max_depth.unwrap_or(DEFAULT_MAX_DEPTH), spec.pretty)
 }
 
-/// For every node in the subtree, the (parent, edge index) of its shallowest occurrence.
-fn owners(graph: &Graph, root: u32, max_depth: u32) -> HashMap<u32, (u32, usize)> {
-    let mut owners = HashMap::new();
-    let mut queue = VecDeque::from([(root, 0u32)]);
-    let mut seen = std::collections::HashSet::from([root]);
-    while let Some((index, depth)) = queue.pop_front() {
-        if depth >= max_depth {
-            continue;
-        }
-        for (i, edge) in graph.node(index).children.iter().enumerate() {
-            if seen.insert(edge.child) {
-                owners.insert(edge.child, (index, i));
-                queue.push_back((edge.child, depth + 1));
-            }
-        }
-    }
-    owners
-}
-
-fn build_node(
-    graph: &Graph,
-    owners: &HashMap<u32, (u32, usize)>,
-    index: u32,
-    via: Option<&Edge>,
-    depth: u32,
-    max_depth: u32,
-    transposition: bool,
-) -> OpeningNode {
-    let node = graph.node(index);
-    let expand = !transposition && depth < max_depth;
-    let children = if expand {
-        node.children
-            .iter()
-            .enumerate()
-            .map(|(i, edge)| {
-                let owned = owners.get(&edge.child) == Some(&(index, i));
-                build_node(graph, owners, edge.child, Some(edge), depth + 1, max_depth, !owned)
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
+fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> OpeningNode {
+    let node = graph.node(visit.index);
+    let via = visit.via;
     let engine = node.engine.as_ref();
     let engine_responses: Vec<EngineResponse> = engine
         .map(|e| {
@@ -237,7 +195,7 @@ fn build_node(
         fen: node.fen.clone(),
         response_weights: response_weights(&node.children, &engine_responses),
         engine_responses,
-        truncated: !node.children.is_empty() && !expand,
+        truncated: !node.children.is_empty() && !visit.expanded,
         children,
         node_id: node.node_id.clone(),
         ply: node.ply,
@@ -255,7 +213,7 @@ fn build_node(
         best_move: engine.and_then(|e| e.best_san.clone()),
         is_dubious: engine.map(|e| e.is_dubious),
         is_busted: engine.map(|e| e.is_busted),
-        transposition,
+        transposition: visit.transposition,
     }
 }
 
