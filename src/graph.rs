@@ -283,25 +283,25 @@ impl Graph {
     /// the values of its drawn children. A position is expanded once, at its shallowest
     /// occurrence (see [`Graph::spanning_tree`]); its other occurrences come with
     /// `transposition` set and no children.
-    pub fn fold_tree<T>(
-        &self,
+    pub fn fold_tree<'g, T>(
+        &'g self,
         root: u32,
         max_depth: u32,
         keep: &dyn Fn(&Edge) -> bool,
-        make: &mut dyn FnMut(Visit<'_>, Vec<T>) -> T,
+        make: &mut dyn FnMut(Visit<'g>, Vec<T>) -> T,
     ) -> T {
         let owners = self.spanning_tree(root, max_depth, keep);
         let via = self.last_move(root).map(|(_, e)| e);
         self.fold_from(&owners, Visit { index: root, via, depth: 0, transposition: false, expanded: false }, max_depth, keep, make)
     }
 
-    fn fold_from<T>(
-        &self,
+    fn fold_from<'g, T>(
+        &'g self,
         owners: &HashMap<u32, (u32, usize)>,
-        mut visit: Visit<'_>,
+        mut visit: Visit<'g>,
         max_depth: u32,
         keep: &dyn Fn(&Edge) -> bool,
-        make: &mut dyn FnMut(Visit<'_>, Vec<T>) -> T,
+        make: &mut dyn FnMut(Visit<'g>, Vec<T>) -> T,
     ) -> T {
         visit.expanded = !visit.transposition && visit.depth < max_depth;
         let mut children = Vec::new();

@@ -12,7 +12,7 @@ pub const DEFAULT_DEPTH: u32 = 6;
 
 /// The answer: the request's parameters and the tree.
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct EcoTreeAnswer {
+pub struct EcoTreeAnswer<'a> {
     /// The code asked for.
     pub code: String,
     /// Plies below the root.
@@ -20,29 +20,29 @@ pub struct EcoTreeAnswer {
     /// Moves played in fewer games were left out.
     pub min_games: u64,
     /// The tree.
-    pub tree: TreeNode,
+    pub tree: TreeNode<'a>,
 }
 
-/// One node of the tree.
+/// One node of the tree, borrowing its text from the graph (answers run to megabytes).
 #[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct TreeNode {
+pub struct TreeNode<'a> {
     /// Stable id.
-    pub node_id: String,
+    pub node_id: &'a str,
     /// The move into the node in SAN (at the root: the last move of its line; `null` at
     /// the start position).
-    pub san: Option<String>,
+    pub san: Option<&'a str>,
     /// The same move in UCI.
-    pub uci: Option<String>,
+    pub uci: Option<&'a str>,
     /// Full FEN.
-    pub fen: String,
+    pub fen: &'a str,
     /// Canonical line.
-    pub moves: String,
+    pub moves: &'a str,
     /// ECO code (own or inherited).
-    pub eco_code: Option<String>,
+    pub eco_code: Option<&'a str>,
     /// Opening name.
-    pub opening_name: Option<String>,
+    pub opening_name: Option<&'a str>,
     /// Variation name.
-    pub variation_name: Option<String>,
+    pub variation_name: Option<&'a str>,
     /// Games that reached the position.
     pub game_count: u64,
     /// Percentage of White wins.
@@ -58,7 +58,7 @@ pub struct TreeNode {
     /// Expanded at a shallower place of this tree; no children here.
     pub transposition: bool,
     /// Moves played from the position, most played first.
-    pub children: Vec<TreeNode>,
+    pub children: Vec<TreeNode<'a>>,
 }
 
 /// The root of ECO code `code` (or SCID code such as `B03a`): its ECO-root entry, else
@@ -80,20 +80,20 @@ pub fn root_of(graph: &Graph, code: &str) -> Option<u32> {
 
 /// The tree below `root`, `depth` plies deep, following moves played in at least
 /// `min_games` games (all moves when 0).
-pub fn tree(graph: &Graph, root: u32, depth: u32, min_games: u64) -> TreeNode {
+pub fn tree(graph: &Graph, root: u32, depth: u32, min_games: u64) -> TreeNode<'_> {
     let keep = |e: &Edge| e.games.games() >= min_games;
     graph.fold_tree(root, depth, &keep, &mut |visit, children| {
         let node = graph.node(visit.index);
         let games = node.games.games();
         TreeNode {
-            node_id: node.node_id.clone(),
-            san: visit.via.map(|e| e.san.clone()),
-            uci: visit.via.map(|e| e.uci.clone()),
-            fen: node.fen.clone(),
-            moves: node.moves.clone(),
-            eco_code: node.eco.clone(),
-            opening_name: node.opening_name.clone(),
-            variation_name: node.variation_name.clone(),
+            node_id: &node.node_id,
+            san: visit.via.map(|e| e.san.as_str()),
+            uci: visit.via.map(|e| e.uci.as_str()),
+            fen: &node.fen,
+            moves: &node.moves,
+            eco_code: node.eco.as_deref(),
+            opening_name: node.opening_name.as_deref(),
+            variation_name: node.variation_name.as_deref(),
             game_count: games,
             white_win_pct: pct(node.games.white, games),
             draw_pct: pct(node.games.draws, games),

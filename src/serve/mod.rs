@@ -29,6 +29,7 @@ use serde::Serialize;
 
 use crate::export::openingiq;
 use crate::graph::Graph;
+use crate::position::{KeyMap, PositionKey};
 use crate::store::StoreError;
 use crate::store::read::Store;
 
@@ -43,6 +44,9 @@ pub struct Catalog {
     pub graph: Graph,
     /// The `GET /node/fen` answer of every node, in graph order.
     node_json: Vec<Bytes>,
+    /// Node index by position key: a lookup hashes the parsed position instead of
+    /// formatting its EPD text.
+    by_key: KeyMap<PositionKey, u32>,
     search: search::SearchIndex,
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
@@ -61,13 +65,26 @@ impl Catalog {
             }
         }
         let stems = graph.named_openings().into_iter().map(|n| (n.stem, n.node)).collect();
+        let mut by_key = KeyMap::default();
+        for (index, node) in graph.nodes.iter().enumerate() {
+            let pos = crate::position::parse_fen(&node.epd).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+            by_key.insert(crate::position::key(&pos), index as u32);
+        }
         Ok(Catalog {
+            by_key,
             search: search::SearchIndex::new(&graph),
             stems,
             node_json,
             graph,
             openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document()).expect("the OpenAPI document serializes")),
         })
+    }
+}
+
+impl Catalog {
+    /// The node of position `pos`, if the knowledge base has it.
+    pub fn find(&self, pos: &shakmaty::Chess) -> Option<u32> {
+        self.by_key.get(&crate::position::key(pos)).copied()
     }
 }
 
@@ -154,8 +171,7 @@ fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
 }
 
 fn node_answer(catalog: &Catalog, pos: &shakmaty::Chess, asked: &str) -> Answer {
-    let epd = crate::position::epd(pos);
-    match catalog.graph.find_epd(&epd) {
+    match catalog.find(pos) {
         Some(index) => Ok(json_bytes(catalog.node_json[index as usize].clone())),
         None => Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base"))),
     }
@@ -278,7 +294,7 @@ async fn masters(State(c): Shared, params: Result<Query<MastersParams>, QueryRej
             .ok_or_else(|| ApiError::bad_request(format!("play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
-    let index = c.graph.find_epd(&crate::position::epd(&pos));
+    let index = c.find(&pos);
     Ok(json(&masters::answer(&c.graph, index, params.moves.unwrap_or(masters::DEFAULT_MOVES))))
 }
 
