@@ -92,9 +92,13 @@ pub struct ExportSpec {
     /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
     #[serde(default)]
     pub weights: crate::export::polyglot::WeightMode,
-    /// Plies kept below each named opening (openingiq; default 12).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_depth: Option<u32>,
+    /// Plies of tree below each named opening (openingiq).
+    #[serde(default = "default_max_depth")]
+    pub max_depth: u16,
+}
+
+fn default_max_depth() -> u16 {
+    crate::export::openingiq::DEFAULT_MAX_DEPTH as u16
 }
 
 fn default_true() -> bool {

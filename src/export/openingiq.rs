@@ -165,7 +165,7 @@ pub fn render_build(
 ) -> Vec<ExportFile> {
     let graph = Graph::from_tree(tree, skeleton, annotations);
     let named = super::named::named_openings(tree);
-    render_all(&graph, &named, spec.max_depth.unwrap_or(DEFAULT_MAX_DEPTH), spec.pretty)
+    render_all(&graph, &named, u32::from(spec.max_depth), spec.pretty)
 }
 
 fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> OpeningNode {
