@@ -322,10 +322,15 @@ fn openingiq_export_validates_replays_and_is_byte_identical() {
     args[1] = schema.to_str().unwrap();
     run_checker(&args);
 
-    // A fresh project on one thread writes the same bytes.
+    // A fresh project on one thread writes the same bytes, and so does `okb openingiq`
+    // from the store.
     let again = project(4);
     again.make(&["-j", "1"]);
     assert_eq!(iq_files(&again), files);
+    let cli = p.okb(&["openingiq", "-o", "cli-iq", "--max-depth", "4"]);
+    assert_eq!(cli.status, 0, "{}", cli.stderr);
+    assert!(cli.stdout.is_empty(), "stdout is for answers only");
+    assert_eq!(common::tree_bytes(&p.path("cli-iq")), files);
 }
 
 #[test]
