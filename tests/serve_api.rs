@@ -278,6 +278,31 @@ fn bad_input_gets_a_json_error_never_a_500() {
     get(&client, &server, &format!("/node/fen/{}", encode(SICILIAN)), 200);
 }
 
+#[test]
+fn search_finds_real_openings_by_word_prefix_and_typo() {
+    // The real taxonomies (3 sources, 11,582 named positions), no games.
+    let p = Project::full();
+    p.make(&[]);
+    let server = Server::start(&p);
+    let client = Client::new();
+    let names = |q: &str| -> Vec<String> {
+        let answer = get(&client, &server, &format!("/opening/search?q={}&limit=10", encode(q)), 200);
+        answer["results"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect()
+    };
+    let ruy = names("ruy");
+    assert_eq!(ruy[0], "Ruy Lopez");
+    assert!(ruy.iter().all(|n| n.starts_with("Ruy Lopez")), "{ruy:?}");
+    assert_eq!(names("najdorf")[0], "Sicilian Defense: Najdorf Variation");
+    assert_eq!(names("sicillian")[0], "Sicilian Defense", "one typo");
+    assert_eq!(names("carokann")[0], "Caro-Kann Defense", "{:?}", names("carokann"));
+    let kings_indian = names("kings indian");
+    assert!(kings_indian[..3].iter().all(|n| n.starts_with("King's Indian")), "{kings_indian:?}");
+    assert!(kings_indian[..3].contains(&"King's Indian Defense".to_string()), "{kings_indian:?}");
+    // An alias (SCID's name) finds the position too.
+    let answer = get(&client, &server, "/opening/search?q=hedgehog&limit=50", 200);
+    assert!(answer["results"].as_array().unwrap().iter().any(|r| r["matched_field"] != "name"), "{answer}");
+}
+
 macro_rules! snapshot {
     ($name:expr, $value:expr) => {
         insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {

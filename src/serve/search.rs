@@ -3,10 +3,12 @@
 //! Names are cut into words (accents folded, lowercase). Each query word scores against
 //! each distinct name word: equal 1.0, a prefix 0.9 (`ruy` → `ruy`, `naj` → `najdorf`),
 //! inside the word 0.7, one or two typos 0.6 − 0.1 × distance (`sicillian` → `sicilian`;
-//! two only for words of eight letters or more). A name matches when every query word
+//! two only for words of eight letters or more), or, failing those, inside the name's
+//! words run together (`carokann` → `Caro-Kann`). A name matches when every query word
 //! does; its score is the sum, plus small bonuses (see [`SearchIndex::search`]). Ties go
-//! to the shorter line, then the shorter name, so a short query lists the main line
-//! before its sub-variations, deterministically.
+//! to the name with fewer words, then the shorter line, so a short query lists the main
+//! line before its sub-variations, deterministically; a name held by several positions
+//! is listed once, at its best match.
 
 use serde::Serialize;
 
@@ -23,6 +25,8 @@ struct Doc {
     /// Which field the text comes from: `name` or the alias's source.
     field: String,
     words: Vec<u32>,
+    /// The words run together (`carokann`), so a query that drops a hyphen still matches.
+    joined: String,
 }
 
 /// The search index, built once per server start.
@@ -61,6 +65,12 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// Lowercase ASCII words joined by `-`; apostrophes vanish, so `King's` and `kings` are
+/// one word.
+fn normalize(text: &str) -> String {
+    slug(&text.replace(['\'', '\u{2019}'], ""))
+}
+
 fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split('-').filter(|w| !w.is_empty())
 }
@@ -76,7 +86,8 @@ impl SearchIndex {
             let texts = std::iter::once(("name".to_string(), entry.name.clone()))
                 .chain(entry.aliases.iter().map(|(src, name)| (src.clone(), name.clone())));
             for (field, text) in texts {
-                let folded = slug(&text);
+                let folded = normalize(&text);
+                let joined = folded.replace('-', "");
                 let words = words(&folded)
                     .map(|w| {
                         *ids.entry(w.to_string()).or_insert_with(|| {
@@ -85,7 +96,7 @@ impl SearchIndex {
                         })
                     })
                     .collect();
-                docs.push(Doc { node: index as u32, text, field, words });
+                docs.push(Doc { node: index as u32, text, field, words, joined });
             }
         }
         SearchIndex { vocabulary, docs }
@@ -93,7 +104,7 @@ impl SearchIndex {
 
     /// The best `limit` matches of `query`, best first, one per node.
     pub fn search(&self, graph: &Graph, query: &str, limit: usize) -> Vec<Hit> {
-        let folded = slug(query);
+        let folded = normalize(query);
         let terms: Vec<&str> = words(&folded).collect();
         if terms.is_empty() {
             return Vec::new();
@@ -104,8 +115,11 @@ impl SearchIndex {
         let mut best: std::collections::HashMap<u32, (f64, usize)> = std::collections::HashMap::new();
         for (d, doc) in self.docs.iter().enumerate() {
             let mut total = 0.0;
-            for scores in &table {
-                let s = doc.words.iter().map(|&w| scores[w as usize]).fold(0.0, f64::max);
+            for (term, scores) in terms.iter().zip(&table) {
+                let mut s = doc.words.iter().map(|&w| scores[w as usize]).fold(0.0, f64::max);
+                if s == 0.0 && term.len() >= 5 && doc.joined.contains(term) {
+                    s = 0.8;
+                }
                 if s == 0.0 {
                     total = 0.0;
                     break;
@@ -133,11 +147,14 @@ impl SearchIndex {
         hits.sort_by(|a, b| {
             let (na, nb) = (graph.node(a.1.node), graph.node(b.1.node));
             b.0.total_cmp(&a.0)
-                .then(na.ply.cmp(&nb.ply))
                 .then(a.1.words.len().cmp(&b.1.words.len()))
+                .then(na.ply.cmp(&nb.ply))
                 .then(na.moves.cmp(&nb.moves))
         });
+        // Several positions carry the same name (move orders, longer lines): list it once.
+        let mut seen_names = std::collections::HashSet::new();
         hits.into_iter()
+            .filter(|(_, doc)| graph.node(doc.node).entry.as_ref().is_some_and(|e| seen_names.insert(e.name.as_str())))
             .take(limit)
             .filter_map(|(score, doc)| {
                 let node = graph.node(doc.node);
