@@ -94,6 +94,8 @@ pub struct Node {
     pub engine: Option<Engine>,
     /// Outgoing moves, most played first (the tree's order).
     pub children: Vec<Edge>,
+    /// Pawn-structure tag (`opening_nodes.resulting_structure`), where one was assigned.
+    pub resulting_structure: Option<String>,
 }
 
 impl Node {
@@ -212,6 +214,8 @@ impl Graph {
                             }
                         })
                         .collect(),
+                    // The tree carries no structures; the store's column is read by store::graph.
+                    resulting_structure: None,
                 }
             })
             .collect();

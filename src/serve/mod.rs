@@ -51,6 +51,8 @@ pub struct Catalog {
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
     openapi: Bytes,
+    /// The store file, for answers kept out of memory (e.g. `pawn_structures` rows).
+    pub store_path: std::path::PathBuf,
 }
 
 impl Catalog {
@@ -71,6 +73,7 @@ impl Catalog {
             by_key.insert(crate::position::key(&pos), index as u32);
         }
         Ok(Catalog {
+            store_path: path.to_path_buf(),
             by_key,
             search: search::SearchIndex::new(&graph),
             stems,
@@ -155,6 +158,9 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/eco/{code}", get(opening_eco))
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
+        // `GET /structure/{name}/openings` joins here once pawn structures are merged: it
+        // is documented in schemas/openapi.json (StructureOpenings); nodes carry
+        // `resulting_structure` in the graph and the table is at `Catalog::store_path`.
         .route("/openapi.json", get(|State(c): Shared| async move { json_bytes(c.openapi.clone()) }))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
