@@ -101,7 +101,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         store: Option<PathBuf>,
     },
-    /// Write OpeningIQ JSON trees (one file per named opening) from the built store.
+    /// Write OpeningIQ JSON trees (one file per named opening) from the built store
     ///
     /// The same files as an `[exports.X] format = "openingiq"` step, without a rebuild:
     ///

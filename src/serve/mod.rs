@@ -323,6 +323,10 @@ pub fn run(store: &Path, addr: SocketAddr) -> miette::Result<()> {
             tokio::net::TcpListener::bind(addr).await.into_diagnostic().wrap_err_with(|| format!("binding {addr}"))?;
         let bound = listener.local_addr().into_diagnostic()?;
         eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
+        // Answers are small and written whole: send them now rather than wait for an ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
         axum::serve(listener, router(Arc::new(catalog)))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
