@@ -139,13 +139,7 @@ pub fn query(store: &Store, args: QueryArgs) -> miette::Result<ExitCode> {
             store.node_by_position(&crate::position::epd(&pos)).map_err(err)?.into_iter().collect()
         }
         QueryKind::Moves => {
-            let tokens = crate::eco::line::move_tokens(&args.text);
-            let moves = crate::eco::line::play_san(&tokens)
-                .map_err(|e| miette!("move {} ({}) of {:?}: {}", e.ply + 1, e.token, args.text, e.reason))?;
-            let mut pos = shakmaty::Chess::default();
-            for m in moves {
-                shakmaty::Position::play_unchecked(&mut pos, m);
-            }
+            let pos = crate::eco::line::position_after(&args.text).map_err(|e| miette!("{e}"))?;
             store.node_by_position(&crate::position::epd(&pos)).map_err(err)?.into_iter().collect()
         }
         QueryKind::Eco => store.nodes_by_eco(&args.text).map_err(err)?,

@@ -111,6 +111,39 @@ enum Command {
     ///   okb structure "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7"
     #[command(verbatim_doc_comment)]
     Structure(okb::cli_structure::StructureArgs),
+    /// Serve the built store over HTTP (read-only JSON API; see GET /openapi.json).
+    ///
+    /// Loads the store into memory, then answers /node/fen/{fen}, POST /node/pgn,
+    /// /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree and /masters until
+    /// Ctrl-C. Restart it after `okb make` to serve the new build.
+    Serve {
+        /// Address to listen on (port 0 picks a free port; the bound address goes to stderr).
+        #[arg(long, default_value = "127.0.0.1:8000", value_name = "IP:PORT")]
+        addr: std::net::SocketAddr,
+        /// Serve this store file instead of the pipeline's [store] path.
+        #[arg(long, value_name = "FILE")]
+        store: Option<PathBuf>,
+    },
+    /// Write OpeningIQ JSON trees (one file per named opening) from the built store
+    ///
+    /// The same files as an `[exports.X] format = "openingiq"` step, without a rebuild:
+    ///
+    ///   okb openingiq -o bundles --max-depth 12
+    #[command(verbatim_doc_comment)]
+    Openingiq {
+        /// Output directory.
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        /// Plies kept below each named opening.
+        #[arg(long, default_value_t = okb::export::openingiq::DEFAULT_MAX_DEPTH, value_name = "N")]
+        max_depth: u32,
+        /// Compact JSON instead of indented.
+        #[arg(long)]
+        compact: bool,
+        /// Read this store file instead of the pipeline's [store] path.
+        #[arg(long, value_name = "FILE")]
+        store: Option<PathBuf>,
+    },
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -276,13 +309,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Classify(args) => {
-            let store = match &args.store {
-                Some(path) => path.clone(),
-                None => {
-                    let loaded = load()?;
-                    loaded.path(&loaded.pipeline.store.path)
-                }
-            };
+            let store = store_path(args.store.clone(), load)?;
             okb::cli_classify::run(&args, store)?;
             Ok(ExitCode::SUCCESS)
         }
@@ -290,10 +317,35 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             okb::cli_structure::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Serve { addr, store } => {
+            let store = store_path(store, load)?;
+            okb::serve::run(&store, addr)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Openingiq { output, max_depth, compact, store } => {
+            let store = store_path(store, load)?;
+            let written = okb::export::openingiq::write_from_store(&store, &output, max_depth, !compact).map_err(|e| miette!("{e}"))?;
+            eprintln!("{} {written} files in {}", paint("Wrote", "32"), output.display());
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Query { query } => {
             let loaded = load()?;
             let store = okb::store::read::Store::open(&loaded.path(&loaded.pipeline.store.path)).map_err(|e| miette!("{e}"))?;
             okb::commands::query(&store, query_args(query))
+        }
+    }
+}
+
+/// The store to read: `--store FILE` if given, else the pipeline's `[store] path`.
+fn store_path(
+    given: Option<PathBuf>,
+    load: impl Fn() -> miette::Result<pipeline::Loaded>,
+) -> miette::Result<PathBuf> {
+    match given {
+        Some(path) => Ok(path),
+        None => {
+            let loaded = load()?;
+            Ok(loaded.path(&loaded.pipeline.store.path))
         }
     }
 }

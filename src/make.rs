@@ -37,6 +37,7 @@ mod versions {
     pub const STRUCTURE_REVIEW: u32 = 1;
     pub const VALIDATE: u32 = 1;
     pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
+    pub const EXPORT_OPENINGIQ: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -470,6 +471,23 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                         let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
                         let bytes = export::csv::render(&tree, annotations.as_deref(), Some(&structures), delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
+                    })?;
+                }
+                ExportFormat::OpeningIq => {
+                    let mut step = Step::new(id, versions::EXPORT_OPENINGIQ, spec)
+                        .input("tree", &tree_output.hash)
+                        .input("eco", &eco_output.hash);
+                    if let Some(engine) = engine_output {
+                        step = step.input("engine", &engine.hash);
+                    }
+                    build.files(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                        let annotations: Option<Arc<Annotations>> =
+                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                        let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), spec);
+                        let text = format!("{} files", files.len());
+                        Ok((files, text))
                     })?;
                 }
             }

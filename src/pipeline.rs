@@ -95,6 +95,13 @@ pub struct ExportSpec {
     /// Game sources whose games are written (classified-pgn).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
+    /// Plies of tree below each named opening (openingiq).
+    #[serde(default = "default_max_depth")]
+    pub max_depth: u16,
+}
+
+fn default_max_depth() -> u16 {
+    crate::export::openingiq::DEFAULT_MAX_DEPTH as u16
 }
 
 fn default_true() -> bool {
@@ -118,6 +125,9 @@ pub enum ExportFormat {
     /// The games of `sources` as one PGN file, ECO/Opening/Variation tags rewritten from
     /// the knowledge base (what `okb classify` does).
     ClassifiedPgn,
+    /// OpeningIQ JSON trees, one file per named opening.
+    #[serde(rename = "openingiq")]
+    OpeningIq,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.

@@ -66,6 +66,18 @@ impl LinePlayer {
     }
 }
 
+/// The position after playing `movetext` (numbered SAN, as [`move_tokens`] reads it)
+/// from the start position; the error says which move failed and why.
+pub fn position_after(movetext: &str) -> Result<Chess, String> {
+    let moves = play_san(&move_tokens(movetext))
+        .map_err(|e| format!("move {} ({}) of {movetext:?}: {}", e.ply + 1, e.token, e.reason))?;
+    let mut pos = Chess::default();
+    for m in moves {
+        pos.play_unchecked(m);
+    }
+    Ok(pos)
+}
+
 /// Like [`San::to_move`], but a wrong capture marker (`Nbd7` for a capture, as scid.eco
 /// writes in a few lines) is forgiven, as python-chess and most GUIs do.
 pub fn to_move_lenient(san: San, pos: &Chess) -> Result<Move, shakmaty::san::SanError> {

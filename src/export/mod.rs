@@ -4,6 +4,8 @@
 
 pub mod csv;
 pub mod eco_json;
+pub mod named;
+pub mod openingiq;
 pub mod polyglot;
 
 /// A file an export produces, relative to the export's `output` path.

@@ -4,6 +4,7 @@
 //! (built beside the target, then renamed), carrying over and extending the
 //! `node_changelog` of the database it replaces. [`read`] answers queries.
 
+pub mod graph;
 pub mod read;
 pub mod schema;
 pub mod write;
@@ -32,4 +33,7 @@ pub enum StoreError {
     /// The store does not exist yet.
     #[error("no store at {0}: run `okb make` first")]
     Missing(String),
+    /// The store opened but its contents make no sense (e.g. no start position).
+    #[error("store {0} is unusable: rebuild it with `okb make`")]
+    Corrupt(String),
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rusqlite::{Connection, OpenFlags, params};
+use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
 use super::StoreError;
@@ -117,6 +117,9 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
+        // Reading every node (the server's startup) touches each page many times: map the
+        // file instead of copying pages through a small cache.
+        conn.pragma_update(None, "mmap_size", 1i64 << 30).map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
         Ok(Store { conn, path: shown })
     }
 
@@ -141,7 +144,36 @@ impl Store {
         self.query_nodes("(e.name LIKE ?1 ESCAPE '\\' OR e.aliases LIKE ?1 ESCAPE '\\')", &[&pattern])
     }
 
+    /// Every node, shortest line first (the server answers `GET /node/fen` from these).
+    pub fn all_nodes(&self) -> Result<Vec<NodeJson>, StoreError> {
+        // Three table scans instead of two queries per node.
+        let mut nodes = self.node_rows("1 = 1", &[])?;
+        let mut children = grouped(self.child_rows("1 = 1", &[])?);
+        let mut parents = grouped(self.transposition_rows("1 = 1", &[])?);
+        for node in &mut nodes {
+            node.children = children.remove(&node.node_id).unwrap_or_default();
+            node.transpositions = only_transpositions(parents.remove(&node.node_id).unwrap_or_default());
+        }
+        Ok(nodes)
+    }
+
+    /// The whole store as an in-memory [`Graph`](crate::graph::Graph).
+    pub fn graph(&self) -> Result<crate::graph::Graph, StoreError> {
+        super::graph::load(&self.conn, &self.path)
+    }
+
     fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
+        let mut nodes = self.node_rows(condition, args)?;
+        for node in &mut nodes {
+            node.children = self.child_rows("c.parent_id = ?1", &[&node.node_id])?.into_iter().map(|r| r.1).collect();
+            let parents = self.transposition_rows("c.child_id = ?1", &[&node.node_id])?;
+            node.transpositions = only_transpositions(parents.into_iter().map(|r| r.1).collect());
+        }
+        Ok(nodes)
+    }
+
+    /// Node rows matching `condition`, without children and transpositions.
+    fn node_rows(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
         let sql = format!(
             "SELECT {NODE_COLUMNS} FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
              WHERE {condition} ORDER BY n.ply, n.moves"
@@ -179,30 +211,26 @@ impl Store {
                 })
             })
             .map_err(self.err())?;
-        let mut nodes = rows.collect::<Result<Vec<_>, _>>().map_err(self.err())?;
-        for node in &mut nodes {
-            node.children = self.children(&node.node_id)?;
-            node.transpositions = self.transpositions(&node.node_id)?;
-        }
-        Ok(nodes)
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
 
-    fn children(&self, node_id: &str) -> Result<Vec<ChildJson>, StoreError> {
+    /// Child edges matching `condition`, each with its parent's id, in rank order.
+    fn child_rows(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<(String, ChildJson)>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached(
+            .prepare_cached(&format!(
                 "SELECT c.child_id, c.move_san, c.move_uci, c.game_count, c.white_wins, c.draws, c.avg_rating,
-                 n.opening_name, n.variation_name
+                 n.opening_name, n.variation_name, c.parent_id
                  FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id
-                 WHERE c.parent_id = ?1 ORDER BY c.rank",
-            )
+                 WHERE {condition} ORDER BY c.parent_id, c.rank"
+            ))
             .map_err(self.err())?;
         let rows = stmt
-            .query_map(params![node_id], |r| {
+            .query_map(args, |r| {
                 let games: i64 = r.get(3)?;
                 let white: i64 = r.get(4)?;
                 let draws: i64 = r.get(5)?;
-                Ok(ChildJson {
+                Ok((r.get(9)?, ChildJson {
                     node_id: r.get(0)?,
                     pgn_move: r.get(1)?,
                     uci: r.get(2)?,
@@ -212,24 +240,29 @@ impl Store {
                     avg_rating: r.get(6)?,
                     opening_name: r.get(7)?,
                     variation_name: r.get(8)?,
-                })
+                }))
             })
             .map_err(self.err())?;
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
 
-    /// The move orders into `node_id` when it has two or more parents.
-    fn transpositions(&self, node_id: &str) -> Result<Vec<TranspositionJson>, StoreError> {
+    /// The move orders into nodes matching `condition` (one per parent edge), each with
+    /// the id of the node they reach.
+    fn transposition_rows(
+        &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(String, TranspositionJson)>, StoreError> {
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT p.node_id, p.moves, p.ply, c.move_san, p.opening_name, p.variation_name
+            .prepare_cached(&format!(
+                "SELECT p.node_id, p.moves, p.ply, c.move_san, p.opening_name, p.variation_name, c.child_id
                  FROM node_children c JOIN opening_nodes p ON p.node_id = c.parent_id
-                 WHERE c.child_id = ?1 ORDER BY p.ply, p.moves",
-            )
+                 WHERE {condition} ORDER BY c.child_id, p.ply, p.moves"
+            ))
             .map_err(self.err())?;
         let rows = stmt
-            .query_map(params![node_id], |r| {
+            .query_map(args, |r| {
                 let moves: String = r.get(1)?;
                 let ply: i64 = r.get(2)?;
                 let san: String = r.get(3)?;
@@ -240,17 +273,30 @@ impl Store {
                 };
                 let opening: Option<String> = r.get(4)?;
                 let variation: Option<String> = r.get(5)?;
-                Ok(TranspositionJson {
+                Ok((r.get(6)?, TranspositionJson {
                     node_id: r.get(0)?,
                     moves: line,
                     opening_name: opening.map(|o| match variation {
                         Some(v) => format!("{o}: {v}"),
                         None => o,
                     }),
-                })
+                }))
             })
             .map_err(self.err())?;
-        let all = rows.collect::<Result<Vec<_>, _>>().map_err(self.err())?;
-        Ok(if all.len() >= 2 { all } else { Vec::new() })
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
+}
+
+/// Rows keyed by node id, grouped (the order within each group is kept).
+fn grouped<T>(rows: Vec<(String, T)>) -> std::collections::HashMap<String, Vec<T>> {
+    let mut out: std::collections::HashMap<String, Vec<T>> = std::collections::HashMap::new();
+    for (key, row) in rows {
+        out.entry(key).or_default().push(row);
+    }
+    out
+}
+
+/// The move orders into a node are transpositions only when there are two or more.
+fn only_transpositions(all: Vec<TranspositionJson>) -> Vec<TranspositionJson> {
+    if all.len() >= 2 { all } else { Vec::new() }
 }

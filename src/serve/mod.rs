@@ -1,0 +1,337 @@
+//! `okb serve`: the read-only HTTP query API over a built store.
+//!
+//! The store is loaded into memory once at startup ([`Catalog`]): every `GET /node/fen`
+//! answer is serialized ahead of time, so a request costs a FEN parse, a binary search
+//! and a write. Restart the server after `okb make` to serve the new build.
+//!
+//! Every error is JSON (`{"error": "...", "status": N}`): bad input is 400, an unknown
+//! position or id 404, a body over [`BODY_LIMIT`] 413; user input never yields a 500.
+
+pub mod eco_tree;
+pub mod masters;
+pub mod openapi;
+pub mod search;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::export::openingiq;
+use crate::graph::Graph;
+use crate::position::{KeyMap, PositionKey};
+use crate::store::StoreError;
+use crate::store::read::Store;
+
+/// Largest request body accepted (`POST /node/pgn`), in bytes.
+pub const BODY_LIMIT: usize = 16 * 1024;
+/// Search results when `limit` is not given, and the most a request may ask for.
+pub const SEARCH_LIMITS: (usize, usize) = (20, 100);
+
+/// Everything the server answers from, loaded once.
+pub struct Catalog {
+    /// The knowledge base.
+    pub graph: Graph,
+    /// The `GET /node/fen` answer of every node, in graph order.
+    node_json: Vec<Bytes>,
+    /// Node index by position key: a lookup hashes the parsed position instead of
+    /// formatting its EPD text.
+    by_key: KeyMap<PositionKey, u32>,
+    search: search::SearchIndex,
+    /// Named openings by file stem (the OpeningIQ export's file names).
+    stems: HashMap<String, u32>,
+    openapi: Bytes,
+    /// The store file, for answers kept out of memory (e.g. `pawn_structures` rows).
+    pub store_path: std::path::PathBuf,
+}
+
+impl Catalog {
+    /// Loads the store at `path`.
+    pub fn load(path: &Path) -> Result<Catalog, StoreError> {
+        let store = Store::open(path)?;
+        let graph = store.graph()?;
+        let mut node_json = vec![Bytes::new(); graph.nodes.len()];
+        for node in store.all_nodes()? {
+            if let Some(index) = graph.find_id(&node.node_id) {
+                node_json[index as usize] = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
+            }
+        }
+        let stems = graph.named_openings().into_iter().map(|n| (n.stem, n.node)).collect();
+        let mut by_key = KeyMap::default();
+        for (index, node) in graph.nodes.iter().enumerate() {
+            let pos = crate::position::parse_fen(&node.epd).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+            by_key.insert(crate::position::key(&pos), index as u32);
+        }
+        Ok(Catalog {
+            store_path: path.to_path_buf(),
+            by_key,
+            search: search::SearchIndex::new(&graph),
+            stems,
+            node_json,
+            graph,
+            openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document()).expect("the OpenAPI document serializes")),
+        })
+    }
+}
+
+impl Catalog {
+    /// The node of position `pos`, if the knowledge base has it.
+    pub fn find(&self, pos: &shakmaty::Chess) -> Option<u32> {
+        self.by_key.get(&crate::position::key(pos)).copied()
+    }
+}
+
+/// An error answer.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn bad_request(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::BAD_REQUEST, message: message.into() }
+    }
+
+    fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError { status: StatusCode::NOT_FOUND, message: message.into() }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({ "error": self.message, "status": self.status.as_u16() });
+        (self.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+    }
+}
+
+impl From<PathRejection> for ApiError {
+    fn from(r: PathRejection) -> ApiError {
+        ApiError::bad_request(r.body_text())
+    }
+}
+
+impl From<QueryRejection> for ApiError {
+    fn from(r: QueryRejection) -> ApiError {
+        ApiError::bad_request(r.body_text())
+    }
+}
+
+impl From<BytesRejection> for ApiError {
+    fn from(r: BytesRejection) -> ApiError {
+        let message = if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            format!("request body over {BODY_LIMIT} bytes")
+        } else {
+            r.body_text()
+        };
+        ApiError { status: r.status(), message }
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+type Shared = State<Arc<Catalog>>;
+
+fn json_bytes(bytes: Bytes) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+}
+
+fn json(value: &impl Serialize) -> Response {
+    json_bytes(Bytes::from(serde_json::to_vec(value).expect("answers serialize")))
+}
+
+/// The routes over `catalog`.
+pub fn router(catalog: Arc<Catalog>) -> Router {
+    Router::new()
+        .route("/node/fen/{*fen}", get(node_by_fen))
+        .route("/node/pgn", post(node_by_pgn))
+        .route("/opening/search", get(opening_search))
+        .route("/opening/eco/{code}", get(opening_eco))
+        .route("/opening/{id}/tree", get(opening_tree))
+        .route("/masters", get(masters))
+        // `GET /structure/{name}/openings` joins here once pawn structures are merged: it
+        // is documented in schemas/openapi.json (StructureOpenings); nodes carry
+        // `resulting_structure` in the graph and the table is at `Catalog::store_path`.
+        .route("/openapi.json", get(|State(c): Shared| async move { json_bytes(c.openapi.clone()) }))
+        .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
+        .method_not_allowed_fallback(|| async {
+            ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
+        })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .with_state(catalog)
+}
+
+/// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs.
+fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
+    let text = text.replace(['_', '+'], " ");
+    crate::position::parse_fen(&text).map_err(|e| ApiError::bad_request(e.to_string()))
+}
+
+fn node_answer(catalog: &Catalog, pos: &shakmaty::Chess, asked: &str) -> Answer {
+    match catalog.find(pos) {
+        Some(index) => Ok(json_bytes(catalog.node_json[index as usize].clone())),
+        None => Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base"))),
+    }
+}
+
+async fn node_by_fen(State(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
+    let UrlPath(fen) = fen?;
+    let pos = parse_url_fen(&fen)?;
+    node_answer(&c, &pos, &fen)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PgnBody {
+    moves: String,
+}
+
+async fn node_by_pgn(State(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
+    let body = body?;
+    let request: PgnBody = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}")))?;
+    let pos = crate::eco::line::position_after(&request.moves).map_err(ApiError::bad_request)?;
+    node_answer(&c, &pos, &request.moves)
+}
+
+#[derive(Deserialize)]
+struct SearchParams {
+    q: Option<String>,
+    limit: Option<usize>,
+}
+
+async fn opening_search(State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
+    let Query(params) = params?;
+    let q = params.q.unwrap_or_default();
+    if q.trim().is_empty() || q.len() > search::MAX_QUERY {
+        return Err(ApiError::bad_request(format!("q must be 1 to {} bytes of text", search::MAX_QUERY)));
+    }
+    let limit = params.limit.unwrap_or(SEARCH_LIMITS.0);
+    if limit == 0 || limit > SEARCH_LIMITS.1 {
+        return Err(ApiError::bad_request(format!("limit must be 1 to {}", SEARCH_LIMITS.1)));
+    }
+    let results = c.search.search(&c.graph, &q, limit);
+    Ok(json(&search::SearchAnswer { query: q, results }))
+}
+
+#[derive(Deserialize)]
+struct EcoParams {
+    depth: Option<u32>,
+    min_games: Option<u64>,
+}
+
+/// An ECO code (`B90`) or a SCID code (`B03a`, `A00a1`).
+fn is_code(code: &str) -> bool {
+    code.is_ascii()
+        && (3..=6).contains(&code.len())
+        && crate::eco::is_eco_code(&code[..3])
+        && code[3..].bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+async fn opening_eco(
+    State(c): Shared,
+    code: Result<UrlPath<String>, PathRejection>,
+    params: Result<Query<EcoParams>, QueryRejection>,
+) -> Answer {
+    let (UrlPath(code), Query(params)) = (code?, params?);
+    if !is_code(&code) {
+        return Err(ApiError::bad_request(format!("{code:?} is not an ECO code (A00–E99) or SCID code (B03a)")));
+    }
+    let depth = params.depth.unwrap_or(eco_tree::DEFAULT_DEPTH);
+    if depth > eco_tree::MAX_DEPTH {
+        return Err(ApiError::bad_request(format!("depth must be at most {}", eco_tree::MAX_DEPTH)));
+    }
+    let min_games = params.min_games.unwrap_or(0);
+    let root = eco_tree::root_of(&c.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
+    let tree = eco_tree::tree(&c.graph, root, depth, min_games);
+    Ok(json(&eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
+}
+
+#[derive(Deserialize)]
+struct TreeParams {
+    max_depth: Option<u32>,
+}
+
+async fn opening_tree(
+    State(c): Shared,
+    id: Result<UrlPath<String>, PathRejection>,
+    params: Result<Query<TreeParams>, QueryRejection>,
+) -> Answer {
+    let (UrlPath(id), Query(params)) = (id?, params?);
+    let max_depth = params.max_depth.unwrap_or(openingiq::DEFAULT_MAX_DEPTH);
+    if max_depth > openingiq::MAX_API_DEPTH {
+        return Err(ApiError::bad_request(format!("max_depth must be at most {}", openingiq::MAX_API_DEPTH)));
+    }
+    let index = c
+        .graph
+        .find_id(&id)
+        .or_else(|| c.stems.get(&id).copied())
+        .ok_or_else(|| ApiError::not_found(format!("no node id or named opening {id:?}")))?;
+    Ok(json(&openingiq::opening_file(&c.graph, index, max_depth)))
+}
+
+#[derive(Deserialize)]
+struct MastersParams {
+    fen: Option<String>,
+    play: Option<String>,
+    moves: Option<usize>,
+}
+
+async fn masters(State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
+    let Query(params) = params?;
+    let mut pos = match &params.fen {
+        Some(fen) => parse_url_fen(fen)?,
+        None => shakmaty::Chess::default(),
+    };
+    for (i, text) in params.play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
+        let m = text
+            .parse::<shakmaty::uci::UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+            .ok_or_else(|| ApiError::bad_request(format!("play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
+        shakmaty::Position::play_unchecked(&mut pos, m);
+    }
+    let index = c.find(&pos);
+    Ok(json(&masters::answer(&c.graph, index, params.moves.unwrap_or(masters::DEFAULT_MOVES))))
+}
+
+/// Loads the store at `store` and serves it on `addr` until Ctrl-C. Progress goes to
+/// stderr: the load time and the address actually bound (useful with port 0).
+pub fn run(store: &Path, addr: SocketAddr) -> miette::Result<()> {
+    use miette::{IntoDiagnostic, WrapErr};
+    let started = std::time::Instant::now();
+    let catalog = Catalog::load(store).map_err(|e| miette::miette!("{e}"))?;
+    eprintln!(
+        "{:>12} {} nodes from {} in {:.0} ms",
+        "Loaded",
+        catalog.graph.nodes.len(),
+        store.display(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().into_diagnostic()?;
+    runtime.block_on(async move {
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.into_diagnostic().wrap_err_with(|| format!("binding {addr}"))?;
+        let bound = listener.local_addr().into_diagnostic()?;
+        eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
+        // Answers are small and written whole: send them now rather than wait for an ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        axum::serve(listener, router(Arc::new(catalog)))
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await
+            .into_diagnostic()
+    })
+}
