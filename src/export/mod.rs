@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod eco_json;
+pub mod named;
 pub mod polyglot;
 
 /// A file an export produces, relative to the export's `output` path.
