@@ -4,6 +4,7 @@
 
 pub mod build;
 pub mod cli_book;
+pub mod cli_inspect;
 pub mod commands;
 pub mod diagnostics;
 pub mod eco;

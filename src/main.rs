@@ -88,6 +88,12 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
+    /// Decode a packed move-record file into a table (or --json).
+    ///
+    /// Each entry is a position's Polyglot key and a 64-bit record: the move, White's
+    /// average Elo, the Elo difference, the most frequent result with its share, the game
+    /// count and the weight (README: "Packed move records").
+    Inspect(okb::cli_inspect::InspectArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -250,6 +256,10 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         }
         Command::Book(args) => {
             okb::cli_book::run(&args)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Inspect(args) => {
+            okb::cli_inspect::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

@@ -92,6 +92,13 @@ pub struct ExportSpec {
     /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
     #[serde(default)]
     pub weights: crate::export::polyglot::WeightMode,
+    /// Plies of tree below each named opening (pgn).
+    #[serde(default = "default_max_depth")]
+    pub max_depth: u16,
+}
+
+fn default_max_depth() -> u16 {
+    crate::export::pgn::DEFAULT_MAX_DEPTH
 }
 
 fn default_true() -> bool {
@@ -112,6 +119,10 @@ pub enum ExportFormat {
     Csv,
     /// A Polyglot opening book (.bin) from the tree's move statistics.
     Polyglot,
+    /// One PGN file per named opening: the tree as variations, `[%eval]` comments.
+    Pgn,
+    /// Packed 64-bit move records keyed by Polyglot key (see `export::packed`).
+    Packed,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.

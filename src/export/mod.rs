@@ -5,6 +5,8 @@
 pub mod csv;
 pub mod eco_json;
 pub mod named;
+pub mod packed;
+pub mod pgn;
 pub mod polyglot;
 
 /// A file an export produces, relative to the export's `output` path.
