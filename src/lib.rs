@@ -6,6 +6,7 @@ pub mod build;
 pub mod cli_book;
 pub mod cli_inspect;
 pub mod commands;
+pub mod convert;
 pub mod diagnostics;
 pub mod eco;
 pub mod engine;

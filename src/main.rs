@@ -94,6 +94,18 @@ enum Command {
     /// average Elo, the Elo difference, the most frequent result with its share, the game
     /// count and the weight (README: "Packed move records").
     Inspect(okb::cli_inspect::InspectArgs),
+    /// Convert games: PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, or
+    /// games → packed move records.
+    ///
+    ///   okb convert -o games.bgn.bz2 --split-size 100M twic0920.pgn
+    ///   okb convert -o back.pgn games-0001.bgn.bz2
+    ///   okb convert --format packed -o moves.okbm --max-ply 15 --min-games 5 games.pgn
+    ///
+    /// BGN keeps the main line, every tag, comments ([%eval]/[%clk] parsed) and NAGs, so
+    /// BGN → PGN gives the same game back. Unreadable games are skipped and reported with
+    /// file:line; --strict makes that exit status 3.
+    #[command(verbatim_doc_comment)]
+    Convert(okb::convert::ConvertArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -258,6 +270,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             okb::cli_book::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
+        Command::Convert(args) => okb::convert::run(&args),
         Command::Inspect(args) => {
             okb::cli_inspect::run(&args)?;
             Ok(ExitCode::SUCCESS)

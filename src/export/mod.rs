@@ -3,6 +3,7 @@
 //! cached and restored like any other step output.
 
 pub mod csv;
+pub mod bgn;
 pub mod eco_json;
 pub mod named;
 pub mod packed;

@@ -129,17 +129,7 @@ impl Writer<'_> {
     /// Writes one move (with its number where PGN needs one) and the comment of the
     /// position it reaches.
     fn write_move(&mut self, ply: usize, san: &str, child: usize, starts_variation: bool) {
-        // A move number and its move stay on one line.
-        let number = ply / 2 + 1;
-        let token = if ply.is_multiple_of(2) {
-            format!("{number}. {san}")
-        } else if starts_variation || self.text.needs_black_number {
-            format!("{number}... {san}")
-        } else {
-            san.to_string()
-        };
-        self.text.token(token);
-        self.text.needs_black_number = false;
+        self.text.numbered(ply, san, starts_variation);
         if let Some(comment) = comment(&self.tree.nodes[child], self.annotations) {
             self.text.token(format!("{{{comment}}}"));
             self.text.needs_black_number = true;
@@ -178,16 +168,33 @@ fn escape_tag(value: &str) -> String {
 
 /// Movetext tokens wrapped at [`LINE_WIDTH`], never inside a token.
 #[derive(Default)]
-struct Movetext {
+pub(crate) struct Movetext {
     lines: Vec<String>,
     current: String,
     /// Whether the next Black move needs its number (`3...`): after a comment or a
     /// variation, as the PGN export format asks.
-    needs_black_number: bool,
+    pub(crate) needs_black_number: bool,
 }
 
 impl Movetext {
-    fn token(&mut self, token: String) {
+    /// Writes the move `san` made at `ply` (0: White's first), with its number where PGN
+    /// needs one (White's moves; Black's at the start of a line or after a comment).
+    pub(crate) fn numbered(&mut self, ply: usize, san: &str, starts_line: bool) {
+        // A move number and its move stay on one line.
+        let number = ply / 2 + 1;
+        let token = if ply.is_multiple_of(2) {
+            format!("{number}. {san}")
+        } else if starts_line || self.needs_black_number {
+            format!("{number}... {san}")
+        } else {
+            san.to_string()
+        };
+        self.token(token);
+        self.needs_black_number = false;
+    }
+
+    /// Appends one token (a move, comment, NAG, parenthesis or result).
+    pub(crate) fn token(&mut self, token: String) {
         if token == ")" {
             // The main line resumes after a variation: a Black move needs its number.
             self.needs_black_number = true;
@@ -201,7 +208,8 @@ impl Movetext {
         self.current.push_str(&token);
     }
 
-    fn finish(mut self) -> String {
+    /// The movetext, lines joined, ending with a blank line.
+    pub(crate) fn finish(mut self) -> String {
         self.lines.push(self.current);
         let mut text = self.lines.join("\n");
         text.push_str("\n\n");
