@@ -94,8 +94,9 @@ enum Command {
     /// average Elo, the Elo difference, the most frequent result with its share, the game
     /// count and the weight (README: "Packed move records").
     Inspect(okb::cli_inspect::InspectArgs),
-    /// Convert games: PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, or
-    /// games → packed move records.
+    /// Convert games between PGN and BGN, or into packed move records.
+    ///
+    /// PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, games → packed:
     ///
     ///   okb convert -o games.bgn.bz2 --split-size 100M twic0920.pgn
     ///   okb convert -o back.pgn games-0001.bgn.bz2

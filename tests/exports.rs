@@ -226,6 +226,11 @@ fn packed_records_decode_with_okb_inspect_back_to_the_stores_statistics() {
     let again = project("");
     again.make(&["-j", "1"]);
     assert_eq!(again.read("out/moves.okbm"), p.read("out/moves.okbm"));
+    // The CLI path counts the same games into the same records.
+    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/openings.pgn");
+    let cli = p.okb(&["convert", "--format", "packed", "--max-ply", "10", "--min-games", "1", "-o", "cli.okbm", &games.display().to_string()]);
+    assert_eq!(cli.status, 0, "{}", cli.stderr);
+    assert_eq!(p.read("cli.okbm"), p.read("out/moves.okbm"));
     // A damaged file is an error naming it, not a panic.
     let bytes = p.read("out/moves.okbm");
     std::fs::write(p.path("torn.okbm"), &bytes[..bytes.len() - 5]).unwrap();

@@ -330,7 +330,9 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
             text.needs_black_number = true;
         }
     }
-    text.token(game.result.clone());
+    // Anything but a PGN result would make the movetext unreadable.
+    let result = if ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str()) { game.result.as_str() } else { "*" };
+    text.token(result.to_string());
     out.push_str(&text.finish());
     Ok(out)
 }
