@@ -338,8 +338,7 @@ fn convert_chunk(chunk: &Chunk, file: &str, lookup: &dyn OpeningLookup) -> Chunk
             Ok(Some(Ok(game))) => {
                 out.games += 1;
                 out.variations += visitor.variations;
-                let bgn = bgn::from_pgn(&game, lookup.lookup(&game));
-                bgn::write_line(&bgn, &mut out.text);
+                bgn::write_line(&game, lookup.lookup(&game).as_ref(), &mut out.text);
                 out.written += 1;
             }
             Ok(Some(Err(kind))) => {

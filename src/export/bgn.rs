@@ -157,63 +157,196 @@ pub struct PgnGame {
 }
 
 impl PgnGame {
-    /// The value of tag `name`.
+    /// The value of tag `name` (its first occurrence).
     pub fn tag(&self, name: &str) -> Option<&str> {
         self.tags.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
+
+    /// The value of the last occurrence of tag `name`.
+    fn tag_last(&self, name: &str) -> Option<&str> {
+        self.tags.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
 }
 
-/// Builds the BGN game of `game` with `opening`.
-pub fn from_pgn(game: &PgnGame, opening: Option<BgnOpening>) -> BgnGame {
-    let tag = |name: &str| game.tag(name).filter(|v| !v.is_empty() && *v != "?" && *v != "-").map(str::to_string);
-    let elo = |name: &str| tag(name).and_then(|v| v.parse::<u32>().ok());
+/// Appends `game` with `opening` as one BGN line (JSON object and `\n`) to `out`.
+///
+/// Written field by field rather than through a serde value: converting is dominated
+/// by this, and the bytes are the same as serializing [`BgnGame`] (a test reads every
+/// line back into one).
+pub fn write_line(game: &PgnGame, opening: Option<&BgnOpening>, out: &mut Vec<u8>) {
+    let tag = |name: &str| game.tag(name).filter(|v| !v.is_empty() && *v != "?" && *v != "-");
+    let mut obj = JsonObject::open(out);
+    for (key, name) in [("white", "White"), ("black", "Black")] {
+        if let Some(v) = tag(name) {
+            obj.string(key, v);
+        }
+    }
+    for (key, name) in [("white_elo", "WhiteElo"), ("black_elo", "BlackElo")] {
+        if let Some(v) = tag(name).and_then(|v| v.parse::<u32>().ok()) {
+            obj.key(key);
+            obj.out.extend_from_slice(v.to_string().as_bytes());
+        }
+    }
+    for (key, name) in [("white_title", "WhiteTitle"), ("black_title", "BlackTitle")] {
+        if let Some(v) = tag(name) {
+            obj.string(key, v);
+        }
+    }
+    obj.string("result", &game.result);
+    if let Some(dt) = datetime(game) {
+        obj.string("datetime", &dt);
+    }
+    for (key, name) in [("time_control", "TimeControl"), ("variant", "Variant")] {
+        if let Some(v) = tag(name) {
+            obj.string(key, v);
+        }
+    }
+    if game.start != Chess::default() {
+        obj.string("fen", &position::fen(&game.start));
+    }
+    if let Some(o) = opening {
+        obj.key("opening");
+        let mut inner = JsonObject::open(obj.out);
+        if let Some(eco) = &o.eco {
+            inner.string("eco", eco);
+        }
+        inner.string("name", &o.name);
+        inner.string("src", &o.src);
+        inner.close();
+    }
+    if !game.tags.is_empty() {
+        obj.key("tags");
+        let mut inner = JsonObject::open(obj.out);
+        // A repeated tag is one key: at its first place, with its last value.
+        for (i, (name, _)) in game.tags.iter().enumerate() {
+            if game.tags[..i].iter().all(|(n, _)| n != name) {
+                inner.string(name, game.tag_last(name).unwrap_or_default());
+            }
+        }
+        inner.close();
+    }
+    if let Some(c) = &game.comment {
+        obj.string("comment", c);
+    }
+    obj.key("moves");
+    obj.out.push(b'[');
     let mut pos = game.start.clone();
-    let mut moves = Vec::with_capacity(game.moves.len());
-    for (m, nags, comment) in &game.moves {
-        moves.push(move_fields(&pos, m, nags, comment.as_deref()));
+    for (i, (m, nags, comment)) in game.moves.iter().enumerate() {
+        if i > 0 {
+            obj.out.push(b',');
+        }
+        write_move(obj.out, &pos, m, nags, comment.as_deref());
         pos.play_unchecked(*m);
     }
-    let fen = (game.start != Chess::default()).then(|| position::fen(&game.start));
-    BgnGame {
-        white: tag("White"),
-        black: tag("Black"),
-        white_elo: elo("WhiteElo"),
-        black_elo: elo("BlackElo"),
-        white_title: tag("WhiteTitle"),
-        black_title: tag("BlackTitle"),
-        result: game.result.clone(),
-        datetime: datetime(game),
-        time_control: tag("TimeControl"),
-        variant: tag("Variant"),
-        fen,
-        opening,
-        tags: game.tags.iter().map(|(n, v)| (n.clone(), Value::String(v.clone()))).collect(),
-        comment: game.comment.clone(),
-        moves,
+    obj.out.push(b']');
+    obj.close();
+    out.push(b'\n');
+}
+
+/// One move object (see the module docs for the fields).
+fn write_move(out: &mut Vec<u8>, pos: &Chess, m: &Move, nags: &[u8], comment: Option<&str>) {
+    let (from, to) = match m.to_uci(shakmaty::CastlingMode::Standard) {
+        shakmaty::uci::UciMove::Normal { from, to, .. } => (from, to),
+        _ => unreachable!("standard chess moves are normal UCI moves"),
+    };
+    let mut after = pos.clone();
+    after.play_unchecked(*m);
+    let checkers = after.checkers().count();
+    let mut obj = JsonObject::open(out);
+    obj.string("p", piece_letter(m.role()));
+    obj.string("f", SQUARES[from as usize]);
+    obj.string("t", SQUARES[to as usize]);
+    if let Some(side) = m.castling_side() {
+        obj.string("castle", if side.is_king_side() { "O-O" } else { "O-O-O" });
+    }
+    if let Some(role) = m.capture() {
+        obj.string("x", piece_letter(role));
+    }
+    if checkers > 0 {
+        obj.key("c");
+        obj.out.extend_from_slice(checkers.to_string().as_bytes());
+    }
+    if let Some(role) = m.promotion() {
+        obj.string("promote", piece_letter(role));
+    }
+    if !nags.is_empty() {
+        obj.key("nag");
+        let list: Vec<String> = nags.iter().map(u8::to_string).collect();
+        obj.out.extend_from_slice(format!("[{}]", list.join(",")).as_bytes());
+    }
+    if let Some(comment) = comment {
+        let (commands, text) = split_commands(comment);
+        if !commands.is_empty() {
+            obj.key("a");
+            let mut inner = JsonObject::open(obj.out);
+            for (name, value) in &commands {
+                inner.string(name, value.as_str().unwrap_or_default());
+            }
+            inner.close();
+        }
+        if let Some(text) = text {
+            obj.string("comment", &text);
+        }
+    }
+    obj.close();
+}
+
+const SQUARES: [&str; 64] = [
+    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2", "a3", "b3", "c3", "d3", "e3", "f3",
+    "g3", "h3", "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4", "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", "a6", "b6", "c6", "d6",
+    "e6", "f6", "g6", "h6", "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
+];
+
+fn piece_letter(role: Role) -> &'static str {
+    match role {
+        Role::Pawn => "P",
+        Role::Knight => "N",
+        Role::Bishop => "B",
+        Role::Rook => "R",
+        Role::Queen => "Q",
+        Role::King => "K",
     }
 }
 
-fn piece_letter(role: Role) -> String {
-    role.upper_char().to_string()
+/// A JSON object being written: keys and string values escaped as serde_json does.
+struct JsonObject<'a> {
+    out: &'a mut Vec<u8>,
+    first: bool,
 }
 
-fn move_fields(pos: &Chess, m: &Move, nags: &[u8], comment: Option<&str>) -> BgnMove {
-    let uci = position::uci(m);
-    let mut after = pos.clone();
-    after.play_unchecked(*m);
-    let checkers = after.checkers().count() as u8;
-    let (a, text) = comment.map(split_commands).unwrap_or_default();
-    BgnMove {
-        p: piece_letter(m.role()),
-        f: uci[0..2].to_string(),
-        t: uci[2..4].to_string(),
-        castle: m.castling_side().map(|side| if side.is_king_side() { "O-O" } else { "O-O-O" }.to_string()),
-        x: m.capture().map(piece_letter),
-        c: (checkers > 0).then_some(checkers),
-        promote: m.promotion().map(piece_letter),
-        nag: nags.to_vec(),
-        a,
-        comment: text,
+impl<'a> JsonObject<'a> {
+    fn open(out: &'a mut Vec<u8>) -> Self {
+        out.push(b'{');
+        JsonObject { out, first: true }
+    }
+
+    fn key(&mut self, key: &str) {
+        if !self.first {
+            self.out.push(b',');
+        }
+        self.first = false;
+        json_string(self.out, key);
+        self.out.push(b':');
+    }
+
+    fn string(&mut self, key: &str, value: &str) {
+        self.key(key);
+        json_string(self.out, value);
+    }
+
+    fn close(self) {
+        self.out.push(b'}');
+    }
+}
+
+/// A JSON string; the common case (nothing to escape) is copied as is.
+fn json_string(out: &mut Vec<u8>, s: &str) {
+    if s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
+        serde_json::to_writer(&mut *out, s).expect("strings serialize");
+    } else {
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
     }
 }
 
@@ -257,12 +390,6 @@ fn datetime(game: &PgnGame) -> Option<String> {
         Some(t) => format!("{y}-{m}-{d}T{t}Z"),
         None => format!("{y}-{m}-{d}"),
     })
-}
-
-/// Appends `game` as one BGN line (JSON object and `\n`) to `out`.
-pub fn write_line(game: &BgnGame, out: &mut Vec<u8>) {
-    serde_json::to_writer(&mut *out, game).expect("BGN games serialize");
-    out.push(b'\n');
 }
 
 /// Why a BGN game cannot be written as PGN.
@@ -415,11 +542,16 @@ mod tests {
     fn move_objects_carry_piece_squares_capture_check_and_promotion() {
         let pos = position::parse_fen("r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
         let play = |uci: &str| uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(&pos).unwrap();
-        let promo = move_fields(&pos, &play("b7a8q"), &[1], Some("[%clk 0:01:00] wins"));
+        let written = |m: &Move, nags: &[u8], comment: Option<&str>| {
+            let mut out = Vec::new();
+            write_move(&mut out, &pos, m, nags, comment);
+            serde_json::from_slice::<BgnMove>(&out).unwrap()
+        };
+        let promo = written(&play("b7a8q"), &[1], Some("[%clk 0:01:00] wins"));
         assert_eq!((promo.p.as_str(), promo.f.as_str(), promo.t.as_str()), ("P", "b7", "a8"));
         assert_eq!((promo.x.as_deref(), promo.promote.as_deref(), promo.c), (Some("R"), Some("Q"), Some(1)));
-        assert_eq!((promo.nag.clone(), promo.comment.as_deref()), (vec![1], Some("wins")));
-        let castle = move_fields(&pos, &play("e1c1"), &[], None);
+        assert_eq!((promo.nag.clone(), promo.comment.as_deref(), promo.a["clk"].as_str()), (vec![1], Some("wins"), Some("0:01:00")));
+        let castle = written(&play("e1c1"), &[], None);
         assert_eq!((castle.p.as_str(), castle.f.as_str(), castle.t.as_str()), ("K", "e1", "c1"));
         assert_eq!(castle.castle.as_deref(), Some("O-O-O"));
         for m in [promo, castle] {
@@ -427,6 +559,26 @@ mod tests {
         }
         let wrong_piece = BgnMove { p: "N".into(), f: "e1".into(), t: "e2".into(), ..Default::default() };
         assert_eq!(to_move(&pos, &wrong_piece), None);
+    }
+
+    #[test]
+    fn lines_are_what_serde_writes_for_the_same_game() {
+        let game = PgnGame {
+            tags: vec![("White".into(), "A \"quoted\" name".into()), ("WhiteElo".into(), "2100".into()), ("Date".into(), "2020.02.03".into())],
+            moves: vec![(shakmaty::uci::UciMove::from_ascii(b"e2e4").unwrap().to_move(&Chess::default()).unwrap(), vec![3], Some("tab\there".into()))],
+            comment: Some("start".into()),
+            result: "*".into(),
+            ..Default::default()
+        };
+        let opening = BgnOpening { eco: None, name: "King's Pawn".into(), src: "tags".into() };
+        let mut out = Vec::new();
+        write_line(&game, Some(&opening), &mut out);
+        let read: BgnGame = serde_json::from_slice(&out).unwrap();
+        let mut again = serde_json::to_vec(&read).unwrap();
+        again.push(b'\n');
+        assert_eq!(String::from_utf8(out).unwrap(), String::from_utf8(again).unwrap());
+        assert_eq!(read.white_elo, Some(2100));
+        assert_eq!(read.datetime.as_deref(), Some("2020-02-03"));
     }
 
     #[test]
