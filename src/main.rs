@@ -144,6 +144,25 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         store: Option<PathBuf>,
     },
+    /// Decode a packed move-record file into a table (or --json).
+    ///
+    /// Each entry is a position's Polyglot key and a 64-bit record: the move, White's
+    /// average Elo, the Elo difference, the most frequent result with its share, the game
+    /// count and the weight (README: "Packed move records").
+    Inspect(okb::cli_inspect::InspectArgs),
+    /// Convert games between PGN and BGN, or into packed move records.
+    ///
+    /// PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, games → packed:
+    ///
+    ///   okb convert -o games.bgn.bz2 --split-size 100M twic0920.pgn
+    ///   okb convert -o back.pgn games-0001.bgn.bz2
+    ///   okb convert --format packed -o moves.okbm --max-ply 15 --min-games 5 games.pgn
+    ///
+    /// BGN keeps the main line, every tag, comments ([%eval]/[%clk] parsed) and NAGs, so
+    /// BGN → PGN gives the same game back. Unreadable games are skipped and reported with
+    /// file:line; --strict makes that exit status 3.
+    #[command(verbatim_doc_comment)]
+    Convert(okb::convert::ConvertArgs),
     /// Read the built store.
     Query {
         #[command(subcommand)]
@@ -326,6 +345,11 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             let store = store_path(store, load)?;
             let written = okb::export::openingiq::write_from_store(&store, &output, max_depth, !compact).map_err(|e| miette!("{e}"))?;
             eprintln!("{} {written} files in {}", paint("Wrote", "32"), output.display());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Convert(args) => okb::convert::run(&args),
+        Command::Inspect(args) => {
+            okb::cli_inspect::run(&args)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Query { query } => {

@@ -25,9 +25,9 @@ use crate::tree::{self, Tree};
 mod versions {
     pub const PARSE: u32 = 1;
     pub const ECO: u32 = 1;
-    pub const GAMES_FILE: u32 = 1;
-    pub const GAMES: u32 = 1;
-    pub const TREE: u32 = 2;
+    pub const GAMES_FILE: u32 = 2;
+    pub const GAMES: u32 = 2;
+    pub const TREE: u32 = 3;
     pub const EXPORT_POLYGLOT: u32 = 1;
     pub const STORE: u32 = 3 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
@@ -38,6 +38,8 @@ mod versions {
     pub const VALIDATE: u32 = 1;
     pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
     pub const EXPORT_OPENINGIQ: u32 = 1;
+    pub const EXPORT_PGN: u32 = 1;
+    pub const EXPORT_PACKED: u32 = 1;
 }
 
 /// Options of one `okb make` (or `okb status`) run.
@@ -455,6 +457,28 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                             report.unclassified,
                             report.bad.skipped()
                         ))
+                    })?;
+                }
+                ExportFormat::Pgn => {
+                    let mut step = Step::new(id, versions::EXPORT_PGN, spec).input("tree", &tree_output.hash);
+                    if let Some(engine) = engine_output {
+                        step = step.input("engine", &engine.hash);
+                    }
+                    build.files(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let annotations: Option<Arc<Annotations>> =
+                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                        let files = export::pgn::render_all(&tree, annotations.as_deref(), spec.max_depth);
+                        let text = format!("{} openings", files.len());
+                        Ok((files, text))
+                    })?;
+                }
+                ExportFormat::Packed => {
+                    let step = Step::new(id, versions::EXPORT_PACKED, spec).input("tree", &tree_output.hash);
+                    build.files(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let (file, count) = export::packed::render(&tree);
+                        Ok((vec![file], format!("{count} move records")))
                     })?;
                 }
                 ExportFormat::Csv => {

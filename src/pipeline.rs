@@ -95,7 +95,7 @@ pub struct ExportSpec {
     /// Game sources whose games are written (classified-pgn).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
-    /// Plies of tree below each named opening (openingiq).
+    /// Plies of tree below each named opening (openingiq, pgn).
     #[serde(default = "default_max_depth")]
     pub max_depth: u16,
 }
@@ -128,6 +128,10 @@ pub enum ExportFormat {
     /// OpeningIQ JSON trees, one file per named opening.
     #[serde(rename = "openingiq")]
     OpeningIq,
+    /// One PGN file per named opening: the tree as variations, `[%eval]` comments.
+    Pgn,
+    /// Packed 64-bit move records keyed by Polyglot key (see `export::packed`).
+    Packed,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.

@@ -1,6 +1,7 @@
 //! The small hand-written fixtures: exports pinned as insta snapshots, queries, and
 //! transpositions between named lines.
 
+#[macro_use]
 mod common;
 
 use common::{Project, fixture, mini_sources};
@@ -21,14 +22,6 @@ output = "out/nodes.csv"
         mini_sources(),
         fixture("mini-eco.pgn")
     ))
-}
-
-macro_rules! snapshot {
-    ($name:expr, $value:expr) => {
-        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
-            insta::assert_snapshot!($name, $value);
-        })
-    };
 }
 
 #[test]

@@ -3,9 +3,12 @@
 //! cached and restored like any other step output.
 
 pub mod csv;
+pub mod bgn;
 pub mod eco_json;
 pub mod named;
 pub mod openingiq;
+pub mod packed;
+pub mod pgn;
 pub mod polyglot;
 
 /// A file an export produces, relative to the export's `output` path.

@@ -308,6 +308,8 @@ fn add_move(a: &mut MoveStats, b: &MoveStats) {
     a.outcomes.add(&b.outcomes);
     a.rating_sum += b.rating_sum;
     a.rated_games += b.rated_games;
+    a.opponent_rating_sum += b.opponent_rating_sum;
+    a.opponent_rated_games += b.opponent_rated_games;
 }
 
 type PosRecord = (PositionKey, Outcomes);
@@ -353,6 +355,8 @@ struct MoveCounts {
     black: u32,
     rated: u32,
     rating_sum: u64,
+    opponent_rated: u32,
+    opponent_rating_sum: u64,
 }
 
 /// (position, move) as a hash key, 8-byte aligned to keep map slots small.
@@ -371,7 +375,7 @@ impl Hash for MoveSlot {
 
 // Approximate bytes per map entry including hashbrown's slack, for the budget.
 const POS_ENTRY_BYTES: usize = 48;
-const MOVE_ENTRY_BYTES: usize = 72;
+const MOVE_ENTRY_BYTES: usize = 88;
 // Flush before any u32 counter could overflow.
 const MAX_GAMES_IN_MAPS: u64 = u32::MAX as u64 - 1;
 
@@ -515,6 +519,10 @@ impl Accumulator {
                 e.rated += 1;
                 e.rating_sum += u64::from(elo);
             }
+            if let Some(elo) = elos[(i + 1) % 2] {
+                e.opponent_rated += 1;
+                e.opponent_rating_sum += u64::from(elo);
+            }
         }
         self.games_in_maps += 1;
         if self.games_in_maps >= MAX_GAMES_IN_MAPS
@@ -554,6 +562,8 @@ impl Accumulator {
                     },
                     rating_sum: c.rating_sum,
                     rated_games: c.rated.into(),
+                    opponent_rating_sum: c.opponent_rating_sum,
+                    opponent_rated_games: c.opponent_rated.into(),
                 };
                 (
                     PositionKey(u128::from(s.lo) | (u128::from(s.hi) << 64)),
@@ -679,7 +689,7 @@ impl Drop for TempFile {
 }
 
 const POS_RECORD_BYTES: usize = 16 + 3 * 8;
-const MOVE_RECORD_BYTES: usize = 16 + 2 + 5 * 8;
+const MOVE_RECORD_BYTES: usize = 16 + 2 + 7 * 8;
 
 impl SpillRun {
     fn write(dir: &Path, p: &[PosRecord], m: &[MoveRecord]) -> Result<SpillRun, SpillError> {
@@ -707,7 +717,7 @@ impl SpillRun {
                 w.write_all(&k.0.to_le_bytes())?;
                 w.write_all(&mk.0.to_le_bytes())?;
                 let o = &s.outcomes;
-                for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games] {
+                for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games, s.opponent_rating_sum, s.opponent_rated_games] {
                     w.write_all(&v.to_le_bytes())?;
                 }
             }
@@ -747,6 +757,8 @@ impl SpillRun {
                 },
                 rating_sum: v(3),
                 rated_games: v(4),
+                opponent_rating_sum: v(5),
+                opponent_rated_games: v(6),
             };
             (k, mk, stats)
         })?;

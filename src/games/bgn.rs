@@ -11,7 +11,11 @@
 //!
 //! * `moves`: piece letter (`P N B R Q K`, either case), from square, to square, and an
 //!   optional promotion letter (`Q R B N`, either case). Castling is the king's move
-//!   (`Ke1g1`; the king-takes-rook form `Ke1h1` is accepted too).
+//!   (`Ke1g1`; the king-takes-rook form `Ke1h1` is accepted too). A move may also be
+//!   an object as `okb convert` writes it (see [`crate::export::bgn`]): `p`, `f`, `t`
+//!   and `promote` are read, the other fields ignored.
+//! * `datetime` (`2013-01-05T18:02:17Z` or `2013-01-05`) stands in for `date` when that
+//!   is missing.
 //! * `result`: `1-0`, `0-1`, `1/2-1/2` or `*`; ratings are numbers; every field except
 //!   `moves` is optional, and unknown fields (`event`, `site`, ...) are ignored.
 //! * Also read when present: `white_title`/`black_title` (`BOT` is filtered),
@@ -53,8 +57,40 @@ struct Record<'a> {
     variant: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     fen: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    datetime: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    moves: Vec<Cow<'a, str>>,
+    moves: Vec<MoveField<'a>>,
+}
+
+/// A move as text (`Pe2e4`) or as an object (`{"p":"P","f":"e2","t":"e4"}`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MoveField<'a> {
+    Text(#[serde(borrow)] Cow<'a, str>),
+    Object {
+        #[serde(borrow)]
+        p: Cow<'a, str>,
+        #[serde(borrow)]
+        f: Cow<'a, str>,
+        #[serde(borrow)]
+        t: Cow<'a, str>,
+        #[serde(default, borrow)]
+        promote: Option<Cow<'a, str>>,
+    },
+}
+
+impl MoveField<'_> {
+    /// The move in `pos`.
+    fn to_move(&self, pos: &Chess) -> Result<Move, BadKind> {
+        match self {
+            MoveField::Text(text) => parse_move(pos, text),
+            MoveField::Object { p, f, t, promote } => {
+                let text = format!("{p}{f}{t}{}", promote.as_deref().unwrap_or(""));
+                parse_move(pos, &text)
+            }
+        }
+    }
 }
 
 /// One readable BGN game, played up to the ply limit.
@@ -154,10 +190,12 @@ pub fn read_chunk(
             .time_control
             .as_deref()
             .and_then(|s| Speed::from_time_control(s.as_bytes()));
-        t.date = rec
-            .date
-            .as_deref()
-            .and_then(|s| DateRange::parse(s.as_bytes()));
+        t.date = match (rec.date.as_deref(), rec.datetime.as_deref()) {
+            (Some(date), _) => DateRange::parse(date.as_bytes()),
+            // 2013-01-05[T…] → 2013.01.05, the PGN form the date filter reads.
+            (None, Some(dt)) => dt.get(..10).and_then(|d| DateRange::parse(d.replace('-', ".").as_bytes())),
+            (None, None) => None,
+        };
         t.bot = [&rec.white_title, &rec.black_title]
             .iter()
             .any(|x| x.as_deref().is_some_and(|s| s.eq_ignore_ascii_case("BOT")));
@@ -177,8 +215,8 @@ pub fn read_chunk(
         game.keys.push(start_key);
         let mut pos = Chess::default();
         let mut failed = None;
-        for text in rec.moves.iter().take(max_ply) {
-            match parse_move(&pos, text) {
+        for field in rec.moves.iter().take(max_ply) {
+            match field.to_move(&pos) {
                 Ok(m) => {
                     let key = *game.keys.last().unwrap_or(&start_key);
                     let updated = IdentityKeys::update(&pos, key, m);
@@ -253,5 +291,18 @@ not json
         );
         assert_eq!(bad.kinds[&BadKind::BadJson].examples[0].line, 3);
         assert_eq!(bad.kinds[&BadKind::PieceMismatch].examples[0].line, 4);
+    }
+
+    #[test]
+    fn move_objects_from_okb_convert_read_like_move_strings() {
+        let text = br#"{"result":"1-0","datetime":"2013-01-05T18:02:17Z","moves":[{"p":"P","f":"e2","t":"e4"},{"p":"P","f":"e7","t":"e5","a":{"clk":"0:05:00"}},"Ng1f3"]}
+{"result":"0-1","moves":[{"p":"B","f":"e2","t":"e4"}]}
+"#;
+        let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true };
+        let mut bad = BadGames::default();
+        let mut seen = Vec::new();
+        read_chunk(text, origin, 15, &mut bad, |g| seen.push((g.moves.len(), g.tags.date.is_some())));
+        assert_eq!(seen, vec![(3, true)]);
+        assert_eq!(bad.kinds[&BadKind::PieceMismatch].examples[0].line, 2);
     }
 }

@@ -245,9 +245,16 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
 
 /// A `Read` over a byte slice that publishes how much it has handed out, so the
 /// position of each game can be recovered from outside the pgn-reader.
-struct CountingSlice<'a> {
+pub(crate) struct CountingSlice<'a> {
     data: &'a [u8],
     taken: &'a Cell<usize>,
+}
+
+impl<'a> CountingSlice<'a> {
+    /// A reader over `data` that records in `taken` how many bytes it has handed out.
+    pub(crate) fn new(data: &'a [u8], taken: &'a Cell<usize>) -> Self {
+        CountingSlice { data, taken }
+    }
 }
 
 impl Read for CountingSlice<'_> {

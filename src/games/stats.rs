@@ -42,6 +42,11 @@ pub struct MoveStats {
     pub rating_sum: u64,
     /// Number of games that contributed to `rating_sum`.
     pub rated_games: u64,
+    /// Sum of the mover's opponent's ratings over the games that had one (with the
+    /// mover's, this gives White's and Black's average Elo of a move: packed records).
+    pub opponent_rating_sum: u64,
+    /// Number of games that contributed to `opponent_rating_sum`.
+    pub opponent_rated_games: u64,
 }
 
 /// Merged statistics of all game sources, sorted by key so that serialization is

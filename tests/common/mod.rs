@@ -159,3 +159,13 @@ pub fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// An insta snapshot stored in snapshots/ under `name`.
+#[allow(unused_macros)]
+macro_rules! snapshot {
+    ($name:expr, $value:expr) => {
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!($name, $value);
+        })
+    };
+}

@@ -1,0 +1,531 @@
+//! `okb convert`: game files between PGN and BGN (see [`crate::export::bgn`] for the
+//! format), and games straight to packed move records.
+//!
+//! PGN → BGN reads each file in chunks of whole games (the same cutting as Phase 2),
+//! converts the chunks on all cores and writes them in file order, so the output is
+//! byte-identical whatever the thread count. A game that cannot be read (illegal move,
+//! broken tag, truncated) is skipped and reported with its `file:line`; the others go
+//! on. The `opening` of a game comes from an [`OpeningLookup`]: [`FromTags`] (the game's
+//! own ECO/Opening/Variation tags) by default; a classifier over the knowledge base can
+//! be plugged in through the same trait.
+
+use std::cell::Cell;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+
+use miette::{IntoDiagnostic, WrapErr};
+use pgn_reader::{KnownOutcome, Nag, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
+use rayon::prelude::*;
+use shakmaty::{Chess, Color, Position};
+
+use crate::diagnostics::decode_text;
+use crate::export::bgn::{self, BgnOpening, PgnGame};
+use crate::games::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, count_newlines, expand_paths};
+use crate::games::pgn::{CountingSlice, MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
+use crate::games::report::{BadGames, BadKind, Location};
+
+/// Output formats of `okb convert`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ConvertFormat {
+    /// BGN: one JSON game per line (from PGN).
+    Bgn,
+    /// PGN (from BGN).
+    Pgn,
+    /// Packed 64-bit move records of the games' moves (from PGN or BGN).
+    Packed,
+}
+
+/// Arguments of `okb convert`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ConvertArgs {
+    /// Output file. With --split-size, numbered files beside it (games-0001.bgn, …).
+    #[arg(short = 'o', long = "output")]
+    pub output: PathBuf,
+    /// Output format (default: from the output's name: .bgn[.bz2], .pgn, else packed).
+    #[arg(long, value_enum)]
+    pub format: Option<ConvertFormat>,
+    /// Compress BGN output with bzip2 (also implied by an output name ending in .bz2).
+    #[arg(long)]
+    pub bz2: bool,
+    /// Split BGN output into files of about this much BGN text each (bytes; K, M, G
+    /// suffixes), never cutting a game.
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    pub split_size: Option<u64>,
+    /// Packed records: count moves up to this ply.
+    #[arg(long, default_value_t = 15)]
+    pub max_ply: usize,
+    /// Packed records: leave out moves played in fewer games.
+    #[arg(long, default_value_t = 1)]
+    pub min_games: u64,
+    /// Exit with status 3 when any game was skipped.
+    #[arg(long)]
+    pub strict: bool,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'j', long = "jobs")]
+    pub jobs: Option<usize>,
+    /// Input files or glob patterns (PGN for bgn and packed, BGN for pgn; plain,
+    /// .zst, .bz2 or .gz).
+    #[arg(required = true)]
+    pub inputs: Vec<String>,
+}
+
+fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => t.split_at(i),
+        None => (t, ""),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("{text:?} is not a size (e.g. 100M)"))?;
+    let scale = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" => 1 << 10,
+        "M" | "MB" => 1 << 20,
+        "G" | "GB" => 1 << 30,
+        _ => return Err(format!("{text:?}: unknown unit {unit:?} (use K, M or G)")),
+    };
+    if n == 0 {
+        return Err("the split size must be positive".into());
+    }
+    Ok(n * scale)
+}
+
+/// Finds the opening of a game for BGN's `opening` field.
+pub trait OpeningLookup: Sync {
+    /// The opening of `game`, if known.
+    fn lookup(&self, game: &PgnGame) -> Option<BgnOpening>;
+}
+
+/// The game's own tags: `ECO`, and `Opening` (+ `: Variation` when the tag is there and
+/// the name does not already hold it).
+#[derive(Copy, Clone, Debug, Default)]
+pub struct FromTags;
+
+impl OpeningLookup for FromTags {
+    fn lookup(&self, game: &PgnGame) -> Option<BgnOpening> {
+        let known = |name: &str| game.tag(name).filter(|v| !v.is_empty() && *v != "?");
+        let eco = known("ECO").map(str::to_string);
+        let name = match (known("Opening"), known("Variation")) {
+            (Some(o), Some(v)) if !o.contains(v) => format!("{o}: {v}"),
+            (Some(o), _) => o.to_string(),
+            // An ECO code alone names no opening.
+            (None, _) => return None,
+        };
+        Some(BgnOpening { eco, name, src: "tags".into() })
+    }
+}
+
+/// What a conversion did.
+#[derive(Debug, Default)]
+pub struct ConvertSummary {
+    /// Games read (including bad ones).
+    pub games: u64,
+    /// Games written.
+    pub written: u64,
+    /// Variations dropped (BGN keeps the main line).
+    pub variations: u64,
+    /// Skipped games by reason, with first locations.
+    pub bad: BadGames,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs `okb convert` and prints a summary on stderr; returns the exit status.
+pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
+    let started = std::time::Instant::now();
+    let mut builder = rayon::ThreadPoolBuilder::new();
+    if let Some(j) = args.jobs {
+        builder = builder.num_threads(j.max(1));
+    }
+    let pool = builder.build().into_diagnostic().wrap_err("cannot start worker threads")?;
+    let inputs = expand_paths(&args.inputs).into_diagnostic()?;
+    let name = args.output.to_string_lossy().to_ascii_lowercase();
+    let format = args.format.unwrap_or(if name.ends_with(".pgn") {
+        ConvertFormat::Pgn
+    } else if name.contains(".bgn") {
+        ConvertFormat::Bgn
+    } else {
+        ConvertFormat::Packed
+    });
+    let summary = pool.install(|| match format {
+        ConvertFormat::Bgn => {
+            let sink = SplitWriter::new(&args.output, args.bz2 || name.ends_with(".bz2"), args.split_size);
+            pgn_to_bgn(&inputs, &FromTags, sink)
+        }
+        ConvertFormat::Pgn => bgn_to_pgn(&inputs, &args.output),
+        ConvertFormat::Packed => games_to_packed(&inputs, &args.output, args.max_ply, args.min_games),
+    })?;
+    let bad = summary.bad.skipped();
+    if bad > 0 {
+        eprintln!("{}", summary.bad.render_table().trim_end());
+    }
+    let files: Vec<String> = summary.files.iter().map(|f| f.display().to_string()).collect();
+    let dropped = if summary.variations > 0 { format!(", {} variations dropped", summary.variations) } else { String::new() };
+    eprintln!(
+        "{:>12} {} of {} games to {} ({bad} skipped{dropped}) in {:.2}s",
+        "Converted",
+        summary.written,
+        summary.games,
+        files.join(", "),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(if args.strict && bad > 0 { std::process::ExitCode::from(3) } else { std::process::ExitCode::SUCCESS })
+}
+
+/// Writes BGN lines to one file or to numbered files of about `split` bytes of text.
+pub struct SplitWriter {
+    base: PathBuf,
+    bz2: bool,
+    split: Option<u64>,
+    current: Option<Sink>,
+    written: u64,
+    files: Vec<PathBuf>,
+}
+
+impl SplitWriter {
+    /// A writer to `base` (numbered beside it when `split` is given).
+    pub fn new(base: &Path, bz2: bool, split: Option<u64>) -> SplitWriter {
+        SplitWriter { base: base.to_path_buf(), bz2, split, current: None, written: 0, files: Vec::new() }
+    }
+
+    fn next_path(&self) -> PathBuf {
+        let Some(_) = self.split else { return self.base.clone() };
+        let name = self.base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        // games.bgn.bz2 → games-0001.bgn.bz2: the number goes before the first extension.
+        let (stem, ext) = match name.find('.') {
+            Some(i) => name.split_at(i),
+            None => (name.as_str(), ""),
+        };
+        self.base.with_file_name(format!("{stem}-{:04}{ext}", self.files.len() + 1))
+    }
+
+    fn open(&mut self) -> miette::Result<()> {
+        let path = self.next_path();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).into_diagnostic().wrap_err_with(|| format!("creating {}", dir.display()))?;
+        }
+        let file = std::fs::File::create(&path).into_diagnostic().wrap_err_with(|| format!("creating {}", path.display()))?;
+        let file = BufWriter::with_capacity(1 << 20, file);
+        self.current = Some(if self.bz2 {
+            Sink::Bz2(bzip2::write::BzEncoder::new(file, bzip2::Compression::best()))
+        } else {
+            Sink::Plain(file)
+        });
+        self.files.push(path);
+        self.written = 0;
+        Ok(())
+    }
+
+    fn close(&mut self) -> miette::Result<()> {
+        if let Some(w) = self.current.take() {
+            w.finish().wrap_err_with(|| format!("writing {}", self.files.last().map_or(String::new(), |p| p.display().to_string())))?;
+        }
+        Ok(())
+    }
+
+    /// Writes whole lines, starting a new file when the current one is full.
+    pub fn write_lines(&mut self, text: &[u8]) -> miette::Result<()> {
+        for line in text.split_inclusive(|&b| b == b'\n') {
+            let full = self.split.is_some_and(|limit| self.written > 0 && self.written + line.len() as u64 > limit);
+            if full {
+                self.close()?;
+            }
+            if self.current.is_none() {
+                self.open()?;
+            }
+            let w = self.current.as_mut().expect("opened above");
+            w.write_all(line).into_diagnostic()?;
+            self.written += line.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Finishes the last file (an empty output still gets one, empty, file).
+    pub fn finish(mut self) -> miette::Result<Vec<PathBuf>> {
+        if self.current.is_none() && self.files.is_empty() {
+            self.open()?;
+        }
+        self.close()?;
+        Ok(self.files)
+    }
+}
+
+/// One output file, plain or bzip2-compressed.
+enum Sink {
+    Plain(BufWriter<std::fs::File>),
+    Bz2(bzip2::write::BzEncoder<BufWriter<std::fs::File>>),
+}
+
+impl Sink {
+    fn write_all(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Sink::Plain(w) => w.write_all(bytes),
+            Sink::Bz2(w) => w.write_all(bytes),
+        }
+    }
+
+    /// Flushes everything; a bzip2 stream is finished so its trailer is written (and
+    /// its errors seen, which dropping the encoder would swallow).
+    fn finish(self) -> miette::Result<()> {
+        match self {
+            Sink::Plain(mut w) => w.flush().into_diagnostic(),
+            Sink::Bz2(w) => w.finish().and_then(|mut f| f.flush()).into_diagnostic(),
+        }
+    }
+}
+
+/// PGN files → BGN lines, in file order.
+pub fn pgn_to_bgn(inputs: &[PathBuf], lookup: &dyn OpeningLookup, mut sink: SplitWriter) -> miette::Result<ConvertSummary> {
+    let mut summary = ConvertSummary::default();
+    let batch = rayon::current_num_threads().max(1) * 2;
+    for path in inputs {
+        let file = path.display().to_string();
+        let mut chunker = Chunker::open(path, DEFAULT_CHUNK_BYTES, Boundary::Pgn).into_diagnostic()?;
+        loop {
+            let mut chunks: Vec<Chunk> = Vec::with_capacity(batch);
+            while chunks.len() < batch {
+                match chunker.next_chunk().into_diagnostic()? {
+                    Some(c) => chunks.push(c),
+                    None => break,
+                }
+            }
+            if chunks.is_empty() {
+                break;
+            }
+            let done: Vec<ChunkOut> = chunks.par_iter().map(|c| convert_chunk(c, &file, lookup)).collect();
+            for out in done {
+                sink.write_lines(&out.text)?;
+                summary.games += out.games;
+                summary.written += out.written;
+                summary.variations += out.variations;
+                summary.bad.merge(&out.bad);
+            }
+        }
+    }
+    summary.files = sink.finish()?;
+    Ok(summary)
+}
+
+struct ChunkOut {
+    text: Vec<u8>,
+    games: u64,
+    written: u64,
+    variations: u64,
+    bad: BadGames,
+}
+
+fn record(bad: &mut BadGames, kind: BadKind, location: Location) {
+    if bad.wants_example(kind) {
+        bad.record(kind, location);
+    } else {
+        bad.count_only(kind);
+    }
+}
+
+fn convert_chunk(chunk: &Chunk, file: &str, lookup: &dyn OpeningLookup) -> ChunkOut {
+    let mut out = ChunkOut { text: Vec::with_capacity(chunk.data.len()), games: 0, written: 0, variations: 0, bad: BadGames::default() };
+    let taken = Cell::new(0);
+    let mut reader = Reader::build(CountingSlice::new(&chunk.data, &taken))
+        .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
+        .set_supported_comment_length(MAX_COMMENT_BYTES)
+        .finish();
+    let mut visitor = FullGame::default();
+    let locate = |offset: usize| Location { file: file.to_string(), line: chunk.first_line + count_newlines(&chunk.data[..offset.min(chunk.data.len())]) };
+    while let Ok(true) = reader.has_more() {
+        let offset = taken.get() - reader.buffer().len();
+        match reader.read_game(&mut visitor) {
+            Ok(None) => break,
+            Ok(Some(Ok(game))) => {
+                out.games += 1;
+                out.variations += visitor.variations;
+                bgn::write_line(&game, lookup.lookup(&game).as_ref(), &mut out.text);
+                out.written += 1;
+            }
+            Ok(Some(Err(kind))) => {
+                if kind != BadKind::Garbage {
+                    out.games += 1;
+                }
+                record(&mut out.bad, kind, locate(offset));
+            }
+            Err(_) => {
+                out.games += 1;
+                record(&mut out.bad, BadKind::BadTag, locate(offset));
+                if reader.skip_game().is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A pgn-reader visitor keeping everything BGN stores: tags, the main line with NAGs and
+/// comments, the result.
+#[derive(Default)]
+struct FullGame {
+    game: PgnGame,
+    pos: Chess,
+    failed: Option<BadKind>,
+    outcome: Option<String>,
+    variations: u64,
+    saw_anything: bool,
+}
+
+impl Visitor for FullGame {
+    type Tags = ();
+    type Movetext = ();
+    type Output = Result<PgnGame, BadKind>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, ()> {
+        self.game = PgnGame::default();
+        self.failed = None;
+        self.outcome = None;
+        self.variations = 0;
+        self.saw_anything = false;
+        ControlFlow::Continue(())
+    }
+
+    fn tag(&mut self, _: &mut (), name: &[u8], value: RawTag<'_>) -> ControlFlow<Self::Output> {
+        self.saw_anything = true;
+        let (value, _) = decode_text(&value.decode());
+        self.game.tags.push((String::from_utf8_lossy(name).into_owned(), value));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, _: ()) -> ControlFlow<Self::Output, ()> {
+        self.pos = match self.game.tag("FEN") {
+            Some(fen) => match crate::position::parse_fen(fen) {
+                Ok(pos) => pos,
+                Err(_) => return ControlFlow::Break(Err(BadKind::BadTag)),
+            },
+            None => Chess::default(),
+        };
+        self.game.start = self.pos.clone();
+        ControlFlow::Continue(())
+    }
+
+    fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        self.saw_anything = true;
+        match san_plus.san.to_move(&self.pos) {
+            Ok(m) => {
+                self.pos.play_unchecked(m);
+                self.game.moves.push((m, Vec::new(), None));
+                ControlFlow::Continue(())
+            }
+            Err(shakmaty::san::SanError::AmbiguousSan) => ControlFlow::Break(Err(BadKind::AmbiguousSan)),
+            Err(_) => ControlFlow::Break(Err(BadKind::IllegalSan)),
+        }
+    }
+
+    fn nag(&mut self, _: &mut (), nag: Nag) -> ControlFlow<Self::Output> {
+        if let Some(last) = self.game.moves.last_mut() {
+            last.1.push(nag.0);
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn partial_comment(&mut self, _: &mut (), _: RawComment<'_>) -> ControlFlow<Self::Output> {
+        ControlFlow::Break(Err(BadKind::OverlongComment))
+    }
+
+    fn comment(&mut self, _: &mut (), comment: RawComment<'_>) -> ControlFlow<Self::Output> {
+        let (text, _) = decode_text(comment.as_bytes());
+        let slot = match self.game.moves.last_mut() {
+            Some(last) => &mut last.2,
+            None => &mut self.game.comment,
+        };
+        // Several comments in a row become one, as python-chess reads them.
+        match slot {
+            Some(existing) => {
+                existing.push(' ');
+                existing.push_str(text.trim());
+            }
+            None => *slot = Some(text.trim().to_string()),
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _: &mut ()) -> ControlFlow<Self::Output, pgn_reader::Skip> {
+        self.variations += 1;
+        ControlFlow::Continue(pgn_reader::Skip(true))
+    }
+
+    fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<Self::Output> {
+        self.saw_anything = true;
+        self.outcome = Some(
+            match outcome {
+                Outcome::Known(KnownOutcome::Decisive { winner: Color::White }) => "1-0",
+                Outcome::Known(KnownOutcome::Decisive { winner: Color::Black }) => "0-1",
+                Outcome::Known(KnownOutcome::Draw) => "1/2-1/2",
+                Outcome::Unknown => "*",
+            }
+            .to_string(),
+        );
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, _: ()) -> Self::Output {
+        if !self.saw_anything {
+            return Err(BadKind::Garbage);
+        }
+        let mut game = std::mem::take(&mut self.game);
+        game.result = game
+            .tag("Result")
+            .filter(|r| ["1-0", "0-1", "1/2-1/2", "*"].contains(r))
+            .map(str::to_string)
+            .or_else(|| self.outcome.clone())
+            .unwrap_or_else(|| "*".into());
+        Ok(game)
+    }
+}
+
+/// BGN files → one PGN file. A line that is not a game, or whose moves are illegal, is
+/// skipped and reported with its `file:line`.
+pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSummary> {
+    let mut summary = ConvertSummary::default();
+    let file = std::fs::File::create(output).into_diagnostic().wrap_err_with(|| format!("creating {}", output.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    for path in inputs {
+        let name = path.display().to_string();
+        let reader = BufReader::new(crate::games::input::open(path).into_diagnostic()?);
+        for (i, line) in reader.split(b'\n').enumerate() {
+            let line = line.into_diagnostic().wrap_err_with(|| format!("{name}:{}: read error", i + 1))?;
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            summary.games += 1;
+            match bgn::line_to_pgn(&line) {
+                Ok(text) => {
+                    out.write_all(text.as_bytes()).into_diagnostic()?;
+                    summary.written += 1;
+                }
+                Err(e) => {
+                    let kind = match e {
+                        bgn::BgnError::Json(_) => BadKind::BadJson,
+                        bgn::BgnError::Fen(_) | bgn::BgnError::Move { .. } => BadKind::IllegalMove,
+                    };
+                    record(&mut summary.bad, kind, Location { file: name.clone(), line: i as u64 + 1 });
+                }
+            }
+        }
+    }
+    out.flush().into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
+    summary.files.push(output.to_path_buf());
+    Ok(summary)
+}
+
+/// Games → packed move records: Phase 2's counting over the files, a tree of the moves
+/// played in at least `min_games` games to `max_ply`, written as [`crate::export::packed`].
+pub fn games_to_packed(inputs: &[PathBuf], output: &Path, max_ply: usize, min_games: u64) -> miette::Result<ConvertSummary> {
+    use crate::games::aggregate::{AggregateOptions, aggregate_files, merge, merge_reports};
+    let options = AggregateOptions { max_ply, ..Default::default() };
+    let aggregates = aggregate_files(inputs, &Default::default(), &options).into_diagnostic()?;
+    let refs: Vec<_> = aggregates.iter().collect();
+    let stats = merge(&refs);
+    let (bad, counters) = merge_reports(&refs);
+    let params = crate::tree::TreeParams { max_ply: max_ply.min(u16::MAX as usize) as u16, min_games };
+    let tree = crate::tree::build(&Default::default(), Some(&stats), &params);
+    let (file, _) = crate::export::packed::render(&tree);
+    crate::build::cache::write_atomic(output, &file.bytes).into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
+    Ok(ConvertSummary { games: counters.games_read, written: counters.games_counted, variations: 0, bad, files: vec![output.to_path_buf()] })
+}
