@@ -219,6 +219,32 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
     assert_eq!(unplayed["white"], 0);
     answers.keep(&unplayed, "MastersAnswer");
 
+    // GET /structure/{name}/openings: the structure with the most terminal nodes in the
+    // store, its openings counting every one of those nodes; names match loosely.
+    let conn = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
+    let (name, terminal): (String, u32) = conn
+        .query_row(
+            "SELECT resulting_structure, count(*) FROM opening_nodes WHERE resulting_structure IS NOT NULL
+             AND resulting_structure != 'Unknown' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("the fixture tree has a terminal node with a named structure");
+    let structure = get(&client, &server, &format!("/structure/{}/openings", encode(&name)), 200);
+    assert_eq!(structure["structure"]["name"], name.as_str());
+    assert!(!structure["structure"]["white_plans"].as_array().unwrap().is_empty());
+    let openings = structure["openings"].as_array().unwrap();
+    assert_eq!(openings.iter().map(|o| o["terminal_nodes"].as_u64().unwrap()).sum::<u64>(), u64::from(terminal));
+    for opening in openings {
+        let id = opening["node_id"].as_str().unwrap();
+        let named: Option<String> =
+            conn.query_row("SELECT eco_code FROM opening_nodes WHERE node_id = ?1", [id], |r| r.get(0)).unwrap();
+        assert_eq!(named.as_deref(), opening["eco_code"].as_str(), "{opening}");
+    }
+    answers.keep(&structure, "StructureOpenings");
+    let loose = name.to_lowercase().replace(' ', "-").replace('\'', "");
+    assert_eq!(get(&client, &server, &format!("/structure/{}/openings", encode(&loose)), 200), structure);
+
     let openapi = get(&client, &server, "/openapi.json", 200);
     assert_eq!(openapi["openapi"], "3.1.0");
     for path in ["/node/fen/{fen}", "/node/pgn", "/opening/eco/{code}", "/opening/search", "/opening/{id}/tree", "/structure/{name}/openings", "/masters"] {
@@ -269,6 +295,7 @@ fn bad_input_gets_a_json_error_never_a_500() {
     expect("GET", "/opening/E99/tree", None, 404, "no node id");
     expect("GET", "/opening/eco/E99", None, 404, "no opening has code E99");
     expect("GET", "/no/such/thing", None, 404, "no such endpoint");
+    expect("GET", "/structure/no-such-structure/openings", None, 404, "no pawn structure is named");
     // 413: a body over the limit.
     let big = format!(r#"{{"moves": "{}"}}"#, "1. e4 ".repeat(4000)).into_bytes();
     expect("POST", "/node/pgn", Some(big), 413, "over 16384 bytes");

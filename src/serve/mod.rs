@@ -11,6 +11,7 @@ pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
 pub mod search;
+pub mod structures;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -51,8 +52,10 @@ pub struct Catalog {
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
     openapi: Bytes,
-    /// The store file, for answers kept out of memory (e.g. `pawn_structures` rows).
+    /// The store file.
     pub store_path: std::path::PathBuf,
+    /// `GET /structure/{name}/openings` answers.
+    structures: structures::StructureIndex,
 }
 
 impl Catalog {
@@ -73,6 +76,7 @@ impl Catalog {
             by_key.insert(crate::position::key(&pos), index as u32);
         }
         Ok(Catalog {
+            structures: structures::StructureIndex::load(path, &graph)?,
             store_path: path.to_path_buf(),
             by_key,
             search: search::SearchIndex::new(&graph),
@@ -158,9 +162,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/eco/{code}", get(opening_eco))
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
-        // `GET /structure/{name}/openings` joins here once pawn structures are merged: it
-        // is documented in schemas/openapi.json (StructureOpenings); nodes carry
-        // `resulting_structure` in the graph and the table is at `Catalog::store_path`.
+        .route("/structure/{name}/openings", get(structure_openings))
         .route("/openapi.json", get(|State(c): Shared| async move { json_bytes(c.openapi.clone()) }))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
@@ -235,6 +237,17 @@ fn is_code(code: &str) -> bool {
         && (3..=6).contains(&code.len())
         && crate::eco::is_eco_code(&code[..3])
         && code[3..].bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+async fn structure_openings(State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+    let UrlPath(name) = name?;
+    match c.structures.answer(&name) {
+        Some(bytes) => Ok(json_bytes(bytes)),
+        None => Err(ApiError::not_found(format!(
+            "no pawn structure is named {name:?} (known: {})",
+            c.structures.names().join(", ")
+        ))),
+    }
 }
 
 async fn opening_eco(
