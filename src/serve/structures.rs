@@ -123,7 +123,7 @@ impl StructureIndex {
                 })
                 .collect();
             // Most terminal nodes first; the BTreeMap order (code, name) breaks ties.
-            openings.sort_by(|a, b| b.terminal_nodes.cmp(&a.terminal_nodes));
+            openings.sort_by_key(|opening| std::cmp::Reverse(opening.terminal_nodes));
             names.push(structure.name.clone());
             let key = lookup_key(&structure.name);
             let answer = StructureOpenings { structure, openings };
