@@ -15,7 +15,8 @@ pub struct ClassifyArgs {
     /// PGN files (plain, .zst, .bz2 or .gz), read in the order given.
     #[arg(required = true, value_name = "PGN")]
     pub paths: Vec<String>,
-    /// Write the classified games here instead of stdout.
+    /// Write the classified games here instead of stdout. A name ending in `.bgn` (or
+    /// `.bgn.bz2`) writes BGN, each game's `opening` filled from the knowledge base.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
     /// The knowledge base (default: the store of pipeline.toml).
@@ -41,6 +42,7 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
     }
     let pool = builder.build().into_diagnostic()?;
     let report = match &args.output {
+        Some(path) if is_bgn(path) => return to_bgn(&classifier, &paths, path, &pool, start),
         Some(path) => {
             // Written beside the target and renamed: an interrupted run leaves no torn file.
             let tmp = path.with_extension("okb-tmp");
@@ -61,6 +63,32 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
     eprintln!("{}", summary(&report, start.elapsed().as_secs_f64()));
     if report.bad.skipped() > 0 {
         eprintln!("{}", report.bad.render_table().trim_end());
+    }
+    Ok(())
+}
+
+fn is_bgn(path: &std::path::Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    name.ends_with(".bgn") || name.ends_with(".bgn.bz2")
+}
+
+/// `okb classify -o games.bgn`: the conversion of `okb convert --store`.
+fn to_bgn(classifier: &Classifier, paths: &[PathBuf], path: &std::path::Path, pool: &rayon::ThreadPool, start: Instant) -> miette::Result<()> {
+    use crate::convert::{FromKnowledgeBase, SplitWriter, pgn_to_bgn};
+    let lookup = FromKnowledgeBase::new(classifier);
+    let bz2 = path.to_string_lossy().to_ascii_lowercase().ends_with(".bz2");
+    let converted = pool.install(|| pgn_to_bgn(paths, &lookup, SplitWriter::new(path, bz2, None)))?;
+    let (named, from_tags) = lookup.counts();
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "{:>12} {} games: {named} classified, {from_tags} named by their own tags, {} unreadable (skipped) in {secs:.2}s ({:.0} games/s)",
+        "Classified",
+        converted.games,
+        converted.bad.skipped(),
+        converted.games as f64 / secs.max(1e-9)
+    );
+    if converted.bad.skipped() > 0 {
+        eprintln!("{}", converted.bad.render_table().trim_end());
     }
     Ok(())
 }

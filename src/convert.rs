@@ -6,10 +6,11 @@
 //! byte-identical whatever the thread count. A game that cannot be read (illegal move,
 //! broken tag, truncated) is skipped and reported with its `file:line`; the others go
 //! on. The `opening` of a game comes from an [`OpeningLookup`]: [`FromTags`] (the game's
-//! own ECO/Opening/Variation tags) by default; a classifier over the knowledge base can
-//! be plugged in through the same trait.
+//! own ECO/Opening/Variation tags) by default, or [`FromKnowledgeBase`] (the built
+//! store's classification, `--store`).
 
 use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ use pgn_reader::{KnownOutcome, Nag, Outcome, RawComment, RawTag, Reader, SanPlus
 use rayon::prelude::*;
 use shakmaty::{Chess, Color, Position};
 
+use crate::classify::Classifier;
 use crate::diagnostics::decode_text;
 use crate::export::bgn::{self, BgnOpening, PgnGame};
 use crate::games::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, count_newlines, expand_paths};
@@ -58,6 +60,11 @@ pub struct ConvertArgs {
     /// Packed records: leave out moves played in fewer games.
     #[arg(long, default_value_t = 1)]
     pub min_games: u64,
+    /// BGN: name each game's opening from this okb store (`okb make`'s output) by the
+    /// deepest known position it reaches, transpositions included, instead of from the
+    /// game's own tags (still used for games the store cannot name).
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
     /// Exit with status 3 when any game was skipped.
     #[arg(long)]
     pub strict: bool,
@@ -115,6 +122,46 @@ impl OpeningLookup for FromTags {
     }
 }
 
+/// The knowledge base's classification ([`Classifier`]: the deepest known position the
+/// game reaches, whatever the move order), `src` `okb`; the game's tags ([`FromTags`])
+/// when it has none (a game set up from a FEN, or one that leaves the book at once).
+pub struct FromKnowledgeBase<'a> {
+    classifier: &'a Classifier,
+    named: AtomicU64,
+    from_tags: AtomicU64,
+}
+
+impl<'a> FromKnowledgeBase<'a> {
+    /// A lookup over `classifier`.
+    pub fn new(classifier: &'a Classifier) -> FromKnowledgeBase<'a> {
+        FromKnowledgeBase { classifier, named: AtomicU64::new(0), from_tags: AtomicU64::new(0) }
+    }
+
+    /// Games named so far: (by the knowledge base, by their own tags).
+    pub fn counts(&self) -> (u64, u64) {
+        (self.named.load(Ordering::Relaxed), self.from_tags.load(Ordering::Relaxed))
+    }
+}
+
+impl OpeningLookup for FromKnowledgeBase<'_> {
+    fn lookup(&self, game: &PgnGame) -> Option<BgnOpening> {
+        // The taxonomies' lines start from the standard position; a set-up game's moves
+        // mean nothing to them.
+        if crate::position::key(&game.start) == crate::position::key(&Chess::default()) {
+            let moves: Vec<shakmaty::Move> = game.moves.iter().take(self.classifier.depth()).map(|(m, _, _)| *m).collect();
+            if let Some(found) = self.classifier.classify_moves(&moves) {
+                self.named.fetch_add(1, Ordering::Relaxed);
+                return Some(BgnOpening { eco: Some(found.eco.to_string()), name: found.name(), src: "okb".into() });
+            }
+        }
+        let tagged = FromTags.lookup(game);
+        if tagged.is_some() {
+            self.from_tags.fetch_add(1, Ordering::Relaxed);
+        }
+        tagged
+    }
+}
+
 /// What a conversion did.
 #[derive(Debug, Default)]
 pub struct ConvertSummary {
@@ -147,10 +194,21 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     } else {
         ConvertFormat::Packed
     });
+    if args.store.is_some() && format != ConvertFormat::Bgn {
+        return Err(miette::miette!("--store names openings in BGN output; this conversion writes {format:?}"));
+    }
+    let classifier = match &args.store {
+        Some(store) => Some(Classifier::from_store(store).map_err(|e| miette::miette!("{e}"))?),
+        None => None,
+    };
+    let knowledge_base = classifier.as_ref().map(FromKnowledgeBase::new);
     let summary = pool.install(|| match format {
         ConvertFormat::Bgn => {
             let sink = SplitWriter::new(&args.output, args.bz2 || name.ends_with(".bz2"), args.split_size);
-            pgn_to_bgn(&inputs, &FromTags, sink)
+            match &knowledge_base {
+                Some(lookup) => pgn_to_bgn(&inputs, lookup, sink),
+                None => pgn_to_bgn(&inputs, &FromTags, sink),
+            }
         }
         ConvertFormat::Pgn => bgn_to_pgn(&inputs, &args.output),
         ConvertFormat::Packed => games_to_packed(&inputs, &args.output, args.max_ply, args.min_games),
@@ -158,6 +216,10 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     let bad = summary.bad.skipped();
     if bad > 0 {
         eprintln!("{}", summary.bad.render_table().trim_end());
+    }
+    if let Some(lookup) = &knowledge_base {
+        let (named, from_tags) = lookup.counts();
+        eprintln!("{:>12} {named} games from the knowledge base, {from_tags} from their own tags", "Named");
     }
     let files: Vec<String> = summary.files.iter().map(|f| f.display().to_string()).collect();
     let dropped = if summary.variations > 0 { format!(", {} variations dropped", summary.variations) } else { String::new() };

@@ -98,9 +98,11 @@ enum Command {
     /// Every game gets the ECO code and name of the deepest known position it reaches,
     /// whatever the move order (transpositions count). Output: the same PGN with the ECO,
     /// Opening and Variation tags rewritten; games without a known position or with
-    /// illegal moves are copied unchanged and counted on stderr.
+    /// illegal moves are copied unchanged and counted on stderr. With an output named
+    /// *.bgn (or *.bgn.bz2): BGN, the classification in each game's `opening`.
     ///
     ///   okb classify -o classified.pgn games/*.pgn.zst
+    ///   okb classify -o classified.bgn games.pgn
     #[command(verbatim_doc_comment)]
     Classify(okb::cli_classify::ClassifyArgs),
     /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...).
@@ -157,7 +159,10 @@ enum Command {
     ///   okb convert -o games.bgn.bz2 --split-size 100M twic0920.pgn
     ///   okb convert -o back.pgn games-0001.bgn.bz2
     ///   okb convert --format packed -o moves.okbm --max-ply 15 --min-games 5 games.pgn
+    ///   okb convert --store build/okb.sqlite -o named.bgn games.pgn
     ///
+    /// A game's BGN `opening` comes from its own ECO/Opening tags, or with --store from
+    /// the knowledge base (the deepest known position it reaches, transpositions count).
     /// BGN keeps the main line, every tag, comments ([%eval]/[%clk] parsed) and NAGs, so
     /// BGN → PGN gives the same game back. Unreadable games are skipped and reported with
     /// file:line; --strict makes that exit status 3.

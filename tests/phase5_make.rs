@@ -140,6 +140,40 @@ fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify()
 }
 
 #[test]
+fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_alike() {
+    let p = project();
+    assert_eq!(p.make(&[]).status, 0);
+    let run = p.okb(&["classify", "-o", "classified.bgn", &games()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("6 games: 4 classified, 0 named by their own tags, 1 unreadable"), "{}", run.stderr);
+    let bgn = String::from_utf8(p.read("classified.bgn")).unwrap();
+    let written: Vec<serde_json::Value> = bgn.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let event = |e: &str| written.iter().find(|g| g["tags"]["Event"] == e).unwrap_or_else(|| panic!("no game {e}"));
+    // Transposition-aware, and the game's own (wrong) tags stay in `tags` only.
+    assert_eq!(
+        event("transposition")["opening"],
+        serde_json::json!({"eco": "D35", "name": "Queen's Gambit Declined: Normal Defense", "src": "okb"})
+    );
+    assert_eq!(event("transposition")["tags"]["Opening"], "Wrong");
+    assert_eq!(event("sicilian")["opening"]["eco"], "B50");
+    assert!(event("no known position").get("opening").is_none());
+    assert!(written.iter().all(|g| g["tags"]["Event"] != "illegal"), "unreadable games are skipped in BGN");
+    // `okb convert --store` is the same conversion.
+    let run = p.okb(&["convert", "--store", "build/okb.sqlite", "-o", "converted.bgn", &games()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("4 games from the knowledge base, 0 from their own tags"), "{}", run.stderr);
+    assert_eq!(p.read("converted.bgn"), bgn.as_bytes());
+    // Without --store the tags name the games.
+    assert_eq!(p.okb(&["convert", "-o", "tagged.bgn", &games()]).status, 0);
+    let tagged = String::from_utf8(p.read("tagged.bgn")).unwrap();
+    assert!(tagged.contains(r#""opening":{"eco":"A00","name":"Wrong: Old","src":"tags"}"#), "{tagged}");
+    // --store names openings in BGN only.
+    let run = p.okb(&["convert", "--store", "build/okb.sqlite", "-o", "back.pgn", "converted.bgn"]);
+    assert_ne!(run.status, 0);
+    assert!(run.stderr.contains("--store names openings in BGN output"), "{}", run.stderr);
+}
+
+#[test]
 fn validation_reports_names_the_tree_lacks_never_positions_it_has() {
     let p = project();
     let run = p.make(&[]);
