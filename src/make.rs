@@ -20,6 +20,7 @@ use crate::engine::Annotations;
 use crate::games::aggregate::{AggregateOptions, FileAggregate, Format};
 use crate::structure::StructureTags;
 use crate::tree::{self, Tree};
+use crate::validate::report::ValidationReport;
 
 /// Code versions: bump when a step's code changes what it produces.
 mod versions {
@@ -35,7 +36,8 @@ mod versions {
     pub const ENGINE: u32 = 1;
     pub const STRUCTURES: u32 = 1;
     pub const STRUCTURE_REVIEW: u32 = 1;
-    pub const VALIDATE: u32 = 1;
+    pub const VALIDATE: u32 = 2;
+    pub const VALIDATION_REPORT: u32 = 1;
     pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
     pub const EXPORT_OPENINGIQ: u32 = 1;
     pub const EXPORT_PGN: u32 = 1;
@@ -325,6 +327,23 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let structures_output = structures_step(&build, &tree_output)?;
     let structures_output = &structures_output;
 
+    // The game files of named sources, with their hashes (for validation, classification).
+    let files_of = |sources: &[String]| -> (Vec<PathBuf>, Vec<(String, String)>) {
+        let chosen: Vec<_> = game_files.iter().filter(|g| sources.contains(&g.0)).collect();
+        (chosen.iter().map(|g| g.3.clone()).collect(), chosen.iter().map(|g| (g.4.clone(), g.5.clone())).collect())
+    };
+
+    // Phase 3: validation against a corpus; its stubs (if asked for) go into the store.
+    let validate_output = match &pipeline.validate {
+        None => None,
+        Some(params) => {
+            let (paths, hashes) = files_of(&params.sources);
+            Some(validate_step(&build, params, &paths, &hashes, &tree_output, &eco_output)?)
+        }
+    };
+    let validate_output = &validate_output;
+    let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
+
     // The store and the exports only read their inputs: run them side by side.
     let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
     let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
@@ -337,15 +356,24 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
             store_step = store_step.input("engine", &engine.hash);
         }
         store_step = store_step.input("structures", &structures_output.hash);
+        if let Some(stubs) = stubs_output {
+            store_step = store_step.input("stubs", &stubs.hash);
+        }
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
             let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
             let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
-            let written = crate::store::write::write(&tree, &skeleton, annotations.as_deref(), Some(&structures), &store_path)
-                .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+            let stubs = match stubs_output {
+                Some(output) => b.load::<ValidationReport>("validate", output)?.stub_nodes(),
+                None => Vec::new(),
+            };
+            let written =
+                crate::store::write::write(&tree, &skeleton, annotations.as_deref(), Some(&structures), &stubs, &store_path)
+                    .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+            let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
             Ok(format!(
-                "{} nodes, {} edges, {} transpositions, {} changes logged",
+                "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
                 written.nodes, written.edges, written.transpositions, written.changes
             ))
         })?;
@@ -369,31 +397,12 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         })?;
         Ok(())
     }));
-    // The game files of named sources, with their hashes (for validation, classification).
-    let files_of = |sources: &[String]| -> (Vec<PathBuf>, Vec<(String, String)>) {
-        let chosen: Vec<_> = game_files.iter().filter(|g| sources.contains(&g.0)).collect();
-        (chosen.iter().map(|g| g.3.clone()).collect(), chosen.iter().map(|g| (g.4.clone(), g.5.clone())).collect())
-    };
-    if let Some(params) = &pipeline.validate {
-        let (paths, hashes) = files_of(&params.sources);
+    if let (Some(params), Some(validate_output)) = (&pipeline.validate, validate_output) {
         let review_dir = review_dir.clone();
         finals.push(Box::new(move || {
-            let mut step = Step::new("validate", versions::VALIDATE, params).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
-            for (shown, hash) in &hashes {
-                step = step.input(shown.clone(), hash);
-            }
+            let step = Step::new("validation-report", versions::VALIDATION_REPORT, &()).input("validate", &validate_output.hash);
             build.files(step, &review_dir, |b| {
-                let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-                let names = crate::validate::TreeNames::new(&tree, &skeleton);
-                let validation = crate::validate::validate_files(&names, &paths, params.max_ply)
-                    .map_err(|e| BuildError::Step { step: "validate".into(), message: e.to_string() })?;
-                let report = crate::validate::report::build(&validation, &tree, &names, params);
-                let c = &report.counts;
-                let text = format!(
-                    "{} tagged games, {} known, {} renamed, {} reach names the tree lacks; {} variations reported, {} corrupt games",
-                    c.games_tagged, c.games_known, c.games_renamed, c.games_missing, report.missing.len(), report.corrupt_games
-                );
+                let report: Arc<ValidationReport> = b.load("validate", validate_output)?;
                 let mut files = vec![
                     ExportFile { name: "validation.json".into(), bytes: report.to_json() },
                     ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
@@ -401,7 +410,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 if params.stubs {
                     files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
                 }
-                Ok((files, text))
+                Ok((files, format!("{} variations reported", report.missing.len())))
             })?;
             Ok(())
         }));
@@ -595,6 +604,36 @@ fn annotate_step(
 }
 
 /// The `structures` step (Phase 5): the pawn structure of every terminal node.
+/// Phase 3: the games of `paths` against the tree's names (a value step: the report
+/// feeds the `validation-report` files and, with stubs on, the store).
+fn validate_step(
+    build: &Build,
+    params: &crate::validate::ValidateParams,
+    paths: &[PathBuf],
+    hashes: &[(String, String)],
+    tree_output: &Output,
+    eco_output: &Output,
+) -> Result<Output, MakeError> {
+    let mut step = Step::new("validate", versions::VALIDATE, params).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
+    for (shown, hash) in hashes {
+        step = step.input(shown.clone(), hash);
+    }
+    Ok(build.value(step, |b| {
+        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+        let names = crate::validate::TreeNames::new(&tree, &skeleton);
+        let validation = crate::validate::validate_files(&names, paths, params.max_ply)
+            .map_err(|e| BuildError::Step { step: "validate".into(), message: e.to_string() })?;
+        let report = crate::validate::report::build(&validation, &tree, &names, params);
+        let c = &report.counts;
+        let text = format!(
+            "{} tagged games, {} known, {} renamed, {} reach names the tree lacks; {} variations reported, {} corrupt games",
+            c.games_tagged, c.games_known, c.games_renamed, c.games_missing, report.missing.len(), report.corrupt_games
+        );
+        Ok((report, text, 0))
+    })?)
+}
+
 fn structures_step(build: &Build, tree_output: &Output) -> Result<Output, MakeError> {
     let step = Step::new("structures", versions::STRUCTURES, &()).input("tree", &tree_output.hash);
     Ok(build.value(step, |b| {

@@ -6,6 +6,10 @@ use serde::Serialize;
 use crate::engine::{Analysis, Annotations};
 use crate::position;
 use crate::tree::{Node, Tree};
+use crate::validate::report::StubNode;
+
+/// The `name_src` of validation stubs: nodes games reach under a name the tree lacks.
+pub const STUB_SRC: &str = "stub";
 
 /// One node as a flat record (the technical design's `opening_nodes` row).
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -116,6 +120,42 @@ impl NodeRecord {
             is_dubious: analysis.map(|a| a.is_dubious),
             is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
+        }
+    }
+
+    /// The record of a validation stub (Phase 3): a leaf named by the games' Opening
+    /// tag, `name_src = "stub"`, counted over those games.
+    pub fn stub(stub: &StubNode) -> NodeRecord {
+        let (opening_name, variation_name) = split_name(&stub.name);
+        let o = stub.outcomes;
+        let games = o.games();
+        NodeRecord {
+            node_id: position::node_id(&stub.epd),
+            position_key: stub.epd.clone(),
+            fen: stub.fen.clone(),
+            ply: stub.ply,
+            moves: stub.moves.clone(),
+            pgn_move: Some(stub.san.clone()),
+            eco_code: Some(stub.eco.clone()),
+            opening_name: Some(opening_name),
+            variation_name,
+            name_src: Some(STUB_SRC.to_string()),
+            name_inherited: false,
+            game_count: games,
+            white_wins: o.white,
+            draws: o.draws,
+            black_wins: o.black,
+            white_win_pct: pct(o.white, games),
+            draw_pct: pct(o.draws, games),
+            is_branching_node: false,
+            children: 0,
+            stockfish_eval: None,
+            stockfish_depth: None,
+            best_move: None,
+            best_move_uci: None,
+            is_dubious: None,
+            is_busted: None,
+            resulting_structure: Some(stub.structure.clone()),
         }
     }
 

@@ -67,7 +67,7 @@ fn the_real_skeleton_store_is_complete_and_consistent() {
     let tree = okb::tree::build(&skeleton, None, &okb::tree::TreeParams::default());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("okb.sqlite");
-    let written = okb::store::write::write(&tree, &skeleton, None, None, &path).unwrap();
+    let written = okb::store::write::write(&tree, &skeleton, None, None, &[], &path).unwrap();
     assert_eq!(written.nodes, tree.nodes.len());
     // The writer fills entries and edges in a side database and transfers them: nothing
     // may be lost on the way, every reference must resolve, and no side file is left.

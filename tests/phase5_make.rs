@@ -13,6 +13,11 @@ fn games() -> String {
 /// The fixture games also feed the tree; `min_games = 3` prunes their own moves, so the
 /// tree is the skeleton of the hand-written taxonomies.
 fn project() -> Project {
+    project_with_stubs(false)
+}
+
+/// [`project`], with validation stubs in the store or not.
+fn project_with_stubs(stubs: bool) -> Project {
     Project::with_pipeline(&format!(
         r#"{}
 [sources.pgn-extract]
@@ -26,7 +31,7 @@ min_games = 3
 [validate]
 sources = ["games"]
 min_games = 2
-stubs = true
+stubs = {}
 [exports.classified]
 format = "classified-pgn"
 output = "out/classified.pgn"
@@ -34,7 +39,8 @@ sources = ["games"]
 "#,
         mini_sources(),
         fixture("mini-eco.pgn"),
-        games()
+        games(),
+        stubs
     ))
 }
 
@@ -174,8 +180,8 @@ fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_a
 }
 
 #[test]
-fn validation_reports_names_the_tree_lacks_never_positions_it_has() {
-    let p = project();
+fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them() {
+    let p = project_with_stubs(true);
     let run = p.make(&[]);
     assert!(run.stderr.contains("Building validate"), "{}", run.stderr);
     let report: serde_json::Value = serde_json::from_slice(&p.read("build/validation.json")).unwrap();
@@ -194,8 +200,52 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has() {
     let db = store(&p);
     for m in missing {
         let epd: String = m["fen"].as_str().unwrap().split(' ').take(4).collect::<Vec<_>>().join(" ");
-        let known: i64 = db.query_row("SELECT COUNT(*) FROM opening_nodes WHERE position_key = ?1", [&epd], |r| r.get(0)).unwrap();
+        let known: i64 = db
+            .query_row("SELECT COUNT(*) FROM opening_nodes WHERE position_key = ?1 AND name_src IS NOT 'stub'", [&epd], |r| r.get(0))
+            .unwrap();
         assert_eq!(known, 0, "reported a position the tree has: {epd}");
+    }
+    // The stub is a node of the store: a named leaf below the position the games left the
+    // tree from, with their results and a structure, marked by its name source.
+    let stub: (String, String, String, Option<String>, i64, i64, i64, String, i64) = db
+        .query_row(
+            "SELECT fen, moves, opening_name, variation_name, game_count, white_wins, black_wins, resulting_structure,
+             (SELECT COUNT(*) FROM node_children WHERE parent_id = n.node_id)
+             FROM opening_nodes n WHERE name_src = 'stub'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?, r.get(6)?, r.get(7)?, r.get(8)?)),
+        )
+        .unwrap();
+    assert_eq!(stub.0, missing[0]["fen"].as_str().unwrap());
+    assert_eq!((stub.1.as_str(), stub.2.as_str(), stub.3), ("1. e4 c5 2. b4", "Mystery Gambit", None));
+    // The two Mystery Gambit games: 1-0 and 0-1.
+    assert_eq!((stub.4, stub.5, stub.6, stub.8), (2, 1, 1, 0));
+    assert_ne!(stub.7, "");
+    let (parent_moves, san, edge_games, branching): (String, String, i64, bool) = db
+        .query_row(
+            "SELECT p.moves, c.move_san, c.game_count, p.is_branching_node FROM node_children c
+             JOIN opening_nodes p ON p.node_id = c.parent_id JOIN opening_nodes k ON k.node_id = c.child_id
+             WHERE k.name_src = 'stub'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        )
+        .unwrap();
+    assert_eq!((parent_moves.as_str(), san.as_str(), edge_games), ("1. e4 c5", "b4", 2));
+    let parent_children: i64 = db
+        .query_row("SELECT COUNT(*) FROM node_children c JOIN opening_nodes p ON p.node_id = c.parent_id WHERE p.moves = ?1", [&parent_moves], |r| r.get(0))
+        .unwrap();
+    assert_eq!(branching, parent_children >= 2);
+    // `okb query` and the classifier see it as what it is.
+    let run = p.okb(&["query", "fen", missing[0]["fen"].as_str().unwrap(), "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let node: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!((node["name_src"].as_str(), node["opening_name"].as_str()), (Some("stub"), Some("Mystery Gambit")));
+    let run = p.okb(&["classify", &games()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // A stub names no game: the mystery games keep the tree's name for where they are.
+    for event in ["mystery 1", "mystery 2"] {
+        let tags = tags_of(&run.stdout, event);
+        assert!(tags.contains(&"[Opening \"Sicilian Defense\"]".to_string()), "{event}: {tags:?}");
     }
     let stubs = String::from_utf8(p.read("build/validation-stubs.tsv")).unwrap();
     assert!(stubs.starts_with("eco\tname\tpgn\n"));

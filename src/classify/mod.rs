@@ -104,7 +104,8 @@ impl Classifier {
     }
 
     /// The named nodes of the store at `path` (`okb make`'s output), chosen as in
-    /// [`Classifier::from_tree`].
+    /// [`Classifier::from_tree`]; validation stubs (names only games' tags vouch for)
+    /// name no game.
     pub fn from_store(path: &Path) -> Result<Classifier, StoreError> {
         if !path.exists() {
             return Err(StoreError::Missing(path.display().to_string()));
@@ -115,7 +116,7 @@ impl Classifier {
             .prepare(
                 "SELECT position_key, ply, eco_code, opening_name, variation_name FROM opening_nodes
                  WHERE eco_code IS NOT NULL AND opening_name IS NOT NULL AND name_inherited = 0
-                 AND name_src <> 'interpolated' ORDER BY position_key",
+                 AND name_src NOT IN ('interpolated', 'stub') ORDER BY position_key",
             )
             .map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;

@@ -14,6 +14,7 @@ use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::structure::StructureTags;
 use crate::tree::Tree;
+use crate::validate::report::StubNode;
 
 /// What a store write did.
 #[derive(Debug, Default, Clone)]
@@ -26,6 +27,8 @@ pub struct WriteSummary {
     pub transpositions: usize,
     /// Field changes logged against the previous store.
     pub changes: usize,
+    /// Validation stubs written (nodes and edges included in the counts above).
+    pub stubs: usize,
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -100,7 +103,9 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
 }
 
 /// Writes `tree` (built from `skeleton`, annotated by `annotations`, its terminal nodes
-/// tagged by `structures`) to the store at `path`, replacing it atomically.
+/// tagged by `structures`) and the validation `stubs` to the store at `path`, replacing
+/// it atomically. A stub whose parent is not a tree position, or whose position is, is
+/// left out (a report from another tree).
 ///
 /// Two connections fill the file on two cores: a side database receives the entry and
 /// edge rows and their indexes while the main one receives the nodes and theirs; the side
@@ -112,6 +117,7 @@ pub fn write(
     skeleton: &EcoSkeleton,
     annotations: Option<&Annotations>,
     structures: Option<&StructureTags>,
+    stubs: &[StubNode],
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -128,11 +134,24 @@ pub fn write(
     if let Some(tags) = structures {
         tags.apply(&mut records);
     }
+    // Stubs come after the tree's nodes, so tree indices stay record indices.
+    let mut stub_edges = Vec::new();
+    for stub in stubs {
+        let Some(parent) = tree.find(&stub.parent_epd) else { continue };
+        if tree.find(&stub.epd).is_some() {
+            continue;
+        }
+        let parent_record = &mut records[parent as usize];
+        parent_record.children += 1;
+        parent_record.is_branching_node = parent_record.children >= 2;
+        stub_edges.push(StubEdge { parent, child: records.len(), stub });
+        records.push(NodeRecord::stub(stub));
+    }
     let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
-    let mut summary = WriteSummary { nodes: records.len(), ..Default::default() };
+    let mut summary = WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
 
     let (main, side_rows) = std::thread::scope(|scope| {
-        let side_job = scope.spawn(|| write_side(tree, skeleton, &ids, &side));
+        let side_job = scope.spawn(|| write_side(tree, skeleton, &ids, &stub_edges, &side));
         let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
@@ -249,10 +268,17 @@ fn write_main(
     Ok(conn)
 }
 
+/// A stub's edge from its tree parent.
+struct StubEdge<'a> {
+    parent: u32,
+    child: usize,
+    stub: &'a StubNode,
+}
+
 /// The side database: the same schema, holding only the entry and edge rows (in primary
 /// key order, so that every insert, and later every transferred cell, is an append) and
 /// their indexes. Returns the number of edges.
-fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], side: &Path) -> Result<usize, StoreError> {
+fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
     let mut conn = Connection::open(side).map_err(sql(side))?;
     conn.execute_batch(SCHEMA).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
@@ -295,6 +321,28 @@ fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], side: &Path) ->
                     .map_err(sql(side))?;
                 edges += 1;
             }
+        }
+        // Ranked after the tree's moves: a stub is what the tree lacks, not what is played most.
+        let mut next_rank: HashMap<u32, usize> = HashMap::new();
+        for e in stub_edges {
+            let rank = next_rank.entry(e.parent).or_insert_with(|| tree.nodes[e.parent as usize].children.len());
+            let o = e.stub.outcomes;
+            insert_edge
+                .execute(params![
+                    ids[e.parent as usize],
+                    ids[e.child],
+                    e.stub.san,
+                    e.stub.uci,
+                    *rank as i64,
+                    o.games() as i64,
+                    o.white as i64,
+                    o.draws as i64,
+                    o.black as i64,
+                    Option::<f64>::None
+                ])
+                .map_err(sql(side))?;
+            *rank += 1;
+            edges += 1;
         }
     }
     tx.execute_batch(EDGE_INDEXES).map_err(sql(side))?;

@@ -22,7 +22,9 @@ use crate::eco::EcoSkeleton;
 use crate::games::GamesError;
 use crate::games::input::{Chunk, ChunkBatches, DEFAULT_CHUNK_BYTES};
 use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
+use crate::games::filter::GameResult;
 use crate::games::report::BadGames;
+use crate::games::stats::Outcomes;
 use crate::position::KeyMap;
 use crate::tree::Tree;
 
@@ -112,10 +114,12 @@ struct Pair {
     line: Vec<Move>,
     /// ECO tags seen, with counts.
     eco: BTreeMap<String, u64>,
+    /// Results of the games with a decided result.
+    outcomes: Outcomes,
 }
 
 /// Counts of one validation run.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct Counts {
     /// Games seen, bad ones included.
     pub games_read: u64,
@@ -162,6 +166,7 @@ impl Validation {
         match self.pairs.get_mut(&key) {
             Some(ours) => {
                 ours.games += pair.games;
+                ours.outcomes.add(&pair.outcomes);
                 for (eco, n) in pair.eco {
                     *ours.eco.entry(eco).or_default() += n;
                 }
@@ -212,7 +217,14 @@ fn validate_chunk(names: &TreeNames, max_ply: usize, file: &str, chunk: &Chunk) 
             Verdict::Missing { exit } => {
                 counts.games_missing += 1;
                 let eco = tag_value(&data[offset..], "ECO").unwrap_or("?").to_string();
-                let pair = Pair { games: 1, line: g.moves[..exit].to_vec(), eco: BTreeMap::from([(eco, 1)]) };
+                let mut outcomes = Outcomes::default();
+                match g.outcome {
+                    Some(GameResult::WhiteWins) => outcomes.white = 1,
+                    Some(GameResult::Draw) => outcomes.draws = 1,
+                    Some(GameResult::BlackWins) => outcomes.black = 1,
+                    Some(GameResult::Unknown) | None => {}
+                }
+                let pair = Pair { games: 1, line: g.moves[..exit].to_vec(), eco: BTreeMap::from([(eco, 1)]), outcomes };
                 pairs.push(((g.keys[exit], tag.trim().to_string()), pair));
             }
         }

@@ -1,14 +1,15 @@
 //! The validation report: JSON, a readable table and optional stub lines.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 
 use super::{Counts, TreeNames, ValidateParams, Validation};
 use crate::games::report::BadGames;
+use crate::games::stats::Outcomes;
 use crate::tree::Tree;
 
 /// A named variation that games reach and the tree lacks.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct MissingVariation {
     /// The name from the games' Opening tags.
     pub name: String,
@@ -16,6 +17,8 @@ pub struct MissingVariation {
     pub eco: String,
     /// Games counted.
     pub games: u64,
+    /// Their results (games with a decided result only).
+    pub outcomes: Outcomes,
     /// The first position of those games that the tree lacks (FEN).
     pub fen: String,
     /// The moves reaching it, from the first such game.
@@ -27,7 +30,7 @@ pub struct MissingVariation {
 }
 
 /// The whole report.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ValidationReport {
     /// The threshold used.
     pub min_games: u64,
@@ -41,6 +44,34 @@ pub struct ValidationReport {
     pub corrupt: BadGames,
     /// Reported variations, most games first.
     pub missing: Vec<MissingVariation>,
+}
+
+/// A position games reach under a name the tree lacks, added to the store as a leaf
+/// below the tree position the games left from (`name_src = "stub"`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StubNode {
+    /// Position identity.
+    pub epd: String,
+    /// Full FEN after `moves`.
+    pub fen: String,
+    /// Identity of the tree position before the last move.
+    pub parent_epd: String,
+    /// The last move in SAN.
+    pub san: String,
+    /// The last move in UCI.
+    pub uci: String,
+    /// Plies of `moves`.
+    pub ply: usize,
+    /// The line of the first game that reached it, numbered SAN.
+    pub moves: String,
+    /// The games' most common ECO tag.
+    pub eco: String,
+    /// The games' Opening tag.
+    pub name: String,
+    /// Results of the games that reached it under that name.
+    pub outcomes: Outcomes,
+    /// Its pawn structure (a stub is a leaf, so it gets one like every terminal node).
+    pub structure: String,
 }
 
 /// Builds the report of `validation` over `tree`.
@@ -77,6 +108,7 @@ pub fn build(validation: &Validation, tree: &Tree, names: &TreeNames, params: &V
             name: key.1.clone(),
             eco,
             games: pair.games,
+            outcomes: pair.outcomes,
             fen: crate::position::fen(&pos),
             moves: numbered(&sans),
             tree_parent: parent,
@@ -137,6 +169,44 @@ impl ValidationReport {
             out.push_str(&self.corrupt.render_table());
         }
         out.into_bytes()
+    }
+
+    /// The stub nodes of the reported variations (when stubs are on): one per position,
+    /// the variation with the most games naming it, hung below the tree position the
+    /// games left the tree from.
+    pub fn stub_nodes(&self) -> Vec<StubNode> {
+        let mut seen = std::collections::HashSet::new();
+        let mut stubs = Vec::new();
+        for m in self.missing.iter().filter(|m| m.stub) {
+            // The moves were written from legal moves above; a line that does not replay
+            // (a report edited by hand and read back) is no stub.
+            let Ok(moves) = crate::eco::line::play_san(&crate::eco::line::move_tokens(&m.moves)) else { continue };
+            let Some((last, before)) = moves.split_last() else { continue };
+            let mut parent = Chess::default();
+            for mv in before {
+                parent.play_unchecked(*mv);
+            }
+            let mut pos = parent.clone();
+            pos.play_unchecked(*last);
+            let epd = crate::position::epd(&pos);
+            if !seen.insert(epd.clone()) {
+                continue;
+            }
+            stubs.push(StubNode {
+                structure: crate::structure::classify(&pos).structure.name.to_string(),
+                epd,
+                fen: crate::position::fen(&pos),
+                parent_epd: crate::position::epd(&parent),
+                san: crate::position::san(&parent, last),
+                uci: crate::position::uci(last),
+                ply: moves.len(),
+                moves: m.moves.clone(),
+                eco: m.eco.clone(),
+                name: m.name.clone(),
+                outcomes: m.outcomes,
+            });
+        }
+        stubs
     }
 
     /// The reported variations as Lichess-format TSV rows, names marked `(stub)`.
