@@ -2,6 +2,7 @@
 //! pawn_structures table, the classified-pgn export (equal to `okb classify` on the
 //! store), and validation against Opening tags.
 
+#[macro_use]
 mod common;
 
 use common::{Project, fixture, mini_sources};
@@ -109,7 +110,9 @@ fn every_terminal_node_has_a_structure_and_structures_are_entities() {
         .unwrap();
     assert_eq!(review["unknown"].as_array().unwrap().len() as i64, unknown);
     assert_eq!(review["terminal_nodes"].as_i64().unwrap(), terminal);
-    assert!(String::from_utf8(p.read("build/structures-review.txt")).unwrap().contains("Pawn structures of"));
+    let review_table = String::from_utf8(p.read("build/structures-review.txt")).unwrap();
+    assert!(review_table.contains("Pawn structures of"));
+    snapshot!("fixture_structures_review.txt", review_table);
 }
 
 #[test]
@@ -136,6 +139,7 @@ fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify()
         assert_eq!(tags_of(&out, event), tags_of(&input, event));
     }
     assert!(out.contains("1. e4 e5 2. Ke3 Nc6 1-0"));
+    snapshot!("fixture_classified.pgn", out);
     // The command on the built store writes the same bytes, whatever the thread count.
     for jobs in ["1", "2"] {
         let run = p.okb(&["classify", "-j", jobs, &games()]);
@@ -250,7 +254,11 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
     let stubs = String::from_utf8(p.read("build/validation-stubs.tsv")).unwrap();
     assert!(stubs.starts_with("eco\tname\tpgn\n"));
     assert!(stubs.contains("B20\tMystery Gambit (stub)\t1. e4 c5 2. b4"), "{stubs}");
-    assert!(String::from_utf8(p.read("build/validation.txt")).unwrap().contains("Mystery Gambit"));
+    let table = String::from_utf8(p.read("build/validation.txt")).unwrap();
+    assert!(table.contains("Mystery Gambit"));
+    // Corrupt games are located by the path the pipeline gives, here an absolute one.
+    snapshot!("fixture_validation.txt", table.replace(env!("CARGO_MANIFEST_DIR"), "<repo>"));
+    snapshot!("fixture_validation_stubs.tsv", stubs);
 }
 
 #[test]

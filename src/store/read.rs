@@ -59,7 +59,7 @@ pub struct NodeJson {
     pub opening_name: Option<String>,
     /// Variation name.
     pub variation_name: Option<String>,
-    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`).
+    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`, or `stub` for a validation stub).
     pub name_src: Option<String>,
     /// The name is inherited from an ancestor.
     pub name_inherited: bool,

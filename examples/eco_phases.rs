@@ -1,0 +1,77 @@
+//! Scratch timing harness (not committed).
+#[global_allocator]
+static A: mimalloc::MiMalloc = mimalloc::MiMalloc;
+use okb::eco::{self, EcoFormat, merge::MergeInput};
+use std::time::{Duration, Instant};
+
+fn best<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
+    let mut best = Duration::MAX;
+    let mut out = None;
+    for _ in 0..n {
+        let t = Instant::now();
+        let v = f();
+        best = best.min(t.elapsed());
+        out = Some(v);
+    }
+    (best, out.unwrap())
+}
+
+fn main() {
+    let m = "/work/shared/sources";
+    let files = [
+        (EcoFormat::LichessTsv, "lichess-chess-openings/a.tsv"),
+        (EcoFormat::LichessTsv, "lichess-chess-openings/b.tsv"),
+        (EcoFormat::LichessTsv, "lichess-chess-openings/c.tsv"),
+        (EcoFormat::LichessTsv, "lichess-chess-openings/d.tsv"),
+        (EcoFormat::LichessTsv, "lichess-chess-openings/e.tsv"),
+        (EcoFormat::Scid, "scid/scid.eco"),
+        (EcoFormat::PgnExtract, "pgn-extract/eco.pgn"),
+    ];
+    let bytes: Vec<_> = files
+        .iter()
+        .map(|(f, p)| (*f, *p, std::fs::read(format!("{m}/{p}")).unwrap()))
+        .collect();
+    let (t, parsed) = best(reps(), || {
+        bytes
+            .iter()
+            .map(|(f, p, b)| (*f, *p, eco::parse(*f, p, b)))
+            .collect::<Vec<_>>()
+    });
+    println!("parse all (serial) {t:?}");
+    let inputs: Vec<MergeInput> = parsed
+        .iter()
+        .map(|(f, p, s)| MergeInput {
+            format: *f,
+            file: p,
+            parsed: s,
+        })
+        .collect();
+    let (t, sk) = best(reps(), || eco::merge(&inputs, true));
+    println!("merge {t:?}");
+    if std::env::var_os("MERGE_ONLY").is_some() { return; }
+    let params = okb::tree::TreeParams::default();
+    let (t, tree) = best(reps(), || okb::tree::build(&sk, None, &params));
+    println!("tree {t:?}");
+    let (t, tags) = best(reps(), || okb::structure::tag_tree(&tree));
+    println!("structures {t:?}");
+    let (t, _) = best(reps(), || okb::export::csv::render(&tree, None, Some(&tags), b','));
+    println!("csv {t:?}");
+    let (t, _) = best(reps(), || okb::export::eco_json::render_all(&sk, false));
+    println!("eco_json {t:?}");
+    let (t, _) = best(reps(), || postcard::to_stdvec(&sk).unwrap().len());
+    println!("postcard eco {t:?}");
+    let (t, _) = best(reps(), || postcard::to_stdvec(&tree).unwrap().len());
+    println!("postcard tree {t:?}");
+    let p = std::path::Path::new("/tmp/phases.sqlite");
+    let (t, _) = best(reps(), || {
+        let _ = std::fs::remove_file(p);
+        okb::store::write::write(&tree, &sk, None, Some(&tags), &[], p).unwrap()
+    });
+    println!("store {t:?}");
+}
+fn reps() -> usize {
+    std::env::var("REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+}
