@@ -1,4 +1,11 @@
-//! Scratch timing harness (not committed).
+//! Times each part of a cold Phase 1 build in-process, without the build engine: the
+//! taxonomy parses, merge, tree, structures, the CSV and eco.json renderings, the cache
+//! encodings and the store write (best of `REPS` runs, default 5; `MERGE_ONLY=1` stops
+//! after the merge, for profiling). `bench/run eco` measures the whole `okb make`; this
+//! says where its time goes. Reads the taxonomies from `../shared/sources`.
+//!
+//!     cargo run --release --example eco_phases
+
 #[global_allocator]
 static A: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use okb::eco::{self, EcoFormat, merge::MergeInput};
@@ -17,7 +24,7 @@ fn best<T>(n: usize, mut f: impl FnMut() -> T) -> (Duration, T) {
 }
 
 fn main() {
-    let m = "/work/shared/sources";
+    let m = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/sources");
     let files = [
         (EcoFormat::LichessTsv, "lichess-chess-openings/a.tsv"),
         (EcoFormat::LichessTsv, "lichess-chess-openings/b.tsv"),
@@ -62,13 +69,17 @@ fn main() {
     println!("postcard eco {t:?}");
     let (t, _) = best(reps(), || postcard::to_stdvec(&tree).unwrap().len());
     println!("postcard tree {t:?}");
-    let p = std::path::Path::new("/tmp/phases.sqlite");
+    let dir = std::env::temp_dir().join(format!("okb-eco-phases-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = &dir.join("okb.sqlite");
     let (t, _) = best(reps(), || {
         let _ = std::fs::remove_file(p);
         okb::store::write::write(&tree, &sk, None, Some(&tags), &[], p).unwrap()
     });
     println!("store {t:?}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
+
 fn reps() -> usize {
     std::env::var("REPS")
         .ok()
