@@ -266,7 +266,10 @@ impl SplitWriter {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).into_diagnostic().wrap_err_with(|| format!("creating {}", dir.display()))?;
         }
-        let file = std::fs::File::create(&path).into_diagnostic().wrap_err_with(|| format!("creating {}", path.display()))?;
+        // Written beside the target and renamed when complete: an interrupted or failed
+        // conversion leaves no torn file and an older output in place.
+        let tmp = in_progress(&path);
+        let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
         let file = BufWriter::with_capacity(1 << 20, file);
         self.current = Some(if self.bz2 {
             Sink::Bz2(bzip2::write::BzEncoder::new(file, bzip2::Compression::best()))
@@ -280,7 +283,10 @@ impl SplitWriter {
 
     fn close(&mut self) -> miette::Result<()> {
         if let Some(w) = self.current.take() {
-            w.finish().wrap_err_with(|| format!("writing {}", self.files.last().map_or(String::new(), |p| p.display().to_string())))?;
+            let path = self.files.last().expect("a file is open").clone();
+            let tmp = in_progress(&path);
+            w.finish().wrap_err_with(|| format!("writing {}", tmp.display()))?;
+            std::fs::rename(&tmp, &path).into_diagnostic().wrap_err_with(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
@@ -308,8 +314,25 @@ impl SplitWriter {
             self.open()?;
         }
         self.close()?;
-        Ok(self.files)
+        Ok(std::mem::take(&mut self.files))
     }
+}
+
+impl Drop for SplitWriter {
+    /// A conversion that stopped on an error leaves no partial file behind.
+    fn drop(&mut self) {
+        if self.current.take().is_some()
+            && let Some(path) = self.files.last() {
+                let _ = std::fs::remove_file(in_progress(path));
+            }
+    }
+}
+
+/// Where `path` is written until it is complete.
+fn in_progress(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".okb-tmp");
+    path.with_file_name(name)
 }
 
 /// One output file, plain or bzip2-compressed.

@@ -175,6 +175,29 @@ fn bad_games_are_skipped_with_their_location_and_strict_exits_3() {
 }
 
 #[test]
+fn a_conversion_that_fails_midway_keeps_the_previous_output_and_leaves_no_partial_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("good.pgn"), "[Event \"ok\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 1-0\n").unwrap();
+    // A zstd frame header followed by garbage: recognised as zstd, unreadable once decoded.
+    let mut broken = vec![0x28, 0xb5, 0x2f, 0xfd];
+    broken.extend_from_slice(&[0x5a; 64]);
+    std::fs::write(dir.path().join("broken.pgn.zst"), broken).unwrap();
+    std::fs::write(dir.path().join("out.bgn"), "previous\n").unwrap();
+    let run = okb(dir.path(), &["convert", "-o", "out.bgn", "good.pgn", "broken.pgn.zst"]);
+    assert_ne!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("broken.pgn.zst"), "the error names the file: {}", run.stderr);
+    assert_eq!(std::fs::read_to_string(dir.path().join("out.bgn")).unwrap(), "previous\n");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    assert!(!left.iter().any(|n| n.contains("okb-tmp")), "{left:?}");
+    // The same conversion without the broken file replaces the output.
+    assert_eq!(okb(dir.path(), &["convert", "-o", "out.bgn", "good.pgn"]).status, 0);
+    let out = std::fs::read_to_string(dir.path().join("out.bgn")).unwrap();
+    let games: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(games.len(), 1);
+    assert_eq!(games[0]["tags"]["Event"], "ok");
+}
+
+#[test]
 fn phase_2_counts_the_bgn_okb_writes_like_the_pgn_it_came_from() {
     let tree_of = |kind: &str, path: &str| {
         let p = Project::with_pipeline(&format!(
