@@ -93,7 +93,7 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli_book::BookArgs),
-    /// Give each game of PGN files its opening from the knowledge base.
+    /// Give each game of PGN files its opening from the knowledge base
     ///
     /// Every game gets the ECO code and name of the deepest known position it reaches,
     /// whatever the move order (transpositions count). Output: the same PGN with the ECO,
@@ -105,7 +105,7 @@ enum Command {
     ///   okb classify -o classified.bgn games.pgn
     #[command(verbatim_doc_comment)]
     Classify(okb::cli_classify::ClassifyArgs),
-    /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...).
+    /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...)
     ///
     /// Prints the structure's name, or with --json the rule that matched (its conditions
     /// on each side), the description and typical plans. "Unknown" when no rule fits.
@@ -152,7 +152,7 @@ enum Command {
     /// average Elo, the Elo difference, the most frequent result with its share, the game
     /// count and the weight (README: "Packed move records").
     Inspect(okb::cli_inspect::InspectArgs),
-    /// Convert games between PGN and BGN, or into packed move records.
+    /// Convert games between PGN and BGN, or into packed move records
     ///
     /// PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, games → packed:
     ///
