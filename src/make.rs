@@ -39,6 +39,7 @@ mod versions {
     pub const VALIDATE: u32 = 2;
     pub const VALIDATION_REPORT: u32 = 1;
     pub const EXPORT_CLASSIFIED_PGN: u32 = 1;
+    pub const EXPORT_CLASSIFIED_BGN: u32 = 1;
     pub const EXPORT_OPENINGIQ: u32 = 1;
     pub const EXPORT_PGN: u32 = 1;
     pub const EXPORT_PACKED: u32 = 1;
@@ -465,6 +466,30 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                             report.classified,
                             report.unclassified,
                             report.bad.skipped()
+                        ))
+                    })?;
+                }
+                ExportFormat::ClassifiedBgn => {
+                    let mut step = Step::new(id, versions::EXPORT_CLASSIFIED_BGN, spec).input("tree", &tree_output.hash);
+                    for (shown, hash) in &classify_hashes {
+                        step = step.input(shown.clone(), hash);
+                    }
+                    build.external(step, &target, |b| {
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let classifier = crate::classify::Classifier::from_tree(&tree);
+                        let lookup = crate::convert::FromKnowledgeBase::new(&classifier);
+                        let bz2 = target.to_string_lossy().to_ascii_lowercase().ends_with(".bz2");
+                        let sink = crate::convert::SplitWriter::new(&target, bz2, None);
+                        let converted = crate::convert::pgn_to_bgn(&classify_paths, &lookup, sink)
+                            .map_err(|e| BuildError::Step {
+                                step: format!("export:{name}"),
+                                message: e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": "),
+                            })?;
+                        let (named, from_tags) = lookup.counts();
+                        Ok(format!(
+                            "{} games, {named} classified, {from_tags} named by their tags, {} unreadable",
+                            converted.games,
+                            converted.bad.skipped()
                         ))
                     })?;
                 }

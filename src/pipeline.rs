@@ -92,7 +92,7 @@ pub struct ExportSpec {
     /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
     #[serde(default)]
     pub weights: crate::export::polyglot::WeightMode,
-    /// Game sources whose games are written (classified-pgn).
+    /// Game sources whose games are written (classified-pgn, classified-bgn).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
     /// Plies of tree below each named opening (openingiq, pgn).
@@ -125,6 +125,9 @@ pub enum ExportFormat {
     /// The games of `sources` as one PGN file, ECO/Opening/Variation tags rewritten from
     /// the knowledge base (what `okb classify` does).
     ClassifiedPgn,
+    /// The games of `sources` as BGN, each game's `opening` from the knowledge base (its
+    /// own tags where the knowledge base names none); bzip2 when the output ends in `.bz2`.
+    ClassifiedBgn,
     /// OpeningIQ JSON trees, one file per named opening.
     #[serde(rename = "openingiq")]
     OpeningIq,
@@ -362,7 +365,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             )));
         }
     for (name, spec) in &loaded.pipeline.exports {
-        if spec.format == ExportFormat::ClassifiedPgn
+        if matches!(spec.format, ExportFormat::ClassifiedPgn | ExportFormat::ClassifiedBgn)
             && let Some(bad) = spec.sources.iter().find(|s| !game_source(s)).or(spec.sources.is_empty().then_some(&String::new())) {
                 return Err(Box::new(loaded.error_at(
                     &format!("[exports.{name}]"),

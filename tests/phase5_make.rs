@@ -1,5 +1,5 @@
 //! Phases 3 and 5 through `okb make`: structures on every terminal node, the
-//! pawn_structures table, the classified-pgn export (equal to `okb classify` on the
+//! pawn_structures table, the classified-pgn and -bgn exports (equal to `okb classify` on the
 //! store), and validation against Opening tags.
 
 #[macro_use]
@@ -36,6 +36,10 @@ stubs = {}
 [exports.classified]
 format = "classified-pgn"
 output = "out/classified.pgn"
+sources = ["games"]
+[exports.classified-bgn]
+format = "classified-bgn"
+output = "out/classified.bgn"
 sources = ["games"]
 "#,
         mini_sources(),
@@ -152,7 +156,9 @@ fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify()
 #[test]
 fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_alike() {
     let p = project();
-    assert_eq!(p.make(&[]).status, 0);
+    let run = p.make(&[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("export:classified-bgn (6 games, 4 classified, 0 named by their tags, 1 unreadable)"), "{}", run.stderr);
     let run = p.okb(&["classify", "-o", "classified.bgn", &games()]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("6 games: 4 classified, 0 named by their own tags, 1 unreadable"), "{}", run.stderr);
@@ -173,6 +179,8 @@ fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_a
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("4 games from the knowledge base, 0 from their own tags"), "{}", run.stderr);
     assert_eq!(p.read("converted.bgn"), bgn.as_bytes());
+    // The pipeline export (classifier from the tree) writes the same games.
+    assert_eq!(p.read("out/classified.bgn"), bgn.as_bytes());
     // Without --store the tags name the games.
     assert_eq!(p.okb(&["convert", "-o", "tagged.bgn", &games()]).status, 0);
     let tagged = String::from_utf8(p.read("tagged.bgn")).unwrap();
