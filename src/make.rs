@@ -421,6 +421,17 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         let (classify_paths, classify_hashes) = files_of(&spec.sources);
         let id = format!("export:{name}");
         finals.push(Box::new(move || {
+            // The classified exports: the games of `sources`, named from the tree.
+            let classified_step = |version| {
+                let mut step = Step::new(id.clone(), version, spec).input("tree", &tree_output.hash);
+                for (shown, hash) in &classify_hashes {
+                    step = step.input(shown.clone(), hash);
+                }
+                step
+            };
+            let classifier_of = |b: &Build| -> Result<crate::classify::Classifier, BuildError> {
+                Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
+            };
             match spec.format {
                 ExportFormat::EcoJson => {
                     let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
@@ -442,13 +453,9 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     })?;
                 }
                 ExportFormat::ClassifiedPgn => {
-                    let mut step = Step::new(id, versions::EXPORT_CLASSIFIED_PGN, spec).input("tree", &tree_output.hash);
-                    for (shown, hash) in &classify_hashes {
-                        step = step.input(shown.clone(), hash);
-                    }
+                    let step = classified_step(versions::EXPORT_CLASSIFIED_PGN);
                     build.external(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let classifier = crate::classify::Classifier::from_tree(&tree);
+                        let classifier = classifier_of(b)?;
                         let failed = |message: String| BuildError::Step { step: format!("export:{name}"), message };
                         if let Some(dir) = target.parent() {
                             std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
@@ -470,13 +477,9 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     })?;
                 }
                 ExportFormat::ClassifiedBgn => {
-                    let mut step = Step::new(id, versions::EXPORT_CLASSIFIED_BGN, spec).input("tree", &tree_output.hash);
-                    for (shown, hash) in &classify_hashes {
-                        step = step.input(shown.clone(), hash);
-                    }
+                    let step = classified_step(versions::EXPORT_CLASSIFIED_BGN);
                     build.external(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let classifier = crate::classify::Classifier::from_tree(&tree);
+                        let classifier = classifier_of(b)?;
                         let lookup = crate::convert::FromKnowledgeBase::new(&classifier);
                         let bz2 = target.to_string_lossy().to_ascii_lowercase().ends_with(".bz2");
                         let sink = crate::convert::SplitWriter::new(&target, bz2, None);
