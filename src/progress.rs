@@ -1,6 +1,6 @@
 //! Progress bars on long phases, drawn on stderr only when it is a terminal.
 //!
-//! One bar at a time; while it is shown, status lines go through [`println`] so they
+//! One bar at a time; while it is shown, status lines go through [`println()`] so they
 //! print above the bar instead of through it.
 
 use std::io::IsTerminal;

@@ -2,7 +2,7 @@
 //!
 //! Each taxonomy file is parsed on its own ([`lichess_tsv`], [`scid_eco`], [`eco_pgn`])
 //! into [`ParsedSource`] rows that have already been played on a board, so a bad row is
-//! reported with its file and line and skipped. [`merge`] then joins the sources by
+//! reported with its file and line and skipped. [`merge()`] then joins the sources by
 //! position and fills the gaps between named lines with interpolated entries.
 
 pub mod eco_pgn;

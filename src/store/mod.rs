@@ -1,6 +1,6 @@
 //! The embedded store: an SQLite database with the technical design's relational schema.
 //!
-//! [`write`] turns a built [`Tree`](crate::tree::Tree) into a database file atomically
+//! [`write`](mod@write) turns a built [`Tree`](crate::tree::Tree) into a database file atomically
 //! (built beside the target, then renamed), carrying over and extending the
 //! `node_changelog` of the database it replaces. [`read`] answers queries.
 
