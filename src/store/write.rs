@@ -295,7 +295,12 @@ fn write_side(tree: &Tree, skeleton: &EcoSkeleton, ids: &[&str], stub_edges: &[S
             if let Some(entry) = node.entry {
                 let e = &skeleton.entries[entry as usize];
                 let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
-                let from = e.from.as_deref().map(position::node_id);
+                // The named parent is a tree node: its id is at hand (hashing it again is
+                // a SHA-1 per entry).
+                let from = e.from.as_deref().map(|epd| match tree.find(epd) {
+                    Some(index) => ids[index as usize].to_string(),
+                    None => position::node_id(epd),
+                });
                 insert_entry
                     .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
                     .map_err(sql(side))?;
