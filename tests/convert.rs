@@ -151,6 +151,37 @@ fn bz2_split_output_is_identical_across_thread_counts_and_decompresses_to_the_wh
 }
 
 #[test]
+fn large_bz2_output_is_compressed_as_several_streams_on_all_cores_and_reads_back_whole() {
+    // 5,297 Lichess games make 13.8 MB of BGN text: two 8 MiB streams.
+    let dir = tempfile::tempdir().unwrap();
+    let input = lichess().display().to_string();
+    assert_eq!(okb(dir.path(), &["convert", "-o", "all.bgn", &input]).status, 0);
+    for jobs in ["1", "2"] {
+        let run = okb(dir.path(), &["convert", "-j", jobs, "-o", &format!("j{jobs}.bgn.bz2"), &input]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+    }
+    let compressed = std::fs::read(dir.path().join("j2.bgn.bz2")).unwrap();
+    assert_eq!(compressed, std::fs::read(dir.path().join("j1.bgn.bz2")).unwrap(), "same bytes with 1 and 2 threads");
+    // A bzip2 stream starts with "BZh9" and its first block's magic number.
+    let header = [b'B', b'Z', b'h', b'9', 0x31, 0x41, 0x59, 0x26, 0x53, 0x59];
+    let streams = compressed.windows(header.len()).filter(|w| *w == header).count();
+    assert!(streams >= 2, "{streams} streams");
+    let whole = std::fs::read(dir.path().join("all.bgn")).unwrap();
+    let text = Command::new("bzip2").args(["-dc", "j2.bgn.bz2"]).current_dir(dir.path()).output().unwrap();
+    assert!(text.status.success());
+    assert!(text.stdout == whole, "bzip2 -d reads every stream");
+    let python = Command::new("python3")
+        .args(["-c", "import bz2, sys; sys.stdout.buffer.write(bz2.open(sys.argv[1]).read())", "j2.bgn.bz2"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(python.status.success() && python.stdout == whole, "Python's bz2 reads every stream");
+    // okb reads it back: as many games as went in.
+    let back = okb(dir.path(), &["convert", "-o", "back.pgn", "j2.bgn.bz2"]);
+    assert!(back.stderr.contains("5297 of 5297 games"), "{}", back.stderr);
+}
+
+#[test]
 fn bad_games_are_skipped_with_their_location_and_strict_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
