@@ -5,34 +5,20 @@
 #[macro_use]
 mod common;
 
-use common::{Project, fixture, mini_sources};
+use common::{Project, mini_sources};
 
 fn games() -> String {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn").display().to_string()
+    common::classify_games()
 }
 
-/// The fixture games also feed the tree; `min_games = 3` prunes their own moves, so the
-/// tree is the skeleton of the hand-written taxonomies.
 fn project() -> Project {
     project_with_stubs(false)
 }
 
-/// [`project`], with validation stubs in the store or not.
+/// [`common::validation_pipeline`] with the classified exports.
 fn project_with_stubs(stubs: bool) -> Project {
     Project::with_pipeline(&format!(
         r#"{}
-[sources.pgn-extract]
-kind = "eco-pgn"
-path = "{}"
-[sources.games]
-kind = "pgn"
-paths = ["{}"]
-[tree]
-min_games = 3
-[validate]
-sources = ["games"]
-min_games = 2
-stubs = {}
 [exports.classified]
 format = "classified-pgn"
 output = "out/classified.pgn"
@@ -42,10 +28,7 @@ format = "classified-bgn"
 output = "out/classified.bgn"
 sources = ["games"]
 "#,
-        mini_sources(),
-        fixture("mini-eco.pgn"),
-        games(),
-        stubs
+        common::validation_pipeline(stubs)
     ))
 }
 

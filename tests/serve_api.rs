@@ -306,6 +306,27 @@ fn bad_input_gets_a_json_error_never_a_500() {
 }
 
 #[test]
+fn a_validation_stub_is_served_as_a_node_that_matches_the_openapi_document() {
+    // The hand-written taxonomies, games whose Opening tags name a line the tree lacks
+    // ("Mystery Gambit" after 1. e4 c5 2. b4), stubs on.
+    let p = Project::with_pipeline(&common::validation_pipeline(true));
+    assert_eq!(p.make(&[]).status, 0);
+    let server = Server::start(&p);
+    let client = Client::new();
+    let stub = get(&client, &server, &format!("/node/fen/{}", encode("rnbqkbnr/pp1ppppp/8/2p5/1P2P3/8/P1PP1PPP/RNBQKBNR b KQkq -")), 200);
+    assert_eq!((stub["name_src"].as_str(), stub["opening_name"].as_str()), (Some("stub"), Some("Mystery Gambit")));
+    assert_eq!(stub["game_count"], 2);
+    assert_eq!(stub["children"].as_array().map(Vec::len), Some(0));
+    let parent = post(&client, &server, "/node/pgn", r#"{"moves": "1. e4 c5"}"#, 200);
+    let children = parent["children"].as_array().unwrap();
+    assert_eq!(children.last().unwrap()["node_id"], stub["node_id"], "the stub is its parent's last move");
+    let mut answers = Answers::new();
+    answers.keep(&stub, "Node");
+    answers.keep(&parent, "Node");
+    answers.check_against(&get(&client, &server, "/openapi.json", 200));
+}
+
+#[test]
 fn search_finds_real_openings_by_word_prefix_and_typo() {
     // The real taxonomies (3 sources, 11,582 named positions), no games.
     let p = Project::full();

@@ -24,6 +24,26 @@ pub fn mini_sources() -> String {
     )
 }
 
+/// fixtures/games/classify.pgn: games with Opening tags, a transposition, an illegal
+/// game, and two games of a line no taxonomy names ("Mystery Gambit").
+pub fn classify_games() -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn").display().to_string()
+}
+
+/// The hand-written taxonomies (with pgn-extract's mini eco.pgn) and [`classify_games`]
+/// as source `games`, validated against their Opening tags (`stubs` as given). The games
+/// also feed the tree, but `min_games = 3` prunes their own moves, so the tree is the
+/// taxonomies' skeleton.
+pub fn validation_pipeline(stubs: bool) -> String {
+    format!(
+        "{}[sources.pgn-extract]\nkind = \"eco-pgn\"\npath = \"{}\"\n[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n\
+         [tree]\nmin_games = 3\n[validate]\nsources = [\"games\"]\nmin_games = 2\nstubs = {stubs}\n",
+        mini_sources(),
+        fixture("mini-eco.pgn"),
+        classify_games()
+    )
+}
+
 /// A temporary project.
 pub struct Project {
     pub dir: tempfile::TempDir,
