@@ -96,6 +96,8 @@ pub struct Node {
     pub children: Vec<Edge>,
     /// Pawn-structure tag (`opening_nodes.resulting_structure`), where one was assigned.
     pub resulting_structure: Option<String>,
+    /// A validation stub (Phase 3): named by games' Opening tags, not by a taxonomy.
+    pub is_stub: bool,
 }
 
 impl Node {
@@ -216,6 +218,7 @@ impl Graph {
                         .collect(),
                     // The tree carries no structures; the store's column is read by store::graph.
                     resulting_structure: None,
+                    is_stub: false,
                 }
             })
             .collect();

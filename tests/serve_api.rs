@@ -320,9 +320,14 @@ fn a_validation_stub_is_served_as_a_node_that_matches_the_openapi_document() {
     let parent = post(&client, &server, "/node/pgn", r#"{"moves": "1. e4 c5"}"#, 200);
     let children = parent["children"].as_array().unwrap();
     assert_eq!(children.last().unwrap()["node_id"], stub["node_id"], "the stub is its parent's last move");
+    // Search finds it by its games' name, marked as a stub.
+    let search = get(&client, &server, "/opening/search?q=mystery", 200);
+    let first = &search["results"][0];
+    assert_eq!((first["node_id"].clone(), first["src"].as_str(), first["name"].as_str()), (stub["node_id"].clone(), Some("stub"), Some("Mystery Gambit")));
     let mut answers = Answers::new();
     answers.keep(&stub, "Node");
     answers.keep(&parent, "Node");
+    answers.keep(&search, "SearchAnswer");
     answers.check_against(&get(&client, &server, "/openapi.json", 200));
 }
 

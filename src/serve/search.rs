@@ -55,7 +55,8 @@ pub struct Hit {
     pub name: String,
     /// Canonical line.
     pub moves: String,
-    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`).
+    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, or `stub` for a validation
+    /// stub).
     pub src: String,
     /// The text that matched (the name or an alias).
     pub matched: String,
@@ -75,16 +76,30 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     text.split('-').filter(|w| !w.is_empty())
 }
 
+/// The name a search hit shows: the node's own entry's, or a stub's.
+fn hit_name(node: &crate::graph::Node) -> Option<std::borrow::Cow<'_, str>> {
+    match &node.entry {
+        Some(entry) => Some(std::borrow::Cow::Borrowed(entry.name.as_str())),
+        None if node.is_stub => node.full_name().map(std::borrow::Cow::Owned),
+        None => None,
+    }
+}
+
 impl SearchIndex {
-    /// Indexes every non-interpolated entry's name and aliases.
+    /// Indexes every non-interpolated entry's name and aliases, and the names of
+    /// validation stubs.
     pub fn new(graph: &Graph) -> SearchIndex {
         let mut vocabulary: Vec<String> = Vec::new();
         let mut ids = std::collections::HashMap::new();
         let mut docs = Vec::new();
         for (index, node) in graph.nodes.iter().enumerate() {
-            let Some(entry) = node.entry.as_ref().filter(|e| e.src != "interpolated") else { continue };
-            let texts = std::iter::once(("name".to_string(), entry.name.clone()))
-                .chain(entry.aliases.iter().map(|(src, name)| (src.clone(), name.clone())));
+            let texts: Vec<(String, String)> = match node.entry.as_ref().filter(|e| e.src != "interpolated") {
+                Some(entry) => std::iter::once(("name".to_string(), entry.name.clone()))
+                    .chain(entry.aliases.iter().map(|(src, name)| (src.clone(), name.clone())))
+                    .collect(),
+                None if node.is_stub => node.full_name().map(|name| ("name".to_string(), name)).into_iter().collect(),
+                None => continue,
+            };
             for (field, text) in texts {
                 let folded = normalize(&text);
                 let joined = folded.replace('-', "");
@@ -154,17 +169,20 @@ impl SearchIndex {
         // Several positions carry the same name (move orders, longer lines): list it once.
         let mut seen_names = std::collections::HashSet::new();
         hits.into_iter()
-            .filter(|(_, doc)| graph.node(doc.node).entry.as_ref().is_some_and(|e| seen_names.insert(e.name.as_str())))
+            .filter(|(_, doc)| hit_name(graph.node(doc.node)).is_some_and(|name| seen_names.insert(name)))
             .take(limit)
             .filter_map(|(score, doc)| {
                 let node = graph.node(doc.node);
-                let entry = node.entry.as_ref()?;
+                let (eco_code, src) = match node.entry.as_ref() {
+                    Some(entry) => (entry.eco.clone(), entry.src.clone()),
+                    None => (node.eco.clone()?, crate::record::STUB_SRC.to_string()),
+                };
                 Some(Hit {
                     node_id: node.node_id.clone(),
-                    eco_code: entry.eco.clone(),
-                    name: entry.name.clone(),
+                    eco_code,
+                    name: hit_name(node)?.into_owned(),
                     moves: node.moves.clone(),
-                    src: entry.src.clone(),
+                    src,
                     matched: doc.text.clone(),
                     matched_field: doc.field.clone(),
                     score: (score * 1000.0).round() / 1000.0,

@@ -17,7 +17,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
             "SELECT n.node_id, n.position_key, n.fen, n.ply, n.moves, n.eco_code, n.opening_name, n.variation_name,
              n.white_wins, n.draws, n.black_wins, n.stockfish_eval, n.stockfish_mate, n.stockfish_depth, n.best_move,
              n.best_move_uci, n.is_dubious, n.is_busted, n.stockfish_lines,
-             e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root, n.resulting_structure
+             e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root, n.resulting_structure, n.name_src
              FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
              ORDER BY n.position_key",
         )
@@ -71,6 +71,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
                 engine,
                 children: Vec::new(),
                 resulting_structure: r.get(25)?,
+                is_stub: r.get::<_, Option<String>>(26)?.as_deref() == Some(crate::record::STUB_SRC),
             })
         })
         .map_err(err)?
