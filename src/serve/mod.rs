@@ -76,7 +76,7 @@ impl Catalog {
             by_key.insert(crate::position::key(&pos), index as u32);
         }
         Ok(Catalog {
-            structures: structures::StructureIndex::load(path, &graph)?,
+            structures: structures::StructureIndex::new(store.structures()?, &graph),
             store_path: path.to_path_buf(),
             by_key,
             search: search::SearchIndex::new(&graph),

@@ -2,31 +2,16 @@
 //! terminal nodes resolve into it.
 //!
 //! Answers are computed once, when the catalog loads: the structure entities come from
-//! the store's `pawn_structures` table, and each terminal node counts for the opening it
+//! the store's `pawn_structures` table ([`crate::store::read::Store::structures`]), and each terminal node counts for the opening it
 //! belongs to (its own or inherited ECO code and name).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use axum::body::Bytes;
-use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
-use crate::graph::Graph;
-use crate::store::StoreError;
-
-/// A structure as the store describes it.
-#[derive(Clone, Debug, Serialize)]
-pub struct StructureJson {
-    /// Its name (`Carlsbad`).
-    pub name: String,
-    /// What it is, in one line.
-    pub description: String,
-    /// Typical plans for White.
-    pub white_plans: Vec<String>,
-    /// Typical plans for Black.
-    pub black_plans: Vec<String>,
-}
+use crate::graph::{Graph, Node};
+use crate::store::read::StructureJson;
 
 /// One opening whose terminal nodes reach the structure.
 #[derive(Clone, Debug, Serialize)]
@@ -67,40 +52,26 @@ pub fn lookup_key(name: &str) -> String {
 
 type OpeningKey = (Option<String>, Option<String>, Option<String>);
 
-impl StructureIndex {
-    /// Reads the structures of the store at `path` and groups `graph`'s terminal nodes.
-    pub fn load(path: &Path, graph: &Graph) -> Result<StructureIndex, StoreError> {
-        let shown = path.display().to_string();
-        let sql = |source| StoreError::Sqlite { path: shown.clone(), source };
-        let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql)?;
-        let mut stmt =
-            conn.prepare("SELECT name, description, white_plans, black_plans FROM pawn_structures ORDER BY name").map_err(sql)?;
-        let plans = |text: String| -> Result<Vec<String>, StoreError> {
-            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{shown}: pawn_structures plans: {e}")))
-        };
-        let mut structures = Vec::new();
-        let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
-            .map_err(sql)?;
-        for row in rows {
-            let (name, description, white, black) = row.map_err(sql)?;
-            structures.push(StructureJson { name, description, white_plans: plans(white)?, black_plans: plans(black)? });
-        }
+/// The opening a node belongs to: its (own or inherited) ECO code and names.
+fn opening_key(node: &Node) -> OpeningKey {
+    (node.eco.clone(), node.opening_name.clone(), node.variation_name.clone())
+}
 
+impl StructureIndex {
+    /// The answers for `structures` (the store's), grouping `graph`'s terminal nodes.
+    pub fn new(structures: Vec<StructureJson>, graph: &Graph) -> StructureIndex {
         // The node naming each opening: the shallowest with an entry of its own.
         let mut namer: HashMap<OpeningKey, (u32, u32)> = HashMap::new();
         for (index, node) in graph.nodes.iter().enumerate() {
             if node.entry.is_some() {
-                let key = (node.eco.clone(), node.opening_name.clone(), node.variation_name.clone());
-                let best = namer.entry(key).or_insert((node.ply, index as u32));
+                let best = namer.entry(opening_key(node)).or_insert((node.ply, index as u32));
                 *best = (*best).min((node.ply, index as u32));
             }
         }
         let mut by_structure: HashMap<&str, BTreeMap<OpeningKey, (u32, u32)>> = HashMap::new();
         for (index, node) in graph.nodes.iter().enumerate() {
             let Some(structure) = node.resulting_structure.as_deref() else { continue };
-            let key = (node.eco.clone(), node.opening_name.clone(), node.variation_name.clone());
-            let count = by_structure.entry(structure).or_default().entry(key).or_insert((0, index as u32));
+            let count = by_structure.entry(structure).or_default().entry(opening_key(node)).or_insert((0, index as u32));
             count.0 += 1;
         }
 
@@ -129,7 +100,7 @@ impl StructureIndex {
             let answer = StructureOpenings { structure, openings };
             answers.insert(key, Bytes::from(serde_json::to_vec(&answer).expect("answers serialize")));
         }
-        Ok(StructureIndex { answers, names })
+        StructureIndex { answers, names }
     }
 
     /// The serialized answer for `name` (matched by [`lookup_key`]).

@@ -97,6 +97,19 @@ pub struct NodeJson {
     pub resulting_structure: Option<String>,
 }
 
+/// A `pawn_structures` row: a structure as the store describes it.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StructureJson {
+    /// Its name (`Carlsbad`).
+    pub name: String,
+    /// What it is, in one line.
+    pub description: String,
+    /// Typical plans for White.
+    pub white_plans: Vec<String>,
+    /// Typical plans for Black.
+    pub black_plans: Vec<String>,
+}
+
 /// A read-only handle on a store.
 pub struct Store {
     conn: Connection,
@@ -160,6 +173,26 @@ impl Store {
     /// The whole store as an in-memory [`Graph`](crate::graph::Graph).
     pub fn graph(&self) -> Result<crate::graph::Graph, StoreError> {
         super::graph::load(&self.conn, &self.path)
+    }
+
+    /// Every pawn structure the store describes, by name.
+    pub fn structures(&self) -> Result<Vec<StructureJson>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name, description, white_plans, black_plans FROM pawn_structures ORDER BY name")
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
+            .map_err(self.err())?;
+        let plans = |text: String| -> Result<Vec<String>, StoreError> {
+            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: pawn_structures plans: {e}", self.path)))
+        };
+        let mut structures = Vec::new();
+        for row in rows {
+            let (name, description, white, black) = row.map_err(self.err())?;
+            structures.push(StructureJson { name, description, white_plans: plans(white)?, black_plans: plans(black)? });
+        }
+        Ok(structures)
     }
 
     fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
