@@ -76,8 +76,7 @@ fn is_bgn(path: &std::path::Path) -> bool {
 fn to_bgn(classifier: &Classifier, paths: &[PathBuf], path: &std::path::Path, pool: &rayon::ThreadPool, start: Instant) -> miette::Result<()> {
     use crate::convert::{FromKnowledgeBase, SplitWriter, pgn_to_bgn};
     let lookup = FromKnowledgeBase::new(classifier);
-    let bz2 = path.to_string_lossy().to_ascii_lowercase().ends_with(".bz2");
-    let converted = pool.install(|| pgn_to_bgn(paths, &lookup, SplitWriter::new(path, bz2, None)))?;
+    let converted = pool.install(|| pgn_to_bgn(paths, &lookup, SplitWriter::single(path)))?;
     let (named, from_tags) = lookup.counts();
     let secs = start.elapsed().as_secs_f64();
     eprintln!(

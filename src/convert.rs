@@ -127,6 +127,8 @@ impl OpeningLookup for FromTags {
 /// when it has none (a game set up from a FEN, or one that leaves the book at once).
 pub struct FromKnowledgeBase<'a> {
     classifier: &'a Classifier,
+    /// The standard start position's identity, where the taxonomies' lines begin.
+    start: crate::position::PositionKey,
     named: AtomicU64,
     from_tags: AtomicU64,
 }
@@ -134,7 +136,8 @@ pub struct FromKnowledgeBase<'a> {
 impl<'a> FromKnowledgeBase<'a> {
     /// A lookup over `classifier`.
     pub fn new(classifier: &'a Classifier) -> FromKnowledgeBase<'a> {
-        FromKnowledgeBase { classifier, named: AtomicU64::new(0), from_tags: AtomicU64::new(0) }
+        let start = crate::position::key(&Chess::default());
+        FromKnowledgeBase { classifier, start, named: AtomicU64::new(0), from_tags: AtomicU64::new(0) }
     }
 
     /// Games named so far: (by the knowledge base, by their own tags).
@@ -147,7 +150,7 @@ impl OpeningLookup for FromKnowledgeBase<'_> {
     fn lookup(&self, game: &PgnGame) -> Option<BgnOpening> {
         // The taxonomies' lines start from the standard position; a set-up game's moves
         // mean nothing to them.
-        if crate::position::key(&game.start) == crate::position::key(&Chess::default()) {
+        if crate::position::key(&game.start) == self.start {
             let moves: Vec<shakmaty::Move> = game.moves.iter().take(self.classifier.depth()).map(|(m, _, _)| *m).collect();
             if let Some(found) = self.classifier.classify_moves(&moves) {
                 self.named.fetch_add(1, Ordering::Relaxed);
@@ -204,7 +207,7 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     let knowledge_base = classifier.as_ref().map(FromKnowledgeBase::new);
     let summary = pool.install(|| match format {
         ConvertFormat::Bgn => {
-            let sink = SplitWriter::new(&args.output, args.bz2 || name.ends_with(".bz2"), args.split_size);
+            let sink = SplitWriter::new(&args.output, args.bz2 || names_bz2(&args.output), args.split_size);
             match &knowledge_base {
                 Some(lookup) => pgn_to_bgn(&inputs, lookup, sink),
                 None => pgn_to_bgn(&inputs, &FromTags, sink),
@@ -248,6 +251,11 @@ impl SplitWriter {
     /// A writer to `base` (numbered beside it when `split` is given).
     pub fn new(base: &Path, bz2: bool, split: Option<u64>) -> SplitWriter {
         SplitWriter { base: base.to_path_buf(), bz2, split, current: None, written: 0, files: Vec::new() }
+    }
+
+    /// One BGN file at `path`, bzip2-compressed when its name ends in `.bz2`.
+    pub fn single(path: &Path) -> SplitWriter {
+        SplitWriter::new(path, names_bz2(path), None)
     }
 
     fn next_path(&self) -> PathBuf {
@@ -326,6 +334,11 @@ impl Drop for SplitWriter {
                 let _ = std::fs::remove_file(in_progress(path));
             }
     }
+}
+
+/// Whether the name of `path` asks for bzip2 (`.bz2`, any case).
+fn names_bz2(path: &Path) -> bool {
+    path.to_string_lossy().to_ascii_lowercase().ends_with(".bz2")
 }
 
 /// Where `path` is written until it is complete.

@@ -481,8 +481,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     build.external(step, &target, |b| {
                         let classifier = classifier_of(b)?;
                         let lookup = crate::convert::FromKnowledgeBase::new(&classifier);
-                        let bz2 = target.to_string_lossy().to_ascii_lowercase().ends_with(".bz2");
-                        let sink = crate::convert::SplitWriter::new(&target, bz2, None);
+                        let sink = crate::convert::SplitWriter::single(&target);
                         let converted = crate::convert::pgn_to_bgn(&classify_paths, &lookup, sink)
                             .map_err(|e| BuildError::Step {
                                 step: format!("export:{name}"),
@@ -631,7 +630,6 @@ fn annotate_step(
     Ok(output)
 }
 
-/// The `structures` step (Phase 5): the pawn structure of every terminal node.
 /// Phase 3: the games of `paths` against the tree's names (a value step: the report
 /// feeds the `validation-report` files and, with stubs on, the store).
 fn validate_step(
@@ -662,6 +660,7 @@ fn validate_step(
     })?)
 }
 
+/// The `structures` step (Phase 5): the pawn structure of every terminal node.
 fn structures_step(build: &Build, tree_output: &Output) -> Result<Output, MakeError> {
     let step = Step::new("structures", versions::STRUCTURES, &()).input("tree", &tree_output.hash);
     Ok(build.value(step, |b| {
