@@ -1,7 +1,7 @@
 //! Times each part of a cold Phase 1 build in-process, without the build engine: the
 //! taxonomy parses, merge, tree, structures, the CSV and eco.json renderings, the cache
 //! encodings and the store write (best of `REPS` runs, default 5; `MERGE_ONLY=1` stops
-//! after the merge, for profiling). `bench/run eco` measures the whole `okb make`; this
+//! after the merge, `STORE_ONLY=1` skips the export renderings, for profiling). `bench/run eco` measures the whole `okb make`; this
 //! says where its time goes. Reads the taxonomies from `../shared/sources`.
 //!
 //!     cargo run --release --example eco_phases
@@ -61,6 +61,7 @@ fn main() {
     println!("tree {t:?}");
     let (t, tags) = best(reps(), || okb::structure::tag_tree(&tree));
     println!("structures {t:?}");
+    if std::env::var_os("STORE_ONLY").is_none() {
     let (t, _) = best(reps(), || okb::export::csv::render(&tree, None, Some(&tags), b','));
     println!("csv {t:?}");
     let (t, _) = best(reps(), || okb::export::eco_json::render_all(&sk, false));
@@ -69,12 +70,16 @@ fn main() {
     println!("postcard eco {t:?}");
     let (t, _) = best(reps(), || postcard::to_stdvec(&tree).unwrap().len());
     println!("postcard tree {t:?}");
+    }
     let dir = std::env::temp_dir().join(format!("okb-eco-phases-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = &dir.join("okb.sqlite");
+    let entries = &dir.join("entries.sqlite");
+    let (t, _) = best(reps(), || okb::store::write::write_entries(&sk, entries).unwrap());
+    println!("store entries (beside the tree) {t:?}");
     let (t, _) = best(reps(), || {
         let _ = std::fs::remove_file(p);
-        okb::store::write::write(&tree, &sk, None, Some(&tags), &[], p).unwrap()
+        okb::store::write::write(&tree, entries, None, Some(&tags), &[], p).unwrap()
     });
     println!("store {t:?}");
     let _ = std::fs::remove_dir_all(&dir);

@@ -30,7 +30,8 @@ mod versions {
     pub const GAMES: u32 = 2;
     pub const TREE: u32 = 3;
     pub const EXPORT_POLYGLOT: u32 = 1;
-    pub const STORE: u32 = 3 + crate::store::schema::SCHEMA_VERSION * 100;
+    pub const STORE: u32 = 4 + crate::store::schema::SCHEMA_VERSION * 100;
+    pub const STORE_ENTRIES: u32 = 1 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
     pub const EXPORT_CSV: u32 = 3;
     pub const ENGINE: u32 = 1;
@@ -196,7 +197,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let interpolate = pipeline.eco.interpolate;
     let parsed_for_eco = parsed.clone();
     let sink = new_warnings.clone();
-    let eco_output = build.value(eco_step, move |b| {
+    let merge_taxonomies = || build.value(eco_step, move |b| {
         let mut sources: Vec<(String, EcoFormat, Arc<ParsedSource>)> = Vec::new();
         for (name, format, output) in &parsed_for_eco {
             sources.push((name.clone(), *format, b.load(&format!("parse:{name}"), output)?));
@@ -213,7 +214,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         let warnings = skeleton.warnings.len() - orphans;
         sink.lock().expect("warnings poisoned").extend(skeleton.warnings.iter().cloned());
         Ok((skeleton, text, warnings))
-    })?;
+    });
 
     // Phase 2: every game file is its own step, so adding a file parses only that file.
     let mut game_files = Vec::new();
@@ -245,88 +246,67 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let max_ply = pipeline.tree.max_ply as usize;
     let budget = pipeline.games.memory_budget_mb;
     let spill_dir = cache_dir(loaded).join("spill");
-    let bar = crate::progress::start(game_files.len() as u64, "game files");
-    let file_outputs: Vec<(String, Output)> = game_files
-        .par_iter()
-        .map(|(name, kind, filter, file, shown, hash)| {
-            let id = format!("games:{name}:{shown}");
-            let format = if *kind == SourceKind::Bgn { Format::Bgn } else { Format::Pgn };
-            let params = (filter, max_ply, format == Format::Bgn);
-            let step = Step::new(id.clone(), versions::GAMES_FILE, &params).input("file", hash);
-            let output = build.value(step, |_| {
-                let options = AggregateOptions {
-                    max_ply,
-                    memory_budget_mb: budget,
-                    spill_dir: Some(spill_dir.clone()),
-                    format,
-                    ..Default::default()
-                };
-                let aggregate = crate::games::aggregate::aggregate_file_with(file, filter, &options)
-                    .map_err(|error| MakeError::Games { source_name: name.clone(), error })
-                    .map_err(|e| BuildError::Step { step: id.clone(), message: e.to_string() })?;
-                let c = &aggregate.counters;
-                let text = format!("{} games, {} counted", c.games_read, c.games_counted);
-                Ok((aggregate, text, 0))
-            })?;
-            bar.inc(1);
-            Ok((id, output))
-        })
-        .collect::<Result<_, MakeError>>()?;
-    drop(bar);
-    let games_output = if file_outputs.is_empty() {
-        None
-    } else {
-        let mut step = Step::new("games", versions::GAMES, &());
-        for (id, output) in &file_outputs {
-            step = step.input(id.clone(), &output.hash);
-        }
-        Some(build.value(step, |b| {
-            let parts: Vec<Arc<FileAggregate>> =
-                file_outputs.iter().map(|(id, o)| b.load(id, o)).collect::<Result<_, _>>()?;
-            let refs: Vec<&FileAggregate> = parts.iter().map(|a| a.as_ref()).collect();
-            let stats = crate::games::aggregate::merge(&refs);
-            let (bad, counters) = crate::games::aggregate::merge_reports(&refs);
-            if counters.games_bad > 0 {
-                eprintln!("{}", bad.render_table().trim_end());
+    // The game files do not need the taxonomies: they are counted while the merge runs.
+    let count_games = || -> Result<Option<Output>, MakeError> {
+        let bar = crate::progress::start(game_files.len() as u64, "game files");
+        let file_outputs: Vec<(String, Output)> = game_files
+            .par_iter()
+            .map(|(name, kind, filter, file, shown, hash)| {
+                let id = format!("games:{name}:{shown}");
+                let format = if *kind == SourceKind::Bgn { Format::Bgn } else { Format::Pgn };
+                let params = (filter, max_ply, format == Format::Bgn);
+                let step = Step::new(id.clone(), versions::GAMES_FILE, &params).input("file", hash);
+                let output = build.value(step, |_| {
+                    let options = AggregateOptions {
+                        max_ply,
+                        memory_budget_mb: budget,
+                        spill_dir: Some(spill_dir.clone()),
+                        format,
+                        ..Default::default()
+                    };
+                    let aggregate = crate::games::aggregate::aggregate_file_with(file, filter, &options)
+                        .map_err(|error| MakeError::Games { source_name: name.clone(), error })
+                        .map_err(|e| BuildError::Step { step: id.clone(), message: e.to_string() })?;
+                    let c = &aggregate.counters;
+                    let text = format!("{} games, {} counted", c.games_read, c.games_counted);
+                    Ok((aggregate, text, 0))
+                })?;
+                bar.inc(1);
+                Ok((id, output))
+            })
+            .collect::<Result<_, MakeError>>()?;
+        drop(bar);
+        Ok(if file_outputs.is_empty() {
+            None
+        } else {
+            let mut step = Step::new("games", versions::GAMES, &());
+            for (id, output) in &file_outputs {
+                step = step.input(id.clone(), &output.hash);
             }
-            let text = format!(
-                "{} games counted of {}, {} positions, {} moves, {} bad, {} filtered out",
-                counters.games_counted,
-                counters.games_read,
-                stats.positions.len(),
-                stats.moves.len(),
-                counters.games_bad,
-                counters.filtered.values().sum::<u64>()
-            );
-            Ok((GamesMerged { stats, bad, counters }, text, 0))
-        })?)
+            Some(build.value(step, |b| {
+                let parts: Vec<Arc<FileAggregate>> =
+                    file_outputs.iter().map(|(id, o)| b.load(id, o)).collect::<Result<_, _>>()?;
+                let refs: Vec<&FileAggregate> = parts.iter().map(|a| a.as_ref()).collect();
+                let stats = crate::games::aggregate::merge(&refs);
+                let (bad, counters) = crate::games::aggregate::merge_reports(&refs);
+                if counters.games_bad > 0 {
+                    eprintln!("{}", bad.render_table().trim_end());
+                }
+                let text = format!(
+                    "{} games counted of {}, {} positions, {} moves, {} bad, {} filtered out",
+                    counters.games_counted,
+                    counters.games_read,
+                    stats.positions.len(),
+                    stats.moves.len(),
+                    counters.games_bad,
+                    counters.filtered.values().sum::<u64>()
+                );
+                Ok((GamesMerged { stats, bad, counters }, text, 0))
+            })?)
+        })
     };
-
-    // Tree assembly.
-    let mut tree_step = Step::new("tree", versions::TREE, &pipeline.tree).input("eco", &eco_output.hash);
-    if let Some(games) = &games_output {
-        tree_step = tree_step.input("games", &games.hash);
-    }
-    let tree_params = pipeline.tree.clone();
-    let eco_for_tree = eco_output.clone();
-    let tree_output = build.value(tree_step, move |b| {
-        let skeleton: Arc<EcoSkeleton> = b.load("eco", &eco_for_tree)?;
-        let games: Option<Arc<GamesMerged>> = games_output.as_ref().map(|g| b.load("games", g)).transpose()?;
-        let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &tree_params);
-        let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
-        Ok((tree, text, 0))
-    })?;
-
-    // Phase 4: engine annotation of the tree's nodes, each result cached per position.
-    let engine_output = match &pipeline.engine {
-        None => None,
-        Some(config) => Some(annotate_step(loaded, &build, config, &tree_output, &new_warnings)?),
-    };
-    let engine_output = &engine_output;
-
-    // Phase 5: the pawn structure of every terminal node, and the review of the Unknown ones.
-    let structures_output = structures_step(&build, &tree_output)?;
-    let structures_output = &structures_output;
+    let (eco_output, games_output) = rayon::join(merge_taxonomies, count_games);
+    let (eco_output, games_output) = (eco_output?, games_output?);
 
     // The game files of named sources, with their hashes (for validation, classification).
     let files_of = |sources: &[String]| -> (Vec<PathBuf>, Vec<(String, String)>) {
@@ -334,25 +314,68 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         (chosen.iter().map(|g| g.3.clone()).collect(), chosen.iter().map(|g| (g.4.clone(), g.5.clone())).collect())
     };
 
-    // Phase 3: validation against a corpus; its stubs (if asked for) go into the store.
-    let validate_output = match &pipeline.validate {
-        None => None,
-        Some(params) => {
-            let (paths, hashes) = files_of(&params.sources);
-            Some(validate_step(&build, params, &paths, &hashes, &tree_output, &eco_output)?)
+    // What follows the merge: the tree and the phases that read it, one after the other.
+    let tree_chain = || -> Result<_, MakeError> {
+        // Tree assembly.
+        let mut tree_step = Step::new("tree", versions::TREE, &pipeline.tree).input("eco", &eco_output.hash);
+        if let Some(games) = &games_output {
+            tree_step = tree_step.input("games", &games.hash);
         }
+        let tree_params = pipeline.tree.clone();
+        let tree_output = build.value(tree_step, |b| {
+            let skeleton: Arc<EcoSkeleton> = b.load("eco", &eco_output)?;
+            let games: Option<Arc<GamesMerged>> = games_output.as_ref().map(|g| b.load("games", g)).transpose()?;
+            let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &tree_params);
+            let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
+            Ok((tree, text, 0))
+        })?;
+
+        // Phase 4: engine annotation of the tree's nodes, each result cached per position.
+        let engine_output = match &pipeline.engine {
+            None => None,
+            Some(config) => Some(annotate_step(loaded, &build, config, &tree_output, &new_warnings)?),
+        };
+
+        // Phase 5: the pawn structure of every terminal node, and the review of the Unknown ones.
+        let structures_output = structures_step(&build, &tree_output)?;
+
+        // Phase 3: validation against a corpus; its stubs (if asked for) go into the store.
+        let validate_output = match &pipeline.validate {
+            None => None,
+            Some(params) => {
+                let (paths, hashes) = files_of(&params.sources);
+                Some(validate_step(&build, params, &paths, &hashes, &tree_output, &eco_output)?)
+            }
+        };
+        Ok((tree_output, engine_output, structures_output, validate_output))
     };
-    let validate_output = &validate_output;
+    // Meanwhile, what needs the skeleton only: the store's entry table and the eco.json
+    // exports.
+    let entries_path = cache_dir(loaded).join("store-entries.sqlite");
+    let skeleton_only = || -> Result<Output, MakeError> {
+        let eco_json: Vec<_> = pipeline.exports.iter().filter(|(_, spec)| spec.format == ExportFormat::EcoJson).collect();
+        let (entries, exports) = rayon::join(
+            || entries_step(&build, &eco_output, &entries_path),
+            || eco_json.par_iter().try_for_each(|(name, spec)| eco_json_export(&build, name, spec, &loaded.path(&spec.output), &eco_output)),
+        );
+        exports?;
+        entries
+    };
+    let (chain, entries_output) = rayon::join(tree_chain, skeleton_only);
+    let (tree_output, engine_output, structures_output, validate_output) = chain?;
+    let entries_output = entries_output?;
+    let (engine_output, structures_output, validate_output) = (&engine_output, &structures_output, &validate_output);
     let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
 
     // The store and the exports only read their inputs: run them side by side.
     let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
-    let (build, tree_output, eco_output) = (&build, &tree_output, &eco_output);
+    let (build, tree_output, eco_output, entries_path) = (&build, &tree_output, &eco_output, &entries_path);
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
     finals.push(Box::new(move || {
-        let mut store_step =
-            Step::new("store", versions::STORE, &()).input("tree", &tree_output.hash).input("eco", &eco_output.hash);
+        let mut store_step = Step::new("store", versions::STORE, &())
+            .input("tree", &tree_output.hash)
+            .input("store:entries", &entries_output.hash);
         if let Some(engine) = engine_output {
             store_step = store_step.input("engine", &engine.hash);
         }
@@ -362,7 +385,6 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         }
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
-            let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
             let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
             let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
             let stubs = match stubs_output {
@@ -370,7 +392,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 None => Vec::new(),
             };
             let written =
-                crate::store::write::write(&tree, &skeleton, annotations.as_deref(), Some(&structures), &stubs, &store_path)
+                crate::store::write::write(&tree, &entries_path, annotations.as_deref(), Some(&structures), &stubs, &store_path)
                     .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
             Ok(format!(
@@ -433,15 +455,8 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
             };
             match spec.format {
-                ExportFormat::EcoJson => {
-                    let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
-                    build.files(step, &target, |b| {
-                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-                        let files = export::eco_json::render_all(&skeleton, spec.pretty);
-                        let text = format!("{} files", files.len());
-                        Ok((files, text))
-                    })?;
-                }
+                // Written beside the tree (it needs the skeleton only).
+                ExportFormat::EcoJson => {}
                 ExportFormat::Polyglot => {
                     let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
                     build.files(step, &target, |b| {
@@ -561,6 +576,36 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// The `store:entries` step: the store's entry table in a part database under `cache/`,
+/// written while the tree is built and copied into every store written from this skeleton.
+fn entries_step(build: &Build, eco_output: &Output, path: &std::path::Path) -> Result<Output, MakeError> {
+    let step = Step::new("store:entries", versions::STORE_ENTRIES, &()).input("eco", &eco_output.hash);
+    Ok(build.external(step, path, |b| {
+        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+        let rows = crate::store::write::write_entries(&skeleton, path)
+            .map_err(|e| BuildError::Step { step: "store:entries".into(), message: e.to_string() })?;
+        Ok(format!("{rows} entries"))
+    })?)
+}
+
+/// An `eco-json` export: the skeleton as eco.json-compatible files.
+fn eco_json_export(
+    build: &Build,
+    name: &str,
+    spec: &crate::pipeline::ExportSpec,
+    target: &std::path::Path,
+    eco_output: &Output,
+) -> Result<(), MakeError> {
+    let step = Step::new(format!("export:{name}"), versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
+    build.files(step, target, |b| {
+        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+        let files = export::eco_json::render_all(&skeleton, spec.pretty);
+        let text = format!("{} files", files.len());
+        Ok((files, text))
+    })?;
+    Ok(())
 }
 
 /// The `engine` step: annotates the tree's nodes (those with at least `min_games` games),

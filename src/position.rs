@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::{Epd, Fen};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::{Zobrist64, Zobrist128};
-use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position, Role, Square};
+use shakmaty::{Bitboard, CastlingMode, Chess, EnPassantMode, FromSetup, Move, Position, Role, Square};
 
 /// Compact identity of a position (128-bit Zobrist hash with the legal en-passant rule).
 ///
@@ -80,18 +80,89 @@ pub fn child_key(pos: &Chess, current: PositionKey, m: &Move) -> PositionKey {
 ///
 /// This is the unique key of `opening_nodes` in the store and the input to stable node ids.
 pub fn epd(pos: &Chess) -> String {
-    // `append_to_string` writes bytes directly; `to_string` would go through the
-    // formatter one character at a time, which showed in profiles of the ECO build.
     let mut text = String::with_capacity(80);
-    Epd::from_position(pos, EnPassantMode::Legal).append_to_string(&mut text);
+    push_epd(pos, &mut text);
     text
 }
 
 /// A full FEN of `pos` (legal en-passant rule, with move counters) for display and exports.
 pub fn fen(pos: &Chess) -> String {
     let mut text = String::with_capacity(88);
-    Fen::from_position(pos, EnPassantMode::Legal).append_to_string(&mut text);
+    push_epd(pos, &mut text);
+    text.push(' ');
+    text.push_str(itoa(pos.halfmoves(), &mut [0; 10]));
+    text.push(' ');
+    text.push_str(itoa(pos.fullmoves().get(), &mut [0; 10]));
     text
+}
+
+/// Writes the four EPD fields of `pos`, byte for byte what shakmaty's `Epd` writes with
+/// the legal en-passant rule (tested). The ECO build writes two of these per position;
+/// shakmaty's general writer (variants, pockets, promoted pieces, Chess960 castling)
+/// costs several times more, so the standard-chess case is written here directly.
+fn push_epd(pos: &Chess, out: &mut String) {
+    let rights = pos.castles().castling_rights();
+    let standard_rooks = Bitboard::from(Square::A1) | Square::H1 | Square::A8 | Square::H8;
+    if !(rights & !standard_rooks).is_empty() {
+        // Castling with a rook elsewhere (a position set up by hand): the general writer.
+        Epd::from_position(pos, EnPassantMode::Legal).append_to_string(out);
+        return;
+    }
+    let mut squares = [0u8; 64];
+    for (square, piece) in pos.board() {
+        squares[square as usize] = piece.char() as u8;
+    }
+    let mut bytes = Vec::with_capacity(96);
+    for rank in (0..8).rev() {
+        let mut empty = 0u8;
+        for &c in &squares[rank * 8..rank * 8 + 8] {
+            if c == 0 {
+                empty += 1;
+            } else {
+                if empty > 0 {
+                    bytes.push(b'0' + empty);
+                    empty = 0;
+                }
+                bytes.push(c);
+            }
+        }
+        if empty > 0 {
+            bytes.push(b'0' + empty);
+        }
+        if rank > 0 {
+            bytes.push(b'/');
+        }
+    }
+    bytes.extend_from_slice(if pos.turn().is_white() { b" w " } else { b" b " });
+    let before = bytes.len();
+    for (square, c) in [(Square::H1, b'K'), (Square::A1, b'Q'), (Square::H8, b'k'), (Square::A8, b'q')] {
+        if rights.contains(square) {
+            bytes.push(c);
+        }
+    }
+    if bytes.len() == before {
+        bytes.push(b'-');
+    }
+    bytes.push(b' ');
+    match pos.ep_square(EnPassantMode::Legal) {
+        Some(square) => bytes.extend_from_slice(&[square.file().char() as u8, square.rank().char() as u8]),
+        None => bytes.push(b'-'),
+    }
+    out.push_str(std::str::from_utf8(&bytes).expect("FEN characters are ASCII"));
+}
+
+/// `n` in decimal, written into `buf`.
+fn itoa(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("digits are ASCII")
 }
 
 /// The Polyglot book key of `pos` (Polyglot's own pseudo-legal en-passant rule).
@@ -119,6 +190,9 @@ pub struct FenError {
 /// Parses a FEN or EPD leniently: move counters may be missing, and the en-passant field
 /// may follow any convention (always, pseudo-legal or legal); identity is recomputed.
 pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
+    if let Some(pos) = parse_plain_fen(text.trim()) {
+        return Ok(pos);
+    }
     let trimmed = text.trim();
     let err = |reason: String| FenError { text: trimmed.to_string(), reason };
     let fields = trimmed.split_whitespace().count();
@@ -132,6 +206,87 @@ pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
         Ok(pos) => Ok(pos),
         Err(e) => e.ignore_impossible_check().map_err(|e| err(e.to_string())),
     }
+}
+
+/// The fast path of [`parse_fen`]: a plain standard-chess FEN (six fields) or EPD (four),
+/// as okb writes them and as the store holds hundreds of thousands of them. Anything
+/// unusual (Chess960 castling, pockets, a position `from_setup` rejects) returns `None`
+/// and goes through shakmaty's general parser, so both paths accept and build the same
+/// positions (tested).
+fn parse_plain_fen(text: &str) -> Option<Chess> {
+    use shakmaty::{ByColor, ByRole, Color, Setup};
+    let mut fields = text.split(' ');
+    let (placement, turn, castling, ep) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+    let counters = (fields.next(), fields.next(), fields.next());
+    let (halfmoves, fullmoves) = match counters {
+        (None, None, None) => (0, 1),
+        (Some(h), Some(f), None) => (h.parse().ok()?, f.parse().ok()?),
+        _ => return None,
+    };
+    let mut by_role = ByRole::<Bitboard>::default();
+    let mut by_color = ByColor::<Bitboard>::default();
+    let (mut rank, mut file) = (7u32, 0u32);
+    for &c in placement.as_bytes() {
+        match c {
+            b'/' if file == 8 && rank > 0 => (rank, file) = (rank - 1, 0),
+            b'1'..=b'8' => file += u32::from(c - b'0'),
+            _ => {
+                let role = Role::from_char(char::from(c).to_ascii_lowercase())?;
+                if file > 7 {
+                    return None;
+                }
+                let square = Square::from_coords(shakmaty::File::new(file), shakmaty::Rank::new(rank));
+                *by_role.get_mut(role) |= Bitboard::from(square);
+                *by_color.get_mut(Color::from_white(c.is_ascii_uppercase())) |= Bitboard::from(square);
+                file += 1;
+            }
+        }
+        if file > 8 {
+            return None;
+        }
+    }
+    if rank != 0 || file != 8 {
+        return None;
+    }
+    let board = shakmaty::Board::try_from_bitboards(by_role, by_color).ok()?;
+    let turn = match turn {
+        "w" => Color::White,
+        "b" => Color::Black,
+        _ => return None,
+    };
+    let mut castling_rights = Bitboard::EMPTY;
+    if castling != "-" {
+        for c in castling.bytes() {
+            let (king, rook, color) = match c {
+                b'K' => (Square::E1, Square::H1, Color::White),
+                b'Q' => (Square::E1, Square::A1, Color::White),
+                b'k' => (Square::E8, Square::H8, Color::Black),
+                b'q' => (Square::E8, Square::A8, Color::Black),
+                _ => return None,
+            };
+            // Letters that do not name a standard rook are left to the general parser.
+            if board.piece_at(king) != Some(color.king()) || board.piece_at(rook) != Some(color.rook()) {
+                return None;
+            }
+            castling_rights |= Bitboard::from(rook);
+        }
+    }
+    let ep_square = match ep {
+        "-" => None,
+        square => Some(square.parse::<Square>().ok()?),
+    };
+    let setup = Setup {
+        board,
+        promoted: Bitboard::EMPTY,
+        pockets: None,
+        turn,
+        castling_rights,
+        ep_square,
+        remaining_checks: None,
+        halfmoves,
+        fullmoves: std::num::NonZeroU32::new(fullmoves)?,
+    };
+    Chess::from_setup(setup, CastlingMode::Standard).ok()
 }
 
 /// A move packed into 16 bits: from square, to square and promotion role.
@@ -169,9 +324,17 @@ pub fn uci(m: &Move) -> String {
     m.to_uci(CastlingMode::Standard).to_string()
 }
 
-/// The SAN text of `m` played from `pos`, with check or mate suffix.
+/// The SAN text of legal move `m` played from `pos`, with check or mate suffix.
 pub fn san(pos: &Chess, m: &Move) -> String {
-    shakmaty::san::SanPlus::from_move(pos.clone(), *m).to_string()
+    // shakmaty's `SanPlus` asks for the game's outcome after every move, which generates
+    // all legal moves; only a check can be a mate, so that is asked only after a check.
+    let mut text = shakmaty::san::San::from_move(pos, *m).to_string();
+    let mut after = pos.clone();
+    after.play_unchecked(*m);
+    if after.is_check() {
+        text.push(if after.is_checkmate() { '#' } else { '+' });
+    }
+    text
 }
 
 #[cfg(test)]
@@ -240,6 +403,101 @@ mod tests {
             let m = san.to_move(&pos).unwrap();
             pos.play_unchecked(m);
         }
+    }
+
+    /// Visits every position of `games` random games of up to `plies` plies (xorshift
+    /// from `seed`, so every run checks the same positions).
+    fn random_positions(games: usize, plies: usize, mut seed: u64, mut visit: impl FnMut(&Chess)) {
+        for _ in 0..games {
+            let mut pos = Chess::default();
+            for _ in 0..plies {
+                visit(&pos);
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                pos.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+    }
+
+    /// okb's EPD and FEN writers agree with shakmaty's on every position of a few
+    /// thousand random games (captures, castling rights lost one by one, promotions,
+    /// en passant legal or not, long move counters) and on positions set up by hand.
+    #[test]
+    fn fast_writers_equal_shakmaty() {
+        let shakmaty_fen = |pos: &Chess| Fen::from_position(pos, EnPassantMode::Legal).to_string();
+        let shakmaty_epd = |pos: &Chess| Epd::from_position(pos, EnPassantMode::Legal).to_string();
+        let mut positions = 0;
+        random_positions(2000, 120, 0x9e37_79b9_7f4a_7c15, |pos| {
+            assert_eq!(fen(pos), shakmaty_fen(pos));
+            assert_eq!(epd(pos), shakmaty_epd(pos));
+            positions += 1;
+        });
+        assert!(positions > 100_000, "{positions}");
+        for text in [
+            "8/8/8/KPp4r/8/8/8/7k w - c6 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "r3k2r/8/8/8/8/8/8/R3K2R b Kq - 99 250",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+            "1r2k1r1/8/8/8/8/8/8/1R2K1R1 w - - 0 1",
+        ] {
+            let pos = parse_fen(text).unwrap();
+            assert_eq!(fen(&pos), shakmaty_fen(&pos), "{text}");
+            assert_eq!(epd(&pos), shakmaty_epd(&pos), "{text}");
+        }
+    }
+
+    #[test]
+    fn san_equals_shakmaty_san_plus() {
+        random_positions(300, 150, 0x2545_f491_4f6c_dd1d, |pos| {
+            for m in &pos.legal_moves() {
+                assert_eq!(san(pos, m), shakmaty::san::SanPlus::from_move(pos.clone(), *m).to_string());
+            }
+        });
+    }
+
+    /// The fast FEN parser builds exactly what shakmaty's parser builds, and declines
+    /// (leaving it to the general parser) whatever it does not handle.
+    #[test]
+    fn fast_fen_parser_equals_shakmaty() {
+        let general = |text: &str| -> Option<Chess> {
+            let fields = text.split_whitespace().count();
+            let setup = if fields >= 5 {
+                Fen::from_ascii(text.as_bytes()).ok()?.into_setup()
+            } else {
+                Epd::from_ascii(text.as_bytes()).ok()?.into_setup()
+            };
+            Chess::from_setup(setup, CastlingMode::Standard).ok()
+        };
+        let mut checked = 0;
+        random_positions(500, 100, 0x1234_5678_9abc_def1, |pos| {
+            for text in [fen(pos), epd(pos), Fen::from_position(pos, EnPassantMode::Always).to_string()] {
+                let fast = parse_plain_fen(&text).expect("plain FENs take the fast path");
+                assert_eq!(Some(&fast), general(&text).as_ref(), "{text}");
+                assert_eq!(epd(&fast), epd(pos), "{text}");
+                checked += 1;
+            }
+        });
+        assert!(checked > 50_000);
+        for declined in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w HAha - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR[] w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/9/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR  w KQkq - 0 1",
+            "8/8/8/8/8/8/8/8 w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K2R w - e6 0 1",
+        ] {
+            assert!(parse_plain_fen(declined).is_none(), "{declined}");
+        }
+        // Declined texts still parse where the general parser accepts them.
+        assert!(parse_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w Qkq - 0 1").is_ok());
     }
 
     #[test]

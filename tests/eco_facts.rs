@@ -67,9 +67,12 @@ fn the_real_skeleton_store_is_complete_and_consistent() {
     let tree = okb::tree::build(&skeleton, None, &okb::tree::TreeParams::default());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("okb.sqlite");
-    let written = okb::store::write::write(&tree, &skeleton, None, None, &[], &path).unwrap();
+    let parts = tempfile::tempdir().unwrap();
+    let entries = parts.path().join("entries.sqlite");
+    assert_eq!(okb::store::write::write_entries(&skeleton, &entries).unwrap(), skeleton.entries.len());
+    let written = okb::store::write::write(&tree, &entries, None, None, &[], &path).unwrap();
     assert_eq!(written.nodes, tree.nodes.len());
-    // The writer fills entries and edges in a side database and transfers them: nothing
+    // The writer fills entries and edges in part databases and transfers them: nothing
     // may be lost on the way, every reference must resolve, and no side file is left.
     let conn = rusqlite::Connection::open(&path).unwrap();
     let count = |table: &str| conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();

@@ -4,7 +4,7 @@ mod common;
 
 use common::{Project, tree_bytes};
 
-const ALL_STEPS: usize = 14;
+const ALL_STEPS: usize = 15;
 
 #[test]
 fn second_make_does_nothing_and_says_so() {
@@ -42,7 +42,17 @@ fn changing_one_source_rebuilds_only_what_depends_on_it() {
     built.sort();
     assert_eq!(
         built,
-        vec!["eco", "export:eco-json", "export:nodes-csv", "parse:lichess-a", "store", "structure-review", "structures", "tree"],
+        vec![
+            "eco",
+            "export:eco-json",
+            "export:nodes-csv",
+            "parse:lichess-a",
+            "store",
+            "store:entries",
+            "structure-review",
+            "structures",
+            "tree"
+        ],
         "{}",
         run.stderr
     );
@@ -184,7 +194,7 @@ fn status_reports_stale_steps_without_building() {
     let run = p.okb(&["status"]);
     assert!(run.stderr.contains("because lichess-b changed"), "{}", run.stderr);
     assert!(run.stderr.contains("because input parse:lichess-b will be rebuilt"), "{}", run.stderr);
-    assert_eq!(p.make(&[]).steps("Building").len(), 8);
+    assert_eq!(p.make(&[]).steps("Building").len(), 9);
 }
 
 #[test]

@@ -100,10 +100,14 @@ CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
 CREATE INDEX node_changelog_node ON node_changelog (node_id);
 "#;
 
-/// Indexes on the entry and edge tables. The store writer builds these tables in a side
-/// database with these indexes, then copies tables and indexes in one transfer.
-pub const EDGE_INDEXES: &str = r#"
+/// Index on the entry table. The store writer builds the table in a part database with
+/// this index, then copies table and index in one transfer.
+pub const ENTRY_INDEXES: &str = r#"
 CREATE INDEX opening_entries_eco ON opening_entries (eco);
+"#;
+
+/// Index on the edge table, built the same way as [`ENTRY_INDEXES`] in a side database.
+pub const EDGE_INDEXES: &str = r#"
 CREATE INDEX node_children_child ON node_children (child_id);
 "#;
 
