@@ -392,7 +392,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 None => Vec::new(),
             };
             let written =
-                crate::store::write::write(&tree, &entries_path, annotations.as_deref(), Some(&structures), &stubs, &store_path)
+                crate::store::write::write(&tree, entries_path, annotations.as_deref(), Some(&structures), &stubs, &store_path)
                     .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
             Ok(format!(

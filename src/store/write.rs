@@ -189,13 +189,12 @@ pub fn write(
         stub_edges.push(StubEdge { parent, child: records.len(), stub });
         records.push(NodeRecord::stub(stub));
     }
-    let ids: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
-    let order = id_order(&ids);
+    let ids = NodeIds::of(&records);
     let mut summary = WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
 
     let (main, side_rows) = std::thread::scope(|scope| {
-        let side_job = scope.spawn(|| write_side(tree, &ids, &order, &stub_edges, &side));
-        let main = write_main(tree, &records, &ids, &order, annotations, previous.as_ref(), &tmp, &mut summary);
+        let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
+        let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
     let mut conn = main?;
@@ -225,8 +224,7 @@ pub fn write(
 fn write_main(
     tree: &Tree,
     records: &[NodeRecord],
-    ids: &[&str],
-    order: &[usize],
+    ids: &NodeIds<'_>,
     annotations: Option<&Annotations>,
     previous: Option<&PreviousStore>,
     tmp: &Path,
@@ -249,7 +247,7 @@ fn write_main(
             )
             .map_err(sql(tmp))?;
         // Primary-key order makes every insert an append to the b-tree.
-        for r in order.iter().map(|&i| &records[i]) {
+        for r in ids.order.iter().map(|&i| &records[i]) {
             let analysis = annotations.and_then(|a| a.results.get(&r.position_key));
             let lines = analysis.map(|a| serde_json::to_string(&a.lines).expect("lines serialize"));
             insert_node
@@ -265,9 +263,9 @@ fn write_main(
         let mut insert_transposition =
             tx.prepare("INSERT INTO node_transpositions VALUES (?1, ?2, ?3)").map_err(sql(tmp))?;
         for (target, a, b) in tree.transpositions() {
-            let (a, b) = (ids[a as usize], ids[b as usize]);
+            let (a, b) = (ids.text[a as usize], ids.text[b as usize]);
             let (a, b) = if a < b { (a, b) } else { (b, a) };
-            insert_transposition.execute(params![a, b, ids[target as usize]]).map_err(sql(tmp))?;
+            insert_transposition.execute(params![a, b, ids.text[target as usize]]).map_err(sql(tmp))?;
             summary.transpositions += 1;
         }
         let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(tmp))?;
@@ -292,7 +290,7 @@ fn write_main(
                     summary.changes += 1;
                 }
             }
-            let current: std::collections::HashSet<&str> = ids.iter().copied().collect();
+            let current: std::collections::HashSet<&str> = ids.text.iter().copied().collect();
             let mut removed: Vec<&String> = old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
             removed.sort();
             for id in removed {
@@ -311,6 +309,20 @@ fn write_main(
     tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
     Ok(conn)
+}
+
+/// The ids of the records to write, by record index, and the record indices in id order.
+struct NodeIds<'a> {
+    text: Vec<&'a str>,
+    order: Vec<usize>,
+}
+
+impl<'a> NodeIds<'a> {
+    fn of(records: &'a [NodeRecord]) -> NodeIds<'a> {
+        let text: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
+        let order = id_order(&text);
+        NodeIds { text, order }
+    }
 }
 
 /// Indices of `ids` in ascending order. A node id is a UUID written in lowercase hex
@@ -342,7 +354,7 @@ struct StubEdge<'a> {
 /// The side database: the same schema, holding only the edge rows (in primary key
 /// order, so that every insert, and later every transferred cell, is an append) and
 /// their index. Returns the number of edges.
-fn write_side(tree: &Tree, ids: &[&str], order: &[usize], stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
+fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
     let mut conn = Connection::open(side).map_err(sql(side))?;
     conn.execute_batch(SCHEMA).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
@@ -351,7 +363,7 @@ fn write_side(tree: &Tree, ids: &[&str], order: &[usize], stub_edges: &[StubEdge
         let mut insert_edge =
             tx.prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)").map_err(sql(side))?;
         // Stubs (after the tree's nodes) have no children of their own.
-        for &i in order.iter().filter(|&&i| i < tree.nodes.len()) {
+        for &i in ids.order.iter().filter(|&&i| i < tree.nodes.len()) {
             let node = &tree.nodes[i];
             let mut children: Vec<(usize, &crate::tree::Edge)> = node.children.iter().enumerate().collect();
             children.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
@@ -360,8 +372,8 @@ fn write_side(tree: &Tree, ids: &[&str], order: &[usize], stub_edges: &[StubEdge
                 let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
                     .execute(params![
-                        ids[i],
-                        ids[edge.child as usize],
+                        ids.text[i],
+                        ids.text[edge.child as usize],
                         edge.san,
                         edge.uci,
                         rank as i64,
@@ -382,8 +394,8 @@ fn write_side(tree: &Tree, ids: &[&str], order: &[usize], stub_edges: &[StubEdge
             let o = e.stub.outcomes;
             insert_edge
                 .execute(params![
-                    ids[e.parent as usize],
-                    ids[e.child],
+                    ids.text[e.parent as usize],
+                    ids.text[e.child],
                     e.stub.san,
                     e.stub.uci,
                     *rank as i64,
