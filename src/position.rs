@@ -108,11 +108,23 @@ fn push_epd(pos: &Chess, out: &mut String) {
         Epd::from_position(pos, EnPassantMode::Legal).append_to_string(out);
         return;
     }
+    let board = pos.board();
     let mut squares = [0u8; 64];
-    for (square, piece) in pos.board() {
-        squares[square as usize] = piece.char() as u8;
+    for color in [shakmaty::Color::White, shakmaty::Color::Black] {
+        for role in Role::ALL {
+            let piece = shakmaty::Piece { color, role };
+            for square in board.by_piece(piece) {
+                squares[square as usize] = piece.char() as u8;
+            }
+        }
     }
-    let mut bytes = Vec::with_capacity(96);
+    // At most 64 placement characters, 7 slashes and 11 for the other fields.
+    let mut bytes = [0u8; 88];
+    let mut n = 0;
+    let mut put = |c: u8| {
+        bytes[n] = c;
+        n += 1;
+    };
     for rank in (0..8).rev() {
         let mut empty = 0u8;
         for &c in &squares[rank * 8..rank * 8 + 8] {
@@ -120,35 +132,39 @@ fn push_epd(pos: &Chess, out: &mut String) {
                 empty += 1;
             } else {
                 if empty > 0 {
-                    bytes.push(b'0' + empty);
+                    put(b'0' + empty);
                     empty = 0;
                 }
-                bytes.push(c);
+                put(c);
             }
         }
         if empty > 0 {
-            bytes.push(b'0' + empty);
+            put(b'0' + empty);
         }
         if rank > 0 {
-            bytes.push(b'/');
+            put(b'/');
         }
     }
-    bytes.extend_from_slice(if pos.turn().is_white() { b" w " } else { b" b " });
-    let before = bytes.len();
+    put(b' ');
+    put(if pos.turn().is_white() { b'w' } else { b'b' });
+    put(b' ');
+    if rights.is_empty() {
+        put(b'-');
+    }
     for (square, c) in [(Square::H1, b'K'), (Square::A1, b'Q'), (Square::H8, b'k'), (Square::A8, b'q')] {
         if rights.contains(square) {
-            bytes.push(c);
+            put(c);
         }
     }
-    if bytes.len() == before {
-        bytes.push(b'-');
-    }
-    bytes.push(b' ');
+    put(b' ');
     match pos.ep_square(EnPassantMode::Legal) {
-        Some(square) => bytes.extend_from_slice(&[square.file().char() as u8, square.rank().char() as u8]),
-        None => bytes.push(b'-'),
+        Some(square) => {
+            put(square.file().char() as u8);
+            put(square.rank().char() as u8);
+        }
+        None => put(b'-'),
     }
-    out.push_str(std::str::from_utf8(&bytes).expect("FEN characters are ASCII"));
+    out.push_str(std::str::from_utf8(&bytes[..n]).expect("FEN characters are ASCII"));
 }
 
 /// `n` in decimal, written into `buf`.
