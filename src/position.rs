@@ -189,8 +189,16 @@ pub fn polyglot_key(pos: &Chess) -> u64 {
 /// The stable id of the node on position `epd`: a UUIDv5 of the identity text, so ids
 /// that consumers stored keep working across rebuilds.
 pub fn node_id(epd: &str) -> String {
+    use sha1::Digest;
     const OKB_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6f6b_6200_5f70_6f73_6974_696f_6e5f_6964);
-    uuid::Uuid::new_v5(&OKB_NAMESPACE, epd.as_bytes()).to_string()
+    // UUIDv5 (RFC 9562) by hand: the `sha1` crate hashes with the CPU's SHA extensions
+    // where present, several times faster than the portable SHA-1 of uuid's `v5`, and
+    // every node of every export gets an id.
+    let digest = sha1::Sha1::new().chain_update(OKB_NAMESPACE.as_bytes()).chain_update(epd.as_bytes()).finalize();
+    let mut bytes = [0u8; 16];
+    bytes.copy_from_slice(&digest[..16]);
+    let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
+    uuid::Builder::from_sha1_bytes(bytes).into_uuid().hyphenated().encode_lower(&mut text).to_string()
 }
 
 /// Error returned by [`parse_fen`].
@@ -365,6 +373,15 @@ mod tests {
             pos.play_unchecked(m);
         }
         pos
+    }
+
+    #[test]
+    fn node_ids_are_rfc_uuid_v5_in_okb_namespace() {
+        // Reference values from Python's uuid.uuid5 with okb's namespace.
+        let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
+        assert_eq!(node_id(start), "8eb3b90f-4d5d-5081-94e1-bc03ae10cc04");
+        assert_eq!(node_id(""), "29da27a7-bef8-5867-9e6c-d9fbdd323290");
+        assert_eq!(node_id(&"x".repeat(200)), "5a0c5888-2554-5bfb-801c-d1e4080b9079");
     }
 
     #[test]

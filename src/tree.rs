@@ -4,7 +4,6 @@
 //! Later phases only add fields to existing nodes (engine evaluations, structures); they
 //! never add or remove nodes, so node indices are stable within one build.
 
-use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
@@ -132,16 +131,48 @@ impl Tree {
 struct Pending {
     pos: Chess,
     ply: u16,
-    edges: BTreeMap<MoveKey, (PositionKey, Option<MoveStats>)>,
+    edges: PendingEdges,
+}
+
+/// A pending node's moves, sorted by move: a node has a move or two, so a sorted vector
+/// is smaller and faster than a map (one allocation instead of a map node per position).
+#[derive(Default)]
+struct PendingEdges(Vec<(MoveKey, PositionKey, Option<MoveStats>)>);
+
+impl PendingEdges {
+    fn slot(&self, m: MoveKey) -> Result<usize, usize> {
+        self.0.binary_search_by_key(&m, |e| e.0)
+    }
+
+    fn contains(&self, m: MoveKey) -> bool {
+        self.slot(m).is_ok()
+    }
+
+    /// Adds the move unless it is there already.
+    fn add(&mut self, m: MoveKey, child: PositionKey) {
+        if let Err(at) = self.slot(m) {
+            self.0.insert(at, (m, child, None));
+        }
+    }
+
+    /// Adds the move, or replaces what it had, with `stats`.
+    fn set(&mut self, m: MoveKey, child: PositionKey, stats: MoveStats) {
+        match self.slot(m) {
+            Ok(at) => self.0[at] = (m, child, Some(stats)),
+            Err(at) => self.0.insert(at, (m, child, Some(stats))),
+        }
+    }
 }
 
 /// Builds the tree: every position on an ECO line, and every position reached within
 /// `max_ply` by moves played in at least `min_games` games.
 pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
-    let mut pending: KeyMap<PositionKey, Pending> = KeyMap::default();
+    // Sized for the skeleton; games add positions beyond it.
+    let mut pending: KeyMap<PositionKey, Pending> =
+        KeyMap::with_capacity_and_hasher(skeleton.entries.len() + 1, Default::default());
     let root = Chess::default();
     let root_key = position::key(&root);
-    pending.insert(root_key, Pending { pos: root, ply: 0, edges: BTreeMap::new() });
+    pending.insert(root_key, Pending { pos: root, ply: 0, edges: PendingEdges::default() });
 
     // Every skeleton position is a node, whatever its counts and depth. Interpolation
     // makes every prefix of a named line an entry; where it is off, the missing prefix
@@ -154,7 +185,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         .map(|e| position::parse_fen(&e.fen).expect("entry FENs are written by okb"))
         .collect();
     for (entry, pos) in skeleton.entries.iter().zip(entry_positions) {
-        pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: BTreeMap::new() });
+        pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: PendingEdges::default() });
         let gap = entry.from.as_deref().is_none_or(|from| !entry_keys.contains(from));
         if gap && !entry.moves.is_empty() {
             let mut pos = Chess::default();
@@ -162,7 +193,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 let mv = m.to_move(&pos).expect("skeleton lines are legal");
                 pos.play_unchecked(mv);
                 let key = position::key(&pos);
-                pending.entry(key).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: BTreeMap::new() });
+                pending.entry(key).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: PendingEdges::default() });
             }
         }
     }
@@ -187,7 +218,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
             .collect()
     };
     for (parent, m, child) in links {
-        pending.get_mut(&parent).expect("listed above").edges.entry(m).or_insert((child, None));
+        pending.get_mut(&parent).expect("listed above").edges.add(m, child);
     }
 
     // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
@@ -203,7 +234,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 continue;
             }
             for (_, m, stats) in games.moves_from(key) {
-                let in_skeleton = pending[&key].edges.contains_key(m);
+                let in_skeleton = pending[&key].edges.contains(*m);
                 if stats.outcomes.games() < params.min_games && !in_skeleton {
                     continue;
                 }
@@ -211,8 +242,8 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 let mut child_pos = pos.clone();
                 child_pos.play_unchecked(mv);
                 let child = position::key(&child_pos);
-                pending.get_mut(&key).unwrap().edges.insert(*m, (child, Some(*stats)));
-                let node = pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: BTreeMap::new() });
+                pending.get_mut(&key).unwrap().edges.set(*m, child, *stats);
+                let node = pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: PendingEdges::default() });
                 // A skeleton position reached earlier by games than by its own line.
                 node.ply = node.ply.min(ply + 1);
                 if seen.insert(child) {
@@ -220,7 +251,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 }
             }
             // Skeleton children are walked too, so game statistics below them attach.
-            let skeleton_children: Vec<PositionKey> = pending[&key].edges.values().map(|(c, _)| *c).collect();
+            let skeleton_children: Vec<PositionKey> = pending[&key].edges.0.iter().map(|e| e.1).collect();
             for child in skeleton_children {
                 if seen.insert(child) {
                     frontier.push_back(child);
@@ -251,8 +282,9 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 stats: games.and_then(|g| g.position(*key).copied()),
                 children: p
                     .edges
+                    .0
                     .iter()
-                    .map(|(m, (child, stats))| {
+                    .map(|(m, child, stats)| {
                         let mv = m.to_move(&p.pos).expect("edges were played legally");
                         Edge {
                             child: index_of[child],

@@ -27,11 +27,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = path.with_file_name(format!(
-        ".{}.{}.okb-tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
-        std::process::id()
-    ));
+    let tmp = temporary_name(path);
     {
         let mut file = std::fs::File::create(&tmp)?;
         // No fsync: rename is atomic against a killed process, and every reader verifies
@@ -40,6 +36,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         file.write_all(bytes)?;
     }
     std::fs::rename(&tmp, path)
+}
+
+/// Writes through to `inner`, hashing what passes.
+struct HashingWriter<W> {
+    inner: W,
+    hasher: blake3::Hasher,
+}
+
+impl<W: Write> Write for HashingWriter<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let written = self.inner.write(bytes)?;
+        self.hasher.update(&bytes[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// A name beside `path` for writing it atomically: hidden, and unique to this process.
+fn temporary_name(path: &Path) -> PathBuf {
+    path.with_file_name(format!(
+        ".{}.{}.okb-tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ))
 }
 
 /// The record of one step run, stored under its key.
@@ -107,8 +130,31 @@ impl Cache {
 
     /// Stores a serializable value as a blob (postcard).
     pub fn put_value<T: Serialize>(&self, value: &T) -> std::io::Result<Hash> {
-        let bytes = postcard::to_stdvec(value).map_err(std::io::Error::other)?;
-        self.put_blob(&bytes)
+        // Streamed to a temporary file and hashed on the way, then renamed to its hash:
+        // step values run to megabytes, and are never held whole in memory.
+        let dir = self.root.join("objects");
+        std::fs::create_dir_all(&dir)?;
+        static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = dir.join(format!(".value.{}.{serial}.okb-tmp", std::process::id()));
+        let stored = (|| {
+            let file = std::fs::File::create(&tmp)?;
+            let hashing = HashingWriter { inner: file, hasher: blake3::Hasher::new() };
+            let mut out = std::io::BufWriter::with_capacity(1 << 16, hashing);
+            postcard::to_io(value, &mut out).map_err(std::io::Error::other)?;
+            let hashing = out.into_inner().map_err(|e| e.into_error())?;
+            let hash = hashing.hasher.finalize().to_hex().to_string();
+            let path = self.object_path(&hash);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::fs::rename(&tmp, &path)?;
+            Ok(hash)
+        })();
+        if stored.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        stored
     }
 
     /// Loads a value stored by [`Cache::put_value`]; `None` when missing or corrupt.

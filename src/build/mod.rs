@@ -349,6 +349,8 @@ impl Build {
         let id = step.id.clone();
         let mut status = Status::Fresh;
         let mut reason = None;
+        // The bytes of a step that runs now are written from memory, not read back.
+        let mut computed: Vec<Vec<u8>> = Vec::new();
         let (manifest, summary, hash) = match self.cache.step(&key) {
             Some(record) => match self.cache.get_value::<Vec<(String, Hash)>>(&record.output) {
                 Some(manifest) => (manifest, record.summary, record.output),
@@ -361,9 +363,10 @@ impl Build {
                 }
                 let (files, summary) = compute(self)?;
                 let mut manifest = Vec::with_capacity(files.len());
-                for file in &files {
+                for file in files {
                     let hash = self.cache.put_blob(&file.bytes).map_err(Self::io(format!("storing output of {id}")))?;
-                    manifest.push((file.name.clone(), hash));
+                    manifest.push((file.name, hash));
+                    computed.push(file.bytes);
                 }
                 let hash = self.cache.put_value(&manifest).map_err(Self::io(format!("storing output of {id}")))?;
                 let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
@@ -375,7 +378,7 @@ impl Build {
             }
         };
         let mut restored = Vec::new();
-        for (name, file_hash) in &manifest {
+        for (index, (name, file_hash)) in manifest.iter().enumerate() {
             let path = if name.is_empty() { target.to_path_buf() } else { target.join(name) };
             if self.file_matches(&path, file_hash) {
                 continue;
@@ -384,9 +387,16 @@ impl Build {
                 restored.push(path.display().to_string());
                 continue;
             }
-            // A bad file blob invalidates the manifest, so that the retry recomputes the step.
-            let bytes =
-                self.cache.get_blob(file_hash).ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone() })?;
+            let bytes = match computed.get_mut(index) {
+                Some(bytes) => std::mem::take(bytes),
+                // A bad file blob invalidates the manifest, so that the retry recomputes the step.
+                None => self
+                    .cache
+                    .get_blob(file_hash)
+                    .ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone() })?,
+            };
+            // A copy, not a link to the cached blob: an output edited in place must not
+            // edit the cache.
             cache::write_atomic(&path, &bytes).map_err(Self::io(format!("writing {}", path.display())))?;
             self.record_file(&path, file_hash);
             restored.push(path.display().to_string());

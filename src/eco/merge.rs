@@ -107,10 +107,14 @@ struct TrieNode {
 }
 
 impl LineTrie {
-    fn new() -> LineTrie {
+    fn with_capacity(nodes: usize) -> LineTrie {
         let pos = Chess::default();
-        let root = TrieNode { key: position::key(&pos), pos, movetext: String::new() };
-        LineTrie { nodes: vec![root], children: KeyMap::default() }
+        let mut trie = LineTrie {
+            nodes: Vec::with_capacity(nodes),
+            children: KeyMap::with_capacity_and_hasher(nodes, Default::default()),
+        };
+        trie.nodes.push(TrieNode { key: position::key(&pos), pos, movetext: String::new() });
+        trie
     }
 
     /// The trie nodes along `moves`, creating the missing ones.
@@ -154,11 +158,15 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
 
     // Per format: position -> first row on it; later rows on it are duplicates.
     let mut by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>> = BTreeMap::new();
-    let mut played: Vec<PlayedRow<'_>> = Vec::new();
-    let mut trie = LineTrie::new();
+    // Sized up front: the taxonomies hold about one new position per row.
+    let rows: usize = inputs.iter().map(|i| i.parsed.rows.len()).sum();
+    let mut played: Vec<PlayedRow<'_>> = Vec::with_capacity(rows);
+    let mut trie = LineTrie::with_capacity(rows + rows / 4);
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
     for input in &ordered {
-        let seen = by_format.entry(input.format).or_default();
+        let seen = by_format
+            .entry(input.format)
+            .or_insert_with(|| KeyMap::with_capacity_and_hasher(input.parsed.rows.len(), Default::default()));
         for row in &input.parsed.rows {
             let path = trie.walk(&row.moves);
             let keys = path.iter().map(|&n| trie.nodes[n as usize].key).collect();
@@ -190,8 +198,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
 
     // Authoritative row per position: the first format (in authority order) that names it.
-    let mut named: KeyMap<PositionKey, usize> = KeyMap::default();
-    let mut named_order: Vec<PositionKey> = Vec::new();
+    let mut named: KeyMap<PositionKey, usize> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
+    let mut named_order: Vec<PositionKey> = Vec::with_capacity(played.len());
     for (index, row) in played.iter().enumerate() {
         let end = *row.keys.last().unwrap();
         if let std::collections::hash_map::Entry::Vacant(e) = named.entry(end) {
@@ -221,10 +229,13 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     let root_rows: std::collections::HashSet<usize> = roots.values().map(|(_, i)| *i).collect();
 
-    let mut entries: KeyMap<PositionKey, EcoEntry> =
-        KeyMap::with_capacity_and_hasher(named_order.len() * 2, Default::default());
+    // Entries in creation order, with their positions beside them and an index by
+    // position: entries are large, so they are written once here and moved once more,
+    // into identity order, at the end.
+    let mut entries = Entries::with_capacity(named_order.len() + named_order.len() / 2);
     // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::default();
+    let mut previous: KeyMap<PositionKey, PositionKey> =
+        KeyMap::with_capacity_and_hasher(named_order.len() + named_order.len() / 2, Default::default());
     for key in &named_order {
         let index = named[key];
         let row = &played[index];
@@ -246,7 +257,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
             previous.insert(*key, row.keys[row.keys.len() - 2]);
         }
         let end = &trie.nodes[*row.path.last().unwrap() as usize];
-        entries.insert(
+        entries.push(
             *key,
             EcoEntry {
                 epd: position::epd(&end.pos),
@@ -286,11 +297,11 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 ancestor = Some(*step_key);
                 continue;
             }
-            if entries.contains_key(step_key) {
+            if entries.contains(step_key) {
                 continue;
             }
             let Some(ancestor) = ancestor else { continue };
-            let parent = &entries[&ancestor];
+            let parent = entries.get(&ancestor);
             let node = &trie.nodes[row.path[ply] as usize];
             let entry = EcoEntry {
                 epd: position::epd(&node.pos),
@@ -306,23 +317,20 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 from: None,
             };
             previous.insert(*step_key, row.keys[ply - 1]);
-            entries.insert(*step_key, entry);
+            entries.push(*step_key, entry);
         }
     }
 
     // Freeze the entries in identity order, then the from relation and every consecutive
     // pair along every line, by index.
-    // Sorted through a permutation: entries are large, and moving them inside a sort
-    // was a good part of the merge's time.
-    let mut slots: Vec<Option<(PositionKey, EcoEntry)>> = entries.into_iter().map(Some).collect();
-    let mut order: Vec<usize> = (0..slots.len()).collect();
-    order.sort_unstable_by(|&a, &b| {
-        let epd = |i: usize| slots[i].as_ref().map(|(_, e)| e.epd.as_str());
-        epd(a).cmp(&epd(b))
+    let Entries { mut keys, mut list, .. } = entries;
+    let mut order: Vec<usize> = (0..list.len()).collect();
+    order.sort_unstable_by(|&a, &b| list[a].epd.cmp(&list[b].epd));
+    permute(order, |a, b| {
+        keys.swap(a, b);
+        list.swap(a, b);
     });
-    let frozen: Vec<(PositionKey, EcoEntry)> =
-        order.into_iter().map(|i| slots[i].take().expect("each slot is taken once")).collect();
-    let index_of: KeyMap<PositionKey, u32> = frozen.iter().enumerate().map(|(i, (k, _))| (*k, i as u32)).collect();
+    let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
     let mut from_to = Vec::new();
     for key in &named_order {
         let row = &played[named[key]];
@@ -334,11 +342,84 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     from_to.sort_unstable();
     from_to.dedup();
-    let from: Vec<Option<String>> = frozen
-        .iter()
-        .map(|(key, _)| previous.get(key).and_then(|p| index_of.get(p)).map(|&i| frozen[i as usize].1.epd.clone()))
-        .collect();
-    skeleton.entries = frozen.into_iter().zip(from).map(|((_, entry), from)| EcoEntry { from, ..entry }).collect();
+    for i in 0..list.len() {
+        if let Some(&p) = previous.get(&keys[i]).and_then(|p| index_of.get(p)) {
+            list[i].from = Some(list[p as usize].epd.clone());
+        }
+    }
+    skeleton.entries = list;
     skeleton.from_to = from_to;
     skeleton
+}
+
+/// The entries being built, in creation order, with an index by position.
+struct Entries {
+    keys: Vec<PositionKey>,
+    list: Vec<EcoEntry>,
+    index: KeyMap<PositionKey, u32>,
+}
+
+impl Entries {
+    fn with_capacity(n: usize) -> Entries {
+        Entries {
+            keys: Vec::with_capacity(n),
+            list: Vec::with_capacity(n),
+            index: KeyMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
+    /// Adds the entry on `key` (which has none yet).
+    fn push(&mut self, key: PositionKey, entry: EcoEntry) {
+        self.index.insert(key, self.list.len() as u32);
+        self.keys.push(key);
+        self.list.push(entry);
+    }
+
+    fn contains(&self, key: &PositionKey) -> bool {
+        self.index.contains_key(key)
+    }
+
+    fn get(&self, key: &PositionKey) -> &EcoEntry {
+        &self.list[self.index[key] as usize]
+    }
+}
+
+/// Applies the permutation `order` in place through `swap`: afterwards slot `i` holds
+/// what slot `order[i]` held. Each element moves once, and nothing is copied aside.
+fn permute(mut order: Vec<usize>, mut swap: impl FnMut(usize, usize)) {
+    for start in 0..order.len() {
+        let mut at = start;
+        loop {
+            let from = order[at];
+            order[at] = at;
+            if from == start || from == at {
+                break;
+            }
+            swap(at, from);
+            at = from;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::permute;
+
+    #[test]
+    fn permute_moves_each_slot_where_the_order_says() {
+        let orders: [&[usize]; 5] = [&[], &[0], &[2, 0, 1], &[1, 0, 3, 2, 4], &[4, 3, 2, 1, 0]];
+        for order in orders {
+            let mut items: Vec<char> = "abcde".chars().take(order.len()).collect();
+            let expected: Vec<char> = order.iter().map(|&i| items[i]).collect();
+            permute(order.to_vec(), |a, b| items.swap(a, b));
+            assert_eq!(items, expected, "{order:?}");
+        }
+        // A larger random order against the copying version.
+        let mut order: Vec<usize> = (0..1000).collect();
+        order.sort_by_key(|&i| (i * 7919) % 1009);
+        let mut items: Vec<usize> = (0..1000).map(|i| i * 3).collect();
+        let expected: Vec<usize> = order.iter().map(|&i| items[i]).collect();
+        permute(order, |a, b| items.swap(a, b));
+        assert_eq!(items, expected);
+    }
 }

@@ -10,7 +10,7 @@ PRAGMA foreign_keys = OFF;
 PRAGMA synchronous = OFF;
 PRAGMA locking_mode = EXCLUSIVE;
 PRAGMA temp_store = MEMORY;
-PRAGMA cache_size = -131072;
+PRAGMA cache_size = -2048;
 PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE opening_nodes (
