@@ -30,7 +30,7 @@ mod versions {
     pub const GAMES: u32 = 2;
     pub const TREE: u32 = 3;
     pub const EXPORT_POLYGLOT: u32 = 1;
-    pub const STORE: u32 = 4 + crate::store::schema::SCHEMA_VERSION * 100;
+    pub const STORE: u32 = 5 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const STORE_ENTRIES: u32 = 1 + crate::store::schema::SCHEMA_VERSION * 100;
     pub const EXPORT_ECO_JSON: u32 = 1;
     pub const EXPORT_CSV: u32 = 3;

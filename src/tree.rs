@@ -203,11 +203,18 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     // reaches the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
     let links: Vec<(PositionKey, MoveKey, PositionKey)> = {
         let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
+        // Most moves lead nowhere known, and the occupied squares after a move say so
+        // for a fraction of the cost of the position's key.
+        let occupancies: KeySet<u64> = positions.iter().map(|(_, p)| p.pos.board().occupied().0).collect();
         positions
             .par_iter()
             .flat_map_iter(|(key, p)| {
                 let mut found = Vec::new();
+                let occupied = p.pos.board().occupied();
                 for m in p.pos.legal_moves() {
+                    if occupied_after(occupied, &m).is_some_and(|after| !occupancies.contains(&after)) {
+                        continue;
+                    }
                     let child_key = position::child_key(&p.pos, **key, &m);
                     if pending.contains_key(&child_key) {
                         found.push((**key, MoveKey::new(&m), child_key));
@@ -322,6 +329,18 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     Tree { nodes, root }
 }
 
+/// The occupied squares after `m`, where they are quick to work out (not for castling).
+fn occupied_after(occupied: shakmaty::Bitboard, m: &shakmaty::Move) -> Option<u64> {
+    match *m {
+        shakmaty::Move::Normal { from, to, .. } => Some(occupied.without(from).with(to).0),
+        shakmaty::Move::EnPassant { from, to } => {
+            let captured = shakmaty::Square::from_coords(to.file(), from.rank());
+            Some(occupied.without(from).without(captured).with(to).0)
+        }
+        _ => None,
+    }
+}
+
 /// Gives every node its canonical line and inherited opening: nodes with an entry use the
 /// entry's own line; the others are reached along the most-played path (children are
 /// sorted by game count), breadth-first, so the line is also a shortest one.
@@ -373,4 +392,33 @@ fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
         moves.push(mv);
     }
     (moves, position::fen(&pos))
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Chess, Position};
+
+    #[test]
+    fn occupied_after_is_what_playing_the_move_leaves() {
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            // En passant (exd6), promotions with and without capture, castling both ways.
+            "r3k2r/1P4P1/8/3pP3/8/8/8/R3K2R w KQkq d6 0 2",
+            "rn1qkb1r/pp2pppp/5n2/2pp4/3P1Bb1/2N2N2/PPP1PPPP/R2QKB1R w KQkq - 2 5",
+        ];
+        let mut checked = 0;
+        for fen in fens {
+            let pos = crate::position::parse_fen(fen).unwrap();
+            let occupied = pos.board().occupied();
+            for m in pos.legal_moves() {
+                let mut after: Chess = pos.clone();
+                after.play_unchecked(m);
+                if let Some(predicted) = super::occupied_after(occupied, &m) {
+                    assert_eq!(predicted, after.board().occupied().0, "{fen} {m:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 60, "{checked}");
+    }
 }

@@ -3,14 +3,20 @@
 /// Bumped whenever the schema changes; part of the store step's code version.
 pub const SCHEMA_VERSION: u32 = 3;
 
-/// DDL for a fresh store.
-pub const SCHEMA: &str = r#"
+/// Settings of a connection that writes a store (or a part of one) from scratch: no
+/// journal, no syncs (a store is written under a temporary name and renamed when
+/// complete), a small page cache that spills to the file as it fills.
+pub const WRITER_PRAGMAS: &str = r#"
 PRAGMA journal_mode = OFF;
 PRAGMA foreign_keys = OFF;
 PRAGMA synchronous = OFF;
 PRAGMA locking_mode = EXCLUSIVE;
 PRAGMA temp_store = MEMORY;
 PRAGMA cache_size = -2048;
+"#;
+
+/// DDL for a fresh store (after [`WRITER_PRAGMAS`]).
+pub const SCHEMA: &str = r#"
 PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE opening_nodes (
@@ -100,13 +106,14 @@ CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
 CREATE INDEX node_changelog_node ON node_changelog (node_id);
 "#;
 
-/// Index on the entry table. The store writer builds the table in a part database with
-/// this index, then copies table and index in one transfer.
+/// Index on the entry table, built with the table in the entry part database that a
+/// store starts as a copy of.
 pub const ENTRY_INDEXES: &str = r#"
 CREATE INDEX opening_entries_eco ON opening_entries (eco);
 "#;
 
-/// Index on the edge table, built the same way as [`ENTRY_INDEXES`] in a side database.
+/// Index on the edge table, built with the table in a side database, then transferred
+/// into the store with it.
 pub const EDGE_INDEXES: &str = r#"
 CREATE INDEX node_children_child ON node_children (child_id);
 "#;

@@ -7,7 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
-use super::schema::{EDGE_INDEXES, ENTRY_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS};
+use super::schema::{EDGE_INDEXES, ENTRY_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
@@ -103,9 +103,10 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
 }
 
 /// Writes the `opening_entries` rows of `skeleton` (every entry, named and interpolated)
-/// with their index into a part database at `path`, which [`write`] copies into the
-/// store. The part depends on the skeleton alone, so it is written while the tree is
-/// still being built, and reused when only the tree changes. Returns the number of rows.
+/// with their index into a part database at `path`: a store with the full schema and
+/// only that table filled, which [`write`] copies to start the store from. The part
+/// depends on the skeleton alone, so it is written while the tree is still being built,
+/// and reused when only the tree changes. Returns the number of rows.
 pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, StoreError> {
     use rayon::prelude::*;
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -117,12 +118,13 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     let entries = &skeleton.entries;
     let ids: Vec<String> = entries.par_iter().map(|e| position::node_id(&e.epd)).collect();
     let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
+    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(&tmp))?;
     conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     {
         let mut insert =
             tx.prepare("INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)").map_err(sql(&tmp))?;
-        // Primary-key order makes every insert, and later every transferred cell, an append.
+        // Primary-key order makes every insert an append to the b-tree.
         for i in id_order(&ids) {
             let e = &entries[i];
             let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
@@ -149,11 +151,12 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
 /// parent is not a tree position, or whose position is, is left out (a report from
 /// another tree).
 ///
-/// Two connections fill the file on two cores: a side database receives the edge rows
-/// and their index while the main one receives the nodes and theirs; the side and entry
-/// tables are then copied in with `INSERT INTO … SELECT *`, which SQLite performs as a
-/// cell-by-cell transfer of tables and indexes without re-encoding rows (its "xfer
-/// optimization": same schema and indexes, empty target).
+/// The store starts as a copy of the entry part. Two connections then fill it on two
+/// cores: a side database receives the edge rows and their index while the main one
+/// receives the nodes and theirs; the edge table is copied in with `INSERT INTO …
+/// SELECT *`, which SQLite performs as a cell-by-cell transfer of table and index
+/// without re-encoding rows (its "xfer optimization": same schema and indexes, empty
+/// target).
 pub fn write(
     tree: &Tree,
     entries: &Path,
@@ -194,35 +197,29 @@ pub fn write(
 
     let (main, side_rows) = std::thread::scope(|scope| {
         let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
-        let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
+        let main = write_main(tree, entries, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
     let mut conn = main?;
     summary.edges = side_rows?;
     let text = |p: &Path| p.to_str().map(str::to_string).ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")));
     conn.execute("ATTACH DATABASE ?1 AS side", [text(&side)?]).map_err(sql(&tmp))?;
-    let entries_text = text(entries)?;
-    conn.execute("ATTACH DATABASE ?1 AS entries", [entries_text]).map_err(sql(entries))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
-    tx.execute_batch(ENTRY_INDEXES).map_err(sql(&tmp))?;
     tx.execute_batch(EDGE_INDEXES).map_err(sql(&tmp))?;
-    tx.execute_batch(
-        "INSERT INTO opening_entries SELECT * FROM entries.opening_entries;
-         INSERT INTO node_children SELECT * FROM side.node_children;",
-    )
-    .map_err(sql(&tmp))?;
+    tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
-    conn.execute_batch("DETACH DATABASE side; DETACH DATABASE entries;").map_err(sql(&tmp))?;
+    conn.execute_batch("DETACH DATABASE side;").map_err(sql(&tmp))?;
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(summary)
 }
 
-/// The main database: schema, nodes, transpositions, the changelog and `meta`, with
-/// their indexes.
+/// The main database, started from a copy of the entry part: nodes, transpositions, the
+/// changelog, `pawn_structures` and `meta`, with their indexes.
 fn write_main(
     tree: &Tree,
+    entries: &Path,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
     annotations: Option<&Annotations>,
@@ -230,8 +227,12 @@ fn write_main(
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
+    // The entry part already holds the schema and the full entry table with its index:
+    // a copy of it is the start of the store (a file copy, where a transfer would
+    // re-insert every cell).
+    std::fs::copy(entries, tmp).map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
     let mut conn = Connection::open(tmp).map_err(sql(tmp))?;
-    conn.execute_batch(SCHEMA).map_err(sql(tmp))?;
+    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(tmp))?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
@@ -356,6 +357,7 @@ struct StubEdge<'a> {
 /// their index. Returns the number of edges.
 fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
     let mut conn = Connection::open(side).map_err(sql(side))?;
+    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(side))?;
     conn.execute_batch(SCHEMA).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
     let mut edges = 0;
