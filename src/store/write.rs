@@ -193,11 +193,15 @@ pub fn write(
         records.push(NodeRecord::stub(stub));
     }
     let ids = NodeIds::of(&records);
+    // The entry part already holds the schema and the full entry table with its index:
+    // a copy of it is the start of the store (a file copy, where a transfer would
+    // re-insert every cell).
+    std::fs::copy(entries, &tmp).map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
     let mut summary = WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
 
     let (main, side_rows) = std::thread::scope(|scope| {
         let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
-        let main = write_main(tree, entries, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
+        let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
     let mut conn = main?;
@@ -215,11 +219,10 @@ pub fn write(
     Ok(summary)
 }
 
-/// The main database, started from a copy of the entry part: nodes, transpositions, the
+/// The main database (at `tmp`, a copy of the entry part): nodes, transpositions, the
 /// changelog, `pawn_structures` and `meta`, with their indexes.
 fn write_main(
     tree: &Tree,
-    entries: &Path,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
     annotations: Option<&Annotations>,
@@ -227,10 +230,6 @@ fn write_main(
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
-    // The entry part already holds the schema and the full entry table with its index:
-    // a copy of it is the start of the store (a file copy, where a transfer would
-    // re-insert every cell).
-    std::fs::copy(entries, tmp).map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
     let mut conn = Connection::open(tmp).map_err(sql(tmp))?;
     conn.execute_batch(WRITER_PRAGMAS).map_err(sql(tmp))?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
