@@ -349,19 +349,11 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         };
         Ok((tree_output, engine_output, structures_output, validate_output))
     };
-    // Meanwhile, what needs the skeleton only: the store's entry table and the eco.json
-    // exports.
+    // Meanwhile, the store's entry table, which needs the skeleton only. (The eco.json
+    // exports need no more either, but they run with the other exports: beside the tree
+    // they made the store wait whenever they and the entries took longer than the tree.)
     let entries_path = cache_dir(loaded).join("store-entries.sqlite");
-    let skeleton_only = || -> Result<Output, MakeError> {
-        let eco_json: Vec<_> = pipeline.exports.iter().filter(|(_, spec)| spec.format == ExportFormat::EcoJson).collect();
-        let (entries, exports) = rayon::join(
-            || entries_step(&build, &eco_output, &entries_path),
-            || eco_json.par_iter().try_for_each(|(name, spec)| eco_json_export(&build, name, spec, &loaded.path(&spec.output), &eco_output)),
-        );
-        exports?;
-        entries
-    };
-    let (chain, entries_output) = rayon::join(tree_chain, skeleton_only);
+    let (chain, entries_output) = rayon::join(tree_chain, || entries_step(&build, &eco_output, &entries_path));
     let (tree_output, engine_output, structures_output, validate_output) = chain?;
     let entries_output = entries_output?;
     let (engine_output, structures_output, validate_output) = (&engine_output, &structures_output, &validate_output);
@@ -455,8 +447,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
             };
             match spec.format {
-                // Written beside the tree (it needs the skeleton only).
-                ExportFormat::EcoJson => {}
+                ExportFormat::EcoJson => eco_json_export(build, name, spec, &target, eco_output)?,
                 ExportFormat::Polyglot => {
                     let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
                     build.files(step, &target, |b| {
