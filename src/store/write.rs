@@ -104,7 +104,7 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
 
 /// Writes the `opening_entries` rows of `skeleton` (every entry, named and interpolated)
 /// with their index into a part database at `path`: a store with the full schema and
-/// only that table filled, which [`write`] copies to start the store from. The part
+/// only that table filled, which [`write()`] copies to start the store from. The part
 /// depends on the skeleton alone, so it is written while the tree is still being built,
 /// and reused when only the tree changes. Returns the number of rows.
 pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, StoreError> {
