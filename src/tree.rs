@@ -179,11 +179,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     // positions are added by replaying the line.
     use rayon::prelude::*;
     let entry_keys: std::collections::HashSet<&str> = skeleton.entries.iter().map(|e| e.epd.as_str()).collect();
-    let entry_positions: Vec<Chess> = skeleton
-        .entries
-        .par_iter()
-        .map(|e| position::parse_fen(&e.fen).expect("entry FENs are written by okb"))
-        .collect();
+    let entry_positions = entry_positions(skeleton);
     for (entry, pos) in skeleton.entries.iter().zip(entry_positions) {
         pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: PendingEdges::default() });
         let gap = entry.from.as_deref().is_none_or(|from| !entry_keys.contains(from));
@@ -329,6 +325,41 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     Tree { nodes, root }
 }
 
+/// The position of every skeleton entry, in entry order. An entry's `from` is the
+/// position before its line's last move, so where that is an entry already placed, one
+/// move gives the position (several times cheaper than parsing the entry's FEN); other
+/// entries replay their line. Move counters may differ from the entry's own FEN: the
+/// tree never reads them from these positions.
+fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
+    let entries = &skeleton.entries;
+    let mut order: Vec<usize> = (0..entries.len()).collect();
+    // Shorter lines first: most `from` entries are then placed before their children.
+    order.sort_by_key(|&i| entries[i].moves.len());
+    let mut positions: Vec<Option<Chess>> = vec![None; entries.len()];
+    for index in order {
+        let entry = &entries[index];
+        let from = entry.from.as_deref().and_then(|from| entries.binary_search_by(|e| e.epd.as_str().cmp(from)).ok());
+        let placed = match (from.and_then(|f| positions[f].as_ref()), entry.moves.last()) {
+            (Some(before), Some(last)) => last.to_move(before).map(|mv| {
+                let mut pos = before.clone();
+                pos.play_unchecked(mv);
+                pos
+            }),
+            _ => None,
+        };
+        let pos = placed.unwrap_or_else(|| {
+            let mut pos = Chess::default();
+            for m in &entry.moves {
+                let mv = m.to_move(&pos).expect("skeleton lines are legal");
+                pos.play_unchecked(mv);
+            }
+            pos
+        });
+        positions[index] = Some(pos);
+    }
+    positions.into_iter().map(|p| p.expect("every entry is placed")).collect()
+}
+
 /// The occupied squares after `m`, where they are quick to work out (not for castling).
 fn occupied_after(occupied: shakmaty::Bitboard, m: &shakmaty::Move) -> Option<u64> {
     match *m {
@@ -397,6 +428,24 @@ fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
 #[cfg(test)]
 mod tests {
     use shakmaty::{Chess, Position};
+
+    #[test]
+    fn entry_positions_are_the_positions_of_the_entries_fens() {
+        use crate::eco::{EcoFormat, merge::MergeInput};
+        let tsv = "eco\tname\tpgn\nA00\tA\t1. e4\nA01\tB\t1. e4 e5 2. Nf3 Nc6\nA02\tC\t1. Nf3 Nc6 2. e4 e5\nA03\tD\t1. d4 d5 2. c4 e6 3. Nc3 Nf6\nA04\tE\t1. d4 Nf6 2. c4 e6 3. Nc3 d5 4. Bg5\n";
+        let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let input = MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+        for interpolate in [true, false] {
+            let skeleton = crate::eco::merge(std::slice::from_ref(&input), interpolate);
+            let positions = super::entry_positions(&skeleton);
+            assert_eq!(positions.len(), skeleton.entries.len());
+            for (entry, pos) in skeleton.entries.iter().zip(&positions) {
+                let parsed = crate::position::parse_fen(&entry.fen).unwrap();
+                assert_eq!(crate::position::epd(pos), entry.epd);
+                assert_eq!(crate::position::key(pos), crate::position::key(&parsed));
+            }
+        }
+    }
 
     #[test]
     fn occupied_after_is_what_playing_the_move_leaves() {
