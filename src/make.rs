@@ -447,7 +447,15 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
             };
             match spec.format {
-                ExportFormat::EcoJson => eco_json_export(build, name, spec, &target, eco_output)?,
+                ExportFormat::EcoJson => {
+                    let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
+                    build.files(step, &target, |b| {
+                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                        let files = export::eco_json::render_all(&skeleton, spec.pretty);
+                        let text = format!("{} files", files.len());
+                        Ok((files, text))
+                    })?;
+                }
                 ExportFormat::Polyglot => {
                     let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
                     build.files(step, &target, |b| {
@@ -579,24 +587,6 @@ fn entries_step(build: &Build, eco_output: &Output, path: &std::path::Path) -> R
             .map_err(|e| BuildError::Step { step: "store:entries".into(), message: e.to_string() })?;
         Ok(format!("{rows} entries"))
     })?)
-}
-
-/// An `eco-json` export: the skeleton as eco.json-compatible files.
-fn eco_json_export(
-    build: &Build,
-    name: &str,
-    spec: &crate::pipeline::ExportSpec,
-    target: &std::path::Path,
-    eco_output: &Output,
-) -> Result<(), MakeError> {
-    let step = Step::new(format!("export:{name}"), versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
-    build.files(step, target, |b| {
-        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-        let files = export::eco_json::render_all(&skeleton, spec.pretty);
-        let text = format!("{} files", files.len());
-        Ok((files, text))
-    })?;
-    Ok(())
 }
 
 /// The `engine` step: annotates the tree's nodes (those with at least `min_games` games),

@@ -272,7 +272,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         .par_iter()
         .map(|(epd, key)| {
             let p = &pending[key];
-            let entry = skeleton.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok();
+            let entry = skeleton.index_of(epd);
             let own = entry.map(|i| &skeleton.entries[i]);
             Node {
                 epd: epd.clone(),
@@ -338,7 +338,7 @@ fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
     let mut positions: Vec<Option<Chess>> = vec![None; entries.len()];
     for index in order {
         let entry = &entries[index];
-        let from = entry.from.as_deref().and_then(|from| entries.binary_search_by(|e| e.epd.as_str().cmp(from)).ok());
+        let from = entry.from.as_deref().and_then(|from| skeleton.index_of(from));
         let placed = match (from.and_then(|f| positions[f].as_ref()), entry.moves.last()) {
             (Some(before), Some(last)) => last.to_move(before).map(|mv| {
                 let mut pos = before.clone();

@@ -27,7 +27,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let tmp = temporary_name(path);
+    let tmp = path.with_file_name(format!(
+        ".{}.{}.okb-tmp",
+        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
     {
         let mut file = std::fs::File::create(&tmp)?;
         // No fsync: rename is atomic against a killed process, and every reader verifies
@@ -54,15 +58,6 @@ impl<W: Write> Write for HashingWriter<W> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.inner.flush()
     }
-}
-
-/// A name beside `path` for writing it atomically: hidden, and unique to this process.
-fn temporary_name(path: &Path) -> PathBuf {
-    path.with_file_name(format!(
-        ".{}.{}.okb-tmp",
-        path.file_name().and_then(|n| n.to_str()).unwrap_or("out"),
-        std::process::id()
-    ))
 }
 
 /// The record of one step run, stored under its key.

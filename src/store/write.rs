@@ -129,9 +129,9 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
             let e = &entries[i];
             let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
             // `from` is always an entry of the skeleton: its id is at hand.
-            let from = e.from.as_deref().map(|epd| match skeleton.entries.binary_search_by(|x| x.epd.as_str().cmp(epd)) {
-                Ok(index) => ids[index].clone(),
-                Err(_) => position::node_id(epd),
+            let from = e.from.as_deref().map(|epd| match skeleton.index_of(epd) {
+                Some(index) => ids[index].clone(),
+                None => position::node_id(epd),
             });
             insert
                 .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
@@ -206,13 +206,13 @@ pub fn write(
     });
     let mut conn = main?;
     summary.edges = side_rows?;
-    let text = |p: &Path| p.to_str().map(str::to_string).ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")));
-    conn.execute("ATTACH DATABASE ?1 AS side", [text(&side)?]).map_err(sql(&tmp))?;
+    let side_text = side.to_str().ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")))?;
+    conn.execute("ATTACH DATABASE ?1 AS side", [side_text]).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     tx.execute_batch(EDGE_INDEXES).map_err(sql(&tmp))?;
     tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
-    conn.execute_batch("DETACH DATABASE side;").map_err(sql(&tmp))?;
+    conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
     std::fs::rename(&tmp, path).map_err(io)?;
