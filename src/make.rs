@@ -25,7 +25,7 @@ use crate::validate::report::ValidationReport;
 /// Code versions: bump when a step's code changes what it produces.
 mod versions {
     pub const PARSE: u32 = 1;
-    pub const ECO: u32 = 1;
+    pub const ECO: u32 = 2;
     pub const GAMES_FILE: u32 = 2;
     pub const GAMES: u32 = 2;
     pub const TREE: u32 = 3;

@@ -132,6 +132,14 @@ struct Pending {
     pos: Chess,
     ply: u16,
     edges: PendingEdges,
+    /// Index of the skeleton entry on this position, if any.
+    entry: Option<u32>,
+}
+
+impl Pending {
+    fn new(pos: Chess, ply: u16) -> Pending {
+        Pending { pos, ply, edges: PendingEdges::default(), entry: None }
+    }
 }
 
 /// A pending node's moves, sorted by move: a node has a move or two, so a sorted vector
@@ -172,24 +180,23 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         KeyMap::with_capacity_and_hasher(skeleton.entries.len() + 1, Default::default());
     let root = Chess::default();
     let root_key = position::key(&root);
-    pending.insert(root_key, Pending { pos: root, ply: 0, edges: PendingEdges::default() });
+    pending.insert(root_key, Pending::new(root, 0));
 
     // Every skeleton position is a node, whatever its counts and depth. Interpolation
     // makes every prefix of a named line an entry; where it is off, the missing prefix
     // positions are added by replaying the line.
     use rayon::prelude::*;
-    let entry_keys: std::collections::HashSet<&str> = skeleton.entries.iter().map(|e| e.epd.as_str()).collect();
     let entry_positions = entry_positions(skeleton);
-    for (entry, pos) in skeleton.entries.iter().zip(entry_positions) {
-        pending.entry(position::key(&pos)).or_insert_with(|| Pending { pos, ply: entry.moves.len() as u16, edges: PendingEdges::default() });
-        let gap = entry.from.as_deref().is_none_or(|from| !entry_keys.contains(from));
-        if gap && !entry.moves.is_empty() {
+    for (index, (entry, pos)) in skeleton.entries.iter().zip(entry_positions).enumerate() {
+        let ply = entry.moves.len() as u16;
+        pending.entry(position::key(&pos)).or_insert_with(|| Pending::new(pos, ply)).entry = Some(index as u32);
+        if entry.from.is_none() && !entry.moves.is_empty() {
             let mut pos = Chess::default();
             for (ply, m) in entry.moves.iter().enumerate() {
                 let mv = m.to_move(&pos).expect("skeleton lines are legal");
                 pos.play_unchecked(mv);
                 let key = position::key(&pos);
-                pending.entry(key).or_insert_with(|| Pending { pos: pos.clone(), ply: ply as u16 + 1, edges: PendingEdges::default() });
+                pending.entry(key).or_insert_with(|| Pending::new(pos.clone(), ply as u16 + 1));
             }
         }
     }
@@ -246,7 +253,7 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 child_pos.play_unchecked(mv);
                 let child = position::key(&child_pos);
                 pending.get_mut(&key).unwrap().edges.set(*m, child, *stats);
-                let node = pending.entry(child).or_insert_with(|| Pending { pos: child_pos, ply: ply + 1, edges: PendingEdges::default() });
+                let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
                 // A skeleton position reached earlier by games than by its own line.
                 node.ply = node.ply.min(ply + 1);
                 if seen.insert(child) {
@@ -264,24 +271,21 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     }
 
     // Freeze: sort by identity, resolve indices.
-    let pending_list: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
-    let mut keyed: Vec<(String, PositionKey)> = pending_list.par_iter().map(|(k, p)| (position::epd(&p.pos), **k)).collect();
-    keyed.par_sort_unstable();
+    let keyed = identity_order(&pending, skeleton);
     let index_of: KeyMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
     let mut nodes: Vec<Node> = keyed
         .par_iter()
         .map(|(epd, key)| {
             let p = &pending[key];
-            let entry = skeleton.index_of(epd);
-            let own = entry.map(|i| &skeleton.entries[i]);
+            let own = p.entry.map(|i| &skeleton.entries[i as usize]);
             Node {
-                epd: epd.clone(),
+                epd: epd.to_string(),
                 fen: String::new(),
                 line: Vec::new(),
                 movetext: String::new(),
                 pgn_move: None,
                 opening: own.map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
-                entry: entry.map(|i| i as u32),
+                entry: p.entry,
                 stats: games.and_then(|g| g.position(*key).copied()),
                 children: p
                     .edges
@@ -325,6 +329,35 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     Tree { nodes, root }
 }
 
+/// Every pending position with its identity, in identity order. The skeleton's entries
+/// are in that order already and know their identity; only the other positions (the
+/// start position, positions from games) are written out and sorted, then merged in.
+fn identity_order<'a>(pending: &KeyMap<PositionKey, Pending>, skeleton: &'a EcoSkeleton) -> Vec<(std::borrow::Cow<'a, str>, PositionKey)> {
+    use rayon::prelude::*;
+    let mut with_entry: Vec<(u32, PositionKey)> = Vec::with_capacity(skeleton.entries.len());
+    let mut others: Vec<(&PositionKey, &Pending)> = Vec::new();
+    for (key, p) in pending {
+        match p.entry {
+            Some(entry) => with_entry.push((entry, *key)),
+            None => others.push((key, p)),
+        }
+    }
+    with_entry.sort_unstable_by_key(|&(entry, _)| entry);
+    let mut others: Vec<(String, PositionKey)> = others.par_iter().map(|(k, p)| (position::epd(&p.pos), **k)).collect();
+    others.par_sort_unstable();
+    let mut keyed = Vec::with_capacity(with_entry.len() + others.len());
+    let mut others = others.into_iter().peekable();
+    for (entry, key) in with_entry {
+        let epd = skeleton.entries[entry as usize].epd.as_str();
+        while let Some((other, other_key)) = others.next_if(|(other, _)| other.as_str() < epd) {
+            keyed.push((std::borrow::Cow::Owned(other), other_key));
+        }
+        keyed.push((std::borrow::Cow::Borrowed(epd), key));
+    }
+    keyed.extend(others.map(|(other, key)| (std::borrow::Cow::Owned(other), key)));
+    keyed
+}
+
 /// The position of every skeleton entry, in entry order. An entry's `from` is the
 /// position before its line's last move, so where that is an entry already placed, one
 /// move gives the position (several times cheaper than parsing the entry's FEN); other
@@ -338,8 +371,7 @@ fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
     let mut positions: Vec<Option<Chess>> = vec![None; entries.len()];
     for index in order {
         let entry = &entries[index];
-        let from = entry.from.as_deref().and_then(|from| skeleton.index_of(from));
-        let placed = match (from.and_then(|f| positions[f].as_ref()), entry.moves.last()) {
+        let placed = match (entry.from.and_then(|f| positions[f as usize].as_ref()), entry.moves.last()) {
             (Some(before), Some(last)) => last.to_move(before).map(|mv| {
                 let mut pos = before.clone();
                 pos.play_unchecked(mv);

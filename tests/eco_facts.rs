@@ -55,8 +55,12 @@ fn real_sources_merge_to_the_known_counts() {
     assert!(brooklyn.name.ends_with(" (i)"), "{}", brooklyn.name);
     // Every non-start entry's `from` is itself an entry.
     for e in &skeleton.entries {
-        if let Some(from) = &e.from {
-            assert!(skeleton.entry(from).is_some(), "from of {} is not an entry", e.movetext);
+        if let Some(from) = e.from {
+            // The entry's last move, played from its `from` entry, reaches it.
+            let mut pos = okb::position::parse_fen(&skeleton.entries[from as usize].fen).unwrap();
+            let last = e.moves.last().unwrap().to_move(&pos).expect("the last move is legal there");
+            shakmaty::Position::play_unchecked(&mut pos, last);
+            assert_eq!(okb::position::epd(&pos), e.epd, "from of {}", e.movetext);
         }
     }
 }

@@ -37,8 +37,9 @@ pub struct EcoEntry {
     pub scid: Option<String>,
     /// For each ECO code, true on the authoritative row with the shortest line.
     pub is_eco_root: bool,
-    /// Identity of the previous position on the entry's own line (its `from`), if any.
-    pub from: Option<String>,
+    /// Index in [`EcoSkeleton::entries`] of the previous position on the entry's own
+    /// line (its `from`), if that position has an entry.
+    pub from: Option<u32>,
 }
 
 /// How many rows and distinct positions one source contributed.
@@ -349,7 +350,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     from_to.dedup();
     for i in 0..list.len() {
         if let Some(&p) = previous.get(&keys[i]).and_then(|p| index_of.get(p)) {
-            list[i].from = Some(list[p as usize].epd.clone());
+            list[i].from = Some(p);
         }
     }
     skeleton.entries = list;

@@ -4,6 +4,7 @@
 //! (built beside the target, then renamed), carrying over and extending the
 //! `node_changelog` of the database it replaces. [`read`] answers queries.
 
+mod bulk;
 pub mod graph;
 pub mod read;
 pub mod schema;

@@ -7,6 +7,7 @@ use std::path::Path;
 use rusqlite::{Connection, params};
 
 use super::StoreError;
+use super::bulk::{BulkInsert, Cell};
 use super::schema::{EDGE_INDEXES, ENTRY_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS};
 use crate::position;
 use crate::record::NodeRecord;
@@ -123,18 +124,27 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     let tx = conn.transaction().map_err(sql(&tmp))?;
     {
         let mut insert =
-            tx.prepare("INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)").map_err(sql(&tmp))?;
+            BulkInsert::new(&tx, "INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", 9)
+                .map_err(sql(&tmp))?;
+        let mut aliases = Vec::new();
         // Primary-key order makes every insert an append to the b-tree.
         for i in id_order(&ids) {
             let e = &entries[i];
-            let aliases = serde_json::to_string(&e.aliases).expect("string map serializes");
-            // `from` is always an entry of the skeleton: its id is at hand.
-            let from = e.from.as_deref().map(|epd| match skeleton.index_of(epd) {
-                Some(index) => ids[index].clone(),
-                None => position::node_id(epd),
-            });
+            aliases.clear();
+            serde_json::to_writer(&mut aliases, &e.aliases).expect("string map serializes");
+            let from = e.from.map(|index| &ids[index as usize]);
             insert
-                .execute(params![ids[i], e.src, e.eco, e.scid, e.name, e.movetext, e.is_eco_root, from, aliases])
+                .row(&[
+                    (&ids[i]).into(),
+                    (&e.src).into(),
+                    (&e.eco).into(),
+                    e.scid.as_ref().into(),
+                    (&e.name).into(),
+                    (&e.movetext).into(),
+                    e.is_eco_root.into(),
+                    from.into(),
+                    std::str::from_utf8(&aliases).expect("JSON is UTF-8").into(),
+                ])
                 .map_err(sql(&tmp))?;
         }
     }
@@ -236,36 +246,60 @@ fn write_main(
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
     {
-        let mut insert_node = tx
-            .prepare(
-                "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
-                 variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
-                 draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
-                 is_busted, resulting_structure, stockfish_mate, stockfish_lines)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-                 ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
-            )
-            .map_err(sql(tmp))?;
+        let mut insert_node = BulkInsert::new(
+            &tx,
+            "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
+             variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
+             draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
+             is_busted, resulting_structure, stockfish_mate, stockfish_lines)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+            27,
+        )
+        .map_err(sql(tmp))?;
+        let int = |n: Option<i64>| n.map_or(Cell::Null, Cell::Int);
         // Primary-key order makes every insert an append to the b-tree.
         for r in ids.order.iter().map(|&i| &records[i]) {
             let analysis = annotations.and_then(|a| a.results.get(&r.position_key));
             let lines = analysis.map(|a| serde_json::to_string(&a.lines).expect("lines serialize"));
             insert_node
-                .execute(params![
-                    r.node_id, r.position_key, r.fen, r.ply as i64, r.moves, r.pgn_move, r.eco_code, r.opening_name,
-                    r.variation_name, r.name_src, r.name_inherited, r.game_count as i64, r.white_wins as i64,
-                    r.draws as i64, r.black_wins as i64, r.white_win_pct, r.draw_pct, r.is_branching_node,
-                    r.stockfish_eval, r.stockfish_depth, r.best_move, r.best_move_uci, r.is_dubious,
-                    r.is_busted, r.resulting_structure, analysis.and_then(|a| a.stockfish_mate), lines
+                .row(&[
+                    (&r.node_id).into(),
+                    (&r.position_key).into(),
+                    (&r.fen).into(),
+                    Cell::Int(r.ply as i64),
+                    (&r.moves).into(),
+                    r.pgn_move.as_ref().into(),
+                    r.eco_code.as_ref().into(),
+                    r.opening_name.as_ref().into(),
+                    r.variation_name.as_ref().into(),
+                    r.name_src.as_ref().into(),
+                    r.name_inherited.into(),
+                    Cell::Int(r.game_count as i64),
+                    Cell::Int(r.white_wins as i64),
+                    Cell::Int(r.draws as i64),
+                    Cell::Int(r.black_wins as i64),
+                    r.white_win_pct.into(),
+                    r.draw_pct.into(),
+                    r.is_branching_node.into(),
+                    int(r.stockfish_eval.map(i64::from)),
+                    int(r.stockfish_depth.map(i64::from)),
+                    r.best_move.as_ref().into(),
+                    r.best_move_uci.as_ref().into(),
+                    r.is_dubious.into(),
+                    r.is_busted.into(),
+                    r.resulting_structure.as_ref().into(),
+                    int(analysis.and_then(|a| a.stockfish_mate).map(i64::from)),
+                    lines.as_ref().into(),
                 ])
                 .map_err(sql(tmp))?;
         }
         let mut insert_transposition =
-            tx.prepare("INSERT INTO node_transpositions VALUES (?1, ?2, ?3)").map_err(sql(tmp))?;
+            BulkInsert::new(&tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3).map_err(sql(tmp))?;
         for (target, a, b) in tree.transpositions() {
             let (a, b) = (ids.text[a as usize], ids.text[b as usize]);
             let (a, b) = if a < b { (a, b) } else { (b, a) };
-            insert_transposition.execute(params![a, b, ids.text[target as usize]]).map_err(sql(tmp))?;
+            insert_transposition.row(&[a.into(), b.into(), ids.text[target as usize].into()]).map_err(sql(tmp))?;
             summary.transpositions += 1;
         }
         let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(tmp))?;
@@ -362,7 +396,8 @@ fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side:
     let mut edges = 0;
     {
         let mut insert_edge =
-            tx.prepare("INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)").map_err(sql(side))?;
+            BulkInsert::new(&tx, "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", 10)
+                .map_err(sql(side))?;
         // Stubs (after the tree's nodes) have no children of their own.
         for &i in ids.order.iter().filter(|&&i| i < tree.nodes.len()) {
             let node = &tree.nodes[i];
@@ -372,17 +407,17 @@ fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side:
                 let s = edge.stats.unwrap_or_default();
                 let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
-                    .execute(params![
-                        ids.text[i],
-                        ids.text[edge.child as usize],
-                        edge.san,
-                        edge.uci,
-                        rank as i64,
-                        s.outcomes.games() as i64,
-                        s.outcomes.white as i64,
-                        s.outcomes.draws as i64,
-                        s.outcomes.black as i64,
-                        avg
+                    .row(&[
+                        ids.text[i].into(),
+                        ids.text[edge.child as usize].into(),
+                        (&edge.san).into(),
+                        (&edge.uci).into(),
+                        Cell::Int(rank as i64),
+                        Cell::Int(s.outcomes.games() as i64),
+                        Cell::Int(s.outcomes.white as i64),
+                        Cell::Int(s.outcomes.draws as i64),
+                        Cell::Int(s.outcomes.black as i64),
+                        avg.into(),
                     ])
                     .map_err(sql(side))?;
                 edges += 1;
@@ -394,17 +429,17 @@ fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side:
             let rank = next_rank.entry(e.parent).or_insert_with(|| tree.nodes[e.parent as usize].children.len());
             let o = e.stub.outcomes;
             insert_edge
-                .execute(params![
-                    ids.text[e.parent as usize],
-                    ids.text[e.child],
-                    e.stub.san,
-                    e.stub.uci,
-                    *rank as i64,
-                    o.games() as i64,
-                    o.white as i64,
-                    o.draws as i64,
-                    o.black as i64,
-                    Option::<f64>::None
+                .row(&[
+                    ids.text[e.parent as usize].into(),
+                    ids.text[e.child].into(),
+                    (&e.stub.san).into(),
+                    (&e.stub.uci).into(),
+                    Cell::Int(*rank as i64),
+                    Cell::Int(o.games() as i64),
+                    Cell::Int(o.white as i64),
+                    Cell::Int(o.draws as i64),
+                    Cell::Int(o.black as i64),
+                    Cell::Null,
                 ])
                 .map_err(sql(side))?;
             *rank += 1;
