@@ -440,7 +440,7 @@ impl Build {
             return Ok(self.stale(step.id, start, why));
         }
         let summary = compute(self)?;
-        let hash = filestate::hash_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
+        let hash = filestate::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
         self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
