@@ -4,7 +4,6 @@
 //! Later phases only add fields to existing nodes (engine evaluations, structures); they
 //! never add or remove nodes, so node indices are stable within one build.
 
-
 use serde::{Deserialize, Serialize};
 use shakmaty::{Chess, Position};
 

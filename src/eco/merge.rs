@@ -72,12 +72,7 @@ pub struct EcoSkeleton {
 impl EcoSkeleton {
     /// The entry on position `epd`, if any.
     pub fn entry(&self, epd: &str) -> Option<&EcoEntry> {
-        self.index_of(epd).map(|i| &self.entries[i])
-    }
-
-    /// The index in `entries` of the entry on position `epd`, if any.
-    pub fn index_of(&self, epd: &str) -> Option<usize> {
-        self.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok()
+        self.entries.binary_search_by(|e| e.epd.as_str().cmp(epd)).ok().map(|i| &self.entries[i])
     }
 }
 

@@ -36,6 +36,13 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |source| StoreError::Sqlite { path: path.display().to_string(), source }
 }
 
+/// A connection that writes the store, or a part of it, at `path` (see [`WRITER_PRAGMAS`]).
+fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+    let conn = Connection::open(path).map_err(sql(path))?;
+    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(path))?;
+    Ok(conn)
+}
+
 /// The tracked fields of `record` as text, in [`TRACKED_FIELDS`] order.
 fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
     let f = |v: Option<f64>| v.map(|x| format!("{x}"));
@@ -118,8 +125,7 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     let _ = std::fs::remove_file(&tmp);
     let entries = &skeleton.entries;
     let ids: Vec<String> = entries.par_iter().map(|e| position::node_id(&e.epd)).collect();
-    let mut conn = Connection::open(&tmp).map_err(sql(&tmp))?;
-    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(&tmp))?;
+    let mut conn = open_writer(&tmp)?;
     conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     {
@@ -240,8 +246,7 @@ fn write_main(
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
-    let mut conn = Connection::open(tmp).map_err(sql(tmp))?;
-    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(tmp))?;
+    let mut conn = open_writer(tmp)?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
@@ -257,7 +262,6 @@ fn write_main(
             27,
         )
         .map_err(sql(tmp))?;
-        let int = |n: Option<i64>| n.map_or(Cell::Null, Cell::Int);
         // Primary-key order makes every insert an append to the b-tree.
         for r in ids.order.iter().map(|&i| &records[i]) {
             let analysis = annotations.and_then(|a| a.results.get(&r.position_key));
@@ -282,14 +286,14 @@ fn write_main(
                     r.white_win_pct.into(),
                     r.draw_pct.into(),
                     r.is_branching_node.into(),
-                    int(r.stockfish_eval.map(i64::from)),
-                    int(r.stockfish_depth.map(i64::from)),
+                    r.stockfish_eval.map(i64::from).into(),
+                    r.stockfish_depth.map(i64::from).into(),
                     r.best_move.as_ref().into(),
                     r.best_move_uci.as_ref().into(),
                     r.is_dubious.into(),
                     r.is_busted.into(),
                     r.resulting_structure.as_ref().into(),
-                    int(analysis.and_then(|a| a.stockfish_mate).map(i64::from)),
+                    analysis.and_then(|a| a.stockfish_mate).map(i64::from).into(),
                     lines.as_ref().into(),
                 ])
                 .map_err(sql(tmp))?;
@@ -389,8 +393,7 @@ struct StubEdge<'a> {
 /// order, so that every insert, and later every transferred cell, is an append) and
 /// their index. Returns the number of edges.
 fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
-    let mut conn = Connection::open(side).map_err(sql(side))?;
-    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(side))?;
+    let mut conn = open_writer(side)?;
     conn.execute_batch(SCHEMA).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
     let mut edges = 0;
