@@ -96,9 +96,12 @@ struct PlayedRow<'a> {
 }
 
 /// Every distinct line prefix of all rows, played once: rows share most of their moves.
+///
+/// Built in two passes so that the second core helps: [`TrieShape`] numbers the prefixes
+/// from the moves alone, in row order; [`LineTrie::play`] then plays them level by
+/// level, each level in parallel, since a prefix needs only its parent's position.
 struct LineTrie {
     nodes: Vec<TrieNode>,
-    children: KeyMap<(u32, MoveKey), u32>,
 }
 
 struct TrieNode {
@@ -107,92 +110,150 @@ struct TrieNode {
     movetext: String,
 }
 
-impl LineTrie {
-    fn with_capacity(nodes: usize) -> LineTrie {
-        let pos = Chess::default();
-        let mut trie = LineTrie {
-            nodes: Vec::with_capacity(nodes),
-            children: KeyMap::with_capacity_and_hasher(nodes, Default::default()),
-        };
-        trie.nodes.push(TrieNode { key: position::key(&pos), pos, movetext: String::new() });
-        trie
+/// The prefixes of all lines as a tree of moves, nodes numbered parent before child.
+struct TrieShape {
+    /// Per node: its parent and the move from it (the root's entry is unused).
+    parent: Vec<(u32, MoveKey)>,
+    /// Per node: its ply (the root is ply 0).
+    ply: Vec<u16>,
+    children: KeyMap<(u32, MoveKey), u32>,
+}
+
+impl TrieShape {
+    fn with_capacity(nodes: usize) -> TrieShape {
+        let mut parent = Vec::with_capacity(nodes);
+        parent.push((0, MoveKey(0)));
+        let mut ply = Vec::with_capacity(nodes);
+        ply.push(0);
+        TrieShape { parent, ply, children: KeyMap::with_capacity_and_hasher(nodes, Default::default()) }
     }
 
-    /// The trie nodes along `moves`, creating the missing ones.
+    /// The nodes along `moves`, creating the missing ones.
     fn walk(&mut self, moves: &[MoveKey]) -> Vec<u32> {
         let mut path = Vec::with_capacity(moves.len() + 1);
         let mut at = 0u32;
         path.push(at);
         for (ply, m) in moves.iter().enumerate() {
-            at = match self.children.get(&(at, *m)) {
-                Some(&child) => child,
-                None => {
-                    let parent = &self.nodes[at as usize];
-                    let mv = m.to_move(&parent.pos).expect("rows were played legally when parsed");
-                    let san = position::san(&parent.pos, &mv);
-                    let key = position::child_key(&parent.pos, parent.key, &mv);
-                    let mut pos = parent.pos.clone();
-                    pos.play_unchecked(mv);
-                    let movetext = match (ply % 2, ply) {
-                        (0, 0) => format!("1. {san}"),
-                        (0, _) => format!("{} {}. {san}", parent.movetext, ply / 2 + 1),
-                        _ => format!("{} {san}", parent.movetext),
-                    };
-                    let child = self.nodes.len() as u32;
-                    self.nodes.push(TrieNode { key, pos, movetext });
-                    self.children.insert((at, *m), child);
-                    child
-                }
-            };
+            let next = self.parent.len() as u32;
+            at = *self.children.entry((at, *m)).or_insert_with(|| next);
+            if at == next {
+                self.parent.push((path[ply], *m));
+                self.ply.push(ply as u16 + 1);
+            }
             path.push(at);
         }
         path
     }
 }
 
+impl LineTrie {
+    /// Plays every node of `shape`. Returns the trie and, per shape node, its index in
+    /// the trie's nodes (which are in ply order).
+    fn play(shape: &TrieShape) -> (LineTrie, Vec<u32>) {
+        use rayon::prelude::*;
+        let count = shape.parent.len();
+        // Counting sort by ply; within a ply, shape order.
+        let plies = shape.ply.iter().copied().max().unwrap_or(0) as usize + 1;
+        let mut starts = vec![0usize; plies + 1];
+        for &p in &shape.ply {
+            starts[p as usize + 1] += 1;
+        }
+        for p in 0..plies {
+            starts[p + 1] += starts[p];
+        }
+        let mut by_ply = vec![0u32; count];
+        let mut index_of = vec![0u32; count];
+        let mut next = starts.clone();
+        for (node, &p) in shape.ply.iter().enumerate() {
+            by_ply[next[p as usize]] = node as u32;
+            index_of[node] = next[p as usize] as u32;
+            next[p as usize] += 1;
+        }
+        let pos = Chess::default();
+        let mut nodes = Vec::with_capacity(count);
+        nodes.push(TrieNode { key: position::key(&pos), pos, movetext: String::new() });
+        for ply in 1..plies {
+            let done = &nodes;
+            let level: Vec<TrieNode> = by_ply[starts[ply]..starts[ply + 1]]
+                .par_iter()
+                .map(|&node| {
+                    let (parent, m) = shape.parent[node as usize];
+                    let parent = &done[index_of[parent as usize] as usize];
+                    let mv = m.to_move(&parent.pos).expect("rows were played legally when parsed");
+                    let san = position::san(&parent.pos, &mv);
+                    let key = position::child_key(&parent.pos, parent.key, &mv);
+                    let mut pos = parent.pos.clone();
+                    pos.play_unchecked(mv);
+                    let movetext = match (ply % 2, ply) {
+                        (1, 1) => format!("1. {san}"),
+                        (1, _) => format!("{} {}. {san}", parent.movetext, ply / 2 + 1),
+                        _ => format!("{} {san}", parent.movetext),
+                    };
+                    TrieNode { key, pos, movetext }
+                })
+                .collect();
+            nodes.extend(level);
+        }
+        (LineTrie { nodes }, index_of)
+    }
+}
+
 /// Merges the sources by position and interpolates. `inputs` may list several files of
 /// one format (the five Lichess TSVs); their order decides ties and must be stable.
 pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
+    use rayon::prelude::*;
     let mut ordered: Vec<&MergeInput<'_>> = inputs.iter().collect();
     ordered.sort_by_key(|i| i.format); // authority first; stable within a format
     let mut skeleton = EcoSkeleton::default();
 
+    // Every row's line through the trie: its shape first, then its positions.
+    let rows: Vec<(&MergeInput<'_>, &EcoRow)> =
+        ordered.iter().flat_map(|input| input.parsed.rows.iter().map(move |row| (*input, row))).collect();
+    // Sized up front: the taxonomies hold about one new position per row.
+    let mut shape = TrieShape::with_capacity(rows.len() + rows.len() / 4);
+    let paths: Vec<Vec<u32>> = rows.iter().map(|(_, row)| shape.walk(&row.moves)).collect();
+    let (trie, trie_index) = LineTrie::play(&shape);
+    drop(shape);
+    let played_rows: Vec<PlayedRow<'_>> = rows
+        .par_iter()
+        .zip(paths)
+        .map(|((input, row), path)| {
+            let path: Vec<u32> = path.iter().map(|&n| trie_index[n as usize]).collect();
+            let keys = path.iter().map(|&n| trie.nodes[n as usize].key).collect();
+            PlayedRow { format: input.format, file: input.file, row, path, keys }
+        })
+        .collect();
+
     // Per format: position -> first row on it; later rows on it are duplicates.
     let mut by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>> = BTreeMap::new();
-    // Sized up front: the taxonomies hold about one new position per row.
-    let rows: usize = inputs.iter().map(|i| i.parsed.rows.len()).sum();
-    let mut played: Vec<PlayedRow<'_>> = Vec::with_capacity(rows);
-    let mut trie = LineTrie::with_capacity(rows + rows / 4);
+    let mut played: Vec<PlayedRow<'_>> = Vec::with_capacity(played_rows.len());
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
-    for input in &ordered {
-        let seen = by_format
-            .entry(input.format)
-            .or_insert_with(|| KeyMap::with_capacity_and_hasher(input.parsed.rows.len(), Default::default()));
-        for row in &input.parsed.rows {
-            let path = trie.walk(&row.moves);
-            let keys = path.iter().map(|&n| trie.nodes[n as usize].key).collect();
-            let row_played = PlayedRow { format: input.format, file: input.file, row, path, keys };
-            let count = counts.entry(input.format).or_default();
-            count.0 += 1;
-            let end = *row_played.keys.last().expect("a line has its start position");
-            if seen.contains_key(&end) {
-                let first = &played[seen[&end]];
-                skeleton.warnings.push(Warning::at(
-                    "duplicate",
-                    input.file,
-                    row.line,
-                    format!(
-                        "position already named by {}:{} ({:?}); keeping the first",
-                        first.file, first.row.line, first.row.name
-                    ),
-                    &row.name,
-                ));
-                continue;
-            }
-            count.1 += 1;
-            seen.insert(end, played.len());
-            played.push(row_played);
+    for row_played in played_rows {
+        let (format, row) = (row_played.format, row_played.row);
+        let seen = by_format.entry(format).or_insert_with(|| {
+            let rows = ordered.iter().filter(|i| i.format == format).map(|i| i.parsed.rows.len()).sum();
+            KeyMap::with_capacity_and_hasher(rows, Default::default())
+        });
+        let count = counts.entry(format).or_default();
+        count.0 += 1;
+        let end = *row_played.keys.last().expect("a line has its start position");
+        if let Some(&first) = seen.get(&end) {
+            let first = &played[first];
+            skeleton.warnings.push(Warning::at(
+                "duplicate",
+                row_played.file,
+                row.line,
+                format!(
+                    "position already named by {}:{} ({:?}); keeping the first",
+                    first.file, first.row.line, first.row.name
+                ),
+                &row.name,
+            ));
+            continue;
         }
+        count.1 += 1;
+        seen.insert(end, played.len());
+        played.push(row_played);
     }
     for (format, (rows, positions)) in &counts {
         skeleton.sources.push(SourceCount { src: format.src_name().to_string(), rows: *rows, positions: *positions });
@@ -209,12 +270,12 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         }
     }
     skeleton.named_positions = named.len();
+    // The authoritative row of each named position, in `named_order`.
+    let named_rows: Vec<&PlayedRow<'_>> = named_order.iter().map(|key| &played[named[key]]).collect();
 
     // ECO roots: per code, the shortest authoritative Lichess line (first in file order on ties).
     let mut roots: HashMap<&str, (usize, usize)> = HashMap::new();
-    for key in &named_order {
-        let index = named[key];
-        let row = &played[index];
+    for (index, row) in named_rows.iter().enumerate() {
         if row.format != EcoFormat::LichessTsv {
             continue;
         }
@@ -228,38 +289,34 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
             })
             .or_insert((len, index));
     }
-    let root_rows: std::collections::HashSet<usize> = roots.values().map(|(_, i)| *i).collect();
+    let mut is_root = vec![false; named_rows.len()];
+    for (_, index) in roots.values() {
+        is_root[*index] = true;
+    }
 
     // Entries in creation order, with their positions beside them and an index by
     // position: entries are large, so they are written once here and moved once more,
     // into identity order, at the end.
-    let mut entries = Entries::with_capacity(named_order.len() + named_order.len() / 2);
-    // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: KeyMap<PositionKey, PositionKey> =
-        KeyMap::with_capacity_and_hasher(named_order.len() + named_order.len() / 2, Default::default());
-    for key in &named_order {
-        let index = named[key];
-        let row = &played[index];
-        let mut aliases = BTreeMap::new();
-        let mut scid = row.row.scid.clone();
-        for (format, seen) in &by_format {
-            if *format == row.format {
-                continue;
-            }
-            if let Some(&other) = seen.get(key) {
-                let other = &played[other];
-                aliases.insert(format.src_name().to_string(), other.row.name.clone());
-                if scid.is_none() {
-                    scid = other.row.scid.clone();
+    let named_entries: Vec<EcoEntry> = named_rows
+        .par_iter()
+        .zip(named_order.par_iter())
+        .zip(is_root.par_iter())
+        .map(|((row, key), &is_eco_root)| {
+            let mut aliases = BTreeMap::new();
+            let mut scid = row.row.scid.clone();
+            for (format, seen) in &by_format {
+                if *format == row.format {
+                    continue;
+                }
+                if let Some(&other) = seen.get(key) {
+                    let other = &played[other];
+                    aliases.insert(format.src_name().to_string(), other.row.name.clone());
+                    if scid.is_none() {
+                        scid = other.row.scid.clone();
+                    }
                 }
             }
-        }
-        if row.keys.len() >= 2 {
-            previous.insert(*key, row.keys[row.keys.len() - 2]);
-        }
-        let end = &trie.nodes[*row.path.last().unwrap() as usize];
-        entries.push(
-            *key,
+            let end = &trie.nodes[*row.path.last().unwrap() as usize];
             EcoEntry {
                 epd: position::epd(&end.pos),
                 fen: position::fen(&end.pos),
@@ -270,15 +327,24 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 name: row.row.name.clone(),
                 aliases,
                 scid,
-                is_eco_root: root_rows.contains(&index),
+                is_eco_root,
                 from: None,
-            },
-        );
+            }
+        })
+        .collect();
+    let mut entries = Entries::with_capacity(named_order.len() + named_order.len() / 2);
+    // Each entry's previous position on its own line, resolved to `from` at the end.
+    let mut previous: KeyMap<PositionKey, PositionKey> =
+        KeyMap::with_capacity_and_hasher(named_order.len() + named_order.len() / 2, Default::default());
+    for ((key, row), entry) in named_order.iter().zip(&named_rows).zip(named_entries) {
+        if row.keys.len() >= 2 {
+            previous.insert(*key, row.keys[row.keys.len() - 2]);
+        }
+        entries.push(*key, entry);
     }
 
     // Orphans, then interpolation along every named line, in authority and file order.
-    for key in &named_order {
-        let row = &played[named[key]];
+    for row in &named_rows {
         let n = row.keys.len();
         if n >= 2 && !named.contains_key(&row.keys[n - 2]) {
             skeleton.warnings.push(Warning::at(
@@ -290,35 +356,48 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
             ));
         }
     }
-    for key in named_order.iter().filter(|_| interpolate) {
-        let row = &played[named[key]];
-        let mut ancestor: Option<PositionKey> = None;
-        for (ply, step_key) in row.keys.iter().enumerate() {
-            if named.contains_key(step_key) {
-                ancestor = Some(*step_key);
-                continue;
+    if interpolate {
+        // Which positions get an interpolated entry, and from which ancestor: decided in
+        // order (the first line through a position gives it its ancestor), then built
+        // in parallel.
+        let mut gaps: Vec<(&PlayedRow<'_>, usize, PositionKey)> = Vec::new();
+        for row in &named_rows {
+            let mut ancestor: Option<PositionKey> = None;
+            for (ply, step_key) in row.keys.iter().enumerate() {
+                if named.contains_key(step_key) {
+                    ancestor = Some(*step_key);
+                    continue;
+                }
+                let Some(ancestor) = ancestor else { continue };
+                if previous.contains_key(step_key) {
+                    continue;
+                }
+                previous.insert(*step_key, row.keys[ply - 1]);
+                gaps.push((row, ply, ancestor));
             }
-            if entries.contains(step_key) {
-                continue;
-            }
-            let Some(ancestor) = ancestor else { continue };
-            let parent = entries.get(&ancestor);
-            let node = &trie.nodes[row.path[ply] as usize];
-            let entry = EcoEntry {
-                epd: position::epd(&node.pos),
-                fen: position::fen(&node.pos),
-                src: "interpolated".to_string(),
-                eco: parent.eco.clone(),
-                moves: row.row.moves[..ply].to_vec(),
-                movetext: node.movetext.clone(),
-                name: format!("{} (i)", parent.name),
-                aliases: parent.aliases.clone(),
-                scid: parent.scid.clone(),
-                is_eco_root: false,
-                from: None,
-            };
-            previous.insert(*step_key, row.keys[ply - 1]);
-            entries.push(*step_key, entry);
+        }
+        let interpolated: Vec<EcoEntry> = gaps
+            .par_iter()
+            .map(|&(row, ply, ancestor)| {
+                let parent = entries.get(&ancestor);
+                let node = &trie.nodes[row.path[ply] as usize];
+                EcoEntry {
+                    epd: position::epd(&node.pos),
+                    fen: position::fen(&node.pos),
+                    src: "interpolated".to_string(),
+                    eco: parent.eco.clone(),
+                    moves: row.row.moves[..ply].to_vec(),
+                    movetext: node.movetext.clone(),
+                    name: format!("{} (i)", parent.name),
+                    aliases: parent.aliases.clone(),
+                    scid: parent.scid.clone(),
+                    is_eco_root: false,
+                    from: None,
+                }
+            })
+            .collect();
+        for (&(row, ply, _), entry) in gaps.iter().zip(interpolated) {
+            entries.push(row.keys[ply], entry);
         }
     }
 
@@ -326,28 +405,23 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     // pair along every line, by index.
     let Entries { mut keys, mut list, .. } = entries;
     let mut order: Vec<usize> = (0..list.len()).collect();
-    order.sort_unstable_by(|&a, &b| list[a].epd.cmp(&list[b].epd));
+    order.par_sort_unstable_by(|&a, &b| list[a].epd.cmp(&list[b].epd));
     permute(order, |a, b| {
         keys.swap(a, b);
         list.swap(a, b);
     });
     let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
-    let mut from_to = Vec::new();
-    for key in &named_order {
-        let row = &played[named[key]];
-        for pair in row.keys.windows(2) {
-            if let (Some(&a), Some(&b)) = (index_of.get(&pair[0]), index_of.get(&pair[1])) {
-                from_to.push((a, b));
-            }
-        }
-    }
-    from_to.sort_unstable();
+    let mut from_to: Vec<(u32, u32)> = named_rows
+        .par_iter()
+        .flat_map_iter(|row| {
+            row.keys.windows(2).filter_map(|pair| Some((*index_of.get(&pair[0])?, *index_of.get(&pair[1])?)))
+        })
+        .collect();
+    from_to.par_sort_unstable();
     from_to.dedup();
-    for i in 0..list.len() {
-        if let Some(&p) = previous.get(&keys[i]).and_then(|p| index_of.get(p)) {
-            list[i].from = Some(p);
-        }
-    }
+    list.par_iter_mut().zip(keys.par_iter()).for_each(|(entry, key)| {
+        entry.from = previous.get(key).and_then(|p| index_of.get(p)).copied();
+    });
     skeleton.entries = list;
     skeleton.from_to = from_to;
     skeleton
@@ -374,10 +448,6 @@ impl Entries {
         self.index.insert(key, self.list.len() as u32);
         self.keys.push(key);
         self.list.push(entry);
-    }
-
-    fn contains(&self, key: &PositionKey) -> bool {
-        self.index.contains_key(key)
     }
 
     fn get(&self, key: &PositionKey) -> &EcoEntry {
