@@ -360,33 +360,41 @@ fn identity_order<'a>(pending: &KeyMap<PositionKey, Pending>, skeleton: &'a EcoS
 /// The position of every skeleton entry, in entry order. An entry's `from` is the
 /// position before its line's last move, so where that is an entry already placed, one
 /// move gives the position (several times cheaper than parsing the entry's FEN); other
-/// entries replay their line. Move counters may differ from the entry's own FEN: the
-/// tree never reads them from these positions.
+/// entries replay their line. Entries are placed by line length, each length in
+/// parallel: a `from` entry has a shorter line. Move counters may differ from the
+/// entry's own FEN: the tree never reads them from these positions.
 fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
+    use rayon::prelude::*;
     let entries = &skeleton.entries;
     let mut order: Vec<usize> = (0..entries.len()).collect();
-    // Shorter lines first: most `from` entries are then placed before their children.
     order.sort_by_key(|&i| entries[i].moves.len());
     let mut positions: Vec<Option<Chess>> = vec![None; entries.len()];
-    for index in order {
-        let entry = &entries[index];
-        let placed = match (entry.from.and_then(|f| positions[f as usize].as_ref()), entry.moves.last()) {
-            (Some(before), Some(last)) => last.to_move(before).map(|mv| {
-                let mut pos = before.clone();
-                pos.play_unchecked(mv);
-                pos
-            }),
-            _ => None,
-        };
-        let pos = placed.unwrap_or_else(|| {
-            let mut pos = Chess::default();
-            for m in &entry.moves {
-                let mv = m.to_move(&pos).expect("skeleton lines are legal");
-                pos.play_unchecked(mv);
-            }
-            pos
-        });
-        positions[index] = Some(pos);
+    for level in order.chunk_by(|&a, &b| entries[a].moves.len() == entries[b].moves.len()) {
+        let placed: Vec<Chess> = level
+            .par_iter()
+            .map(|&index| {
+                let entry = &entries[index];
+                let after_from = match (entry.from.and_then(|f| positions[f as usize].as_ref()), entry.moves.last()) {
+                    (Some(before), Some(last)) => last.to_move(before).map(|mv| {
+                        let mut pos = before.clone();
+                        pos.play_unchecked(mv);
+                        pos
+                    }),
+                    _ => None,
+                };
+                after_from.unwrap_or_else(|| {
+                    let mut pos = Chess::default();
+                    for m in &entry.moves {
+                        let mv = m.to_move(&pos).expect("skeleton lines are legal");
+                        pos.play_unchecked(mv);
+                    }
+                    pos
+                })
+            })
+            .collect();
+        for (&index, pos) in level.iter().zip(placed) {
+            positions[index] = Some(pos);
+        }
     }
     positions.into_iter().map(|p| p.expect("every entry is placed")).collect()
 }
@@ -406,41 +414,82 @@ fn occupied_after(occupied: shakmaty::Bitboard, m: &shakmaty::Move) -> Option<u6
 /// Gives every node its canonical line and inherited opening: nodes with an entry use the
 /// entry's own line; the others are reached along the most-played path (children are
 /// sorted by game count), breadth-first, so the line is also a shortest one.
+///
+/// The walk itself only records, per node, the node it was reached from and the node
+/// whose opening it inherits; the lines, movetexts and FENs are then filled in parallel.
 fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
+    use rayon::prelude::*;
+    const NONE: u32 = u32::MAX;
+    // Per node: (parent on the walk, move from it); NONE for the root and unreached nodes.
+    let mut reached_from: Vec<(u32, MoveKey)> = vec![(NONE, MoveKey(0)); nodes.len()];
+    // Per node: the node whose opening it shows (itself when it has one), or NONE.
+    let mut opening_of: Vec<u32> = vec![NONE; nodes.len()];
     let mut visited = vec![false; nodes.len()];
-    let mut queue = std::collections::VecDeque::from([root]);
+    let mut order = Vec::with_capacity(nodes.len());
     visited[root as usize] = true;
-    nodes[root as usize].fen = position::fen(&Chess::default());
+    if nodes[root as usize].opening.is_some() {
+        opening_of[root as usize] = root;
+    }
+    let mut queue = std::collections::VecDeque::from([root]);
     while let Some(index) = queue.pop_front() {
-        let parent = &nodes[index as usize];
-        let (parent_line, parent_opening) = (parent.line.clone(), parent.opening.clone());
-        let children: Vec<(u32, MoveKey)> = parent.children.iter().map(|e| (e.child, e.key)).collect();
-        for (child_index, child_key) in children {
-            let child = child_index as usize;
+        for edge in &nodes[index as usize].children {
+            let child = edge.child as usize;
             if visited[child] {
                 continue;
             }
             visited[child] = true;
-            let node = &mut nodes[child];
-            match node.entry.map(|i| &skeleton.entries[i as usize]) {
-                Some(entry) => {
-                    node.line = entry.moves.clone();
-                    node.movetext = entry.movetext.clone();
-                    node.fen = entry.fen.clone();
-                }
+            reached_from[child] = (index, edge.key);
+            opening_of[child] = if nodes[child].opening.is_some() { edge.child } else { opening_of[index as usize] };
+            order.push(edge.child);
+            queue.push_back(edge.child);
+        }
+    }
+    // Lines of nodes without an entry extend their parent's line; parents come first.
+    let mut lines: KeyMap<u32, Vec<MoveKey>> = KeyMap::default();
+    for &index in &order {
+        if nodes[index as usize].entry.is_some() {
+            continue;
+        }
+        let (parent, key) = reached_from[index as usize];
+        let mut line = match nodes[parent as usize].entry {
+            Some(entry) => skeleton.entries[entry as usize].moves.clone(),
+            None => lines.get(&parent).cloned().unwrap_or_default(),
+        };
+        line.push(key);
+        lines.insert(index, line);
+    }
+    type Filled = (Vec<MoveKey>, String, String, Option<String>, Option<Opening>);
+    let filled: Vec<Filled> = order
+        .par_iter()
+        .map(|&index| {
+            let node = &nodes[index as usize];
+            let (line, movetext, fen) = match node.entry.map(|i| &skeleton.entries[i as usize]) {
+                Some(entry) => (entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()),
                 None => {
-                    node.line = parent_line.clone();
-                    node.line.push(child_key);
-                    let (moves, fen) = replay(&node.line);
-                    node.movetext = crate::eco::line::movetext(&moves);
-                    node.fen = fen;
+                    let line = lines[&index].clone();
+                    let (moves, fen) = replay(&line);
+                    (line, crate::eco::line::movetext(&moves), fen)
                 }
-            }
-            node.pgn_move = node.movetext.split_whitespace().last().map(str::to_string);
-            if node.opening.is_none() {
-                node.opening = parent_opening.as_ref().map(|o| Opening { own: false, ..o.clone() });
-            }
-            queue.push_back(child_index);
+            };
+            let pgn_move = movetext.split_whitespace().last().map(str::to_string);
+            let inherited = match (&node.opening, opening_of[index as usize]) {
+                (None, from) if from != NONE => {
+                    nodes[from as usize].opening.as_ref().map(|o| Opening { own: false, ..o.clone() })
+                }
+                _ => None,
+            };
+            (line, movetext, fen, pgn_move, inherited)
+        })
+        .collect();
+    nodes[root as usize].fen = position::fen(&Chess::default());
+    for (&index, (line, movetext, fen, pgn_move, inherited)) in order.iter().zip(filled) {
+        let node = &mut nodes[index as usize];
+        node.line = line;
+        node.movetext = movetext;
+        node.fen = fen;
+        node.pgn_move = pgn_move;
+        if inherited.is_some() {
+            node.opening = inherited;
         }
     }
 }
