@@ -411,10 +411,12 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         list.swap(a, b);
     });
     let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
+    // The entry on each trie node, looked up once per node rather than once per line.
+    let entry_at: Vec<Option<u32>> = trie.nodes.par_iter().map(|node| index_of.get(&node.key).copied()).collect();
     let mut from_to: Vec<(u32, u32)> = named_rows
         .par_iter()
         .flat_map_iter(|row| {
-            row.keys.windows(2).filter_map(|pair| Some((*index_of.get(&pair[0])?, *index_of.get(&pair[1])?)))
+            row.path.windows(2).filter_map(|pair| Some((entry_at[pair[0] as usize]?, entry_at[pair[1] as usize]?)))
         })
         .collect();
     from_to.par_sort_unstable();
