@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use std::time::Instant;
@@ -15,6 +15,7 @@ use crate::diagnostics::Warning;
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 use crate::export::{self, ExportFile};
 use crate::pipeline::{ExportFormat, Loaded, SourceKind};
+use crate::record::NodeRecord;
 use crate::sources::{Origin, Resolver, Wanted};
 use crate::engine::Annotations;
 use crate::games::aggregate::{AggregateOptions, FileAggregate, Format};
@@ -359,6 +360,21 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let (engine_output, structures_output, validate_output) = (&engine_output, &structures_output, &validate_output);
     let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
 
+    // The node records that the store and the CSV exports write, built by the first of
+    // them that runs. Not under the lock: building them runs on rayon, and a worker that
+    // waits on a lock may be handed a job that takes the same lock.
+    let shared_records: Mutex<Option<Arc<Vec<NodeRecord>>>> = Mutex::new(None);
+    let node_records = |b: &Build| -> Result<Arc<Vec<NodeRecord>>, BuildError> {
+        if let Some(records) = shared_records.lock().expect("records poisoned").as_ref() {
+            return Ok(records.clone());
+        }
+        let tree: Arc<Tree> = b.load("tree", &tree_output)?;
+        let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+        let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
+        let records = Arc::new(NodeRecord::tagged(&tree, annotations.as_deref(), Some(&structures)));
+        Ok(shared_records.lock().expect("records poisoned").get_or_insert(records).clone())
+    };
+    let node_records = &node_records;
     // The store and the exports only read their inputs: run them side by side.
     let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
     let (build, tree_output, eco_output, entries_path) = (&build, &tree_output, &eco_output, &entries_path);
@@ -378,14 +394,20 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-            let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
+            let records = node_records(b)?;
             let stubs = match stubs_output {
                 Some(output) => b.load::<ValidationReport>("validate", output)?.stub_nodes(),
                 None => Vec::new(),
             };
-            let written =
-                crate::store::write::write(&tree, entries_path, annotations.as_deref(), Some(&structures), &stubs, &store_path)
-                    .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+            let written = crate::store::write::write_records(
+                &tree,
+                &records,
+                entries_path,
+                annotations.as_deref(),
+                &stubs,
+                &store_path,
+            )
+            .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
             let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
             Ok(format!(
                 "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
@@ -539,12 +561,9 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     step = step.input("structures", &structures_output.hash);
                     let delimiter = spec.delimiter.as_bytes()[0];
                     build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let annotations: Option<Arc<Annotations>> =
-                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                        let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
-                        let bytes = export::csv::render(&tree, annotations.as_deref(), Some(&structures), delimiter);
-                        Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", tree.nodes.len())))
+                        let records = node_records(b)?;
+                        let bytes = export::csv::render_records(&records, delimiter);
+                        Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", records.len())))
                     })?;
                 }
                 ExportFormat::OpeningIq => {

@@ -167,4 +167,18 @@ impl NodeRecord {
             .map(|n| NodeRecord::new(n, annotations.and_then(|a| a.results.get(&n.epd))))
             .collect()
     }
+
+    /// [`NodeRecord::all`] with the structure tags of the terminal nodes applied: the
+    /// records the store and the CSV export write.
+    pub fn tagged(
+        tree: &Tree,
+        annotations: Option<&Annotations>,
+        structures: Option<&crate::structure::StructureTags>,
+    ) -> Vec<NodeRecord> {
+        let mut records = NodeRecord::all(tree, annotations);
+        if let Some(tags) = structures {
+            tags.apply(&mut records);
+        }
+        records
+    }
 }

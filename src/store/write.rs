@@ -181,6 +181,20 @@ pub fn write(
     stubs: &[StubNode],
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
+    let records = NodeRecord::tagged(tree, annotations, structures);
+    write_records(tree, &records, entries, annotations, stubs, path)
+}
+
+/// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
+/// order), for a caller that shares them with the CSV export.
+pub fn write_records(
+    tree: &Tree,
+    records: &[NodeRecord],
+    entries: &Path,
+    annotations: Option<&Annotations>,
+    stubs: &[StubNode],
+    path: &Path,
+) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -191,17 +205,15 @@ pub fn write(
         let _ = std::fs::remove_file(stale);
     }
     let previous = if path.exists() { read_previous(path) } else { None };
-    let mut records = NodeRecord::all(tree, annotations);
-    if let Some(tags) = structures {
-        tags.apply(&mut records);
-    }
     // Stubs come after the tree's nodes, so tree indices stay record indices.
+    let mut records = std::borrow::Cow::Borrowed(records);
     let mut stub_edges = Vec::new();
     for stub in stubs {
         let Some(parent) = tree.find(&stub.parent_epd) else { continue };
         if tree.find(&stub.epd).is_some() {
             continue;
         }
+        let records = records.to_mut();
         let parent_record = &mut records[parent as usize];
         parent_record.children += 1;
         parent_record.is_branching_node = parent_record.children >= 2;
