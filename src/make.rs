@@ -171,9 +171,19 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         }
         taxonomy.push((name.clone(), format, resolved));
     }
-    let parsed: Vec<(String, EcoFormat, Output)> = taxonomy
+    // Largest file first, one file per job: the merge waits for the last parse, and
+    // scid.eco alone takes as long as the other six files together.
+    let mut by_size: Vec<(u64, usize)> = taxonomy
+        .iter()
+        .enumerate()
+        .map(|(i, (_, _, resolved))| (std::fs::metadata(&resolved.path).map_or(0, |m| m.len()), i))
+        .collect();
+    by_size.sort_by(|a, b| b.cmp(a));
+    let mut parsed: Vec<(usize, (String, EcoFormat, Output))> = by_size
         .par_iter()
-        .map(|(name, format, resolved)| {
+        .with_max_len(1)
+        .map(|&(_, index)| {
+            let (name, format, resolved) = &taxonomy[index];
             let format = *format;
             let step = Step::new(format!("parse:{name}"), versions::PARSE, &format).input(name.clone(), &resolved.hash);
             let sink = new_warnings.clone();
@@ -187,9 +197,11 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 sink.lock().expect("warnings poisoned").extend(p.warnings.iter().cloned());
                 Ok((p, text, warnings))
             })?;
-            Ok((name.clone(), format, output))
+            Ok((index, (name.clone(), format, output)))
         })
         .collect::<Result<_, MakeError>>()?;
+    parsed.sort_by_key(|(index, _)| *index);
+    let parsed: Vec<(String, EcoFormat, Output)> = parsed.into_iter().map(|(_, p)| p).collect();
 
     let mut eco_step = Step::new("eco", versions::ECO, &pipeline.eco);
     for (name, _, output) in &parsed {
