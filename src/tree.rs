@@ -292,13 +292,15 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                     .iter()
                     .map(|(m, child, stats)| {
                         let mv = m.to_move(&p.pos).expect("edges were played legally");
-                        Edge {
-                            child: index_of[child],
-                            key: *m,
-                            san: position::san(&p.pos, &mv),
-                            uci: position::uci(&mv),
-                            stats: *stats,
-                        }
+                        // The move that ends the child's own line from this node is
+                        // already written out in the child's movetext (SAN is the slow part).
+                        let san = pending[child]
+                            .entry
+                            .map(|e| &skeleton.entries[e as usize])
+                            .filter(|e| p.entry.is_some() && e.from == p.entry && e.moves.last() == Some(m))
+                            .and_then(|e| e.movetext.rsplit(' ').next())
+                            .map_or_else(|| position::san(&p.pos, &mv), str::to_string);
+                        Edge { child: index_of[child], key: *m, san, uci: position::uci(&mv), stats: *stats }
                     })
                     .collect(),
                 parents: Vec::new(),
