@@ -603,6 +603,9 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     build.save()?;
 
     summary.warnings = std::mem::take(&mut *new_warnings.lock().expect("warnings poisoned"));
+    // Steps that run side by side report in the order they finish; the list is shown in
+    // file and line order, the same in every run (stable: one line keeps its order).
+    summary.warnings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
