@@ -376,14 +376,12 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     // them that runs. Not under the lock: building them runs on rayon, and a worker that
     // waits on a lock may be handed a job that takes the same lock.
     let shared_records: Mutex<Option<Arc<Vec<NodeRecord>>>> = Mutex::new(None);
-    let node_records = |b: &Build| -> Result<Arc<Vec<NodeRecord>>, BuildError> {
+    let node_records = |b: &Build, tree: &Tree, annotations: Option<&Annotations>| {
         if let Some(records) = shared_records.lock().expect("records poisoned").as_ref() {
-            return Ok(records.clone());
+            return Ok::<_, BuildError>(records.clone());
         }
-        let tree: Arc<Tree> = b.load("tree", &tree_output)?;
-        let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
         let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
-        let records = Arc::new(NodeRecord::tagged(&tree, annotations.as_deref(), Some(&structures)));
+        let records = Arc::new(NodeRecord::tagged(tree, annotations, Some(&structures)));
         Ok(shared_records.lock().expect("records poisoned").get_or_insert(records).clone())
     };
     let node_records = &node_records;
@@ -406,7 +404,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         build.external(store_step, &store_path, |b| {
             let tree: Arc<Tree> = b.load("tree", tree_output)?;
             let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-            let records = node_records(b)?;
+            let records = node_records(b, &tree, annotations.as_deref())?;
             let stubs = match stubs_output {
                 Some(output) => b.load::<ValidationReport>("validate", output)?.stub_nodes(),
                 None => Vec::new(),
@@ -573,7 +571,10 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     step = step.input("structures", &structures_output.hash);
                     let delimiter = spec.delimiter.as_bytes()[0];
                     build.files(step, &target, |b| {
-                        let records = node_records(b)?;
+                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                        let annotations: Option<Arc<Annotations>> =
+                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                        let records = node_records(b, &tree, annotations.as_deref())?;
                         let bytes = export::csv::render_records(&records, delimiter);
                         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", records.len())))
                     })?;

@@ -447,7 +447,7 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
         }
     }
     // Lines of nodes without an entry extend their parent's line; parents come first.
-    let mut lines: KeyMap<u32, Vec<MoveKey>> = KeyMap::default();
+    let mut lines: Vec<Vec<MoveKey>> = vec![Vec::new(); nodes.len()];
     for &index in &order {
         if nodes[index as usize].entry.is_some() {
             continue;
@@ -455,20 +455,22 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
         let (parent, key) = reached_from[index as usize];
         let mut line = match nodes[parent as usize].entry {
             Some(entry) => skeleton.entries[entry as usize].moves.clone(),
-            None => lines.get(&parent).cloned().unwrap_or_default(),
+            None => lines[parent as usize].clone(),
         };
         line.push(key);
-        lines.insert(index, line);
+        lines[index as usize] = line;
     }
+    // Each node's own line moves out (empty for nodes with an entry).
+    let lines: Vec<Vec<MoveKey>> = order.iter().map(|&index| std::mem::take(&mut lines[index as usize])).collect();
     type Filled = (Vec<MoveKey>, String, String, Option<String>, Option<Opening>);
     let filled: Vec<Filled> = order
         .par_iter()
-        .map(|&index| {
+        .zip(lines)
+        .map(|(&index, line)| {
             let node = &nodes[index as usize];
             let (line, movetext, fen) = match node.entry.map(|i| &skeleton.entries[i as usize]) {
                 Some(entry) => (entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()),
                 None => {
-                    let line = lines[&index].clone();
                     let (moves, fen) = replay(&line);
                     (line, crate::eco::line::movetext(&moves), fen)
                 }

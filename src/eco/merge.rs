@@ -369,6 +369,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                     continue;
                 }
                 let Some(ancestor) = ancestor else { continue };
+                // Besides the named positions (skipped above), `previous` holds exactly
+                // the positions interpolated so far.
                 if previous.contains_key(step_key) {
                     continue;
                 }
