@@ -14,7 +14,7 @@ use crate::build::{Build, BuildError, CorruptCache, Output, Status, Step, StepRe
 use crate::diagnostics::Warning;
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 use crate::export::{self, ExportFile};
-use crate::pipeline::{ExportFormat, Loaded, SourceKind};
+use crate::pipeline::{ExportFormat, ExportSpec, Loaded, SourceKind};
 use crate::record::NodeRecord;
 use crate::sources::{Origin, Resolver, Wanted};
 use crate::engine::Annotations;
@@ -362,245 +362,259 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         };
         Ok((tree_output, engine_output, structures_output, validate_output))
     };
-    // Meanwhile, the store's entry table, which needs the skeleton only. (The eco.json
-    // exports need no more either, but they run with the other exports: beside the tree
-    // they made the store wait whenever they and the entries took longer than the tree.)
+    // Meanwhile, the store's entry table, which needs the skeleton only, and then the
+    // exports that need no more than the skeleton either (eco.json). Those are spawned
+    // once the entries are written, so they fill the core the tree leaves idle without
+    // holding up the store, which starts as soon as the tree chain and the entries are done.
     let entries_path = cache_dir(loaded).join("store-entries.sqlite");
-    let (chain, entries_output) = rayon::join(tree_chain, || entries_step(&build, &eco_output, &entries_path));
-    let (tree_output, engine_output, structures_output, validate_output) = chain?;
-    let entries_output = entries_output?;
-    let (engine_output, structures_output, validate_output) = (&engine_output, &structures_output, &validate_output);
-    let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
+    let skeleton_exports: Vec<(&String, &ExportSpec)> =
+        pipeline.exports.iter().filter(|(_, spec)| spec.format == ExportFormat::EcoJson).collect();
+    let skeleton_export_error: Mutex<Option<MakeError>> = Mutex::new(None);
+    rayon::scope(|scope| -> Result<(), MakeError> {
+        let (chain, entries_output) = rayon::join(tree_chain, || {
+            let entries = entries_step(&build, &eco_output, &entries_path);
+            for &(name, spec) in &skeleton_exports {
+                let (build, eco_output, failed) = (&build, &eco_output, &skeleton_export_error);
+                scope.spawn(move |_| {
+                    if let Err(error) = eco_json_export(build, name, spec, &loaded.path(&spec.output), eco_output) {
+                        failed.lock().expect("export error poisoned").get_or_insert(error);
+                    }
+                });
+            }
+            entries
+        });
+        let (tree_output, engine_output, structures_output, validate_output) = chain?;
+        let entries_output = entries_output?;
+        let (engine_output, structures_output, validate_output) = (&engine_output, &structures_output, &validate_output);
+        let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
 
-    // The node records that the store and the CSV exports write, built by the first of
-    // them that runs. Not under the lock: building them runs on rayon, and a worker that
-    // waits on a lock may be handed a job that takes the same lock.
-    let shared_records: Mutex<Option<Arc<Vec<NodeRecord>>>> = Mutex::new(None);
-    let node_records = |b: &Build, tree: &Tree, annotations: Option<&Annotations>| {
-        if let Some(records) = shared_records.lock().expect("records poisoned").as_ref() {
-            return Ok::<_, BuildError>(records.clone());
-        }
-        let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
-        let records = Arc::new(NodeRecord::tagged(tree, annotations, Some(&structures)));
-        Ok(shared_records.lock().expect("records poisoned").get_or_insert(records).clone())
-    };
-    let node_records = &node_records;
-    // The store and the exports only read their inputs: run them side by side.
-    let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
-    let (build, tree_output, eco_output, entries_path) = (&build, &tree_output, &eco_output, &entries_path);
-    let store_path = loaded.path(&pipeline.store.path);
-    let review_dir = store_path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
-    finals.push(Box::new(move || {
-        let mut store_step = Step::new("store", versions::STORE, &())
-            .input("tree", &tree_output.hash)
-            .input("store:entries", &entries_output.hash);
-        if let Some(engine) = engine_output {
-            store_step = store_step.input("engine", &engine.hash);
-        }
-        store_step = store_step.input("structures", &structures_output.hash);
-        if let Some(stubs) = stubs_output {
-            store_step = store_step.input("stubs", &stubs.hash);
-        }
-        build.external(store_step, &store_path, |b| {
-            let tree: Arc<Tree> = b.load("tree", tree_output)?;
-            let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-            let records = node_records(b, &tree, annotations.as_deref())?;
-            let stubs = match stubs_output {
-                Some(output) => b.load::<ValidationReport>("validate", output)?.stub_nodes(),
-                None => Vec::new(),
-            };
-            let written = crate::store::write::write_records(
-                &tree,
-                &records,
-                entries_path,
-                annotations.as_deref(),
-                &stubs,
-                &store_path,
-            )
-            .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
-            let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
-            Ok(format!(
-                "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
-                written.nodes, written.edges, written.transpositions, written.changes
-            ))
-        })?;
-        Ok(())
-    }));
-    let review_target = review_dir.clone();
-    finals.push(Box::new(move || {
-        let step = Step::new("structure-review", versions::STRUCTURE_REVIEW, &())
-            .input("tree", &tree_output.hash)
-            .input("structures", &structures_output.hash);
-        build.files(step, &review_target, |b| {
-            let tree: Arc<Tree> = b.load("tree", tree_output)?;
-            let tags: Arc<StructureTags> = b.load("structures", structures_output)?;
-            let review = crate::structure::review::review(&tree, &tags);
-            let text = format!("{} Unknown terminal positions", review.unknown.len());
-            let files = vec![
-                ExportFile { name: "structures-review.json".into(), bytes: review.to_json() },
-                ExportFile { name: "structures-review.txt".into(), bytes: review.to_table() },
-            ];
-            Ok((files, text))
-        })?;
-        Ok(())
-    }));
-    if let (Some(params), Some(validate_output)) = (&pipeline.validate, validate_output) {
-        let review_dir = review_dir.clone();
+        // The node records that the store and the CSV exports write, built by the first of
+        // them that runs. Not under the lock: building them runs on rayon, and a worker that
+        // waits on a lock may be handed a job that takes the same lock.
+        let shared_records: Mutex<Option<Arc<Vec<NodeRecord>>>> = Mutex::new(None);
+        let node_records = |b: &Build, tree: &Tree, annotations: Option<&Annotations>| {
+            if let Some(records) = shared_records.lock().expect("records poisoned").as_ref() {
+                return Ok::<_, BuildError>(records.clone());
+            }
+            let structures: Arc<StructureTags> = b.load("structures", structures_output)?;
+            let records = Arc::new(NodeRecord::tagged(tree, annotations, Some(&structures)));
+            Ok(shared_records.lock().expect("records poisoned").get_or_insert(records).clone())
+        };
+        let node_records = &node_records;
+        // The store and the exports only read their inputs: run them side by side.
+        let mut finals: Vec<Box<dyn FnOnce() -> Result<(), MakeError> + Send + '_>> = Vec::new();
+        let (build, tree_output, eco_output, entries_path) = (&build, &tree_output, &eco_output, &entries_path);
+        let store_path = loaded.path(&pipeline.store.path);
+        let review_dir = store_path.parent().map(std::path::Path::to_path_buf).unwrap_or_default();
         finals.push(Box::new(move || {
-            let step = Step::new("validation-report", versions::VALIDATION_REPORT, &()).input("validate", &validate_output.hash);
-            build.files(step, &review_dir, |b| {
-                let report: Arc<ValidationReport> = b.load("validate", validate_output)?;
-                let mut files = vec![
-                    ExportFile { name: "validation.json".into(), bytes: report.to_json() },
-                    ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
-                ];
-                if params.stubs {
-                    files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
-                }
-                Ok((files, format!("{} variations reported", report.missing.len())))
+            let mut store_step = Step::new("store", versions::STORE, &())
+                .input("tree", &tree_output.hash)
+                .input("store:entries", &entries_output.hash);
+            if let Some(engine) = engine_output {
+                store_step = store_step.input("engine", &engine.hash);
+            }
+            store_step = store_step.input("structures", &structures_output.hash);
+            if let Some(stubs) = stubs_output {
+                store_step = store_step.input("stubs", &stubs.hash);
+            }
+            build.external(store_step, &store_path, |b| {
+                let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                let annotations: Option<Arc<Annotations>> = engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                let records = node_records(b, &tree, annotations.as_deref())?;
+                let stubs = match stubs_output {
+                    Some(output) => b.load::<ValidationReport>("validate", output)?.stub_nodes(),
+                    None => Vec::new(),
+                };
+                let written = crate::store::write::write_records(
+                    &tree,
+                    &records,
+                    entries_path,
+                    annotations.as_deref(),
+                    &stubs,
+                    &store_path,
+                )
+                .map_err(|e| BuildError::Step { step: "store".into(), message: e.to_string() })?;
+                let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
+                Ok(format!(
+                    "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
+                    written.nodes, written.edges, written.transpositions, written.changes
+                ))
             })?;
             Ok(())
         }));
-    }
-    for (name, spec) in &pipeline.exports {
-        let target = loaded.path(&spec.output);
-        let (classify_paths, classify_hashes) = files_of(&spec.sources);
-        let id = format!("export:{name}");
+        let review_target = review_dir.clone();
         finals.push(Box::new(move || {
-            // The classified exports: the games of `sources`, named from the tree.
-            let classified_step = |version| {
-                let mut step = Step::new(id.clone(), version, spec).input("tree", &tree_output.hash);
-                for (shown, hash) in &classify_hashes {
-                    step = step.input(shown.clone(), hash);
-                }
-                step
-            };
-            let classifier_of = |b: &Build| -> Result<crate::classify::Classifier, BuildError> {
-                Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
-            };
-            match spec.format {
-                ExportFormat::EcoJson => {
-                    let step = Step::new(id, versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
-                    build.files(step, &target, |b| {
-                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-                        let files = export::eco_json::render_all(&skeleton, spec.pretty);
-                        let text = format!("{} files", files.len());
-                        Ok((files, text))
-                    })?;
-                }
-                ExportFormat::Polyglot => {
-                    let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
-                    build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let entries = polyglot_entries(&tree, spec.weights);
-                        let text = format!("{} entries", entries.len());
-                        let bytes = export::polyglot::to_bytes(&entries);
-                        Ok((vec![ExportFile { name: String::new(), bytes }], text))
-                    })?;
-                }
-                ExportFormat::ClassifiedPgn => {
-                    let step = classified_step(versions::EXPORT_CLASSIFIED_PGN);
-                    build.external(step, &target, |b| {
-                        let classifier = classifier_of(b)?;
-                        let failed = |message: String| BuildError::Step { step: format!("export:{name}"), message };
-                        if let Some(dir) = target.parent() {
-                            std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
-                        }
-                        let tmp = target.with_extension("okb-tmp");
-                        let file = std::fs::File::create(&tmp).map_err(|e| failed(format!("{}: {e}", tmp.display())))?;
-                        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-                        let report = crate::classify::files::classify_files(&classifier, &classify_paths, &mut out)
-                            .map_err(|e| failed(e.to_string()))?;
-                        drop(out);
-                        std::fs::rename(&tmp, &target).map_err(|e| failed(format!("{}: {e}", target.display())))?;
-                        Ok(format!(
-                            "{} games, {} classified, {} without a known position, {} unreadable",
-                            report.games,
-                            report.classified,
-                            report.unclassified,
-                            report.bad.skipped()
-                        ))
-                    })?;
-                }
-                ExportFormat::ClassifiedBgn => {
-                    let step = classified_step(versions::EXPORT_CLASSIFIED_BGN);
-                    build.external(step, &target, |b| {
-                        let classifier = classifier_of(b)?;
-                        let lookup = crate::convert::FromKnowledgeBase::new(&classifier);
-                        let sink = crate::convert::SplitWriter::single(&target);
-                        let converted = crate::convert::pgn_to_bgn(&classify_paths, &lookup, sink)
-                            .map_err(|e| BuildError::Step {
-                                step: format!("export:{name}"),
-                                message: e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": "),
-                            })?;
-                        let (named, from_tags) = lookup.counts();
-                        Ok(format!(
-                            "{} games, {named} classified, {from_tags} named by their tags, {} unreadable",
-                            converted.games,
-                            converted.bad.skipped()
-                        ))
-                    })?;
-                }
-                ExportFormat::Pgn => {
-                    let mut step = Step::new(id, versions::EXPORT_PGN, spec).input("tree", &tree_output.hash);
-                    if let Some(engine) = engine_output {
-                        step = step.input("engine", &engine.hash);
-                    }
-                    build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let annotations: Option<Arc<Annotations>> =
-                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                        let files = export::pgn::render_all(&tree, annotations.as_deref(), spec.max_depth);
-                        let text = format!("{} openings", files.len());
-                        Ok((files, text))
-                    })?;
-                }
-                ExportFormat::Packed => {
-                    let step = Step::new(id, versions::EXPORT_PACKED, spec).input("tree", &tree_output.hash);
-                    build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let (file, count) = export::packed::render(&tree);
-                        Ok((vec![file], format!("{count} move records")))
-                    })?;
-                }
-                ExportFormat::Csv => {
-                    let mut step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
-                    if let Some(engine) = engine_output {
-                        step = step.input("engine", &engine.hash);
-                    }
-                    step = step.input("structures", &structures_output.hash);
-                    let delimiter = spec.delimiter.as_bytes()[0];
-                    build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let annotations: Option<Arc<Annotations>> =
-                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                        let records = node_records(b, &tree, annotations.as_deref())?;
-                        let bytes = export::csv::render_records(&records, delimiter);
-                        Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", records.len())))
-                    })?;
-                }
-                ExportFormat::OpeningIq => {
-                    let mut step = Step::new(id, versions::EXPORT_OPENINGIQ, spec)
-                        .input("tree", &tree_output.hash)
-                        .input("eco", &eco_output.hash);
-                    if let Some(engine) = engine_output {
-                        step = step.input("engine", &engine.hash);
-                    }
-                    build.files(step, &target, |b| {
-                        let tree: Arc<Tree> = b.load("tree", tree_output)?;
-                        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
-                        let annotations: Option<Arc<Annotations>> =
-                            engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                        let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), spec);
-                        let text = format!("{} files", files.len());
-                        Ok((files, text))
-                    })?;
-                }
-            }
+            let step = Step::new("structure-review", versions::STRUCTURE_REVIEW, &())
+                .input("tree", &tree_output.hash)
+                .input("structures", &structures_output.hash);
+            build.files(step, &review_target, |b| {
+                let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                let tags: Arc<StructureTags> = b.load("structures", structures_output)?;
+                let review = crate::structure::review::review(&tree, &tags);
+                let text = format!("{} Unknown terminal positions", review.unknown.len());
+                let files = vec![
+                    ExportFile { name: "structures-review.json".into(), bytes: review.to_json() },
+                    ExportFile { name: "structures-review.txt".into(), bytes: review.to_table() },
+                ];
+                Ok((files, text))
+            })?;
             Ok(())
         }));
+        if let (Some(params), Some(validate_output)) = (&pipeline.validate, validate_output) {
+            let review_dir = review_dir.clone();
+            finals.push(Box::new(move || {
+                let step = Step::new("validation-report", versions::VALIDATION_REPORT, &()).input("validate", &validate_output.hash);
+                build.files(step, &review_dir, |b| {
+                    let report: Arc<ValidationReport> = b.load("validate", validate_output)?;
+                    let mut files = vec![
+                        ExportFile { name: "validation.json".into(), bytes: report.to_json() },
+                        ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
+                    ];
+                    if params.stubs {
+                        files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
+                    }
+                    Ok((files, format!("{} variations reported", report.missing.len())))
+                })?;
+                Ok(())
+            }));
+        }
+        for (name, spec) in &pipeline.exports {
+            let target = loaded.path(&spec.output);
+            let (classify_paths, classify_hashes) = files_of(&spec.sources);
+            let id = format!("export:{name}");
+            finals.push(Box::new(move || {
+                // The classified exports: the games of `sources`, named from the tree.
+                let classified_step = |version| {
+                    let mut step = Step::new(id.clone(), version, spec).input("tree", &tree_output.hash);
+                    for (shown, hash) in &classify_hashes {
+                        step = step.input(shown.clone(), hash);
+                    }
+                    step
+                };
+                let classifier_of = |b: &Build| -> Result<crate::classify::Classifier, BuildError> {
+                    Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
+                };
+                match spec.format {
+                    // Spawned beside the tree (above).
+                    ExportFormat::EcoJson => {}
+                    ExportFormat::Polyglot => {
+                        let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
+                        build.files(step, &target, |b| {
+                            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                            let entries = polyglot_entries(&tree, spec.weights);
+                            let text = format!("{} entries", entries.len());
+                            let bytes = export::polyglot::to_bytes(&entries);
+                            Ok((vec![ExportFile { name: String::new(), bytes }], text))
+                        })?;
+                    }
+                    ExportFormat::ClassifiedPgn => {
+                        let step = classified_step(versions::EXPORT_CLASSIFIED_PGN);
+                        build.external(step, &target, |b| {
+                            let classifier = classifier_of(b)?;
+                            let failed = |message: String| BuildError::Step { step: format!("export:{name}"), message };
+                            if let Some(dir) = target.parent() {
+                                std::fs::create_dir_all(dir).map_err(|e| failed(format!("{}: {e}", dir.display())))?;
+                            }
+                            let tmp = target.with_extension("okb-tmp");
+                            let file = std::fs::File::create(&tmp).map_err(|e| failed(format!("{}: {e}", tmp.display())))?;
+                            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+                            let report = crate::classify::files::classify_files(&classifier, &classify_paths, &mut out)
+                                .map_err(|e| failed(e.to_string()))?;
+                            drop(out);
+                            std::fs::rename(&tmp, &target).map_err(|e| failed(format!("{}: {e}", target.display())))?;
+                            Ok(format!(
+                                "{} games, {} classified, {} without a known position, {} unreadable",
+                                report.games,
+                                report.classified,
+                                report.unclassified,
+                                report.bad.skipped()
+                            ))
+                        })?;
+                    }
+                    ExportFormat::ClassifiedBgn => {
+                        let step = classified_step(versions::EXPORT_CLASSIFIED_BGN);
+                        build.external(step, &target, |b| {
+                            let classifier = classifier_of(b)?;
+                            let lookup = crate::convert::FromKnowledgeBase::new(&classifier);
+                            let sink = crate::convert::SplitWriter::single(&target);
+                            let converted = crate::convert::pgn_to_bgn(&classify_paths, &lookup, sink)
+                                .map_err(|e| BuildError::Step {
+                                    step: format!("export:{name}"),
+                                    message: e.chain().map(ToString::to_string).collect::<Vec<_>>().join(": "),
+                                })?;
+                            let (named, from_tags) = lookup.counts();
+                            Ok(format!(
+                                "{} games, {named} classified, {from_tags} named by their tags, {} unreadable",
+                                converted.games,
+                                converted.bad.skipped()
+                            ))
+                        })?;
+                    }
+                    ExportFormat::Pgn => {
+                        let mut step = Step::new(id, versions::EXPORT_PGN, spec).input("tree", &tree_output.hash);
+                        if let Some(engine) = engine_output {
+                            step = step.input("engine", &engine.hash);
+                        }
+                        build.files(step, &target, |b| {
+                            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                            let annotations: Option<Arc<Annotations>> =
+                                engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                            let files = export::pgn::render_all(&tree, annotations.as_deref(), spec.max_depth);
+                            let text = format!("{} openings", files.len());
+                            Ok((files, text))
+                        })?;
+                    }
+                    ExportFormat::Packed => {
+                        let step = Step::new(id, versions::EXPORT_PACKED, spec).input("tree", &tree_output.hash);
+                        build.files(step, &target, |b| {
+                            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                            let (file, count) = export::packed::render(&tree);
+                            Ok((vec![file], format!("{count} move records")))
+                        })?;
+                    }
+                    ExportFormat::Csv => {
+                        let mut step = Step::new(id, versions::EXPORT_CSV, spec).input("tree", &tree_output.hash);
+                        if let Some(engine) = engine_output {
+                            step = step.input("engine", &engine.hash);
+                        }
+                        step = step.input("structures", &structures_output.hash);
+                        let delimiter = spec.delimiter.as_bytes()[0];
+                        build.files(step, &target, |b| {
+                            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                            let annotations: Option<Arc<Annotations>> =
+                                engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                            let records = node_records(b, &tree, annotations.as_deref())?;
+                            let bytes = export::csv::render_records(&records, delimiter);
+                            Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", records.len())))
+                        })?;
+                    }
+                    ExportFormat::OpeningIq => {
+                        let mut step = Step::new(id, versions::EXPORT_OPENINGIQ, spec)
+                            .input("tree", &tree_output.hash)
+                            .input("eco", &eco_output.hash);
+                        if let Some(engine) = engine_output {
+                            step = step.input("engine", &engine.hash);
+                        }
+                        build.files(step, &target, |b| {
+                            let tree: Arc<Tree> = b.load("tree", tree_output)?;
+                            let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+                            let annotations: Option<Arc<Annotations>> =
+                                engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
+                            let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), spec);
+                            let text = format!("{} files", files.len());
+                            Ok((files, text))
+                        })?;
+                    }
+                }
+                Ok(())
+            }));
+        }
+        finals.into_par_iter().map(|run| run()).collect::<Result<Vec<()>, MakeError>>()?;
+        Ok(())
+    })?;
+    if let Some(error) = skeleton_export_error.into_inner().expect("export error poisoned") {
+        return Err(error);
     }
-    finals.into_par_iter().map(|run| run()).collect::<Result<Vec<()>, MakeError>>()?;
     build.save()?;
 
     summary.warnings = std::mem::take(&mut *new_warnings.lock().expect("warnings poisoned"));
@@ -610,6 +624,24 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// An eco.json export: the skeleton's entries as eco.json-compatible files.
+fn eco_json_export(
+    build: &Build,
+    name: &str,
+    spec: &ExportSpec,
+    target: &std::path::Path,
+    eco_output: &Output,
+) -> Result<(), MakeError> {
+    let step = Step::new(format!("export:{name}"), versions::EXPORT_ECO_JSON, spec).input("eco", &eco_output.hash);
+    build.files(step, target, |b| {
+        let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
+        let files = export::eco_json::render_all(&skeleton, spec.pretty);
+        let text = format!("{} files", files.len());
+        Ok((files, text))
+    })?;
+    Ok(())
 }
 
 /// The `store:entries` step: the store's entry table in a part database under `cache/`,

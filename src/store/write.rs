@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
-use super::schema::{EDGE_INDEXES, ENTRY_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS};
+use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
@@ -154,7 +154,6 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
                 .map_err(sql(&tmp))?;
         }
     }
-    tx.execute_batch(ENTRY_INDEXES).map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     std::fs::rename(&tmp, path).map_err(io)?;
@@ -221,7 +220,7 @@ pub fn write_records(
         records.push(NodeRecord::stub(stub));
     }
     let ids = NodeIds::of(&records);
-    // The entry part already holds the schema and the full entry table with its index:
+    // The entry part already holds the schema and the full entry table:
     // a copy of it is the start of the store (a file copy, where a transfer would
     // re-insert every cell).
     std::fs::copy(entries, &tmp).map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
