@@ -207,14 +207,14 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
         // Most moves lead nowhere known, and the occupied squares after a move say so
         // for a fraction of the cost of the position's key.
-        let occupancies: KeySet<u64> = positions.iter().map(|(_, p)| p.pos.board().occupied().0).collect();
+        let occupancies = OccupancyFilter::new(positions.iter().map(|(_, p)| p.pos.board().occupied().0));
         positions
             .par_iter()
             .flat_map_iter(|(key, p)| {
                 let mut found = Vec::new();
                 let occupied = p.pos.board().occupied();
                 for m in p.pos.legal_moves() {
-                    if occupied_after(occupied, &m).is_some_and(|after| !occupancies.contains(&after)) {
+                    if occupied_after(occupied, &m).is_some_and(|after| !occupancies.may_contain(after)) {
                         continue;
                     }
                     let child_key = position::child_key(&p.pos, **key, &m);
@@ -401,6 +401,37 @@ fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
     positions.into_iter().map(|p| p.expect("every entry is placed")).collect()
 }
 
+/// A set of occupied-square patterns that answers "certainly not" or "maybe": one bit
+/// per hash value, about 64 bits per pattern, so a miss (most moves) costs one probe of
+/// a table that stays in cache, and a false "maybe" (1 in 64) only costs the exact check
+/// that follows it.
+struct OccupancyFilter {
+    bits: Vec<u64>,
+    shift: u32,
+}
+
+impl OccupancyFilter {
+    fn new(patterns: impl ExactSizeIterator<Item = u64>) -> OccupancyFilter {
+        let slots = (patterns.len() * 64).next_power_of_two().max(1 << 12);
+        let mut filter = OccupancyFilter { bits: vec![0; slots / 64], shift: 64 - slots.trailing_zeros() };
+        for pattern in patterns {
+            let slot = filter.slot(pattern);
+            filter.bits[slot / 64] |= 1 << (slot % 64);
+        }
+        filter
+    }
+
+    /// Fibonacci hashing: the product's top bits depend on every bit of the pattern.
+    fn slot(&self, pattern: u64) -> usize {
+        (pattern.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+
+    fn may_contain(&self, pattern: u64) -> bool {
+        let slot = self.slot(pattern);
+        self.bits[slot / 64] >> (slot % 64) & 1 == 1
+    }
+}
+
 /// The occupied squares after `m`, where they are quick to work out (not for castling).
 fn occupied_after(occupied: shakmaty::Bitboard, m: &shakmaty::Move) -> Option<u64> {
     match *m {
@@ -511,6 +542,7 @@ fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
 
 #[cfg(test)]
 mod tests {
+    use super::OccupancyFilter;
     use shakmaty::{Chess, Position};
 
     #[test]
@@ -529,6 +561,16 @@ mod tests {
                 assert_eq!(crate::position::key(pos), crate::position::key(&parsed));
             }
         }
+    }
+
+    #[test]
+    fn occupancy_filter_keeps_every_pattern_and_rejects_most_others() {
+        let patterns: Vec<u64> = (0..15_000u64).map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 0xFFFF).collect();
+        let filter = OccupancyFilter::new(patterns.iter().copied());
+        assert!(patterns.iter().all(|&p| filter.may_contain(p)));
+        let others = (0..15_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 0xFF00_0000_0000_0000);
+        let maybe = others.filter(|&p| filter.may_contain(p)).count();
+        assert!(maybe < 15_000 / 20, "{maybe} false maybes");
     }
 
     #[test]
