@@ -210,7 +210,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     let interpolate = pipeline.eco.interpolate;
     let parsed_for_eco = parsed.clone();
     let sink = new_warnings.clone();
-    let merge_taxonomies = || build.value(eco_step, move |b| {
+    let merge_taxonomies = || build.value_encoded(eco_step, move |b| {
         let mut sources: Vec<(String, EcoFormat, Arc<ParsedSource>)> = Vec::new();
         for (name, format, output) in &parsed_for_eco {
             sources.push((name.clone(), *format, b.load(&format!("parse:{name}"), output)?));
@@ -227,7 +227,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         let warnings = skeleton.warnings.len() - orphans;
         sink.lock().expect("warnings poisoned").extend(skeleton.warnings.iter().cloned());
         Ok((skeleton, text, warnings))
-    });
+    }, encode_skeleton);
 
     // Phase 2: every game file is its own step, so adding a file parses only that file.
     let mut game_files = Vec::new();
@@ -335,13 +335,13 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
             tree_step = tree_step.input("games", &games.hash);
         }
         let tree_params = pipeline.tree.clone();
-        let tree_output = build.value(tree_step, |b| {
+        let tree_output = build.value_encoded(tree_step, |b| {
             let skeleton: Arc<EcoSkeleton> = b.load("eco", &eco_output)?;
             let games: Option<Arc<GamesMerged>> = games_output.as_ref().map(|g| b.load("games", g)).transpose()?;
             let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &tree_params);
             let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
             Ok((tree, text, 0))
-        })?;
+        }, encode_tree)?;
 
         // Phase 4: engine annotation of the tree's nodes, each result cached per position.
         let engine_output = match &pipeline.engine {
@@ -626,6 +626,25 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     Ok(summary)
 }
 
+/// The skeleton's postcard bytes, its entries encoded on all cores: the merge's dependents
+/// wait for the hash of these 4–5 MB, and nothing else runs meanwhile.
+fn encode_skeleton(skeleton: &EcoSkeleton) -> Vec<u8> {
+    // Field by field, in declaration order (postcard writes a struct as its fields);
+    // `encodings_are_postcards` checks the result against postcard's own.
+    let EcoSkeleton { entries, from_to, sources, named_positions, warnings } = skeleton;
+    let mut out = Vec::new();
+    crate::build::cache::encode_seq_in_parallel(entries, &mut out);
+    postcard::to_extend(&(from_to, sources, named_positions, warnings), out).expect("serializing to memory does not fail")
+}
+
+/// The tree's postcard bytes, its nodes encoded on all cores (see [`encode_skeleton`]).
+fn encode_tree(tree: &Tree) -> Vec<u8> {
+    let Tree { nodes, root } = tree;
+    let mut out = Vec::new();
+    crate::build::cache::encode_seq_in_parallel(nodes, &mut out);
+    postcard::to_extend(root, out).expect("serializing to memory does not fail")
+}
+
 /// An eco.json export: the skeleton's entries as eco.json-compatible files.
 fn eco_json_export(
     build: &Build,
@@ -789,4 +808,25 @@ fn polyglot_entries(tree: &Tree, weights: export::polyglot::WeightMode) -> Vec<e
 /// Whether any step did work.
 pub fn did_work(summary: &MakeSummary) -> bool {
     summary.steps.iter().any(|s| s.status != Status::Fresh)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_are_postcards() {
+        let tsv = "eco\tname\tpgn\nA00\tA\t1. e4\nA01\tB: x\t1. e4 e5 2. Nf3 Nc6\nA02\tC\t1. Nf3 Nc6 2. e4 e5\n";
+        let parsed = eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let skeleton = eco::merge(&[MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed }], true);
+        assert!(skeleton.entries.len() == 4 && skeleton.from_to.len() == 3 && skeleton.warnings.len() == 3);
+        assert_eq!(encode_skeleton(&skeleton), postcard::to_allocvec(&skeleton).unwrap());
+        let tree = tree::build(&skeleton, None, &Default::default());
+        assert_eq!(encode_tree(&tree), postcard::to_allocvec(&tree).unwrap());
+        // Past one chunk of items, and a length that takes two varint bytes.
+        let many: Vec<String> = (0..1000).map(|i| format!("item {i}")).collect();
+        let mut out = Vec::new();
+        crate::build::cache::encode_seq_in_parallel(&many, &mut out);
+        assert_eq!(out, postcard::to_allocvec(&many).unwrap());
+    }
 }

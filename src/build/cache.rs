@@ -64,6 +64,35 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// Appends postcard's encoding of the sequence `items` to `out` (its length, then each
+/// item), encoding chunks of items on all cores. The bytes are exactly what
+/// `postcard::to_extend` writes for a slice or `Vec`, so a value whose bulk is one long
+/// vector can be encoded for [`Cache::put_blob`] in parallel and still be read back by
+/// [`Cache::get_value`].
+pub fn encode_seq_in_parallel<T: Serialize + Sync>(items: &[T], out: &mut Vec<u8>) {
+    use rayon::prelude::*;
+    let mut len = items.len() as u64;
+    while len >= 0x80 {
+        out.push(len as u8 | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    let chunks: Vec<Vec<u8>> = items
+        .par_chunks(256)
+        .map(|chunk| {
+            let mut bytes = Vec::new();
+            for item in chunk {
+                bytes = postcard::to_extend(item, bytes).expect("serializing to memory does not fail");
+            }
+            bytes
+        })
+        .collect();
+    out.reserve(chunks.iter().map(Vec::len).sum());
+    for chunk in chunks {
+        out.extend_from_slice(&chunk);
+    }
+}
+
 /// The record of one step run, stored under its key.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StepRecord {
