@@ -294,10 +294,12 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         is_root[*index] = true;
     }
 
-    // Entries in creation order, with their positions beside them and an index by
-    // position: entries are large, so they are written once here and moved once more,
+    // Entries in creation order (named, then interpolated), with their positions beside
+    // them: entries are large, so they are written once, in place, and moved once more,
     // into identity order, at the end.
-    let named_entries: Vec<EcoEntry> = named_rows
+    let capacity = named_order.len() + named_order.len() / 2;
+    let mut list: Vec<EcoEntry> = Vec::with_capacity(capacity);
+    list.par_extend(named_rows
         .par_iter()
         .zip(named_order.par_iter())
         .zip(is_root.par_iter())
@@ -330,17 +332,15 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 is_eco_root,
                 from: None,
             }
-        })
-        .collect();
-    let mut entries = Entries::with_capacity(named_order.len() + named_order.len() / 2);
+        }));
+    let mut keys: Vec<PositionKey> = Vec::with_capacity(capacity);
+    keys.extend_from_slice(&named_order);
     // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: KeyMap<PositionKey, PositionKey> =
-        KeyMap::with_capacity_and_hasher(named_order.len() + named_order.len() / 2, Default::default());
-    for ((key, row), entry) in named_order.iter().zip(&named_rows).zip(named_entries) {
+    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::with_capacity_and_hasher(capacity, Default::default());
+    for (key, row) in named_order.iter().zip(&named_rows) {
         if row.keys.len() >= 2 {
             previous.insert(*key, row.keys[row.keys.len() - 2]);
         }
-        entries.push(*key, entry);
     }
 
     // Orphans, then interpolation along every named line, in authority and file order.
@@ -378,10 +378,13 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 gaps.push((row, ply, ancestor));
             }
         }
+        // Ancestors are named positions, whose entries come first, in `named_order`.
+        let named_entry: KeyMap<PositionKey, u32> =
+            named_order.iter().enumerate().map(|(index, key)| (*key, index as u32)).collect();
         let interpolated: Vec<EcoEntry> = gaps
             .par_iter()
             .map(|&(row, ply, ancestor)| {
-                let parent = entries.get(&ancestor);
+                let parent = &list[named_entry[&ancestor] as usize];
                 let node = &trie.nodes[row.path[ply] as usize];
                 EcoEntry {
                     epd: position::epd(&node.pos),
@@ -398,14 +401,12 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 }
             })
             .collect();
-        for (&(row, ply, _), entry) in gaps.iter().zip(interpolated) {
-            entries.push(row.keys[ply], entry);
-        }
+        keys.extend(gaps.iter().map(|&(row, ply, _)| row.keys[ply]));
+        list.extend(interpolated);
     }
 
     // Freeze the entries in identity order, then the from relation and every consecutive
     // pair along every line, by index.
-    let Entries { mut keys, mut list, .. } = entries;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.par_sort_unstable_by(|&a, &b| list[a].epd.cmp(&list[b].epd));
     permute(order, |a, b| {
@@ -429,34 +430,6 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     skeleton.entries = list;
     skeleton.from_to = from_to;
     skeleton
-}
-
-/// The entries being built, in creation order, with an index by position.
-struct Entries {
-    keys: Vec<PositionKey>,
-    list: Vec<EcoEntry>,
-    index: KeyMap<PositionKey, u32>,
-}
-
-impl Entries {
-    fn with_capacity(n: usize) -> Entries {
-        Entries {
-            keys: Vec::with_capacity(n),
-            list: Vec::with_capacity(n),
-            index: KeyMap::with_capacity_and_hasher(n, Default::default()),
-        }
-    }
-
-    /// Adds the entry on `key` (which has none yet).
-    fn push(&mut self, key: PositionKey, entry: EcoEntry) {
-        self.index.insert(key, self.list.len() as u32);
-        self.keys.push(key);
-        self.list.push(entry);
-    }
-
-    fn get(&self, key: &PositionKey) -> &EcoEntry {
-        &self.list[self.index[key] as usize]
-    }
 }
 
 /// Applies the permutation `order` in place through `swap`: afterwards slot `i` holds
