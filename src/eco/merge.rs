@@ -108,6 +108,8 @@ struct TrieNode {
     key: PositionKey,
     pos: Chess,
     movetext: String,
+    /// Index of the node one move shorter (the root is its own parent).
+    parent: u32,
 }
 
 /// The prefixes of all lines as a tree of moves, nodes numbered parent before child.
@@ -171,14 +173,15 @@ impl LineTrie {
         }
         let pos = Chess::default();
         let mut nodes = Vec::with_capacity(count);
-        nodes.push(TrieNode { key: position::key(&pos), pos, movetext: String::new() });
+        nodes.push(TrieNode { key: position::key(&pos), pos, movetext: String::new(), parent: 0 });
         for ply in 1..plies {
             let done = &nodes;
             let level: Vec<TrieNode> = by_ply[starts[ply]..starts[ply + 1]]
                 .par_iter()
                 .map(|&node| {
                     let (parent, m) = shape.parent[node as usize];
-                    let parent = &done[index_of[parent as usize] as usize];
+                    let parent_index = index_of[parent as usize];
+                    let parent = &done[parent_index as usize];
                     let mv = m.to_move(&parent.pos).expect("rows were played legally when parsed");
                     let san = position::san(&parent.pos, &mv);
                     let key = position::child_key(&parent.pos, parent.key, &mv);
@@ -189,7 +192,7 @@ impl LineTrie {
                         (1, _) => format!("{} {}. {san}", parent.movetext, ply / 2 + 1),
                         _ => format!("{} {san}", parent.movetext),
                     };
-                    TrieNode { key, pos, movetext }
+                    TrieNode { key, pos, movetext, parent: parent_index }
                 })
                 .collect();
             nodes.extend(level);
@@ -416,12 +419,23 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
     // The entry on each trie node, looked up once per node rather than once per line.
     let entry_at: Vec<Option<u32>> = trie.nodes.par_iter().map(|node| index_of.get(&node.key).copied()).collect();
-    let mut from_to: Vec<(u32, u32)> = named_rows
+    // A trie node has one parent, so the moves along the named lines are the trie nodes
+    // on them: each gives one pair, and lines sharing a prefix give it once.
+    let mut on_named_line = vec![false; trie.nodes.len()];
+    for row in &named_rows {
+        for &node in &row.path[1..] {
+            on_named_line[node as usize] = true;
+        }
+    }
+    let mut from_to: Vec<(u32, u32)> = trie
+        .nodes
         .par_iter()
-        .flat_map_iter(|row| {
-            row.path.windows(2).filter_map(|pair| Some((entry_at[pair[0] as usize]?, entry_at[pair[1] as usize]?)))
-        })
+        .zip(&entry_at)
+        .zip(&on_named_line)
+        .filter(|(_, on)| **on)
+        .filter_map(|((node, to), _)| Some((entry_at[node.parent as usize]?, (*to)?)))
         .collect();
+    // Transposed prefixes are distinct trie nodes on one position: a pair may repeat.
     from_to.par_sort_unstable();
     from_to.dedup();
     list.par_iter_mut().zip(keys.par_iter()).for_each(|(entry, key)| {
