@@ -389,8 +389,9 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
         let stubs_output = validate_output.as_ref().filter(|_| pipeline.validate.as_ref().is_some_and(|p| p.stubs));
 
         // The node records that the store and the CSV exports write, built by the first of
-        // them that runs. Not under the lock: building them runs on rayon, and a worker that
-        // waits on a lock may be handed a job that takes the same lock.
+        // them that asks (see the order of the final steps below). Not under the lock:
+        // building them runs on rayon, and a worker that waits on a lock may be handed a
+        // job that takes the same lock.
         let shared_records: Mutex<Option<Arc<Vec<NodeRecord>>>> = Mutex::new(None);
         let node_records = |b: &Build, tree: &Tree, annotations: Option<&Annotations>| {
             if let Some(records) = shared_records.lock().expect("records poisoned").as_ref() {
@@ -609,7 +610,16 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 Ok(())
             }));
         }
-        finals.into_par_iter().map(|run| run()).collect::<Result<Vec<()>, MakeError>>()?;
+        // The store (the longest) on this worker, the rest side by side on the others with
+        // the structure review first: by the time a CSV export asks for the node records,
+        // the store has usually built them, where two steps starting together built them twice.
+        let mut finals = finals.into_iter();
+        let store = finals.next().expect("the store is the first final step");
+        let rest: Vec<_> = finals.collect();
+        let (stored, rest) =
+            rayon::join(store, || rest.into_par_iter().map(|run| run()).collect::<Result<Vec<()>, MakeError>>());
+        stored?;
+        rest?;
         Ok(())
     })?;
     if let Some(error) = skeleton_export_error.into_inner().expect("export error poisoned") {
