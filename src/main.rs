@@ -364,15 +364,13 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
             let secs = summary.elapsed.as_secs_f64();
             let timing = if secs < 1.0 { format!("{:.0}ms", secs * 1000.0) } else { format!("{secs:.2}s") };
-            let warned = if warnings > 0 { format!(", {warnings} warnings") } else { String::new() };
+            let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
+            let warned = if warnings > 0 { format!(", {}", plural(warnings, "warning")) } else { String::new() };
+            let fresh = summary.steps.len() - built;
             if built == 0 {
-                eprintln!("{} nothing to do, {} steps fresh{warned} in {timing}", paint("Finished", "32"), summary.steps.len());
+                eprintln!("{} nothing to do, {} fresh{warned} in {timing}", paint("Finished", "32"), plural(fresh, "step"));
             } else {
-                eprintln!(
-                    "{} {built} steps built, {} fresh{warned} in {timing}",
-                    paint("Finished", "32"),
-                    summary.steps.len() - built
-                );
+                eprintln!("{} {} built, {fresh} fresh{warned} in {timing}", paint("Finished", "32"), plural(built, "step"));
             }
             if strict && warnings > 0 {
                 eprintln!("error: {warnings} warnings and --strict was given");
