@@ -367,8 +367,8 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
     // once the entries are written, so they fill the core the tree leaves idle without
     // holding up the store, which starts as soon as the tree chain and the entries are done.
     let entries_path = cache_dir(loaded).join("store-entries.sqlite");
-    let skeleton_exports: Vec<(&String, &ExportSpec)> =
-        pipeline.exports.iter().filter(|(_, spec)| spec.format == ExportFormat::EcoJson).collect();
+    let (skeleton_exports, tree_exports): (Vec<(&String, &ExportSpec)>, Vec<_>) =
+        pipeline.exports.iter().partition(|(_, spec)| spec.format == ExportFormat::EcoJson);
     let skeleton_export_error: Mutex<Option<MakeError>> = Mutex::new(None);
     rayon::scope(|scope| -> Result<(), MakeError> {
         let (chain, entries_output) = rayon::join(tree_chain, || {
@@ -479,7 +479,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                 Ok(())
             }));
         }
-        for (name, spec) in &pipeline.exports {
+        for (name, spec) in tree_exports {
             let target = loaded.path(&spec.output);
             let (classify_paths, classify_hashes) = files_of(&spec.sources);
             let id = format!("export:{name}");
@@ -496,8 +496,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                     Ok(crate::classify::Classifier::from_tree(&*b.load::<Tree>("tree", tree_output)?))
                 };
                 match spec.format {
-                    // Spawned beside the tree (above).
-                    ExportFormat::EcoJson => {}
+                    ExportFormat::EcoJson => unreachable!("eco.json exports are spawned beside the tree"),
                     ExportFormat::Polyglot => {
                         let step = Step::new(id, versions::EXPORT_POLYGLOT, spec).input("tree", &tree_output.hash);
                         build.files(step, &target, |b| {
