@@ -263,18 +263,20 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
 
     // Authoritative row per position: the first format (in authority order) that names it.
-    let mut named: KeyMap<PositionKey, usize> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
+    // `named` maps each named position to its index in `named_order` and `named_rows`,
+    // which is also the index of its entry (named entries come first).
+    let mut named: KeyMap<PositionKey, u32> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
     let mut named_order: Vec<PositionKey> = Vec::with_capacity(played.len());
-    for (index, row) in played.iter().enumerate() {
+    let mut named_rows: Vec<&PlayedRow<'_>> = Vec::with_capacity(played.len());
+    for row in &played {
         let end = *row.keys.last().unwrap();
         if let std::collections::hash_map::Entry::Vacant(e) = named.entry(end) {
-            e.insert(index);
+            e.insert(named_order.len() as u32);
             named_order.push(end);
+            named_rows.push(row);
         }
     }
     skeleton.named_positions = named.len();
-    // The authoritative row of each named position, in `named_order`.
-    let named_rows: Vec<&PlayedRow<'_>> = named_order.iter().map(|key| &played[named[key]]).collect();
 
     // ECO roots: per code, the shortest authoritative Lichess line (first in file order on ties).
     let mut roots: HashMap<&str, (usize, usize)> = HashMap::new();
@@ -381,13 +383,10 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 gaps.push((row, ply, ancestor));
             }
         }
-        // Ancestors are named positions, whose entries come first, in `named_order`.
-        let named_entry: KeyMap<PositionKey, u32> =
-            named_order.iter().enumerate().map(|(index, key)| (*key, index as u32)).collect();
         let interpolated: Vec<EcoEntry> = gaps
             .par_iter()
             .map(|&(row, ply, ancestor)| {
-                let parent = &list[named_entry[&ancestor] as usize];
+                let parent = &list[named[&ancestor] as usize];
                 let node = &trie.nodes[row.path[ply] as usize];
                 EcoEntry {
                     epd: position::epd(&node.pos),
