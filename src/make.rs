@@ -3,13 +3,14 @@
 //! Data flows one way: sources → `parse:<source>` → `eco` → `tree` → `store` and
 //! `export:<name>`. Each arrow is a step input keyed by content hash (see [`crate::build`]).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use std::time::Instant;
 
+use crate::build::temp::{self, UnfinishedMark};
 use crate::build::{Build, BuildError, CorruptCache, Output, Status, Step, StepReport};
 use crate::diagnostics::Warning;
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
@@ -120,18 +121,58 @@ pub fn cache_dir(loaded: &Loaded) -> PathBuf {
 
 /// Runs the pipeline. A corrupt cache object is discarded and the run retried, so the
 /// steps that produced it run again (each retry discards one object).
+///
+/// The caller holds the project lock. A make that finds the previous one unfinished
+/// (killed, or failed) first removes the temporary files that one left behind.
 pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + Send + 'static) -> Result<MakeSummary, MakeError> {
     const MAX_RETRIES: usize = 256;
+    let mark = if options.dry_run {
+        None
+    } else {
+        let io = |source| BuildError::Io { what: "marking the make under way".into(), source };
+        let (mark, interrupted) = UnfinishedMark::set(&cache_dir(loaded)).map_err(io)?;
+        if interrupted {
+            sweep_temporaries(loaded);
+        }
+        Some(mark)
+    };
     let mut attempt = 0;
-    loop {
+    let summary = loop {
         match make_once(loaded, options, Box::new(on_report.clone())) {
             Err(MakeError::Build(BuildError::Corrupt(corrupt))) if attempt < MAX_RETRIES => {
                 eprintln!("{:>12} {corrupt}", "Warning");
                 discard(loaded, &corrupt);
                 attempt += 1;
             }
-            other => return other,
+            other => break other?,
         }
+    };
+    if let Some(mark) = mark {
+        mark.clear().map_err(|source| BuildError::Io { what: "clearing the make-under-way mark".into(), source })?;
+    }
+    Ok(summary)
+}
+
+/// Removes the temporary files of an interrupted okb from the folders okb writes: the
+/// cache, the source store and the output folders.
+fn sweep_temporaries(loaded: &Loaded) {
+    let mut removed = temp::sweep(&cache_dir(loaded), true);
+    let mut folders = vec![loaded.path("sources")];
+    let outputs = std::iter::once(&loaded.pipeline.store.path).chain(loaded.pipeline.exports.values().map(|e| &e.output));
+    for output in outputs.map(|o| loaded.path(o)) {
+        // An export may be a folder of files (eco.json) or one file.
+        folders.extend(output.parent().map(Path::to_path_buf));
+        folders.push(output);
+    }
+    folders.sort();
+    folders.dedup();
+    for folder in folders {
+        removed.extend(temp::sweep(&folder, false));
+    }
+    if !removed.is_empty() {
+        let first = removed[0].display();
+        let more = if removed.len() > 1 { format!(" and {} more", removed.len() - 1) } else { String::new() };
+        eprintln!("{:>12} temporary files of an interrupted make: {first}{more}", "Removed");
     }
 }
 

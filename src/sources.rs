@@ -178,7 +178,7 @@ impl Resolver {
         }
         let expected_len = response.content_length();
         std::fs::create_dir_all(&self.store).map_err(|e| fail(e.to_string()))?;
-        let tmp = self.store.join(format!(".download.{}.okb-tmp", std::process::id()));
+        let tmp = crate::build::temp::path(&self.store, "download");
         let mut file = std::fs::File::create(&tmp).map_err(|e| fail(e.to_string()))?;
         let mut hasher = blake3::Hasher::new();
         let mut buf = vec![0u8; 1 << 16];

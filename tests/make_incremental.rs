@@ -142,7 +142,56 @@ fn a_killed_build_resumes_and_matches_a_clean_build() {
         assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
         let again = p.make(&[]);
         assert!(again.steps("Building").is_empty(), "{}", again.stderr);
+        let left = leftovers(&p);
+        assert!(left.is_empty(), "after a kill at {delay_ms} ms: {left:?}");
     }
+}
+
+/// Temporary files and marks anywhere in a project.
+fn leftovers(p: &common::Project) -> Vec<String> {
+    let all = tree_bytes(&p.path(""));
+    all.into_iter()
+        .map(|(name, _)| name)
+        .filter(|name| name.ends_with(".okb-tmp") || name.ends_with(".okb-side") || name.ends_with("unfinished"))
+        .collect()
+}
+
+#[test]
+fn a_make_after_an_interrupted_one_removes_what_it_left() {
+    let p = Project::full();
+    p.make(&[]);
+    let dead = {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        child.wait().unwrap();
+        child.id()
+    };
+    let abandoned = [
+        format!("cache/objects/ab/.ab01.{dead}.7.okb-tmp"),
+        format!("cache/.value.{dead}.2.okb-tmp"),
+        format!("sources/.download.{dead}.0.okb-tmp"),
+        format!("out/eco/.ecoA.json.{dead}.9.okb-tmp"),
+        format!("out/.nodes.csv.{dead}.4.okb-tmp"),
+    ];
+    // A file of a process still running (this test) stays, as does any other file.
+    let kept = [format!("out/.nodes.csv.{}.1.okb-tmp", std::process::id()), "out/notes.txt".to_string()];
+    for file in abandoned.iter().chain(&kept) {
+        std::fs::create_dir_all(p.path(file).parent().unwrap()).unwrap();
+        std::fs::write(p.path(file), b"partial").unwrap();
+    }
+    // Without the mark, the previous make finished: no sweep (and no listing of the cache).
+    let run = p.make(&[]);
+    assert!(!run.stderr.contains("Removed"), "{}", run.stderr);
+    assert!(abandoned.iter().all(|f| p.path(f).exists()));
+    std::fs::write(p.path("cache/unfinished"), b"").unwrap();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("Removed temporary files of an interrupted make"), "{}", run.stderr);
+    assert!(run.stderr.contains("and 4 more"), "{}", run.stderr);
+    assert!(run.steps("Building").is_empty(), "{}", run.stderr);
+    for file in &abandoned {
+        assert!(!p.path(file).exists(), "{file} is still there");
+    }
+    assert!(kept.iter().all(|f| p.path(f).exists()));
+    assert!(!p.path("cache/unfinished").exists());
 }
 
 #[test]

@@ -22,20 +22,11 @@ pub fn hash_bytes(bytes: &[u8]) -> Hash {
     blake3::hash(bytes).to_hex().to_string()
 }
 
-/// A temporary name in `dir` for a file about to be renamed to `name`: unique per
-/// process and per call, so two threads writing the same file (two steps storing
-/// identical bytes) never write into one temporary file.
-fn temp_path(dir: &Path, name: &str) -> PathBuf {
-    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    dir.join(format!(".{name}.{}.{serial}.okb-tmp", std::process::id()))
-}
-
 /// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new(""));
     std::fs::create_dir_all(dir)?;
-    let tmp = temp_path(dir, path.file_name().and_then(|n| n.to_str()).unwrap_or("out"));
+    let tmp = super::temp::path(dir, path.file_name().and_then(|n| n.to_str()).unwrap_or("out"));
     {
         let mut file = std::fs::File::create(&tmp)?;
         // No fsync: rename is atomic against a killed process, and every reader verifies
@@ -162,7 +153,7 @@ impl Cache {
         // step values run to megabytes, and are never held whole in memory.
         let dir = self.root.join("objects");
         std::fs::create_dir_all(&dir)?;
-        let tmp = temp_path(&dir, "value");
+        let tmp = super::temp::path(&dir, "value");
         let stored = (|| {
             let file = std::fs::File::create(&tmp)?;
             let hashing = HashingWriter { inner: file, hasher: blake3::Hasher::new() };

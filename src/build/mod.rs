@@ -12,6 +12,7 @@
 pub mod cache;
 pub mod filestate;
 pub mod lock;
+pub mod temp;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;

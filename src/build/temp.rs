@@ -1,0 +1,161 @@
+//! Temporary files, and sweeping up the ones a killed okb left behind.
+//!
+//! Every file okb writes goes to a temporary name in its final folder and is renamed when
+//! complete, so a killed process never leaves a torn file, but it does leave its
+//! temporary one. A make sets a mark in the cache folder when it starts and clears it when
+//! it finishes; a make that finds the mark set knows the previous one was interrupted, and
+//! sweeps the temporary files of processes that have ended. Checking the writer keeps the
+//! files of an okb still running (an `okb fetch` beside the make, another project sharing
+//! an output folder); the mark keeps an ordinary make from listing every cache folder.
+
+use std::path::{Path, PathBuf};
+
+/// The ending of every temporary file name.
+pub const SUFFIX: &str = ".okb-tmp";
+
+/// A temporary name in `dir` for a file about to be renamed to `name`:
+/// `.{name}.{process id}.{serial}.okb-tmp`. Unique per process and per call, so two
+/// threads writing the same file (two steps storing identical bytes) never write into
+/// one temporary file; naming the process lets [`sweep`] tell an abandoned file from one
+/// being written.
+pub fn path(dir: &Path, name: &str) -> PathBuf {
+    static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!(".{name}.{}.{serial}{SUFFIX}", std::process::id()))
+}
+
+/// The process writing the temporary file `file_name`, if the name is one of [`path`]'s.
+fn writer(file_name: &str) -> Option<u32> {
+    let stem = file_name.strip_prefix('.')?.strip_suffix(SUFFIX)?;
+    let mut parts = stem.rsplitn(3, '.');
+    let serial = parts.next()?;
+    let pid = parts.next()?;
+    parts.next()?;
+    serial.parse::<u64>().ok()?;
+    pid.parse().ok()
+}
+
+/// Whether process `pid` may still be running. Without `/proc` there is no telling, and
+/// every process is taken to be running (nothing is swept).
+fn may_be_running(pid: u32) -> bool {
+    let proc = Path::new("/proc");
+    !proc.join("self").exists() || proc.join(pid.to_string()).exists()
+}
+
+/// Removes from `dir`, and from its subfolders when `recursive`, the temporary files
+/// ([`path`]'s names) of processes that have ended. Returns the files removed. A missing
+/// or unreadable folder has nothing to sweep.
+pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if recursive {
+                    folders.push(entry.path());
+                }
+                continue;
+            }
+            let name = entry.file_name();
+            let Some(pid) = name.to_str().and_then(writer) else { continue };
+            if !may_be_running(pid) && std::fs::remove_file(entry.path()).is_ok() {
+                removed.push(entry.path());
+            }
+        }
+    }
+    removed.sort();
+    removed
+}
+
+/// The mark of a make under way, `unfinished` in the cache folder (the project lock is
+/// held while it exists, so it is never a concurrent make's).
+pub struct UnfinishedMark {
+    path: PathBuf,
+}
+
+impl UnfinishedMark {
+    /// Sets the mark. Also returns whether it was set already: the previous make in this
+    /// cache did not finish.
+    pub fn set(cache_dir: &Path) -> std::io::Result<(UnfinishedMark, bool)> {
+        std::fs::create_dir_all(cache_dir)?;
+        let path = cache_dir.join("unfinished");
+        let interrupted = path.exists();
+        if !interrupted {
+            std::fs::write(&path, b"")?;
+        }
+        Ok((UnfinishedMark { path }, interrupted))
+    }
+
+    /// Clears the mark: the make finished. A make that fails keeps it, so that the next
+    /// one sweeps whatever the failure left.
+    pub fn clear(self) -> std::io::Result<()> {
+        std::fs::remove_file(&self.path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A process id that has just ended.
+    fn ended_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn names_carry_their_writer() {
+        let dir = Path::new("/x");
+        let a = path(dir, "okb.sqlite");
+        let b = path(dir, "okb.sqlite");
+        assert_ne!(a, b);
+        for p in [&a, &b] {
+            assert_eq!(writer(p.file_name().unwrap().to_str().unwrap()), Some(std::process::id()));
+        }
+        for other in ["okb.sqlite", ".okb.sqlite.okb-tmp", ".a.12.x.okb-tmp", ".a.x.12.okb-tmp", "a.12.3.okb-tmp", ".12.3.okb-tmp"] {
+            assert_eq!(writer(other), None, "{other}");
+        }
+        assert_eq!(writer(".download.77.0.okb-tmp"), Some(77));
+        assert_eq!(writer(".a.b.c.77.5.okb-tmp"), Some(77));
+    }
+
+    #[test]
+    fn sweep_removes_only_the_temporaries_of_ended_processes() {
+        let root = tempfile::tempdir().unwrap();
+        let sub = root.path().join("objects/ab");
+        std::fs::create_dir_all(&sub).unwrap();
+        let dead = ended_pid();
+        assert!(!may_be_running(dead));
+        let abandoned = [root.path().join(format!(".value.{dead}.3{SUFFIX}")), sub.join(format!(".ab12.{dead}.0{SUFFIX}"))];
+        let live = [path(root.path(), "value"), path(&sub, "ab12")];
+        let other = [root.path().join("ab12"), root.path().join(format!("value.{dead}.3{SUFFIX}")), root.path().join("okb.sqlite.okb-tmp")];
+        for file in abandoned.iter().chain(&live).chain(&other) {
+            std::fs::write(file, b"x").unwrap();
+        }
+        // Not recursive: only the top folder's abandoned file goes.
+        assert_eq!(sweep(root.path(), false), vec![abandoned[0].clone()]);
+        assert!(abandoned[1].exists());
+        assert_eq!(sweep(root.path(), true), vec![abandoned[1].clone()]);
+        assert!(live.iter().chain(&other).all(|f| f.exists()));
+        assert!(sweep(&root.path().join("missing"), true).is_empty());
+    }
+
+    #[test]
+    fn the_mark_tells_an_interrupted_make() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = root.path().join("cache");
+        let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
+        assert!(!interrupted);
+        mark.clear().unwrap();
+        let (_left_set, interrupted) = UnfinishedMark::set(&cache).unwrap();
+        assert!(!interrupted);
+        let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
+        assert!(interrupted);
+        mark.clear().unwrap();
+        assert!(!cache.join("unfinished").exists());
+    }
+}
