@@ -485,9 +485,7 @@ impl Build {
 
     /// Forgets a step record whose output turned out corrupt.
     pub fn discard(&self, corrupt: &CorruptCache) {
-        let _ = std::fs::remove_file(
-            self.cache.root().join("objects").join(&corrupt.hash[..2.min(corrupt.hash.len())]).join(&corrupt.hash),
-        );
+        let _ = std::fs::remove_file(self.cache.object_path(&corrupt.hash));
     }
 
     /// Saves the stat cache.

@@ -3,7 +3,7 @@
 //! Every file okb writes goes to a temporary name in its final folder and is renamed when
 //! complete, so a killed process never leaves a torn file, but it does leave its
 //! temporary one. A make sets a mark in the cache folder when it starts and clears it when
-//! it finishes; a make that finds the mark set knows the previous one was interrupted, and
+//! it finishes ([`UnfinishedMark`]); a make that finds the mark set knows the previous one was interrupted, and
 //! sweeps the temporary files of processes that have ended. Checking the writer keeps the
 //! files of an okb still running (an `okb fetch` beside the make, another project sharing
 //! an output folder); the mark keeps an ordinary make from listing every cache folder.
@@ -69,29 +69,33 @@ pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
     removed
 }
 
-/// The mark of a make under way, `unfinished` in the cache folder (the project lock is
-/// held while it exists, so it is never a concurrent make's).
+/// The mark of a make under way: the file `make-state` in the cache folder is not empty
+/// (the project lock is held meanwhile, so the mark is never a concurrent make's). The
+/// file stays between makes, empty: clearing it is a truncation, where creating and
+/// removing a file would cost every make, no-op ones included, a new inode.
 pub struct UnfinishedMark {
-    path: PathBuf,
+    file: std::fs::File,
 }
 
 impl UnfinishedMark {
     /// Sets the mark. Also returns whether it was set already: the previous make in this
     /// cache did not finish.
     pub fn set(cache_dir: &Path) -> std::io::Result<(UnfinishedMark, bool)> {
+        use std::io::Write;
         std::fs::create_dir_all(cache_dir)?;
-        let path = cache_dir.join("unfinished");
-        let interrupted = path.exists();
+        let mut file =
+            std::fs::File::options().create(true).truncate(false).write(true).open(cache_dir.join("make-state"))?;
+        let interrupted = file.metadata()?.len() > 0;
         if !interrupted {
-            std::fs::write(&path, b"")?;
+            file.write_all(b"unfinished\n")?;
         }
-        Ok((UnfinishedMark { path }, interrupted))
+        Ok((UnfinishedMark { file }, interrupted))
     }
 
     /// Clears the mark: the make finished. A make that fails keeps it, so that the next
     /// one sweeps whatever the failure left.
     pub fn clear(self) -> std::io::Result<()> {
-        std::fs::remove_file(&self.path)
+        self.file.set_len(0)
     }
 }
 
@@ -156,6 +160,8 @@ mod tests {
         let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
         assert!(interrupted);
         mark.clear().unwrap();
-        assert!(!cache.join("unfinished").exists());
+        assert_eq!(std::fs::metadata(cache.join("make-state")).unwrap().len(), 0);
+        let (_mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
+        assert!(!interrupted);
     }
 }
