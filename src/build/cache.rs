@@ -7,7 +7,9 @@
 //!   the sharded layout of earlier versions (`objects/ab/<blake3>`) move up when read.
 //! * `steps/<key>`: a step's record (its output hash and report), named by the step key,
 //!   the BLAKE3 of (step id, code version, parameters, input hashes).
-//! * `last/<step id>`: the key components of the step's latest run, for `--explain`.
+//! * `last-parts.json`: the key components of each step's latest run, for `--explain`,
+//!   in one file saved at the end of a make (one file per step cost a file creation per
+//!   step built; a make killed before the end only loses explanations).
 //!
 //! Every file is written to a temporary name and renamed, so a build killed at any point
 //! leaves either the old file or the new one, never a torn one.
@@ -110,15 +112,37 @@ pub struct KeyParts {
 }
 
 /// Handle on the cache folder.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Cache {
     root: PathBuf,
+    /// `last-parts.json`, read when first asked.
+    last_parts: std::sync::Mutex<Option<LastParts>>,
+}
+
+/// The key parts of each step's latest run, by step id.
+#[derive(Debug, Default)]
+struct LastParts {
+    by_step: std::collections::BTreeMap<String, KeyParts>,
+    changed: bool,
 }
 
 impl Cache {
     /// The cache in `root` (created on first write).
     pub fn new(root: PathBuf) -> Cache {
-        Cache { root }
+        Cache { root, last_parts: Default::default() }
+    }
+
+    /// The latest key parts, loaded on first use (missing or unreadable: none).
+    fn with_last_parts<R>(&self, f: impl FnOnce(&mut LastParts) -> R) -> R {
+        let mut guard = self.last_parts.lock().expect("last parts poisoned");
+        let loaded = guard.get_or_insert_with(|| {
+            let by_step = std::fs::read(self.root.join("last-parts.json"))
+                .ok()
+                .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+                .unwrap_or_default();
+            LastParts { by_step, changed: false }
+        });
+        f(loaded)
     }
 
     /// The cache folder.
@@ -211,18 +235,27 @@ impl Cache {
 
     /// The key parts of step `id`'s latest run.
     pub fn last_parts(&self, id: &str) -> Option<KeyParts> {
-        serde_json::from_slice(&std::fs::read(self.root.join("last").join(file_name(id))).ok()?).ok()
+        self.with_last_parts(|last| last.by_step.get(id).cloned())
     }
 
-    /// Remembers the key parts of step `id`'s latest run.
-    pub fn put_last_parts(&self, id: &str, parts: &KeyParts) -> std::io::Result<()> {
-        write_atomic(&self.root.join("last").join(file_name(id)), &serde_json::to_vec(parts)?)
+    /// Remembers the key parts of step `id`'s latest run (saved by [`Cache::save_last_parts`]).
+    pub fn put_last_parts(&self, id: &str, parts: &KeyParts) {
+        self.with_last_parts(|last| {
+            if last.by_step.get(id) != Some(parts) {
+                last.by_step.insert(id.to_string(), parts.clone());
+                last.changed = true;
+            }
+        })
     }
-}
 
-/// A step id as a file name (`export:eco-json` → `export_eco-json`).
-fn file_name(id: &str) -> String {
-    id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' }).collect()
+    /// Saves the latest key parts, if any changed.
+    pub fn save_last_parts(&self) -> std::io::Result<()> {
+        let mut guard = self.last_parts.lock().expect("last parts poisoned");
+        let Some(last) = guard.as_mut().filter(|last| last.changed) else { return Ok(()) };
+        write_atomic(&self.root.join("last-parts.json"), &serde_json::to_vec(&last.by_step)?)?;
+        last.changed = false;
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -249,5 +282,32 @@ mod tests {
         assert!(!shard.join(&old).exists());
         assert_eq!(cache.get_blob(&old).as_deref(), Some(&b"earlier"[..]));
         assert!(!cache.has_blob(&hash_bytes(b"never stored")));
+    }
+
+    #[test]
+    fn latest_key_parts_are_kept_in_one_file_saved_on_request() {
+        let root = tempfile::tempdir().unwrap();
+        let parts = |version| KeyParts { version, params: "p".into(), inputs: vec![("eco".into(), "h".into())] };
+        let cache = Cache::new(root.path().to_path_buf());
+        assert_eq!(cache.last_parts("tree"), None);
+        cache.put_last_parts("tree", &parts(1));
+        cache.put_last_parts("export:csv", &parts(2));
+        assert_eq!(cache.last_parts("tree"), Some(parts(1)));
+        assert_eq!(Cache::new(root.path().to_path_buf()).last_parts("tree"), None, "not saved yet");
+        cache.save_last_parts().unwrap();
+        let file = root.path().join("last-parts.json");
+        let reopened = Cache::new(root.path().to_path_buf());
+        assert_eq!(reopened.last_parts("export:csv"), Some(parts(2)));
+        // Nothing changed: the file is not written again.
+        std::fs::remove_file(&file).unwrap();
+        reopened.put_last_parts("tree", &parts(1));
+        reopened.save_last_parts().unwrap();
+        assert!(!file.exists());
+        reopened.put_last_parts("tree", &parts(3));
+        reopened.save_last_parts().unwrap();
+        assert_eq!(Cache::new(root.path().to_path_buf()).last_parts("tree"), Some(parts(3)));
+        // An unreadable file is an empty history.
+        std::fs::write(&file, b"{torn").unwrap();
+        assert_eq!(Cache::new(root.path().to_path_buf()).last_parts("tree"), None);
     }
 }

@@ -336,7 +336,7 @@ impl Build {
             let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
             self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
         }
-        self.cache.put_last_parts(&step.id, &step.parts()).map_err(Self::io(format!("recording {}", step.id)))?;
+        self.cache.put_last_parts(&step.id, &step.parts());
         self.finish(StepReport {
             id: step.id,
             status: Status::Built,
@@ -398,7 +398,7 @@ impl Build {
                 let hash = self.cache.put_value(&manifest).map_err(Self::io(format!("storing output of {id}")))?;
                 let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
                 self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {id}")))?;
-                self.cache.put_last_parts(&id, &step.parts()).map_err(Self::io(format!("recording {id}")))?;
+                self.cache.put_last_parts(&id, &step.parts());
                 status = Status::Built;
                 reason = Some(why);
                 (manifest, summary, hash)
@@ -471,7 +471,7 @@ impl Build {
         self.record_file(target, &hash);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
         self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
-        self.cache.put_last_parts(&step.id, &step.parts()).map_err(Self::io(format!("recording {}", step.id)))?;
+        self.cache.put_last_parts(&step.id, &step.parts());
         self.finish(StepReport {
             id: step.id,
             status: Status::Built,
@@ -490,6 +490,7 @@ impl Build {
 
     /// Saves the stat cache.
     pub fn save(&self) -> Result<(), BuildError> {
+        self.cache.save_last_parts().map_err(Self::io("saving the latest key parts".into()))?;
         self.files.lock().expect("file states poisoned").save().map_err(Self::io("saving the file-state cache".into()))
     }
 }
