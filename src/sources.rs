@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::build::cache::{Hash, write_atomic};
-use crate::build::filestate::FileStates;
+use crate::build::filestate::{FileStates, files_in};
 
 /// Where a source's bytes were found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,19 +230,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 /// A file under `dir` (recursively) whose bytes hash to `pin`.
 fn find_in_mirror(dir: &Path, pin: &str, files: &mut FileStates) -> Option<PathBuf> {
-    let mut stack = vec![dir.to_path_buf()];
-    let mut candidates = Vec::new();
-    while let Some(d) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&d) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => stack.push(path),
-                Ok(t) if t.is_file() => candidates.push(path),
-                _ => {}
-            }
-        }
-    }
+    let mut candidates = files_in(dir, true);
     candidates.sort();
     candidates.into_iter().find(|p| files.matches(p, pin))
 }

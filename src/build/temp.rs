@@ -46,25 +46,13 @@ fn may_be_running(pid: u32) -> bool {
 /// ([`path`]'s names) of processes that have ended. Returns the files removed. A missing
 /// or unreadable folder has nothing to sweep.
 pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
-    let mut removed = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-        for entry in entries.flatten() {
-            let Ok(kind) = entry.file_type() else { continue };
-            if kind.is_dir() {
-                if recursive {
-                    folders.push(entry.path());
-                }
-                continue;
-            }
-            let name = entry.file_name();
-            let Some(pid) = name.to_str().and_then(writer) else { continue };
-            if !may_be_running(pid) && std::fs::remove_file(entry.path()).is_ok() {
-                removed.push(entry.path());
-            }
-        }
-    }
+    let mut removed: Vec<PathBuf> = super::filestate::files_in(dir, recursive)
+        .into_iter()
+        .filter(|file| {
+            let pid = file.file_name().and_then(|name| name.to_str()).and_then(writer);
+            pid.is_some_and(|pid| !may_be_running(pid)) && std::fs::remove_file(file).is_ok()
+        })
+        .collect();
     removed.sort();
     removed
 }
