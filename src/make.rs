@@ -129,8 +129,9 @@ pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepR
     let mark = if options.dry_run {
         None
     } else {
-        let io = |source| BuildError::Io { what: "marking the make under way".into(), source };
-        let (mark, interrupted) = UnfinishedMark::set(&cache_dir(loaded)).map_err(io)?;
+        let cache = cache_dir(loaded);
+        let io = |source| BuildError::Io { what: format!("marking the make under way in {}", cache.display()), source };
+        let (mark, interrupted) = UnfinishedMark::set(&cache).map_err(io)?;
         if interrupted {
             sweep_temporaries(loaded);
         }
@@ -148,7 +149,8 @@ pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepR
         }
     };
     if let Some(mark) = mark {
-        mark.clear().map_err(|source| BuildError::Io { what: "clearing the make-under-way mark".into(), source })?;
+        let what = format!("clearing the make-under-way mark in {}", cache_dir(loaded).display());
+        mark.clear().map_err(|source| BuildError::Io { what, source })?;
     }
     Ok(summary)
 }

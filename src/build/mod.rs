@@ -488,7 +488,7 @@ impl Build {
         let _ = std::fs::remove_file(self.cache.object_path(&corrupt.hash));
     }
 
-    /// Saves the stat cache.
+    /// Saves the stat cache and the latest key parts of the steps.
     pub fn save(&self) -> Result<(), BuildError> {
         self.cache.save_last_parts().map_err(Self::io("saving the latest key parts".into()))?;
         self.files.lock().expect("file states poisoned").save().map_err(Self::io("saving the file-state cache".into()))
