@@ -2,13 +2,9 @@
 //!
 //! See ARCHITECTURE.md for a map of the modules.
 
-pub mod build;
-pub mod cli_book;
-pub mod cli_classify;
-pub mod cli_structure;
+pub mod dataflow;
 pub mod classify;
-pub mod cli_inspect;
-pub mod commands;
+pub mod cli;
 pub mod convert;
 pub mod diagnostics;
 pub mod eco;

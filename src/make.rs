@@ -1,7 +1,7 @@
 //! `okb make`: the pipeline as a sequence of memoized steps.
 //!
 //! Data flows one way: sources → `parse:<source>` → `eco` → `tree` → `store` and
-//! `export:<name>`. Each arrow is a step input keyed by content hash (see [`crate::build`]).
+//! `export:<name>`. Each arrow is a step input keyed by content hash (see [`crate::dataflow`]).
 
 use std::path::{Path, PathBuf};
 
@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 use std::time::Instant;
 
-use crate::build::temp::{self, UnfinishedMark};
-use crate::build::{Build, BuildError, CorruptCache, Output, Status, Step, StepReport};
+use crate::dataflow::temp::{self, UnfinishedMark};
+use crate::dataflow::{Build, BuildError, CorruptCache, Output, Status, Step, StepReport};
 use crate::diagnostics::Warning;
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 use crate::export::{self, ExportFile};
@@ -183,7 +183,7 @@ fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
     b.discard(corrupt);
 }
 
-fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::OnReport) -> Result<MakeSummary, MakeError> {
+fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow::OnReport) -> Result<MakeSummary, MakeError> {
     let start = Instant::now();
     let pipeline = &loaded.pipeline;
     let build = Build::new(cache_dir(loaded), options.dry_run, on_report);
@@ -643,7 +643,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::build::On
                             let skeleton: Arc<EcoSkeleton> = b.load("eco", eco_output)?;
                             let annotations: Option<Arc<Annotations>> =
                                 engine_output.as_ref().map(|e| b.load("engine", e)).transpose()?;
-                            let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), spec);
+                            let files = export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), u32::from(spec.max_depth), spec.pretty);
                             let text = format!("{} files", files.len());
                             Ok((files, text))
                         })?;
@@ -685,7 +685,7 @@ fn encode_skeleton(skeleton: &EcoSkeleton) -> Vec<u8> {
     // `encodings_are_postcards` checks the result against postcard's own.
     let EcoSkeleton { entries, from_to, sources, named_positions, warnings } = skeleton;
     let mut out = Vec::new();
-    crate::build::cache::encode_seq_in_parallel(entries, &mut out);
+    crate::dataflow::cache::encode_seq_in_parallel(entries, &mut out);
     postcard::to_extend(&(from_to, sources, named_positions, warnings), out).expect("serializing to memory does not fail")
 }
 
@@ -693,7 +693,7 @@ fn encode_skeleton(skeleton: &EcoSkeleton) -> Vec<u8> {
 fn encode_tree(tree: &Tree) -> Vec<u8> {
     let Tree { nodes, root } = tree;
     let mut out = Vec::new();
-    crate::build::cache::encode_seq_in_parallel(nodes, &mut out);
+    crate::dataflow::cache::encode_seq_in_parallel(nodes, &mut out);
     postcard::to_extend(root, out).expect("serializing to memory does not fail")
 }
 
@@ -878,7 +878,7 @@ mod tests {
         // Past one chunk of items, and a length that takes two varint bytes.
         let many: Vec<String> = (0..1000).map(|i| format!("item {i}")).collect();
         let mut out = Vec::new();
-        crate::build::cache::encode_seq_in_parallel(&many, &mut out);
+        crate::dataflow::cache::encode_seq_in_parallel(&many, &mut out);
         assert_eq!(out, postcard::to_allocvec(&many).unwrap());
     }
 }

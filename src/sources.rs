@@ -5,8 +5,8 @@
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
-use crate::build::cache::{Hash, write_atomic};
-use crate::build::filestate::{FileStates, files_in};
+use crate::dataflow::cache::{Hash, write_atomic};
+use crate::dataflow::filestate::{FileStates, files_in};
 
 /// Where a source's bytes were found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -178,7 +178,7 @@ impl Resolver {
         }
         let expected_len = response.content_length();
         std::fs::create_dir_all(&self.store).map_err(|e| fail(e.to_string()))?;
-        let tmp = crate::build::temp::path(&self.store, "download");
+        let tmp = crate::dataflow::temp::path(&self.store, "download");
         let mut file = std::fs::File::create(&tmp).map_err(|e| fail(e.to_string()))?;
         let mut hasher = blake3::Hasher::new();
         let mut buf = vec![0u8; 1 << 16];

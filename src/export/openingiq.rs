@@ -149,7 +149,7 @@ pub fn write_from_store(store: &std::path::Path, dir: &std::path::Path, max_dept
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     for file in &files {
         let path = dir.join(&file.name);
-        crate::build::cache::write_atomic(&path, &file.bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        crate::dataflow::cache::write_atomic(&path, &file.bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     Ok(files.len())
 }
@@ -174,11 +174,12 @@ pub fn render_build(
     tree: &crate::tree::Tree,
     skeleton: &crate::eco::EcoSkeleton,
     annotations: Option<&crate::engine::Annotations>,
-    spec: &crate::pipeline::ExportSpec,
+    max_depth: u32,
+    pretty: bool,
 ) -> Vec<ExportFile> {
     let graph = Graph::from_tree(tree, skeleton, annotations);
     let named = super::named::named_openings(tree);
-    render_all(&graph, &named, u32::from(spec.max_depth), spec.pretty)
+    render_all(&graph, &named, max_depth, pretty)
 }
 
 fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> OpeningNode {

@@ -1,0 +1,32 @@
+//! `okb openingiq`: the OpeningIQ files from the built store, without a pipeline step.
+
+use std::path::PathBuf;
+
+use miette::miette;
+
+use super::output::paint;
+
+/// Arguments of `okb openingiq`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OpeningiqArgs {
+    /// Output directory.
+    #[arg(short, long, value_name = "DIR")]
+    pub output: PathBuf,
+    /// Plies kept below each named opening.
+    #[arg(long, default_value_t = crate::export::openingiq::DEFAULT_MAX_DEPTH, value_name = "N")]
+    pub max_depth: u32,
+    /// Compact JSON instead of indented.
+    #[arg(long)]
+    pub compact: bool,
+    /// Read this store file instead of the pipeline's [store] path.
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+}
+
+/// Writes the files of every named opening into `--output`.
+pub fn run(args: &OpeningiqArgs, store: PathBuf) -> miette::Result<()> {
+    let written = crate::export::openingiq::write_from_store(&store, &args.output, args.max_depth, !args.compact)
+        .map_err(|e| miette!("{e}"))?;
+    eprintln!("{} {written} files in {}", paint("Wrote", "32"), args.output.display());
+    Ok(())
+}

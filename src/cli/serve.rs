@@ -1,0 +1,20 @@
+//! `okb serve`: the read-only HTTP API over the built store.
+
+use std::path::PathBuf;
+
+/// Arguments of `okb serve`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the bound address goes to stderr).
+    #[arg(long, default_value = "127.0.0.1:8000", value_name = "IP:PORT")]
+    pub addr: std::net::SocketAddr,
+    /// Serve this store file instead of the pipeline's [store] path.
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+}
+
+/// Serves `store` until Ctrl-C.
+pub fn run(args: &ServeArgs, store: PathBuf) -> miette::Result<()> {
+    crate::serve::run(&store, args.addr)?;
+    Ok(())
+}
