@@ -19,6 +19,7 @@ pub mod progress;
 pub mod record;
 pub mod serve;
 pub mod sources;
+pub mod steps;
 pub mod store;
 pub mod structure;
 pub mod tree;

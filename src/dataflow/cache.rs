@@ -103,10 +103,12 @@ pub struct StepRecord {
 /// What went into a step key, kept to explain the next rebuild.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct KeyParts {
-    /// Code version of the step.
-    pub version: u32,
-    /// Hash of the step's parameters.
-    pub params: Hash,
+    /// Fingerprint of the step's code.
+    pub code: Hash,
+    /// The code files with short hashes.
+    pub code_files: Vec<(String, String)>,
+    /// Hash of each parameter, by path.
+    pub params: Vec<(String, Hash)>,
     /// Named input hashes.
     pub inputs: Vec<(String, Hash)>,
 }
@@ -287,7 +289,7 @@ mod tests {
     #[test]
     fn latest_key_parts_are_kept_in_one_file_saved_on_request() {
         let root = tempfile::tempdir().unwrap();
-        let parts = |version| KeyParts { version, params: "p".into(), inputs: vec![("eco".into(), "h".into())] };
+        let parts = |n: u32| KeyParts { code: n.to_string(), params: vec![("tree".into(), "p".into())], inputs: vec![("eco".into(), "h".into())], ..KeyParts::default() };
         let cache = Cache::new(root.path().to_path_buf());
         assert_eq!(cache.last_parts("tree"), None);
         cache.put_last_parts("tree", &parts(1));

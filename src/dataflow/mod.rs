@@ -6,21 +6,39 @@
 //! if a dependent has to run. Dependents are keyed by their inputs' *output* hashes, so a
 //! step that reruns but produces identical bytes stops the rebuild there (early cutoff).
 //!
-//! Within one run each step is evaluated once (the orchestration in [`crate::make`] calls
-//! each step once and passes its [`Output`] on); across runs the cache does the memoizing.
+//! Steps are declared as data ([`plan`]) and run by the [`schedule`]r: within one run
+//! each step is evaluated once and hands its [`Output`] to its readers in memory; across
+//! runs the cache does the memoizing. A step's key includes the fingerprint of the code
+//! that computes it ([`code`]), so no version number has to be bumped by hand.
 
 pub mod cache;
+pub mod code;
 pub mod filestate;
 pub mod lock;
+pub mod plan;
+pub mod scan;
+pub mod schedule;
 pub mod temp;
+
+pub use plan::{Action, Ctx, Decl, Produced, Rule};
+pub use schedule::Plan;
+
+/// A file a step produces, relative to its target path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportFile {
+    /// Relative path (empty: the target path itself is the file).
+    pub name: String,
+    /// Contents.
+    pub bytes: Vec<u8>,
+}
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde::{Serialize, de::DeserializeOwned};
+use serde::de::DeserializeOwned;
 
-use cache::{Cache, Hash, KeyParts, StepRecord, hash_bytes};
+use cache::{Cache, Hash, KeyParts, StepRecord};
 use filestate::FileStates;
 
 /// How a step ended in this run.
@@ -58,19 +76,21 @@ pub struct StepReport {
 pub struct Step {
     /// Unique id within the pipeline.
     pub id: String,
-    /// Bumped when the step's code changes what it produces.
-    pub version: u32,
-    /// Hash of the step's parameters.
-    pub params: Hash,
+    /// Fingerprint of the code that computes it ([`code`]).
+    pub code: Hash,
+    /// Its code files with their short hashes (to say which changed).
+    pub code_files: Vec<(String, String)>,
+    /// Hash of each parameter it depends on, by path.
+    pub params: Vec<(String, Hash)>,
     /// Named hashes of its inputs (source bytes or other steps' outputs).
     pub inputs: Vec<(String, Hash)>,
 }
 
 impl Step {
-    /// A step with parameters given as any serializable value.
-    pub fn new(id: impl Into<String>, version: u32, params: &impl Serialize) -> Step {
-        let bytes = serde_json::to_vec(params).expect("parameters serialize");
-        Step { id: id.into(), version, params: hash_bytes(&bytes), inputs: Vec::new() }
+    /// A step whose code is declared in `code_file` (`file!()` of its rule), with the
+    /// hashes of its parameters.
+    pub fn new(id: impl Into<String>, code_file: &str, params: Vec<(String, Hash)>) -> Step {
+        Step { id: id.into(), code: code::of(code_file), code_files: code::code_files(code::FILES, code_file), params, inputs: Vec::new() }
     }
 
     /// Adds an input.
@@ -80,15 +100,19 @@ impl Step {
     }
 
     fn parts(&self) -> KeyParts {
-        KeyParts { version: self.version, params: self.params.clone(), inputs: self.inputs.clone() }
+        KeyParts { code: self.code.clone(), code_files: self.code_files.clone(), params: self.params.clone(), inputs: self.inputs.clone() }
     }
 
     fn key(&self) -> Hash {
         let mut h = blake3::Hasher::new();
         h.update(self.id.as_bytes());
         h.update(&[0]);
-        h.update(&self.version.to_le_bytes());
-        h.update(self.params.as_bytes());
+        h.update(self.code.as_bytes());
+        for (path, hash) in &self.params {
+            h.update(path.as_bytes());
+            h.update(&[0]);
+            h.update(hash.as_bytes());
+        }
         for (name, hash) in &self.inputs {
             h.update(name.as_bytes());
             h.update(&[0]);
@@ -108,11 +132,17 @@ pub struct Output {
     memo: Option<Memo>,
 }
 
-type Memo = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+/// A step value in memory.
+pub type Memo = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl Output {
     fn known(hash: Hash) -> Output {
         Output { hash, memo: None }
+    }
+
+    /// The value, when the step ran in this process.
+    pub fn memo(&self) -> Option<Memo> {
+        self.memo.clone()
     }
 }
 
@@ -229,24 +259,11 @@ impl Build {
             return "never built".into();
         };
         let mut why = Vec::new();
-        if last.version != step.version {
-            why.push(format!("code version changed ({} → {})", last.version, step.version));
+        if last.code != step.code {
+            why.push(code_change(&last.code_files, &step.code_files));
         }
-        if last.params != step.params {
-            why.push("parameters changed".into());
-        }
-        for (name, hash) in &step.inputs {
-            match last.inputs.iter().find(|(n, _)| n == name) {
-                Some((_, old)) if old == hash => {}
-                Some(_) => why.push(format!("{name} changed")),
-                None => why.push(format!("new input {name}")),
-            }
-        }
-        for (name, _) in &last.inputs {
-            if !step.inputs.iter().any(|(n, _)| n == name) {
-                why.push(format!("input {name} removed"));
-            }
-        }
+        why.extend(changes("parameter", &last.params, &step.params));
+        why.extend(changes("input", &last.inputs, &step.inputs));
         if why.is_empty() { fallback.to_string() } else { why.join(", ") }
     }
 
@@ -267,85 +284,60 @@ impl Build {
         move |source| BuildError::Io { what, source }
     }
 
-    /// Runs `step` unless it is fresh; `compute` returns the value, a summary and a
-    /// warning count.
-    pub fn value<T: Serialize + Send + Sync + 'static>(
-        &self,
-        step: Step,
-        compute: impl FnOnce(&Build) -> Result<(T, String, usize), BuildError>,
-    ) -> Result<Output, BuildError> {
-        self.resumable(step, |b| compute(b).map(|(value, summary, warnings)| (value, summary, warnings, true)))
-    }
-
-    /// Like [`Build::value`], for a step that may stop early (a time or work budget):
-    /// when `compute` says its value is incomplete, the value still feeds this run's
-    /// dependents but the step is not recorded, so the next run runs it again and
-    /// continues (the step keeps its own finished work, e.g. in the engine cache).
-    pub fn resumable<T: Serialize + Send + Sync + 'static>(
-        &self,
-        step: Step,
-        compute: impl FnOnce(&Build) -> Result<(T, String, usize, bool), BuildError>,
-    ) -> Result<Output, BuildError> {
-        self.run_value(step, compute, |cache, value| cache.put_value(value))
-    }
-
-    /// Like [`Build::value`], for a large value that `encode` turns into its postcard
-    /// bytes faster than serde streaming does (on all cores, see
-    /// [`cache::encode_seq_in_parallel`]). The bytes must be postcard's: dependents that
-    /// run in a later build read them back with [`Build::load`].
-    pub fn value_encoded<T: Serialize + Send + Sync + 'static>(
-        &self,
-        step: Step,
-        compute: impl FnOnce(&Build) -> Result<(T, String, usize), BuildError>,
-        encode: impl FnOnce(&T) -> Vec<u8>,
-    ) -> Result<Output, BuildError> {
-        self.run_value(
-            step,
-            |b| compute(b).map(|(value, summary, warnings)| (value, summary, warnings, true)),
-            |cache, value| cache.put_blob(&encode(value)),
-        )
-    }
-
-    fn run_value<T: Send + Sync + 'static>(
-        &self,
-        step: Step,
-        compute: impl FnOnce(&Build) -> Result<(T, String, usize, bool), BuildError>,
-        store: impl FnOnce(&Cache, &T) -> std::io::Result<Hash>,
-    ) -> Result<Output, BuildError> {
+    /// Runs a value step unless it is fresh. An incomplete value (a step that stopped
+    /// at a budget) still feeds this run's dependents but is not recorded, so the next
+    /// run runs the step again and it continues from its own finished work.
+    pub fn value(&self, step: Step, compute: impl FnOnce() -> Result<Produced, BuildError>) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
         if let Some(record) = self.cache.step(&key) {
-            self.finish(StepReport {
-                id: step.id,
-                status: Status::Fresh,
-                summary: record.summary,
-                warnings: record.warnings,
-                elapsed: start.elapsed(),
-                reason: None,
-            });
+            self.fresh(step.id, start, &record);
             return Ok(Output::known(record.output));
         }
         let reason = self.reason(&step, "output missing from the cache");
         if self.dry_run {
             return Ok(self.stale(step.id, start, reason));
         }
-        let (value, summary, warnings, complete) = compute(self)?;
-        let hash = store(&self.cache, &value).map_err(Self::io(format!("storing output of {}", step.id)))?;
-        let memo: Memo = std::sync::Arc::new(value);
-        if complete {
-            let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings };
+        let produced = compute()?;
+        let store = produced.store.ok_or_else(|| BuildError::Step { step: step.id.clone(), message: "a value step produced an unstored value".into() })?;
+        let hash = store(&self.cache, produced.value.as_ref()).map_err(Self::io(format!("storing output of {}", step.id)))?;
+        if produced.complete {
+            let record = StepRecord { output: hash.clone(), summary: produced.summary.clone(), warnings: produced.warnings };
             self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
         }
+        self.built(&step, start, produced.summary, produced.warnings, reason);
+        Ok(Output { hash, memo: Some(produced.value) })
+    }
+
+    /// Runs a memory step unless it is fresh: its value is not stored, and its output
+    /// hash is its key (a function of its inputs, like the value).
+    pub fn memory(&self, step: Step, compute: impl FnOnce() -> Result<Produced, BuildError>) -> Result<Output, BuildError> {
+        let start = Instant::now();
+        let key = step.key();
+        if let Some(record) = self.cache.record(&key) {
+            self.fresh(step.id, start, &record);
+            return Ok(Output::known(key));
+        }
+        let reason = self.reason(&step, "never built with these inputs");
+        if self.dry_run {
+            return Ok(self.stale(step.id, start, reason));
+        }
+        let produced = compute()?;
+        let record = StepRecord { output: key.clone(), summary: produced.summary.clone(), warnings: produced.warnings };
+        self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+        self.built(&step, start, produced.summary, produced.warnings, reason);
+        Ok(Output { hash: key, memo: Some(produced.value) })
+    }
+
+    fn fresh(&self, id: String, start: Instant, record: &StepRecord) {
+        let (summary, warnings) = (record.summary.clone(), record.warnings);
+        self.finish(StepReport { id, status: Status::Fresh, summary, warnings, elapsed: start.elapsed(), reason: None });
+    }
+
+    fn built(&self, step: &Step, start: Instant, summary: String, warnings: usize, reason: String) {
         self.cache.put_last_parts(&step.id, &step.parts());
-        self.finish(StepReport {
-            id: step.id,
-            status: Status::Built,
-            summary,
-            warnings,
-            elapsed: start.elapsed(),
-            reason: Some(reason),
-        });
-        Ok(Output { hash, memo: Some(memo) })
+        let id = step.id.clone();
+        self.finish(StepReport { id, status: Status::Built, summary, warnings, elapsed: start.elapsed(), reason: Some(reason) });
     }
 
     /// Loads the value of a step output (for a dependent that runs).
@@ -369,7 +361,7 @@ impl Build {
         &self,
         step: Step,
         target: &Path,
-        compute: impl FnOnce(&Build) -> Result<(Vec<crate::export::ExportFile>, String), BuildError>,
+        compute: impl FnOnce() -> Result<(Vec<ExportFile>, String), BuildError>,
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
@@ -388,7 +380,7 @@ impl Build {
                 if self.dry_run {
                     return Ok(self.stale(id, start, why));
                 }
-                let (files, summary) = compute(self)?;
+                let (files, summary) = compute()?;
                 let mut manifest = Vec::with_capacity(files.len());
                 for file in files {
                     let hash = self.cache.put_blob(&file.bytes).map_err(Self::io(format!("storing output of {id}")))?;
@@ -442,7 +434,7 @@ impl Build {
         &self,
         step: Step,
         target: &Path,
-        compute: impl FnOnce(&Build) -> Result<String, BuildError>,
+        compute: impl FnOnce() -> Result<String, BuildError>,
     ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
@@ -466,7 +458,7 @@ impl Build {
         if self.dry_run {
             return Ok(self.stale(step.id, start, why));
         }
-        let summary = compute(self)?;
+        let summary = compute()?;
         let hash = filestate::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
         let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
@@ -493,4 +485,33 @@ impl Build {
         self.cache.save_last_parts().map_err(Self::io("saving the latest key parts".into()))?;
         self.files.lock().expect("file states poisoned").save().map_err(Self::io("saving the file-state cache".into()))
     }
+}
+
+/// Which code files changed between two runs of a step, in words.
+fn code_change(old: &[(String, String)], new: &[(String, String)]) -> String {
+    let mut files: Vec<&str> = new.iter().filter(|f| !old.contains(f)).map(|(path, _)| path.as_str()).collect();
+    files.extend(old.iter().filter(|(path, _)| !new.iter().any(|(p, _)| p == path)).map(|(path, _)| path.as_str()));
+    match files.len() {
+        0 => "code changed (dependency versions in Cargo.lock)".into(),
+        1..=3 => format!("code changed ({})", files.join(", ")),
+        n => format!("code changed ({}, … {} files)", files[..2].join(", "), n),
+    }
+}
+
+/// What differs between two named hash lists: `parameter tree.max_ply changed`.
+fn changes(what: &str, old: &[(String, Hash)], new: &[(String, Hash)]) -> Vec<String> {
+    let mut why = Vec::new();
+    for (name, hash) in new {
+        match old.iter().find(|(n, _)| n == name) {
+            Some((_, h)) if h == hash => {}
+            Some(_) => why.push(format!("{what} {name} changed")),
+            None => why.push(format!("new {what} {name}")),
+        }
+    }
+    for (name, _) in old {
+        if !new.iter().any(|(n, _)| n == name) {
+            why.push(format!("{what} {name} removed"));
+        }
+    }
+    why
 }

@@ -11,11 +11,4 @@ pub mod packed;
 pub mod pgn;
 pub mod polyglot;
 
-/// A file an export produces, relative to the export's `output` path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExportFile {
-    /// Relative path (empty: the output path itself is the file).
-    pub name: String,
-    /// Contents.
-    pub bytes: Vec<u8>,
-}
+pub use crate::dataflow::ExportFile;

@@ -818,3 +818,14 @@ mod tests {
         assert_eq!(agg.counters.games_counted, 1);
     }
 }
+
+/// The merged statistics of all game files, with what was skipped: the `games` step's value.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct GamesMerged {
+    /// Counts per position and move.
+    pub stats: crate::games::stats::GameStats,
+    /// Bad games by reason.
+    pub bad: crate::games::report::BadGames,
+    /// Games read, counted, filtered.
+    pub counters: crate::games::report::Counters,
+}

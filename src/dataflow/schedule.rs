@@ -1,0 +1,185 @@
+//! The scheduler: runs a [`Plan`] in dependency order on all cores.
+//!
+//! A step starts as soon as the steps it reads have finished; steps that become ready
+//! together start highest [`Decl::priority`] first (rayon's FIFO scope: the long chain
+//! first, side work on the idle core). Each step is keyed and then built, found fresh,
+//! or (dry run) reported stale by [`Build`]; the first failure stops new steps from
+//! starting and is returned once the running ones end.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::cache::{Hash, hash_bytes};
+use super::plan::{Action, Ctx, Decl};
+use super::{Build, BuildError, Output, Step};
+use crate::diagnostics::Warning;
+
+/// The declared steps of one pipeline, and the parameters they may depend on.
+pub struct Plan<'a> {
+    /// The steps, in declaration order.
+    pub steps: Vec<Decl<'a>>,
+    /// The pipeline's parameters as JSON (paths in [`Decl::params`] point into it).
+    pub params: serde_json::Value,
+}
+
+/// A plan being run: its outputs so far.
+pub(super) struct Running<'r> {
+    plan: &'r Plan<'r>,
+    index: HashMap<&'r str, usize>,
+    outputs: Vec<OnceLock<Output>>,
+    dependents: Vec<Vec<usize>>,
+    pending: Vec<AtomicUsize>,
+    failed: Mutex<Option<BuildError>>,
+}
+
+impl<'a> Plan<'a> {
+    /// The index of every step by id, and the order a sequential run would take;
+    /// an error names a step that reads an unknown step, a duplicate id, or a cycle.
+    pub fn check(&self) -> Result<Vec<usize>, BuildError> {
+        let fail = |step: &str, message: String| BuildError::Step { step: step.to_string(), message };
+        let mut index = HashMap::new();
+        for (i, decl) in self.steps.iter().enumerate() {
+            if index.insert(decl.id.as_str(), i).is_some() {
+                return Err(fail(&decl.id, "declared twice".into()));
+            }
+        }
+        let mut pending: Vec<usize> = self.steps.iter().map(|d| d.reads.len()).collect();
+        let mut dependents = vec![Vec::new(); self.steps.len()];
+        for (i, decl) in self.steps.iter().enumerate() {
+            for read in &decl.reads {
+                let &from = index.get(read.as_str()).ok_or_else(|| fail(&decl.id, format!("reads {read}, which no step declares")))?;
+                dependents[from].push(i);
+            }
+        }
+        let mut order: Vec<usize> = (0..self.steps.len()).filter(|&i| pending[i] == 0).collect();
+        let mut next = 0;
+        while next < order.len() {
+            for &d in &dependents[order[next]] {
+                pending[d] -= 1;
+                if pending[d] == 0 {
+                    order.push(d);
+                }
+            }
+            next += 1;
+        }
+        if let Some(stuck) = (0..self.steps.len()).find(|&i| pending[i] > 0) {
+            return Err(fail(&self.steps[stuck].id, "is part of a cycle of steps".into()));
+        }
+        Ok(order)
+    }
+
+    /// The hash of each parameter path a step depends on (JSON `null` when absent).
+    pub fn param_hashes(&self, decl: &Decl<'_>) -> Vec<(String, Hash)> {
+        decl.params
+            .iter()
+            .map(|path| {
+                let value = path.iter().try_fold(&self.params, |v, key| v.get(key)).unwrap_or(&serde_json::Value::Null);
+                let bytes = serde_json::to_vec(value).expect("JSON values serialize");
+                (path.join("."), hash_bytes(&bytes))
+            })
+            .collect()
+    }
+
+    /// Runs every step (or, for a dry-run build, reports what would run); returns the
+    /// warnings the steps that ran reported.
+    pub fn run(&self, build: &Build) -> Result<Vec<Warning>, BuildError> {
+        self.check()?;
+        let running = Running::new(self);
+        let warnings = Mutex::new(Vec::new());
+        let ready: Vec<usize> = (0..self.steps.len()).filter(|&i| self.steps[i].reads.is_empty()).collect();
+        rayon::scope_fifo(|scope| running.spawn(scope, build, &warnings, ready));
+        if let Some(error) = running.failed.into_inner().expect("failure poisoned") {
+            return Err(error);
+        }
+        Ok(warnings.into_inner().expect("warnings poisoned"))
+    }
+}
+
+impl<'r> Running<'r> {
+    fn new(plan: &'r Plan<'r>) -> Running<'r> {
+        let index: HashMap<&str, usize> = plan.steps.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
+        let mut dependents = vec![Vec::new(); plan.steps.len()];
+        for (i, decl) in plan.steps.iter().enumerate() {
+            for read in &decl.reads {
+                dependents[index[read.as_str()]].push(i);
+            }
+        }
+        Running {
+            plan,
+            index,
+            outputs: plan.steps.iter().map(|_| OnceLock::new()).collect(),
+            dependents,
+            pending: plan.steps.iter().map(|d| AtomicUsize::new(d.reads.len())).collect(),
+            failed: Mutex::new(None),
+        }
+    }
+
+    /// Starts the steps of `ready`, highest priority first.
+    fn spawn<'s>(&'s self, scope: &rayon::ScopeFifo<'s>, build: &'s Build, warnings: &'s Mutex<Vec<Warning>>, mut ready: Vec<usize>) {
+        ready.sort_by_key(|&i| std::cmp::Reverse(self.plan.steps[i].priority));
+        for i in ready {
+            scope.spawn_fifo(move |scope| {
+                if self.failed.lock().expect("failure poisoned").is_some() {
+                    return;
+                }
+                match self.run_step(build, warnings, i) {
+                    Ok(output) => {
+                        let _ = self.outputs[i].set(output);
+                        let now_ready: Vec<usize> =
+                            self.dependents[i].iter().copied().filter(|&d| self.pending[d].fetch_sub(1, Ordering::AcqRel) == 1).collect();
+                        self.spawn(scope, build, warnings, now_ready);
+                    }
+                    Err(error) => {
+                        self.failed.lock().expect("failure poisoned").get_or_insert(error);
+                    }
+                }
+            });
+        }
+    }
+
+    fn output(&self, id: &str) -> &Output {
+        self.outputs[self.index[id]].get().expect("a step runs after the steps it reads")
+    }
+
+    /// Keys step `i` from its rule's code, its parameters and its inputs, then builds it.
+    fn run_step(&self, build: &Build, warnings: &Mutex<Vec<Warning>>, i: usize) -> Result<Output, BuildError> {
+        let decl = &self.plan.steps[i];
+        let mut step = Step::new(decl.id.clone(), decl.rule.file, self.plan.param_hashes(decl));
+        for read in &decl.reads {
+            step = step.input(read.clone(), &self.output(read).hash);
+        }
+        for (name, hash) in &decl.files {
+            step = step.input(name.clone(), hash);
+        }
+        let ctx = Ctx { build, id: &decl.id, plan: self, warnings };
+        match &decl.action {
+            Action::Value(run) => build.value(step, || run(&ctx)),
+            Action::Memory(run) => build.memory(step, || run(&ctx)),
+            Action::Files(target, run) => build.files(step, target, || run(&ctx)),
+            Action::File(target, run) => build.external(step, target, || run(&ctx)),
+        }
+    }
+
+    /// The value of step `id`'s output for a step that reads it: from memory or from
+    /// the cache.
+    pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
+        build.load(id, self.output(id))
+    }
+
+    /// The value of memory step `id`: from memory, or computed again here when the step
+    /// was fresh (and so did not run) but a reader runs.
+    pub(super) fn load_in_memory<T: Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
+        let decl = &self.plan.steps[self.index[id]];
+        let wrong_type = || BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() };
+        if let Some(memo) = self.output(id).memo() {
+            return memo.downcast::<T>().map_err(|_| wrong_type());
+        }
+        let Action::Memory(run) = &decl.action else {
+            return Err(BuildError::Step { step: id.to_string(), message: "is not a memory step".into() });
+        };
+        // Its warnings were reported by the run that built it.
+        let ctx = Ctx { build, id: &decl.id, plan: self, warnings: &Mutex::new(Vec::new()) };
+        run(&ctx)?.value.downcast::<T>().map_err(|_| wrong_type())
+    }
+}

@@ -1,0 +1,64 @@
+//! `eco`: the taxonomies merged into the ECO skeleton: the Lichess names as the
+//! authority, the others as aliases, gaps interpolated (Phase 1).
+
+use std::sync::Arc;
+
+use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "eco", about: "the ECO skeleton: taxonomies merged, gaps interpolated", file: file!() };
+
+/// Merges the parsed sources, in declaration order.
+pub fn declare(sources: Vec<(String, EcoFormat)>, interpolate: bool) -> Decl<'static> {
+    let reads: Vec<String> = sources.iter().map(|(name, _)| format!("parse:{name}")).collect();
+    let run = move |cx: &Ctx<'_>| {
+        let mut parsed: Vec<(&str, EcoFormat, Arc<ParsedSource>)> = Vec::new();
+        for (name, format) in &sources {
+            parsed.push((name, *format, cx.load(&format!("parse:{name}"))?));
+        }
+        let inputs: Vec<MergeInput<'_>> = parsed.iter().map(|(name, format, p)| MergeInput { format: *format, file: name, parsed: p }).collect();
+        let skeleton = eco::merge(&inputs, interpolate);
+        let interpolated = skeleton.entries.iter().filter(|e| e.src == "interpolated").count();
+        let orphans = skeleton.warnings.iter().filter(|w| w.is_note()).count();
+        let text = format!("{} named positions, {interpolated} interpolated, {orphans} orphan lines", skeleton.named_positions);
+        let warnings = skeleton.warnings.len() - orphans;
+        cx.warn(skeleton.warnings.iter().cloned());
+        Ok(Produced::encoded(skeleton, text, encode_skeleton).warnings(warnings))
+    };
+    let mut decl = Decl::new("eco", &RULE, Action::Value(Box::new(run))).param("eco").priority(900);
+    for read in reads {
+        decl = decl.reads(read);
+    }
+    decl
+}
+
+/// The skeleton's postcard bytes, its entries encoded on all cores: the merge's dependents
+/// wait for the hash of these 4–5 MB, and nothing else runs meanwhile.
+pub fn encode_skeleton(skeleton: &EcoSkeleton) -> Vec<u8> {
+    // Field by field, in declaration order (postcard writes a struct as its fields);
+    // the test below checks the result against postcard's own.
+    let EcoSkeleton { entries, from_to, sources, named_positions, warnings } = skeleton;
+    let mut out = Vec::new();
+    crate::dataflow::cache::encode_seq_in_parallel(entries, &mut out);
+    postcard::to_extend(&(from_to, sources, named_positions, warnings), out).expect("serializing to memory does not fail")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_skeleton_encoding_is_postcards() {
+        let tsv = "eco\tname\tpgn\nA00\tA\t1. e4\nA01\tB: x\t1. e4 e5 2. Nf3 Nc6\nA02\tC\t1. Nf3 Nc6 2. e4 e5\n";
+        let parsed = eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let skeleton = eco::merge(&[MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed }], true);
+        assert!(skeleton.entries.len() == 4 && skeleton.from_to.len() == 3 && skeleton.warnings.len() == 3);
+        assert_eq!(encode_skeleton(&skeleton), postcard::to_allocvec(&skeleton).unwrap());
+        // Past one chunk of items, and a length that takes two varint bytes.
+        let many: Vec<String> = (0..1000).map(|i| format!("item {i}")).collect();
+        let mut out = Vec::new();
+        crate::dataflow::cache::encode_seq_in_parallel(&many, &mut out);
+        assert_eq!(out, postcard::to_allocvec(&many).unwrap());
+    }
+}

@@ -1,0 +1,55 @@
+//! `games:<source>:<file>`: one game file counted (Phase 2). Every file is a step of its
+//! own, so adding a file to a collection counts only that file.
+
+use std::path::PathBuf;
+
+use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::games::aggregate::{AggregateOptions, Format, aggregate_file_with};
+use crate::games::filter::GameFilter;
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "games-file", about: "one game file's move counts up to tree.max_ply", file: file!() };
+
+/// One game file of a source.
+#[derive(Clone, Debug)]
+pub struct GameFile {
+    /// The `[sources.X]` name.
+    pub source: String,
+    /// BGN rather than PGN.
+    pub bgn: bool,
+    /// The source's filter.
+    pub filter: GameFilter,
+    /// The file.
+    pub path: PathBuf,
+    /// Its path as shown (relative to the project).
+    pub shown: String,
+    /// Its BLAKE3.
+    pub hash: String,
+}
+
+impl GameFile {
+    /// The step id.
+    pub fn id(&self) -> String {
+        format!("games:{}:{}", self.source, self.shown)
+    }
+}
+
+/// Counts `file`; `spill_dir` takes sorted runs past `memory_budget_mb`.
+pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_dir: PathBuf) -> Decl<'static> {
+    let id = file.id();
+    let (source, hash) = (file.source.clone(), file.hash.clone());
+    let run = move |cx: &Ctx<'_>| {
+        let format = if file.bgn { Format::Bgn } else { Format::Pgn };
+        let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, ..Default::default() };
+        let aggregate = aggregate_file_with(&file.path, &file.filter, &options).map_err(|e| cx.fail(format!("game source {}: {e}", file.source)))?;
+        let c = &aggregate.counters;
+        let text = format!("{} games, {} counted", c.games_read, c.games_counted);
+        Ok(Produced::new(aggregate, text))
+    };
+    Decl::new(id, &RULE, Action::Value(Box::new(run)))
+        .file("file", hash)
+        .param_at(vec!["sources".into(), source.clone(), "kind".into()])
+        .param_at(vec!["sources".into(), source, "filter".into()])
+        .param("tree.max_ply")
+        .priority(800)
+}

@@ -1,0 +1,45 @@
+//! `store`: the knowledge base as an SQLite database (nodes, edges, transpositions,
+//! entries, engine lines, structures, changelog), replaced atomically.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::engine::Annotations;
+use crate::record::NodeRecord;
+use crate::tree::Tree;
+use crate::validate::report::ValidationReport;
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base", file: file!() };
+
+/// Writes the store at `path` from the entry part at `entries`; with engine lines when
+/// `with_engine`, and validation stubs when `with_stubs`.
+pub fn declare(path: PathBuf, entries: PathBuf, with_engine: bool, with_stubs: bool) -> Decl<'static> {
+    let target = path.clone();
+    let run = move |cx: &Ctx<'_>| {
+        let tree: Arc<Tree> = cx.load("tree")?;
+        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
+        let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
+        let stubs = if with_stubs { cx.load::<ValidationReport>("validate")?.stub_nodes() } else { Vec::new() };
+        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, &path)
+            .map_err(|e| cx.fail(e))?;
+        let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
+        Ok(format!(
+            "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
+            written.nodes, written.edges, written.transpositions, written.changes
+        ))
+    };
+    let mut decl = Decl::new("store", &RULE, Action::File(target, Box::new(run)))
+        .reads("tree")
+        .reads("store:entries")
+        .reads("node-records")
+        .priority(500);
+    if with_engine {
+        decl = decl.reads("engine");
+    }
+    if with_stubs {
+        decl = decl.reads("validate");
+    }
+    decl
+}
