@@ -48,6 +48,14 @@ enum Command {
     Make(okb::cli::make::MakeArgs),
     /// Show which steps are stale and why, without building anything.
     Status(okb::cli::status::StatusArgs),
+    /// Print the pipeline's step graph with each step's state (fresh, or stale and why)
+    ///
+    ///   okb graph                          # one line per step
+    ///   okb graph --format dot | dot -Tsvg > graph.svg
+    ///   okb graph --rules --format mermaid # the shape of the pipeline, for docs
+    ///   okb graph --format json            # reads, files, parameters, outputs
+    #[command(verbatim_doc_comment)]
+    Graph(okb::cli::graph::GraphArgs),
     /// Download (or copy from a mirror) and verify every pinned source.
     Fetch(okb::cli::fetch::FetchArgs),
     /// Compute and write the blake3 pin of every source that has none yet.
@@ -136,6 +144,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
     match cli.command {
         Command::Make(args) => cli::make::run(&args, load),
         Command::Status(args) => cli::status::run(&args, &load()?),
+        Command::Graph(args) => done(cli::graph::run(&args, &load()?)),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
         Command::Pin => done(cli::pin::run(&load()?)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),

@@ -7,6 +7,7 @@ pub mod classify;
 pub mod clean;
 pub mod convert;
 pub mod fetch;
+pub mod graph;
 pub mod inspect;
 pub mod make;
 pub mod openingiq;

@@ -45,7 +45,8 @@ fn tokens(text: &str) -> (Vec<String>, Vec<String>) {
             i = skip_block_comment(bytes, i);
         } else if c == b'"' || (c == b'r' && matches!(bytes.get(i + 1), Some(b'"' | b'#'))) || (c == b'b' && bytes.get(i + 1) == Some(&b'"')) {
             let (end, literal) = skip_string(bytes, i);
-            if matches!(out.last().map(String::as_str), Some("include_str!" | "include_bytes!")) {
+            let macro_before = out.len().checked_sub(2).and_then(|i| out.get(i)).map(String::as_str);
+            if out.last().map(String::as_str) == Some("(") && matches!(macro_before, Some("include_str!" | "include_bytes!")) {
                 includes.push(literal);
             }
             i = end;
@@ -215,6 +216,7 @@ pub fn uses(relative: &Path, text: &str, files: &BTreeSet<PathBuf>) -> BTreeSet<
     let name = relative.file_name().and_then(|n| n.to_str()).unwrap_or_default();
     let is_mod_file = matches!(name, "mod.rs" | "lib.rs" | "main.rs");
     let (tokens, includes) = tokens(text);
+    let tokens = without_test_modules(tokens);
     let mut paths = named_paths(&tokens, &module);
     if is_mod_file || has_children(relative, files) {
         // Children named by a bare path (`merge::run`) from their parent.
@@ -237,6 +239,34 @@ pub fn uses(relative: &Path, text: &str, files: &BTreeSet<PathBuf>) -> BTreeSet<
         out.insert(normalize(&dir.join(include)));
     }
     out.remove(relative);
+    out
+}
+
+/// The tokens without `#[cfg(test)] mod name { … }` blocks: tests compute no step's output.
+fn without_test_modules(tokens: Vec<String>) -> Vec<String> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let at = |k: usize, word: &str| tokens.get(i + k).map(String::as_str) == Some(word);
+        if at(0, "cfg") && at(1, "(") && at(2, "test") && at(3, "mod") && at(5, "{") {
+            let mut depth = 0;
+            i += 5;
+            while i < tokens.len() {
+                match tokens[i].as_str() {
+                    "{" => depth += 1,
+                    "}" => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+                if depth == 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        out.push(tokens[i].clone());
+        i += 1;
+    }
     out
 }
 

@@ -52,3 +52,56 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::RULES;
+    use crate::dataflow::code::{CARGO_LOCK, FILES, fingerprint};
+    use std::collections::BTreeSet;
+
+    /// The rules whose fingerprint changes when `file`'s bytes change.
+    fn invalidated_by(file: &str) -> BTreeSet<&'static str> {
+        let edited: Vec<(&str, String, &[u16])> =
+            FILES.iter().map(|&(path, hash, deps)| (path, if path == file { format!("{hash}-edited") } else { hash.to_string() }, deps)).collect();
+        let edited: Vec<(&str, &str, &[u16])> = edited.iter().map(|(p, h, d)| (*p, h.as_str(), *d)).collect();
+        assert!(edited.iter().any(|f| f.0 == file), "{file} is not a source file");
+        RULES
+            .iter()
+            .filter(|rule| fingerprint(FILES, CARGO_LOCK, rule.file) != fingerprint(&edited, CARGO_LOCK, rule.file))
+            .map(|rule| rule.name)
+            .collect()
+    }
+
+    #[test]
+    fn editing_a_phase_reruns_its_steps_and_what_uses_its_code_only() {
+        // A step's own declaration: that step only.
+        assert_eq!(invalidated_by("src/steps/store.rs"), BTreeSet::from(["store"]));
+        assert_eq!(invalidated_by("src/steps/tree.rs"), BTreeSet::from(["tree"]));
+        // One export format: that export only.
+        assert_eq!(invalidated_by("src/export/csv.rs"), BTreeSet::from(["export:csv"]));
+        assert_eq!(invalidated_by("src/export/polyglot.rs"), BTreeSet::from(["export:polyglot"]));
+        // The tree's code: the tree and the steps whose code uses it, never the phases before it.
+        let tree = invalidated_by("src/tree.rs");
+        assert!(tree.contains("tree") && tree.contains("store") && tree.contains("structures"), "{tree:?}");
+        for earlier in ["parse", "eco", "games-file", "games", "export:eco-json"] {
+            assert!(!tree.contains(earlier), "{earlier} does not use the tree's code: {tree:?}");
+        }
+        // A taxonomy parser: the parse step, not the game counting.
+        let scid = invalidated_by("src/eco/scid_eco.rs");
+        assert!(scid.contains("parse") && !scid.contains("games-file"), "{scid:?}");
+        // The build engine and the command line are in no fingerprint.
+        assert!(invalidated_by("src/dataflow/schedule.rs").is_empty());
+        assert!(invalidated_by("src/cli/make.rs").is_empty());
+        assert!(invalidated_by("src/make.rs").is_empty());
+    }
+
+    #[test]
+    fn every_rule_is_declared_in_its_own_file_of_this_folder() {
+        for rule in RULES {
+            assert!(rule.file.starts_with("src/steps/"), "{}", rule.file);
+            assert!(FILES.iter().any(|f| f.0 == rule.file), "{} missing from the fingerprint table", rule.file);
+        }
+        let names: BTreeSet<&str> = RULES.iter().map(|r| r.name).collect();
+        assert_eq!(names.len(), RULES.len(), "rule names are unique");
+    }
+}
