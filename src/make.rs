@@ -188,9 +188,12 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     }
     steps.push(steps::tree::declare(!game_files.is_empty(), pipeline.tree.clone()));
     if let Some(config) = &pipeline.engine {
-        let binary = crate::engine::resolve_engine(config.path.as_deref())?;
+        // A relative path is relative to the pipeline file, like every other path in it.
+        let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });
+        let binary = crate::engine::resolve_engine(configured.as_deref())?;
         let hash = build.hash_file(&binary)?;
-        steps.push(steps::engine::declare(config.clone(), hash, cache_dir(loaded).join("engine.sqlite")));
+        let config = crate::engine::EngineConfig { path: Some(binary), ..config.clone() };
+        steps.push(steps::engine::declare(config, hash, cache_dir(loaded).join("engine.sqlite")));
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();

@@ -1,0 +1,48 @@
+//! ARCHITECTURE.md's picture of the pipeline is `okb graph` output, so it cannot drift
+//! from the declared steps; and the fixture it is drawn from uses every rule.
+
+#[macro_use]
+mod common;
+
+use std::process::Command;
+
+fn graph(args: &[&str]) -> String {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = Command::new(env!("CARGO_BIN_EXE_okb"))
+        .current_dir(root)
+        .args(["graph", "--pipeline", "fixtures/every-step.toml"])
+        .args(args)
+        .output()
+        .expect("okb runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+#[test]
+fn the_architecture_picture_is_okb_graph_output() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/ARCHITECTURE.md")).unwrap();
+    let start = doc.find("```mermaid\n").expect("a mermaid block") + "```mermaid\n".len();
+    let end = start + doc[start..].find("```").unwrap();
+    let drawn = graph(&["--rules", "--format", "mermaid"]);
+    assert_eq!(&doc[start..end], drawn, "redraw ARCHITECTURE.md's picture with: okb graph --rules --format mermaid --pipeline fixtures/every-step.toml");
+}
+
+#[test]
+fn the_fixture_declares_a_step_of_every_rule_and_graph_formats_agree() {
+    let json: serde_json::Value = serde_json::from_str(&graph(&["--format", "json"])).unwrap();
+    let steps = json["steps"].as_array().unwrap();
+    let rules: std::collections::BTreeSet<&str> = steps.iter().map(|s| s["rule"].as_str().unwrap()).collect();
+    for rule in okb::steps::RULES {
+        assert!(rules.contains(rule.name), "fixtures/every-step.toml declares no {} step", rule.name);
+    }
+    // Every step says what it reads, where its code is and whether it is fresh.
+    let tree = steps.iter().find(|s| s["id"] == "tree").unwrap();
+    assert_eq!(tree["reads"], serde_json::json!(["eco", "games"]));
+    assert_eq!(tree["code"], "src/steps/tree.rs");
+    assert!(tree["params"].as_array().unwrap().contains(&serde_json::json!("tree")));
+    assert!(matches!(tree["state"].as_str(), Some("fresh" | "stale")));
+    let dot = graph(&["--format", "dot"]);
+    assert!(dot.starts_with("digraph okb {") && dot.contains("eco -> tree;"), "{dot}");
+    let text = graph(&[]);
+    assert!(text.lines().any(|l| l.contains("tree") && l.contains("← eco, games")), "{text}");
+}
