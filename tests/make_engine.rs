@@ -58,7 +58,7 @@ fn raising_one_depth_reanalyses_only_the_nodes_it_applies_to() {
     std::fs::write(p.path("pipeline.toml"), pipeline.replace("depth_leaf = 6", "depth_leaf = 8")).unwrap();
     let run = p.make(&["--explain"]);
     let line = summary(&run);
-    assert!(run.stderr.contains("because parameters changed"), "{}", run.stderr);
+    assert!(run.stderr.contains("because parameter engine changed"), "{}", run.stderr);
     // Branching nodes keep their depth-7 results from the cache; leaves are searched again.
     let cached: usize = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(cached > 0, "{line}");

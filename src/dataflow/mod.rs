@@ -504,6 +504,8 @@ fn changes(what: &str, old: &[(String, Hash)], new: &[(String, Hash)]) -> Vec<St
     for (name, hash) in new {
         match old.iter().find(|(n, _)| n == name) {
             Some((_, h)) if h == hash => {}
+            // "lichess-a changed" (an input), "parameter tree.max_ply changed".
+            Some(_) if what == "input" => why.push(format!("{name} changed")),
             Some(_) => why.push(format!("{what} {name} changed")),
             None => why.push(format!("new {what} {name}")),
         }
