@@ -236,6 +236,8 @@ pub struct Loaded {
     pub file: PathBuf,
     /// Its text, for diagnostics.
     pub text: String,
+    /// Things to tell the user about how the file was read (profile tables left out).
+    pub notes: Vec<String>,
 }
 
 impl Loaded {
@@ -278,7 +280,7 @@ pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineEr
     let mut pipeline: Pipeline = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
-    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone() };
+    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone(), notes: Vec::new() };
     if let Some(name) = profile {
         let Some(overrides) = pipeline.profile.get(name).cloned() else {
             let known: Vec<&str> = pipeline.profile.keys().map(String::as_str).collect();
@@ -289,7 +291,9 @@ pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineEr
             )));
         };
         let mut document: toml::Table = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
-        deep_merge(&mut document, overrides);
+        for table in deep_merge(&mut document, overrides, "") {
+            loaded.notes.push(format!("profile {name:?} leaves [{table}] out: the file has no such table"));
+        }
         pipeline = toml::Value::Table(document).try_into().map_err(|e: toml::de::Error| {
             Box::new(loaded.error_at(
                 &format!("[profile.{name}"),
@@ -303,15 +307,22 @@ pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineEr
     Ok(loaded)
 }
 
-fn deep_merge(base: &mut toml::Table, overrides: toml::Table) {
+/// Merges `overrides` over `base`, table by table. A profile only changes tables the
+/// file has: a table missing from `base` (the user removed `[engine]`) is not brought
+/// back; its path is returned so that the caller can say so.
+fn deep_merge(base: &mut toml::Table, overrides: toml::Table, path: &str) -> Vec<String> {
+    let mut skipped = Vec::new();
     for (key, value) in overrides {
+        let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => deep_merge(b, o),
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => skipped.extend(deep_merge(b, o, &here)),
+            (None, toml::Value::Table(_)) => skipped.push(here),
             (_, value) => {
                 base.insert(key, value);
             }
         }
     }
+    skipped
 }
 
 fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {

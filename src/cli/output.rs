@@ -1,16 +1,65 @@
-//! What every command prints: cargo-style status words, step lines and warnings.
+//! What every command prints: cargo-style status words, step lines and warnings, and
+//! the `--json` reports; `--color`, `NO_COLOR`, `--quiet` and `--verbose` apply here.
 
-use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anstyle::{AnsiColor, Style};
+use serde_json::json;
 
 use crate::dataflow::{Status, StepReport};
 
-/// A status word right-aligned in 12 columns, bold and coloured on a terminal.
+static QUIET: AtomicBool = AtomicBool::new(false);
+static VERBOSE: AtomicBool = AtomicBool::new(false);
+
+/// When to colour the output (`--color`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal, unless `NO_COLOR` is set (or `CLICOLOR_FORCE` forces it).
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Sets the output options for the rest of the process.
+pub fn configure(color: ColorWhen, quiet: bool, verbose: bool) {
+    let choice = match color {
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+    };
+    choice.write_global();
+    QUIET.store(quiet, Ordering::Relaxed);
+    VERBOSE.store(verbose, Ordering::Relaxed);
+}
+
+/// `--quiet`: only warnings, errors and what was asked for.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// `--verbose`: every step with the reason it ran.
+pub fn verbose() -> bool {
+    VERBOSE.load(Ordering::Relaxed)
+}
+
+/// A status word right-aligned in 12 columns, bold and coloured when stderr takes colour
+/// (a terminal, `NO_COLOR` unset, or `--color always`). `color` is an ANSI code: 32
+/// green, 33 yellow, 36 cyan, 31 red.
 pub fn paint(status: &str, color: &str) -> String {
-    if std::io::stderr().is_terminal() {
-        format!("\x1b[1;{color}m{status:>12}\x1b[0m")
-    } else {
-        format!("{status:>12}")
+    if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
+        return format!("{status:>12}");
     }
+    let ansi = match color {
+        "31" => AnsiColor::Red,
+        "33" => AnsiColor::Yellow,
+        "36" => AnsiColor::Cyan,
+        _ => AnsiColor::Green,
+    };
+    let style = Style::new().bold().fg_color(Some(ansi.into()));
+    format!("{style}{status:>12}{style:#}")
 }
 
 /// Whether a step is one game file's parse: many of them, so fresh ones are counted
@@ -21,7 +70,8 @@ pub fn is_file_step(id: &str) -> bool {
 
 /// Prints one step line (and, when explaining or stale, why it ran).
 pub fn print_step(report: &StepReport, explain: bool) {
-    if report.status == Status::Fresh && is_file_step(&report.id) && !explain {
+    let explain = explain || verbose();
+    if quiet() || (report.status == Status::Fresh && is_file_step(&report.id) && !explain) {
         return;
     }
     let (word, color) = match report.status {
@@ -66,4 +116,27 @@ pub fn print_warnings(warnings: &[crate::diagnostics::Warning]) {
             eprintln!("{} [{kind}] … and {} more", paint("warning", "33"), of_kind.len() - SHOWN);
         }
     }
+}
+
+/// A step report as JSON (for `--json`).
+pub fn step_json(report: &StepReport) -> serde_json::Value {
+    let status = match report.status {
+        Status::Fresh => "fresh",
+        Status::Built => "built",
+        Status::Restored => "restored",
+        Status::Stale => "stale",
+    };
+    json!({
+        "id": report.id,
+        "status": status,
+        "summary": report.summary,
+        "warnings": report.warnings,
+        "elapsed_ms": report.elapsed.as_secs_f64() * 1000.0,
+        "reason": report.reason,
+    })
+}
+
+/// Prints `value` on stdout, pretty.
+pub fn print_json(value: &serde_json::Value) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }

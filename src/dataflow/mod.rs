@@ -269,10 +269,15 @@ impl Build {
 
     /// Reports a step that would run (dry run) and gives it an unknown output.
     fn stale(&self, id: String, start: Instant, reason: String) -> Output {
+        self.stale_with(id, start, reason, String::new())
+    }
+
+    /// [`Build::stale`] with a summary (what is left to do).
+    fn stale_with(&self, id: String, start: Instant, reason: String, summary: String) -> Output {
         self.finish(StepReport {
             id,
             status: Status::Stale,
-            summary: String::new(),
+            summary,
             warnings: 0,
             elapsed: start.elapsed(),
             reason: Some(reason),
@@ -287,16 +292,29 @@ impl Build {
     /// Runs a value step unless it is fresh. An incomplete value (a step that stopped
     /// at a budget) still feeds this run's dependents but is not recorded, so the next
     /// run runs the step again and it continues from its own finished work.
-    pub fn value(&self, step: Step, compute: impl FnOnce() -> Result<Produced, BuildError>) -> Result<Output, BuildError> {
+    ///
+    /// In a dry run, `left` (when given and the inputs are known) says how much work the
+    /// step has left, for `okb status`.
+    pub fn value(
+        &self,
+        step: Step,
+        compute: impl FnOnce() -> Result<Produced, BuildError>,
+        left: Option<&dyn Fn() -> Result<String, BuildError>>,
+    ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
         if let Some(record) = self.cache.step(&key) {
             self.fresh(step.id, start, &record);
             return Ok(Output::known(record.output));
         }
-        let reason = self.reason(&step, "output missing from the cache");
+        let reason = self.reason(&step, "its last run did not finish");
         if self.dry_run {
-            return Ok(self.stale(step.id, start, reason));
+            let known = step.inputs.iter().all(|(_, h)| h != UNKNOWN);
+            let summary = match left.filter(|_| known) {
+                Some(left) => left()?,
+                None => String::new(),
+            };
+            return Ok(self.stale_with(step.id, start, reason, summary));
         }
         let produced = compute()?;
         let store = produced.store.ok_or_else(|| BuildError::Step { step: step.id.clone(), message: "a value step produced an unstored value".into() })?;

@@ -71,12 +71,15 @@ pub struct Decl<'a> {
     pub priority: i64,
     /// What it writes and how.
     pub action: Action<'a>,
+    /// For `okb status`: how much work the step has left, in words (a step that does
+    /// long, resumable work, such as engine searches).
+    pub left: Option<Run<'a, String>>,
 }
 
 impl<'a> Decl<'a> {
     /// A step of `rule` with id `id` (no inputs yet).
     pub fn new(id: impl Into<String>, rule: &'static Rule, action: Action<'a>) -> Decl<'a> {
-        Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action }
+        Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action, left: None }
     }
 
     /// Reads the output of step `id`.
@@ -100,6 +103,12 @@ impl<'a> Decl<'a> {
     /// Like [`Decl::param`], for a path whose segments may hold dots (source names).
     pub fn param_at(mut self, path: Vec<String>) -> Self {
         self.params.push(path);
+        self
+    }
+
+    /// Says how to tell what work is left (see [`Decl::left`]).
+    pub fn left(mut self, left: Run<'a, String>) -> Self {
+        self.left = Some(left);
         self
     }
 

@@ -154,7 +154,11 @@ impl<'r> Running<'r> {
         }
         let ctx = Ctx { build, id: &decl.id, plan: self, warnings };
         match &decl.action {
-            Action::Value(run) => build.value(step, || run(&ctx)),
+            Action::Value(run) => {
+                let ctx = &ctx;
+                let left = decl.left.as_ref().map(|left| move || left(ctx));
+                build.value(step, || run(ctx), left.as_ref().map(|l| l as &dyn Fn() -> Result<String, BuildError>))
+            }
             Action::Memory(run) => build.memory(step, || run(&ctx)),
             Action::Files(target, run) => build.files(step, target, || run(&ctx)),
             Action::File(target, run) => build.external(step, target, || run(&ctx)),

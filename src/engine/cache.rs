@@ -84,6 +84,10 @@ impl EngineCache {
              CREATE TABLE IF NOT EXISTS engine_names (
                  binary_blake3 TEXT PRIMARY KEY,
                  id_name       TEXT NOT NULL
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS engine_speeds (
+                 engine       TEXT PRIMARY KEY,
+                 seconds_at_10 REAL NOT NULL
              ) WITHOUT ROWID;",
         )
         .map_err(|source| EngineError::Cache { context: ctx("creating tables"), source })?;
@@ -152,6 +156,23 @@ impl EngineCache {
             .query_row("SELECT id_name FROM engine_names WHERE binary_blake3 = ?1", [binary_blake3], |r| r.get(0))
             .optional()
             .map_err(|source| EngineError::Cache { context: "reading the engine name".into(), source })
+    }
+
+    /// The seconds of a depth-10 search by `engine` (an identity) measured on this
+    /// machine, if a run has measured it ([`super::estimate`]).
+    pub fn speed(&self, engine: &str) -> Result<Option<f64>, EngineError> {
+        self.conn
+            .query_row("SELECT seconds_at_10 FROM engine_speeds WHERE engine = ?1", [engine], |r| r.get(0))
+            .optional()
+            .map_err(|source| EngineError::Cache { context: "reading the engine speed".into(), source })
+    }
+
+    /// Remembers the seconds of a depth-10 search by `engine`.
+    pub fn set_speed(&self, engine: &str, seconds_at_10: f64) -> Result<(), EngineError> {
+        self.conn
+            .execute("INSERT OR REPLACE INTO engine_speeds (engine, seconds_at_10) VALUES (?1, ?2)", rusqlite::params![engine, seconds_at_10])
+            .map(|_| ())
+            .map_err(|source| EngineError::Cache { context: "storing the engine speed".into(), source })
     }
 
     /// Remembers the `id name` of the engine binary with this blake3 hash.

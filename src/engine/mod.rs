@@ -17,6 +17,7 @@
 
 pub mod analysis;
 pub mod cache;
+pub mod estimate;
 pub mod policy;
 pub mod pool;
 pub mod uci;

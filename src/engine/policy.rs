@@ -81,6 +81,8 @@ pub struct EngineConfig {
     /// Annotate only tree nodes reached by at least this many games (0: every node,
     /// the ECO skeleton's included).
     pub min_games: u64,
+    /// Annotate only tree nodes at most this many plies from the start (none: all).
+    pub max_ply: Option<u32>,
 }
 
 impl Default for EngineConfig {
@@ -104,6 +106,7 @@ impl Default for EngineConfig {
             tt_locality: false,
             max_consecutive_failures: 20,
             min_games: 0,
+            max_ply: None,
         }
     }
 }

@@ -1,29 +1,28 @@
 //! `engine`: Stockfish evaluations of the tree's nodes (Phase 4). Every result goes to
-//! the engine cache as it arrives, so a run that stops at its budget (or is killed)
-//! loses nothing: the step is then left unrecorded and the next make continues.
+//! the engine cache as it arrives, so a run that stops (a budget, Ctrl-C, kill) loses
+//! nothing: the step is then left unrecorded and the next make continues where it was.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{Action, BuildError, Ctx, Decl, Produced, Rule};
 use crate::diagnostics::Warning;
-use crate::engine::{Annotations, EngineCache, EngineConfig, Job};
+use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
+use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, Job};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
 
-/// Annotates the tree's nodes with at least `min_games` games, most played first, with
-/// the engine whose binary has BLAKE3 `binary_hash`; results are kept in `cache_path`.
+/// Annotates the tree's nodes that `config` selects (games, ply), most played first, with
+/// the engine at `config.path` whose binary has BLAKE3 `binary_hash`; results are kept
+/// in `cache_path`.
 pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -> Decl<'static> {
+    let (left_config, left_cache) = (config.clone(), cache_path.clone());
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
-        let jobs: Vec<Job> = tree
-            .nodes
-            .iter()
-            .filter(|n| n.game_count() >= config.min_games)
-            .map(|n| Job::for_node(n.fen.clone(), n.is_branching(), n.game_count(), n.movetext.clone(), &config))
-            .collect();
+        let jobs = jobs(&tree, &config);
+        let mean_cost = jobs.iter().map(|j| estimate::cost(j.depth)).sum::<f64>() / jobs.len().max(1) as f64;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let bar = crate::progress::start(jobs.len() as u64, "engine positions");
         // The bar counts engine searches only: cache hits are instant and would make the
@@ -35,17 +34,11 @@ pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -
         })
         .map_err(|e| cx.fail(e))?;
         drop(bar);
-        let mut summary = format!(
-            "{} positions: {} cached, {} analysed, {} failed, {} engines started",
-            report.results.len() + report.failures.len(),
-            report.cached,
-            report.analysed,
-            report.failed,
-            report.engines_started
-        );
-        if let Some(why) = &report.stopped {
-            summary.push_str(&format!("; stopped ({why}), {} left for the next make", report.left));
+        let engines = config.engines.min(report.analysed.max(1));
+        if let Some(seconds) = estimate::calibrate(report.analysed, mean_cost, report.elapsed, engines) {
+            cache.set_speed(&report.engine_identity, seconds).map_err(|e| cx.fail(e))?;
         }
+        let summary = summary(&report, &cache, &config, mean_cost);
         cx.warn(report.failures.iter().map(|(epd, failure)| Warning {
             kind: "engine-failure".into(),
             file: "engine".into(),
@@ -53,10 +46,70 @@ pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -
             message: failure.reason.clone(),
             text: Some(epd.clone()),
         }));
-        let complete = report.left == 0;
-        let failed = report.failed;
+        let (complete, failed) = (report.left == 0, report.failed);
         let annotations = Annotations { engine_name: report.engine_name, results: report.results, failures: report.failures };
         Ok(Produced::new(annotations, summary).warnings(failed).complete(complete))
     };
-    Decl::new("engine", &RULE, Action::Value(Box::new(run))).reads("tree").file("engine-binary", binary_hash).param("engine").priority(600)
+    let left = move |cx: &Ctx<'_>| left(cx, &left_config, &left_cache);
+    Decl::new("engine", &RULE, Action::Value(Box::new(run)))
+        .reads("tree")
+        .file("engine-binary", binary_hash)
+        .param("engine")
+        .priority(600)
+        .left(Box::new(left))
+}
+
+/// The searches `config` asks for: nodes with at least `min_games` games and at most
+/// `max_ply` plies deep.
+fn jobs(tree: &Tree, config: &EngineConfig) -> Vec<Job> {
+    let max_ply = config.max_ply.map_or(usize::MAX, |p| p as usize);
+    tree.nodes
+        .iter()
+        .filter(|n| n.game_count() >= config.min_games && n.line.len() <= max_ply)
+        .map(|n| Job::for_node(n.fen.clone(), n.is_branching(), n.game_count(), n.movetext.clone(), config))
+        .collect()
+}
+
+/// The step's line: what was served, searched and failed, and when it stopped early,
+/// what is left and how to continue.
+fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig, mean_cost: f64) -> String {
+    let mut summary = format!(
+        "{} positions: {} cached, {} analysed, {} failed, {} engines started",
+        report.results.len() + report.failures.len(),
+        report.cached,
+        report.analysed,
+        report.failed,
+        report.engines_started
+    );
+    if let Some(why) = &report.stopped {
+        let seconds = cache.speed(&report.engine_identity).ok().flatten().unwrap_or(DEFAULT_SECONDS_AT_10);
+        let eta = estimate::human(std::time::Duration::from_secs_f64(
+            report.left as f64 * mean_cost * seconds / config.engines.max(1) as f64,
+        ));
+        summary.push_str(&format!("; stopped ({why}): {} positions left (≈ {eta}); run `okb make` again to continue", report.left));
+    }
+    summary
+}
+
+/// For `okb status`: the positions not in the engine cache yet, and the time they take.
+fn left(cx: &Ctx<'_>, config: &EngineConfig, cache_path: &std::path::Path) -> Result<String, BuildError> {
+    let tree: Arc<Tree> = cx.load("tree")?;
+    let cache = EngineCache::open(cache_path).map_err(|e| cx.fail(e))?;
+    let path = config.path.clone().unwrap_or_default();
+    let (identity, _, _) = crate::engine::engine_identity(&path, config, &cache).map_err(|e| cx.fail(e))?;
+    let mut depths: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    for job in jobs(&tree, config) {
+        let epd = crate::position::parse_fen(&job.fen).map(|p| crate::position::epd(&p)).unwrap_or(job.fen);
+        let depth = depths.entry(epd).or_insert(0);
+        *depth = (*depth).max(job.depth);
+    }
+    let mut missing = Vec::new();
+    for (epd, depth) in &depths {
+        if cache.get(&identity, epd, *depth, config.multipv).map_err(|e| cx.fail(e))?.is_none() {
+            missing.push(*depth);
+        }
+    }
+    let seconds = cache.speed(&identity).map_err(|e| cx.fail(e))?.unwrap_or(DEFAULT_SECONDS_AT_10);
+    let eta = estimate::human(estimate::wall_time(missing.iter().copied(), seconds, config.engines));
+    Ok(format!("{} of {} positions left, ≈ {eta}", missing.len(), depths.len()))
 }
