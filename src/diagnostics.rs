@@ -42,6 +42,19 @@ impl Warning {
     pub fn is_note(&self) -> bool {
         self.kind == "orphan"
     }
+
+    /// Its name for `[strict] allow`: `kind:file:line` (or `kind:file` without a line).
+    pub fn name(&self) -> String {
+        match self.line {
+            Some(line) => format!("{}:{}:{line}", self.kind, self.file),
+            None => format!("{}:{}", self.kind, self.file),
+        }
+    }
+
+    /// Whether an `allow` entry names it: its kind, `kind:file`, or `kind:file:line`.
+    pub fn is_allowed_by(&self, pattern: &str) -> bool {
+        pattern == self.kind || pattern == format!("{}:{}", self.kind, self.file) || pattern == self.name()
+    }
 }
 
 impl fmt::Display for Warning {

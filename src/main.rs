@@ -32,12 +32,21 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[derive(Parser, Debug)]
 #[command(name = "okb", version, verbatim_doc_comment)]
 struct Cli {
-    /// The pipeline file.
-    #[arg(long, global = true, default_value = "pipeline.toml", value_name = "FILE")]
-    pipeline: PathBuf,
+    /// The pipeline file [default: pipeline.toml].
+    #[arg(long, global = true, value_name = "FILE")]
+    pipeline: Option<PathBuf>,
     /// Apply the overrides of [profile.NAME] in the pipeline file.
     #[arg(long, global = true, value_name = "NAME")]
     profile: Option<String>,
+    /// Colour status words: auto (a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: cli::output::ColorWhen,
+    /// Print only warnings, errors and what was asked for.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    quiet: bool,
+    /// Print every step, fresh ones included, with the reason it ran.
+    #[arg(short, long, global = true)]
+    verbose: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -128,9 +137,20 @@ enum Command {
 
 fn main() -> ExitCode {
     cli::alloc::sqlite_uses_mimalloc();
+    cli::output::end_quietly_on_closed_stdout();
     let cli = Cli::parse();
+    cli::output::configure(cli.color, cli.quiet, cli.verbose);
+    if let Some(flag) = unused_pipeline_flag(&cli) {
+        let name = command_name(&cli.command);
+        eprintln!("error: {flag} has no effect on `okb {name}`, which reads no pipeline");
+        return ExitCode::from(2);
+    }
+    // Only commands whose output is their stdout: elsewhere a broken pipe is a real
+    // failure (an engine that died, a download cut off).
+    let prints = matches!(cli.command, Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_));
     match run(cli) {
         Ok(code) => code,
+        Err(report) if prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
         Err(report) => {
             eprintln!("{report:?}");
             ExitCode::FAILURE
@@ -138,8 +158,46 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--pipeline` or `--profile`, when given to a command that would ignore it.
+fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
+    let reads_pipeline = match &cli.command {
+        Command::Book(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
+        Command::Classify(args) => args.store.is_none(),
+        Command::Serve(args) => args.store.is_none(),
+        Command::Openingiq(args) => args.store.is_none(),
+        Command::Query(args) => args.store.is_none(),
+        _ => true,
+    };
+    if reads_pipeline {
+        return None;
+    }
+    if cli.pipeline.is_some() {
+        Some("--pipeline")
+    } else if cli.profile.is_some() {
+        Some("--profile")
+    } else {
+        None
+    }
+}
+
+/// The subcommand's name, for messages.
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Book(_) => "book",
+        Command::Structure(_) => "structure",
+        Command::Convert(_) => "convert",
+        Command::Inspect(_) => "inspect",
+        Command::Classify(_) => "classify --store",
+        Command::Serve(_) => "serve --store",
+        Command::Openingiq(_) => "openingiq --store",
+        Command::Query(_) => "query --store",
+        _ => "this command",
+    }
+}
+
 fn run(cli: Cli) -> miette::Result<ExitCode> {
-    let load = || pipeline::load(&cli.pipeline, cli.profile.as_deref()).map_err(|e| miette::Report::new(*e));
+    let file = cli.pipeline.clone().unwrap_or_else(|| PathBuf::from("pipeline.toml"));
+    let load = || pipeline::load(&file, cli.profile.as_deref()).map_err(|e| miette::Report::new(*e));
     let done = |result: miette::Result<()>| result.map(|()| ExitCode::SUCCESS);
     match cli.command {
         Command::Make(args) => cli::make::run(&args, load),

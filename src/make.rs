@@ -24,6 +24,9 @@ pub struct MakeOptions {
     pub offline: bool,
     /// Only report what would run.
     pub dry_run: bool,
+    /// Also list the warnings of fresh steps (from their records), as `--strict` and
+    /// `--json` need; otherwise only their count is known.
+    pub replay_warnings: bool,
 }
 
 /// What a make run did.
@@ -157,11 +160,16 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow:
     let plan = plan(loaded, options, &build, &mut summary.fetched)?;
     let mut warnings = plan.run(&build)?;
     build.save()?;
+    summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
+    if options.replay_warnings {
+        for report in summary.steps.iter().filter(|r| r.status != Status::Built) {
+            warnings.extend(build.warnings_of(report));
+        }
+    }
     // Steps that run side by side report in the order they finish; the list is shown in
     // file and line order, the same in every run (stable: one line keeps its order).
     warnings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     summary.warnings = warnings;
-    summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
     summary.elapsed = start.elapsed();
     Ok(summary)
 }
@@ -269,13 +277,21 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
         let mut files = Vec::new();
         for pattern in spec.game_paths() {
             let full = loaded.path(&pattern).display().to_string();
+            if let Some((link, target)) = broken_links(&full).first() {
+                let message = format!(
+                    "{} is a link to {}, which does not exist (a relative link resolves from the link's own folder: link to an absolute path, e.g. `ln -s \"$PWD\"/../shared/…`)",
+                    link.display(),
+                    target.display()
+                );
+                return Err(MakeError::Games { source_name: name.clone(), error: crate::games::GamesError::Open { path: link.clone(), source: std::io::Error::other(message) } });
+            }
             match crate::games::input::expand_paths(&[&full]) {
                 Ok(found) => files.extend(found),
                 // An empty drop folder (`games/*.pgn`) is a tree with the skeleton only;
                 // a plain path that does not exist is an error.
                 Err(crate::games::GamesError::NoMatch { .. }) if pattern.contains(['*', '?', '[']) => {
                     if !options.dry_run {
-                        eprintln!("{:>12} {name}: no files match {pattern} yet", "Note");
+                        eprintln!("{:>12} {name}: 0 files matched {pattern} (the tree has the ECO skeleton only)", "Note");
                     }
                 }
                 Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
@@ -291,6 +307,16 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
         }
     }
     Ok(game_files)
+}
+
+/// The symbolic links that `pattern` matches whose targets do not exist, with their targets.
+fn broken_links(pattern: &str) -> Vec<(PathBuf, PathBuf)> {
+    let Ok(paths) = glob::glob(pattern) else { return Vec::new() };
+    paths
+        .flatten()
+        .filter(|p| p.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) && !p.exists())
+        .filter_map(|p| std::fs::read_link(&p).ok().map(|target| (p, target)))
+        .collect()
 }
 
 /// Whether any step did work.

@@ -205,9 +205,30 @@ pub struct Pipeline {
     /// Exports by name.
     #[serde(default)]
     pub exports: BTreeMap<String, ExportSpec>,
+    /// What `okb make --strict` lets pass.
+    #[serde(default)]
+    pub strict: StrictSpec,
     /// Named overrides, merged over the document by `--profile`.
     #[serde(default)]
     pub profile: BTreeMap<String, toml::Table>,
+}
+
+/// `[strict]`: warnings reviewed and accepted, which `okb make --strict` does not fail on.
+///
+/// ```toml
+/// [strict]
+/// allow = [
+///     "duplicate:pgn-extract:5581",   # one warning: kind:file:line
+///     "engine-failure",               # a whole kind
+///     "illegal-move:games/old.pgn",   # a kind in one file
+/// ]
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrictSpec {
+    /// Warnings allowed, by `kind`, `kind:file` or `kind:file:line`.
+    #[serde(default)]
+    pub allow: Vec<String>,
 }
 
 /// A problem in pipeline.toml, shown with the offending line.

@@ -1,10 +1,13 @@
-//! Progress bars on long phases, drawn on stderr only when it is a terminal.
+//! Progress on long work: a bar with an ETA on a terminal; when stderr is not a terminal
+//! (CI logs, `2> file`), a line every 10 seconds (`OKB_PROGRESS_SECS`) naming what is
+//! running, with counts and an ETA where the work has them.
 //!
 //! One bar at a time; while it is shown, status lines go through [`println()`] so they
 //! print above the bar instead of through it.
 
 use std::io::IsTerminal;
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -13,6 +16,93 @@ static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 /// Removes the bar when dropped.
 pub struct Bar {
     bar: Option<ProgressBar>,
+    /// Without a terminal: the task whose counts the periodic lines show.
+    task: Option<Task>,
+}
+
+/// Work under way, shown by the periodic lines.
+struct Running {
+    id: u64,
+    label: String,
+    started: Instant,
+    /// Done, total, and a note (`2 failed`).
+    counts: Option<(u64, u64, String)>,
+}
+
+static RUNNING: Mutex<Vec<Running>> = Mutex::new(Vec::new());
+static TICKER: std::sync::Once = std::sync::Once::new();
+
+/// A piece of work listed by the periodic lines while it lives.
+pub struct Task(u64);
+
+impl Drop for Task {
+    fn drop(&mut self) {
+        RUNNING.lock().expect("progress poisoned").retain(|r| r.id != self.0);
+    }
+}
+
+/// Registers work named `label` for the periodic lines (only when stderr is not a
+/// terminal; on a terminal, bars and step lines say enough).
+pub fn task(label: &str) -> Option<Task> {
+    if std::io::stderr().is_terminal() {
+        return None;
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    RUNNING.lock().expect("progress poisoned").push(Running { id, label: label.to_string(), started: Instant::now(), counts: None });
+    TICKER.call_once(|| {
+        std::thread::spawn(tick);
+    });
+    Some(Task(id))
+}
+
+fn update(task: &Option<Task>, f: impl FnOnce(&mut (u64, u64, String))) {
+    let Some(Task(id)) = task else { return };
+    if let Some(r) = RUNNING.lock().expect("progress poisoned").iter_mut().find(|r| r.id == *id) {
+        f(r.counts.get_or_insert_with(|| (0, 0, String::new())));
+    }
+}
+
+/// Every interval, one line per piece of work that has run for at least that long.
+fn tick() {
+    let every = std::env::var("OKB_PROGRESS_SECS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(10.0);
+    let every = Duration::from_secs_f64(every);
+    loop {
+        std::thread::sleep(every);
+        let lines: Vec<String> = RUNNING.lock().expect("progress poisoned").iter().filter(|r| r.started.elapsed() >= every).map(line).collect();
+        for line in lines {
+            eprintln!("{:>12} {line}", "Running");
+        }
+    }
+}
+
+/// `engine positions 120/4521 (2 failed), 3.1/s, ETA 24 min` or `tree for 12 s`.
+fn line(r: &Running) -> String {
+    let elapsed = r.started.elapsed();
+    match &r.counts {
+        Some((done, total, note)) if *total > 0 => {
+            let rate = *done as f64 / elapsed.as_secs_f64().max(1e-3);
+            let eta = if *done > 0 && done < total {
+                format!(", ETA {}", human((total - done) as f64 / rate))
+            } else {
+                String::new()
+            };
+            // The note may already say what the work is (a bar's message on a terminal).
+            let what = if note.is_empty() { r.label.clone() } else if note.starts_with(&r.label) { note.clone() } else { format!("{} ({note})", r.label) };
+            format!("{what}: {done}/{total}, {rate:.1}/s{eta}")
+        }
+        _ => format!("{} for {}", r.label, human(elapsed.as_secs_f64())),
+    }
+}
+
+fn human(secs: f64) -> String {
+    if secs < 90.0 {
+        format!("{secs:.0} s")
+    } else if secs < 5400.0 {
+        format!("{:.0} min", secs / 60.0)
+    } else {
+        format!("{:.1} h", secs / 3600.0)
+    }
 }
 
 impl Bar {
@@ -21,6 +111,7 @@ impl Bar {
         if let Some(bar) = &self.bar {
             bar.set_position(position);
         }
+        update(&self.task, |c| c.0 = position);
     }
 
     /// Changes the bar's length (when the work turns out smaller, e.g. cache hits).
@@ -28,13 +119,15 @@ impl Bar {
         if let Some(bar) = &self.bar {
             bar.set_length(len);
         }
+        update(&self.task, |c| c.1 = len);
     }
 
     /// Changes the text after the counts.
     pub fn set_message(&self, message: String) {
         if let Some(bar) = &self.bar {
-            bar.set_message(message);
+            bar.set_message(message.clone());
         }
+        update(&self.task, |c| c.2 = message);
     }
 
     /// Advances the bar by `n`.
@@ -42,6 +135,7 @@ impl Bar {
         if let Some(bar) = &self.bar {
             bar.inc(n);
         }
+        update(&self.task, |c| c.0 += n);
     }
 }
 
@@ -57,8 +151,13 @@ impl Drop for Bar {
 /// Starts a bar of `len` units labelled `what` (e.g. "game files"); a no-op when stderr
 /// is not a terminal or `len` is small.
 pub fn start(len: u64, what: &str) -> Bar {
-    if len < 2 || !std::io::stderr().is_terminal() {
-        return Bar { bar: None };
+    if !std::io::stderr().is_terminal() {
+        let task = task(what);
+        update(&task, |c| c.1 = len);
+        return Bar { bar: None, task };
+    }
+    if len < 2 {
+        return Bar { bar: None, task: None };
     }
     let bar = ProgressBar::new(len);
     bar.set_style(
@@ -69,7 +168,7 @@ pub fn start(len: u64, what: &str) -> Bar {
     bar.set_prefix("Building");
     bar.set_message(what.to_string());
     *ACTIVE.lock().expect("progress poisoned") = Some(bar.clone());
-    Bar { bar: Some(bar) }
+    Bar { bar: Some(bar), task: None }
 }
 
 /// Prints a status line on stderr, above the active bar if there is one.

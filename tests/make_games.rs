@@ -112,7 +112,7 @@ fn adding_or_removing_a_file_reparses_only_that_file() {
 fn an_empty_games_folder_gives_the_skeleton_only() {
     let p = project(&[]);
     let run = p.make(&[]);
-    assert!(run.stderr.contains("no files match games/*.pgn.zst yet"), "{}", run.stderr);
+    assert!(run.stderr.contains("0 files matched games/*.pgn.zst"), "{}", run.stderr);
     assert_eq!(node(&p, "1. e4 c5")["game_count"], 0);
 }
 

@@ -49,7 +49,7 @@ struct Node {
 
 /// Prints the graph on stdout.
 pub fn run(args: &GraphArgs, loaded: &Loaded) -> miette::Result<()> {
-    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: true };
+    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: true, replay_warnings: false };
     let build = Build::new(make::cache_dir(loaded), true, Box::new(|_| {}));
     let plan = make::plan(loaded, &options, &build, &mut Vec::new())?;
     plan.run(&build).into_diagnostic()?;

@@ -4,9 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use miette::{IntoDiagnostic, WrapErr};
+use serde_json::json;
 
-use super::output::{is_file_step, paint, print_step, print_warnings};
+use super::output::{is_file_step, paint, print_json, print_step, print_warnings, quiet, step_json};
 use crate::dataflow::Status;
+use crate::diagnostics::Warning;
 use crate::make::{self, MakeOptions, MakeSummary};
 use crate::pipeline::Loaded;
 
@@ -26,9 +28,14 @@ pub struct MakeArgs {
     /// Say for every step why it ran.
     #[arg(long)]
     pub explain: bool,
-    /// Treat warnings (skipped rows, duplicates) as failure (exit status 3).
+    /// Fail (exit status 3) on any warning — unreadable rows, duplicate names, skipped
+    /// games, engine failures — that `[strict] allow` in pipeline.toml does not name.
+    /// Notes (orphan lines) never fail. The build itself still completes.
     #[arg(long)]
     pub strict: bool,
+    /// Print a JSON report on stdout (steps, warnings, outcome) when done.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs `okb make`: 0 when built, 3 when `--strict` and warnings were reported.
@@ -38,29 +45,73 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
         rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().into_diagnostic()?;
     }
     let loaded = load()?;
+    for note in &loaded.notes {
+        eprintln!("{} {note}", paint("Note", "36"));
+    }
     let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(&loaded))
         .into_diagnostic()
         .wrap_err("taking the project lock")?;
-    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: args.offline, dry_run: false };
+    let options = MakeOptions {
+        mirrors: crate::sources::mirrors(&args.mirror),
+        offline: args.offline,
+        dry_run: false,
+        replay_warnings: args.strict || args.json,
+    };
     let explain = args.explain;
     let summary = make::make(&loaded, &options, move |r| print_step(r, explain))?;
-    let warnings = print_summary(&summary, explain);
-    if args.strict && warnings > 0 {
-        eprintln!("error: {warnings} warnings and --strict was given");
+    print_summary(&summary, explain);
+    let failing: Vec<&Warning> = if args.strict { not_allowed(&summary.warnings, &loaded.pipeline.strict.allow) } else { Vec::new() };
+    if args.json {
+        print_json(&json!({
+            "outcome": if failing.is_empty() { "ok" } else { "strict-failure" },
+            "built": summary.steps.iter().filter(|s| s.status != Status::Fresh).count(),
+            "fresh": summary.steps.iter().filter(|s| s.status == Status::Fresh).count(),
+            "elapsed_ms": summary.elapsed.as_secs_f64() * 1000.0,
+            "steps": summary.steps.iter().map(step_json).collect::<Vec<_>>(),
+            "warnings": summary.warnings.iter().filter(|w| !w.is_note()).collect::<Vec<_>>(),
+            "notes": summary.warnings.iter().filter(|w| w.is_note()).count(),
+            "strict_failures": failing.iter().map(|w| w.name()).collect::<Vec<_>>(),
+        }));
+    }
+    if !failing.is_empty() {
+        report_strict_failure(&failing);
         return Ok(ExitCode::from(3));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints the fresh game files' count, the warnings and the `Finished` line; returns
-/// the number of warnings.
-fn print_summary(summary: &MakeSummary, explain: bool) -> usize {
+/// The warnings (not notes) that no `allow` entry names.
+fn not_allowed<'w>(warnings: &'w [Warning], allow: &[String]) -> Vec<&'w Warning> {
+    warnings.iter().filter(|w| !w.is_note() && !allow.iter().any(|a| w.is_allowed_by(a))).collect()
+}
+
+/// Says what failed `--strict`, by kind, and how to accept reviewed warnings.
+fn report_strict_failure(failing: &[&Warning]) {
+    let mut kinds: Vec<&str> = failing.iter().map(|w| w.kind.as_str()).collect();
+    kinds.sort_unstable();
+    kinds.dedup();
+    let counts: Vec<String> = kinds.iter().map(|k| format!("{} {k}", failing.iter().filter(|w| w.kind == *k).count())).collect();
+    eprintln!("{} --strict: {} warnings not allowed ({})", paint("error", "31"), failing.len(), counts.join(", "));
+    eprintln!(
+        "{:>12} review them, then allow them by name in pipeline.toml:\n{:>12} [strict]\n{:>12} allow = [{:?}]",
+        "help:",
+        "",
+        "",
+        failing[0].name()
+    );
+}
+
+/// Prints the fresh game files' count, the warnings and the `Finished` line.
+fn print_summary(summary: &MakeSummary, explain: bool) {
     let fresh_files = summary.steps.iter().filter(|s| s.status == Status::Fresh && is_file_step(&s.id)).count();
-    if fresh_files > 0 && !explain {
+    if fresh_files > 0 && !explain && !quiet() {
         eprintln!("{} {fresh_files} game files", paint("Fresh", "32"));
     }
     let warnings: usize = summary.steps.iter().map(|s| s.warnings).sum();
     print_warnings(&summary.warnings);
+    if quiet() {
+        return;
+    }
     let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
     let secs = summary.elapsed.as_secs_f64();
     let timing = if secs < 1.0 { format!("{:.0}ms", secs * 1000.0) } else { format!("{secs:.2}s") };
@@ -72,5 +123,4 @@ fn print_summary(summary: &MakeSummary, explain: bool) -> usize {
     } else {
         eprintln!("{} {} built, {fresh} fresh{warned} in {timing}", paint("Finished", "32"), plural(built, "step"));
     }
-    warnings
 }

@@ -140,3 +140,25 @@ pub fn step_json(report: &StepReport) -> serde_json::Value {
 pub fn print_json(value: &serde_json::Value) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values serialize"));
 }
+
+/// Makes a closed stdout (`okb query … | head`) end the process quietly with success,
+/// as coreutils do, instead of a panic from `println!`: Rust ignores SIGPIPE, so the
+/// write fails with `BrokenPipe` and `println!` panics with that message.
+pub fn end_quietly_on_closed_stdout() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if message.is_some_and(|m| m.contains("failed printing to stdout") && m.contains("Broken pipe")) {
+            std::process::exit(0);
+        }
+        previous(info);
+    }));
+}
+
+/// Whether an error is a write to a closed stdout (a reader such as `head` went away).
+pub fn is_closed_stdout(report: &miette::Report) -> bool {
+    report.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || e.to_string().contains("Broken pipe")
+    })
+}

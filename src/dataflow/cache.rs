@@ -98,6 +98,10 @@ pub struct StepRecord {
     pub summary: String,
     /// Warnings the step reported.
     pub warnings: usize,
+    /// The blob of the warnings themselves (a list of `Warning`), when there were any, so
+    /// that a later run can show them again (`--strict`, `--json`) without rerunning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning_list: Option<Hash>,
 }
 
 /// What went into a step key, kept to explain the next rebuild.

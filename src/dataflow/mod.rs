@@ -38,6 +38,8 @@ use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 
+use crate::diagnostics::Warning;
+
 use cache::{Cache, Hash, KeyParts, StepRecord};
 use filestate::FileStates;
 
@@ -69,6 +71,8 @@ pub struct StepReport {
     pub elapsed: Duration,
     /// Why it ran (or would run).
     pub reason: Option<String>,
+    /// A fresh step's stored warnings (see [`Build::warnings_of`]).
+    pub warning_list: Option<Hash>,
 }
 
 /// The description of a step: everything its key is made of.
@@ -84,13 +88,15 @@ pub struct Step {
     pub params: Vec<(String, Hash)>,
     /// Named hashes of its inputs (source bytes or other steps' outputs).
     pub inputs: Vec<(String, Hash)>,
+    /// The warnings it reports while it runs (kept with its record).
+    pub sink: std::sync::Arc<Mutex<Vec<Warning>>>,
 }
 
 impl Step {
     /// A step whose code is declared in `code_file` (`file!()` of its rule), with the
     /// hashes of its parameters.
     pub fn new(id: impl Into<String>, code_file: &str, params: Vec<(String, Hash)>) -> Step {
-        Step { id: id.into(), code: code::of(code_file), code_files: code::code_files(code::FILES, code_file), params, inputs: Vec::new() }
+        Step { id: id.into(), code: code::of(code_file), code_files: code::code_files(code::FILES, code_file), params, inputs: Vec::new(), sink: Default::default() }
     }
 
     /// Adds an input.
@@ -281,6 +287,7 @@ impl Build {
             warnings: 0,
             elapsed: start.elapsed(),
             reason: Some(reason),
+            warning_list: None,
         });
         Output::known(UNKNOWN.into())
     }
@@ -320,8 +327,7 @@ impl Build {
         let store = produced.store.ok_or_else(|| BuildError::Step { step: step.id.clone(), message: "a value step produced an unstored value".into() })?;
         let hash = store(&self.cache, produced.value.as_ref()).map_err(Self::io(format!("storing output of {}", step.id)))?;
         if produced.complete {
-            let record = StepRecord { output: hash.clone(), summary: produced.summary.clone(), warnings: produced.warnings };
-            self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+            self.record(&key, &step, hash.clone(), produced.summary.clone(), produced.warnings)?;
         }
         self.built(&step, start, produced.summary, produced.warnings, reason);
         Ok(Output { hash, memo: Some(produced.value) })
@@ -341,21 +347,35 @@ impl Build {
             return Ok(self.stale(step.id, start, reason));
         }
         let produced = compute()?;
-        let record = StepRecord { output: key.clone(), summary: produced.summary.clone(), warnings: produced.warnings };
-        self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+        self.record(&key, &step, key.clone(), produced.summary.clone(), produced.warnings)?;
         self.built(&step, start, produced.summary, produced.warnings, reason);
         Ok(Output { hash: key, memo: Some(produced.value) })
     }
 
+    /// Writes the record of `step` under `key`, with the warnings it reported.
+    fn record(&self, key: &str, step: &Step, output: Hash, summary: String, warnings: usize) -> Result<(), BuildError> {
+        let list = step.sink.lock().expect("warnings poisoned").clone();
+        let io = || Self::io(format!("recording {}", step.id));
+        let warning_list = if list.is_empty() { None } else { Some(self.cache.put_value(&list).map_err(io())?) };
+        let warnings = warnings.max(list.iter().filter(|w| !w.is_note()).count());
+        self.cache.put_step(key, &StepRecord { output, summary, warnings, warning_list }).map_err(io())
+    }
+
+    /// The warnings a fresh step reported when it ran (empty if its blob is gone: they
+    /// are a report, not an output).
+    pub fn warnings_of(&self, report: &StepReport) -> Vec<Warning> {
+        report.warning_list.as_ref().and_then(|hash| self.cache.get_value(hash)).unwrap_or_default()
+    }
+
     fn fresh(&self, id: String, start: Instant, record: &StepRecord) {
-        let (summary, warnings) = (record.summary.clone(), record.warnings);
-        self.finish(StepReport { id, status: Status::Fresh, summary, warnings, elapsed: start.elapsed(), reason: None });
+        let (summary, warnings, warning_list) = (record.summary.clone(), record.warnings, record.warning_list.clone());
+        self.finish(StepReport { id, status: Status::Fresh, summary, warnings, elapsed: start.elapsed(), reason: None, warning_list });
     }
 
     fn built(&self, step: &Step, start: Instant, summary: String, warnings: usize, reason: String) {
         self.cache.put_last_parts(&step.id, &step.parts());
         let id = step.id.clone();
-        self.finish(StepReport { id, status: Status::Built, summary, warnings, elapsed: start.elapsed(), reason: Some(reason) });
+        self.finish(StepReport { id, status: Status::Built, summary, warnings, elapsed: start.elapsed(), reason: Some(reason), warning_list: None });
     }
 
     /// Loads the value of a step output (for a dependent that runs).
@@ -406,8 +426,7 @@ impl Build {
                     computed.push(file.bytes);
                 }
                 let hash = self.cache.put_value(&manifest).map_err(Self::io(format!("storing output of {id}")))?;
-                let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
-                self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {id}")))?;
+                self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
                 self.cache.put_last_parts(&id, &step.parts());
                 status = Status::Built;
                 reason = Some(why);
@@ -442,7 +461,7 @@ impl Build {
             status = if self.dry_run { Status::Stale } else { Status::Restored };
             reason = Some(format!("output missing or modified: {}", restored.join(", ")));
         }
-        self.finish(StepReport { id, status, summary, warnings: 0, elapsed: start.elapsed(), reason });
+        self.finish(StepReport { id, status, summary, warnings: 0, elapsed: start.elapsed(), reason, warning_list: None });
         Ok(Output::known(hash))
     }
 
@@ -466,6 +485,7 @@ impl Build {
                     warnings: 0,
                     elapsed: start.elapsed(),
                     reason: None,
+                    warning_list: record.warning_list.clone(),
                 });
                 return Ok(Output::known(record.output.clone()));
             }
@@ -479,8 +499,7 @@ impl Build {
         let summary = compute()?;
         let hash = filestate::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
-        let record = StepRecord { output: hash.clone(), summary: summary.clone(), warnings: 0 };
-        self.cache.put_step(&key, &record).map_err(Self::io(format!("recording {}", step.id)))?;
+        self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
         self.cache.put_last_parts(&step.id, &step.parts());
         self.finish(StepReport {
             id: step.id,
@@ -489,6 +508,7 @@ impl Build {
             warnings: 0,
             elapsed: start.elapsed(),
             reason: Some(why),
+            warning_list: None,
         });
         Ok(Output::known(hash))
     }

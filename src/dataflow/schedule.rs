@@ -152,8 +152,12 @@ impl<'r> Running<'r> {
         for (name, hash) in &decl.files {
             step = step.input(name.clone(), hash);
         }
-        let ctx = Ctx { build, id: &decl.id, plan: self, warnings };
-        match &decl.action {
+        // Listed by the periodic progress lines while it runs (when stderr is no terminal).
+        let _running = crate::progress::task(&decl.id);
+        // The step's own warnings go with its record, and into this run's list.
+        let sink = step.sink.clone();
+        let ctx = Ctx { build, id: &decl.id, plan: self, warnings: &sink };
+        let output = match &decl.action {
             Action::Value(run) => {
                 let ctx = &ctx;
                 let left = decl.left.as_ref().map(|left| move || left(ctx));
@@ -162,7 +166,9 @@ impl<'r> Running<'r> {
             Action::Memory(run) => build.memory(step, || run(&ctx)),
             Action::Files(target, run) => build.files(step, target, || run(&ctx)),
             Action::File(target, run) => build.external(step, target, || run(&ctx)),
-        }
+        };
+        warnings.lock().expect("warnings poisoned").append(&mut sink.lock().expect("warnings poisoned"));
+        output
     }
 
     /// The value of step `id`'s output for a step that reads it: from memory or from

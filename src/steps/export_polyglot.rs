@@ -15,7 +15,11 @@ pub fn declare(name: &str, target: PathBuf, weights: WeightMode) -> Decl<'static
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
         let entries = entries(&tree, weights);
-        let text = format!("{} entries", entries.len());
+        let text = match entries.len() {
+            // An empty book is a valid file; say why it is empty.
+            0 => "0 entries: the tree has no game counts; add games (a [sources] table of kind pgn or bgn)".to_string(),
+            n => format!("{n} entries"),
+        };
         let bytes = polyglot::to_bytes(&entries);
         Ok((vec![ExportFile { name: String::new(), bytes }], text))
     };

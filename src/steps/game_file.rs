@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::diagnostics::Warning;
+use crate::games::report::BadGames;
 use crate::games::aggregate::{AggregateOptions, Format, aggregate_file_with};
 use crate::games::filter::GameFilter;
 
@@ -44,6 +46,7 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         let aggregate = aggregate_file_with(&file.path, &file.filter, &options).map_err(|e| cx.fail(format!("game source {}: {e}", file.source)))?;
         let c = &aggregate.counters;
         let text = format!("{} games, {} counted", c.games_read, c.games_counted);
+        cx.warn(bad_games(&aggregate.bad));
         Ok(Produced::new(aggregate, text))
     };
     Decl::new(id, &RULE, Action::Value(Box::new(run)))
@@ -52,4 +55,20 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         .param_at(vec!["sources".into(), source, "filter".into()])
         .param("tree.max_ply")
         .priority(800)
+}
+
+/// The skipped games of a file as warnings (`illegal-san`, `truncated`…), one per
+/// example kept by the report, the count of the rest in the last one's message.
+fn bad_games(bad: &BadGames) -> Vec<Warning> {
+    let mut warnings = Vec::new();
+    for (kind, report) in bad.kinds.iter().filter(|(kind, _)| kind.skipped()) {
+        let name = kind.name().replace('_', "-");
+        let shown = report.examples.len() as u64;
+        for (i, at) in report.examples.iter().enumerate() {
+            let more = if i as u64 + 1 == shown && report.count > shown { format!(" ({} more like it)", report.count - shown) } else { String::new() };
+            let line = u32::try_from(at.line).ok();
+            warnings.push(Warning { kind: name.clone(), file: at.file.clone(), line, message: format!("game skipped: {name}{more}"), text: None });
+        }
+    }
+    warnings
 }

@@ -1,0 +1,215 @@
+//! What a new user meets first: a make that finishes and then does nothing, commands
+//! that say what they do (status, JSON, strictness, colour, quiet), and input mistakes
+//! named instead of silently giving an empty knowledge base. Every check runs the binary.
+
+mod common;
+
+use std::process::{Command, Stdio};
+
+use common::{Project, fixture, mini_sources};
+
+fn engine_fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/engines").join(name).display().to_string()
+}
+
+fn games_fixture(name: &str) -> String {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games").join(name).display().to_string()
+}
+
+const CSV: &str = "[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n";
+
+#[test]
+fn a_make_with_an_engine_finishes_it_and_the_next_make_does_nothing() {
+    let p = Project::with_pipeline(&format!(
+        "{}[engine]\npath = \"{}\"\nengines = 2\ndepth_branching = 3\ndepth_leaf = 3\ndepth_popular = 3\n{CSV}",
+        mini_sources(),
+        engine_fixture("slow.py")
+    ));
+    let first: common::Run = p.command(&["make"]).env("SLOW_ENGINE_SECONDS", "0.01").output().unwrap().into();
+    assert_eq!(first.status, 0, "{}", first.stderr);
+    assert!(first.steps("Building").contains(&"engine".to_string()), "{}", first.stderr);
+    let second = p.make(&[]);
+    assert!(second.steps("Building").is_empty(), "{}", second.stderr);
+    assert!(second.stderr.contains("nothing to do"), "{}", second.stderr);
+    let status = p.okb(&["status"]);
+    assert!(status.stderr.contains("everything is up to date"), "{}", status.stderr);
+}
+
+#[test]
+fn a_budget_says_what_is_left_and_status_estimates_it() {
+    let p = Project::with_pipeline(&format!(
+        "{}[engine]\npath = \"{}\"\nengines = 1\nmax_positions = 2\n{CSV}",
+        mini_sources(),
+        engine_fixture("slow.py")
+    ));
+    let run = p.command(&["make"]).env("SLOW_ENGINE_SECONDS", "0.05").output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("positions left (≈") && stderr.contains("run `okb make` again to continue"), "{stderr}");
+    let status = p.okb(&["status"]);
+    let line = status.stderr.lines().find(|l| l.contains("Stale engine")).unwrap_or_default().to_string();
+    assert!(line.contains("positions left, ≈"), "{}", status.stderr);
+    let json: serde_json::Value = serde_json::from_str(&p.okb(&["status", "--json"]).stdout).unwrap();
+    assert_eq!(json["up_to_date"], false);
+    let engine = json["steps"].as_array().unwrap().iter().find(|s| s["id"] == "engine").unwrap();
+    assert_eq!(engine["status"], "stale");
+    assert!(engine["summary"].as_str().unwrap().contains("positions left"), "{engine}");
+}
+
+#[test]
+fn long_work_prints_a_line_periodically_when_stderr_is_not_a_terminal() {
+    let p = Project::with_pipeline(&format!("{}[engine]\npath = \"{}\"\nengines = 1\n{CSV}", mini_sources(), engine_fixture("slow.py")));
+    let run = p.command(&["make"]).env("OKB_PROGRESS_SECS", "0.3").env("SLOW_ENGINE_SECONDS", "0.15").output().unwrap();
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{stderr}");
+    let progress: Vec<&str> = stderr.lines().filter(|l| l.trim_start().starts_with("Running engine")).collect();
+    assert!(!progress.is_empty(), "{stderr}");
+    assert!(progress.iter().any(|l| l.contains("ETA")), "{progress:?}");
+}
+
+#[test]
+fn make_json_reports_steps_and_warnings() {
+    let p = Project::with_pipeline(&format!("{}[sources.bad]\nkind = \"lichess-tsv\"\npath = \"{}\"\n{CSV}", mini_sources(), fixture("bad.tsv")));
+    let run = p.okb(&["make", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(json["outcome"], "ok");
+    assert!(json["built"].as_u64().unwrap() > 5);
+    assert!(!json["warnings"].as_array().unwrap().is_empty(), "{json}");
+    // A no-op make still lists the warnings, from the steps' records.
+    let again: serde_json::Value = serde_json::from_str(&p.okb(&["make", "--json"]).stdout).unwrap();
+    assert_eq!(again["built"], 0);
+    assert_eq!(again["warnings"], json["warnings"]);
+}
+
+/// A make with `--strict`: exit status and the names of the warnings that failed it.
+fn strict(p: &Project) -> (i32, serde_json::Value) {
+    let run = p.okb(&["make", "--strict", "--json"]);
+    (run.status, serde_json::from_str(&run.stdout).unwrap_or_else(|_| panic!("{}", run.stderr)))
+}
+
+#[test]
+fn strict_fails_on_each_class_of_warning_unless_it_is_allowed_by_name() {
+    let cases = [
+        ("bad-row", format!("[sources.bad]\nkind = \"lichess-tsv\"\npath = \"{}\"\n", fixture("bad.tsv"))),
+        ("game", format!("[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n", games_fixture("bad.pgn"))),
+        ("engine-failure", format!("[engine]\npath = \"{}\"\nengines = 1\nmax_attempts = 1\n", engine_fixture("crash.py"))),
+    ];
+    for (class, table) in cases {
+        let text = format!("{}{table}{CSV}", mini_sources());
+        let p = Project::with_pipeline(&text);
+        let (status, json) = strict(&p);
+        assert_eq!(status, 3, "{class}: {json}");
+        let failing: Vec<String> = json["strict_failures"].as_array().unwrap().iter().map(|v| v.as_str().unwrap().to_string()).collect();
+        assert!(!failing.is_empty(), "{class}");
+        // Allowing each by name (kind:file:line) passes, and a later make agrees.
+        let allow: Vec<String> = failing.iter().map(|n| format!("{n:?}")).collect();
+        std::fs::write(p.path("pipeline.toml"), format!("{text}[strict]\nallow = [{}]\n", allow.join(", "))).unwrap();
+        let (status, json) = strict(&p);
+        assert_eq!(status, 0, "{class}: {json}");
+        // A whole kind can be allowed too.
+        let kinds: std::collections::BTreeSet<String> = failing.iter().map(|n| n.split(':').next().unwrap().to_string()).collect();
+        let kinds: Vec<String> = kinds.iter().map(|k| format!("{k:?}")).collect();
+        std::fs::write(p.path("pipeline.toml"), format!("{text}[strict]\nallow = [{}]\n", kinds.join(", "))).unwrap();
+        assert_eq!(strict(&p).0, 0, "{class}");
+    }
+    // Notes (orphan lines) never fail a strict build.
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    let (status, json) = strict(&p);
+    assert_eq!(status, 0, "{json}");
+    assert!(json["notes"].as_u64().unwrap() > 0, "the fixtures have orphan lines: {json}");
+}
+
+#[test]
+fn the_shipped_pipeline_passes_strict_with_its_reviewed_duplicates() {
+    let shipped = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/pipeline.toml")).unwrap();
+    let start = shipped.find("[engine]").unwrap();
+    let end = shipped.find("[store]").unwrap();
+    let without_engine = format!("{}{}", &shipped[..start], &shipped[end..]);
+    let p = Project::with_pipeline(&without_engine);
+    let (status, json) = strict(&p);
+    assert_eq!(status, 0, "{json}");
+    assert_eq!(json["warnings"].as_array().unwrap().len(), 4, "the four reviewed duplicates: {json}");
+}
+
+#[test]
+fn a_profile_does_not_bring_back_a_table_the_file_left_out() {
+    let p = Project::with_pipeline(&format!("{}{CSV}[profile.quick.engine]\ndepth_leaf = 8\n[profile.quick.tree]\nmax_ply = 4\n", mini_sources()));
+    let run = p.make(&["--profile", "quick"]);
+    assert!(run.stderr.contains("profile \"quick\" leaves [engine] out"), "{}", run.stderr);
+    assert!(!run.stderr.contains("engine ("), "no engine step: {}", run.stderr);
+}
+
+#[test]
+fn a_closed_stdout_ends_a_command_quietly_with_success() {
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    p.make(&[]);
+    for args in [&["query", "name", "e"][..], &["graph"][..], &["query", "eco", "B", "--json"][..]] {
+        let mut child = p.command(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn pipeline_flags_on_commands_that_read_no_pipeline_are_refused() {
+    let p = Project::with_pipeline("");
+    let run = p.okb(&["book", "--pipeline", "other.toml", "-o", "b.bin", &games_fixture("openings.pgn")]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--pipeline has no effect on `okb book`"), "{}", run.stderr);
+    let run = p.okb(&["structure", "--profile", "quick", "8/8/8/8/8/8/8/K6k w - - 0 1"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+}
+
+#[test]
+fn colour_follows_color_and_no_color_and_quiet_keeps_only_warnings() {
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    let always = p.okb(&["make", "--color", "always"]);
+    assert!(always.stderr.contains("\u{1b}["), "{}", always.stderr);
+    let forced = p.command(&["status"]).env("CLICOLOR_FORCE", "1").output().unwrap();
+    assert!(String::from_utf8_lossy(&forced.stderr).contains("\u{1b}["));
+    let no_color = p.command(&["status"]).env("CLICOLOR_FORCE", "1").env("NO_COLOR", "1").output().unwrap();
+    assert!(!String::from_utf8_lossy(&no_color.stderr).contains("\u{1b}["));
+    let never = p.okb(&["status", "--color", "never"]);
+    assert!(!never.stderr.contains("\u{1b}["));
+    std::fs::remove_dir_all(p.path("cache")).unwrap();
+    let quiet = p.okb(&["make", "-q"]);
+    assert_eq!(quiet.status, 0);
+    assert!(!quiet.stderr.contains("Building") && !quiet.stderr.contains("Finished"), "{}", quiet.stderr);
+    let verbose = p.okb(&["make", "-v"]);
+    assert!(verbose.stderr.contains("Fresh tree"), "{}", verbose.stderr);
+}
+
+#[test]
+fn a_games_folder_of_broken_links_is_an_error_naming_the_link() {
+    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*\"]\n{CSV}", mini_sources()));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    std::os::unix::fs::symlink("../shared/corpus/masters/Anand.pgn.zst", p.path("games/Anand.pgn.zst")).unwrap();
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("Anand.pgn.zst") && run.stderr.contains("which does not exist"), "{}", run.stderr);
+    // An empty folder is said, not silent.
+    std::fs::remove_file(p.path("games/Anand.pgn.zst")).unwrap();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("games: 0 files matched games/*"), "{}", run.stderr);
+}
+
+#[test]
+fn an_empty_book_says_why() {
+    let p = Project::with_pipeline(&format!("{}[exports.book]\nformat = \"polyglot\"\noutput = \"out/book.bin\"\n", mini_sources()));
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("export:book (0 entries: the tree has no game counts"), "{}", run.stderr);
+}
+
+#[test]
+fn graph_prints_every_step_with_its_state() {
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    let before = Command::new(env!("CARGO_BIN_EXE_okb")).arg("graph").current_dir(p.path("")).output().unwrap();
+    let text = String::from_utf8_lossy(&before.stdout);
+    assert!(text.lines().any(|l| l.starts_with("stale") && l.contains("tree") && l.contains("← eco")), "{text}");
+    p.make(&[]);
+    let after = p.okb(&["graph"]);
+    assert!(after.stdout.lines().all(|l| l.starts_with("fresh")), "{}", after.stdout);
+}
