@@ -74,7 +74,7 @@ fn a_budget_stops_early_and_the_next_make_continues() {
     let p = project(&format!("{SHALLOW}\nmax_positions = 5"));
     let first = p.make(&[]);
     assert!(summary(&first).contains("5 analysed"), "{}", first.stderr);
-    assert!(summary(&first).contains("left for the next make"), "{}", first.stderr);
+    assert!(summary(&first).contains("12 positions left (≈") && summary(&first).contains("run `okb make` again to continue"), "{}", first.stderr);
     let second = p.make(&[]);
     assert!(summary(&second).contains("5 cached, 5 analysed"), "{}", second.stderr);
     let mut runs = 2;

@@ -259,7 +259,11 @@ impl Build {
     fn reason(&self, step: &Step, fallback: &str) -> String {
         if step.inputs.iter().any(|(_, h)| h == UNKNOWN) {
             let names: Vec<&str> = step.inputs.iter().filter(|(_, h)| h == UNKNOWN).map(|(n, _)| n.as_str()).collect();
-            return format!("input {} will be rebuilt", names.join(", "));
+            let shown = match names.len() {
+                1..=3 => names.join(", "),
+                n => format!("{}, {} and {} more", names[0], names[1], n - 2),
+            };
+            return format!("input {shown} will be rebuilt");
         }
         let Some(last) = self.cache.last_parts(&step.id) else {
             return "never built".into();
