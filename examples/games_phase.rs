@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use okb::export::polyglot::{WeightMode, write_book};
 use okb::games::aggregate::{AggregateOptions, aggregate_files, merge, merge_reports};
-use okb::games::book::{BookOptions, build_book};
+use okb::export::book::{BookOptions, build_book};
 use okb::games::filter::GameFilter;
 use okb::games::input::expand_paths;
 

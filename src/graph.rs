@@ -249,19 +249,6 @@ impl Graph {
         })
     }
 
-    /// The named openings of the graph (see [`crate::export::named::named_openings`]).
-    pub fn named_openings(&self) -> Vec<crate::export::named::NamedOpening> {
-        crate::export::named::select(self.nodes.iter().enumerate().filter_map(|(index, node)| {
-            let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
-            Some(crate::export::named::Candidate {
-                node: index as u32,
-                eco: &entry.eco,
-                name: &entry.name,
-                ply: node.ply as usize,
-                movetext: &node.moves,
-            })
-        }))
-    }
 
     /// Where each node below `root` is expanded when the graph is drawn as a tree cut
     /// `max_depth` plies down, following only edges that `keep`: node → (parent, index of

@@ -176,8 +176,11 @@ impl NodeRecord {
         structures: Option<&crate::structure::StructureTags>,
     ) -> Vec<NodeRecord> {
         let mut records = NodeRecord::all(tree, annotations);
-        if let Some(tags) = structures {
-            tags.apply(&mut records);
+        // The structure phase knows nothing of records: the records read its tags.
+        for (index, name) in structures.map_or(&[][..], |tags| &tags.terminal[..]) {
+            if let Some(r) = records.get_mut(*index as usize) {
+                r.resulting_structure = Some(name.clone());
+            }
         }
         records
     }

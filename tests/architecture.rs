@@ -46,3 +46,34 @@ fn the_fixture_declares_a_step_of_every_rule_and_graph_formats_agree() {
     let text = graph(&[]);
     assert!(text.lines().any(|l| l.contains("tree") && l.contains("← eco, games")), "{text}");
 }
+
+#[test]
+fn modules_import_each_other_in_one_direction_only() {
+    use okb::dataflow::code::FILES;
+    use std::collections::{BTreeMap, BTreeSet};
+    // The top-level module of a source file: src/eco/merge.rs → eco, src/tree.rs → tree.
+    let module = |path: &str| path.strip_prefix("src/").map(|p| p.split('/').next().unwrap().trim_end_matches(".rs").to_string());
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (path, _, deps) in FILES {
+        let Some(from) = module(path) else { continue };
+        for &d in *deps {
+            if let Some(to) = module(FILES[usize::from(d)].0).filter(|to| *to != from) {
+                uses.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    // Depth-first search for a path back to where it started.
+    fn reaches(uses: &BTreeMap<String, BTreeSet<String>>, from: &str, target: &str, seen: &mut BTreeSet<String>) -> bool {
+        uses.get(from).into_iter().flatten().any(|next| next == target || (seen.insert(next.clone()) && reaches(uses, next, target, seen)))
+    }
+    for (from, targets) in &uses {
+        for to in targets {
+            assert!(!reaches(&uses, to, from, &mut BTreeSet::new()), "{from} uses {to}, and {to} leads back to {from}");
+        }
+    }
+    // The layering ARCHITECTURE.md describes.
+    let never = [("dataflow", "steps"), ("tree", "store"), ("eco", "tree"), ("games", "export"), ("export", "store"), ("graph", "export"), ("structure", "record"), ("pipeline", "make")];
+    for (from, to) in never {
+        assert!(!uses.get(from).is_some_and(|t| t.contains(to)), "{from} must not use {to}");
+    }
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use okb::export::polyglot::{WeightMode, from_bytes, to_bytes, write_book};
-use okb::games::book::{BookOptions, build_book};
+use okb::export::book::{BookOptions, build_book};
 use okb::games::input::open;
 
 const POLYGLOT: &str = "/usr/games/polyglot";

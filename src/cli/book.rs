@@ -11,7 +11,7 @@ use std::time::Instant;
 use miette::{IntoDiagnostic, WrapErr};
 
 use crate::export::polyglot::{WeightMode, write_book};
-use crate::games::book::{BookOptions, DEFAULT_BOOK_MAX_PLY, DEFAULT_MIN_GAME, build_book};
+use crate::export::book::{BookOptions, DEFAULT_BOOK_MAX_PLY, DEFAULT_MIN_GAME, build_book};
 use crate::games::input::expand_paths;
 
 /// Arguments of `okb book`.

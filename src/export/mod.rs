@@ -4,6 +4,7 @@
 
 pub mod csv;
 pub mod bgn;
+pub mod book;
 pub mod eco_json;
 pub mod named;
 pub mod openingiq;

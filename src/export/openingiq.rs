@@ -141,18 +141,6 @@ pub fn opening_file(graph: &Graph, root: u32, max_depth: u32) -> OpeningFile {
     }
 }
 
-/// `okb openingiq`: writes the files of every named opening of the store at `store`
-/// into `dir` (created if missing), exactly as the `openingiq` export step would.
-pub fn write_from_store(store: &std::path::Path, dir: &std::path::Path, max_depth: u32, pretty: bool) -> Result<usize, String> {
-    let graph = crate::store::read::Store::open(store).and_then(|s| s.graph()).map_err(|e| e.to_string())?;
-    let files = render_all(&graph, &graph.named_openings(), max_depth, pretty);
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    for file in &files {
-        let path = dir.join(&file.name);
-        crate::dataflow::cache::write_atomic(&path, &file.bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
-    }
-    Ok(files.len())
-}
 
 /// The files of every named opening, `<stem>.json`, in stem order.
 pub fn render_all(graph: &Graph, named: &[NamedOpening], max_depth: u32, pretty: bool) -> Vec<ExportFile> {

@@ -10,7 +10,6 @@
 
 pub mod aggregate;
 pub mod bgn;
-pub mod book;
 pub mod filter;
 pub mod input;
 pub mod pgn;

@@ -69,7 +69,7 @@ impl Catalog {
                 node_json[index as usize] = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
             }
         }
-        let stems = graph.named_openings().into_iter().map(|n| (n.stem, n.node)).collect();
+        let stems = crate::export::named::of_graph(&graph).into_iter().map(|n| (n.stem, n.node)).collect();
         let mut by_key = KeyMap::default();
         for (index, node) in graph.nodes.iter().enumerate() {
             let pos = crate::position::parse_fen(&node.epd).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;

@@ -79,16 +79,6 @@ impl StructureTags {
             .map(|at| self.terminal[at].1.as_str())
     }
 
-    /// Sets `resulting_structure` on the records of the terminal nodes (`records` in
-    /// node order, as [`crate::record::NodeRecord::all`] returns them).
-    pub fn apply(&self, records: &mut [crate::record::NodeRecord]) {
-        for (index, name) in &self.terminal {
-            if let Some(r) = records.get_mut(*index as usize) {
-                r.resulting_structure = Some(name.clone());
-            }
-        }
-    }
-
     /// How many terminal nodes each structure got, most first (then by name).
     pub fn counts(&self) -> Vec<(&str, usize)> {
         let mut counts: std::collections::BTreeMap<&str, usize> = Default::default();

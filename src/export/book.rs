@@ -17,12 +17,12 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::GamesError;
-use super::filter::GameResult;
-use super::input::{Chunk, DEFAULT_CHUNK_BYTES};
-use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, PolyglotKeys, read_chunk};
-use super::report::{BadGames, Counters};
-use crate::export::polyglot::{BookEntry, WeightMode, encode_move};
+use crate::games::GamesError;
+use crate::games::filter::GameResult;
+use crate::games::input::{Chunk, DEFAULT_CHUNK_BYTES};
+use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, PolyglotKeys, read_chunk};
+use crate::games::report::{BadGames, Counters};
+use super::polyglot::{BookEntry, WeightMode, encode_move};
 
 /// Polyglot's count limit: reaching it halves the position's counts.
 pub const COUNT_MAX: u64 = 16384;
@@ -187,7 +187,7 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
     let mut bad = BadGames::default();
     let mut counters = Counters::default();
     let window = 2 * rayon::current_num_threads().max(1);
-    let mut batches = super::input::ChunkBatches::new(paths, opts.chunk_bytes, window);
+    let mut batches = crate::games::input::ChunkBatches::new(paths, opts.chunk_bytes, window);
     while let Some(batch) = batches.next_batch()? {
         let outputs: Vec<ChunkOutput> = batch
             .par_iter()
