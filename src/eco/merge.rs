@@ -204,20 +204,42 @@ impl LineTrie {
 /// Merges the sources by position and interpolates. `inputs` may list several files of
 /// one format (the five Lichess TSVs); their order decides ties and must be stable.
 pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
-    use rayon::prelude::*;
     let mut ordered: Vec<&MergeInput<'_>> = inputs.iter().collect();
     ordered.sort_by_key(|i| i.format); // authority first; stable within a format
     let mut skeleton = EcoSkeleton::default();
-
-    // Every row's line through the trie: its shape first, then its positions.
     let rows: Vec<(&MergeInput<'_>, &EcoRow)> =
         ordered.iter().flat_map(|input| input.parsed.rows.iter().map(move |row| (*input, row))).collect();
+    let (trie, played_rows) = play_rows(&rows);
+    let formats = deduplicate(&ordered, played_rows, &mut skeleton);
+    let named = Named::choose(&formats.played);
+    skeleton.named_positions = named.index.len();
+    let mut list = named_entries(&named, &formats, &trie);
+    let mut keys: Vec<PositionKey> = Vec::with_capacity(list.capacity());
+    keys.extend_from_slice(&named.order);
+    // Each entry's previous position on its own line, resolved to `from` at the end.
+    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::with_capacity_and_hasher(list.capacity(), Default::default());
+    for (key, row) in named.order.iter().zip(&named.rows) {
+        if row.keys.len() >= 2 {
+            previous.insert(*key, row.keys[row.keys.len() - 2]);
+        }
+    }
+    skeleton.warnings.extend(orphans(&named));
+    if interpolate {
+        interpolate_gaps(&named, &trie, &mut previous, &mut list, &mut keys);
+    }
+    freeze(&mut skeleton, list, keys, &previous, &trie, &named.rows);
+    skeleton
+}
+
+/// Every row's line through the trie: its shape first, then its positions.
+fn play_rows<'a>(rows: &[(&MergeInput<'a>, &'a EcoRow)]) -> (LineTrie, Vec<PlayedRow<'a>>) {
+    use rayon::prelude::*;
     // Sized up front: the taxonomies hold about one new position per row.
     let mut shape = TrieShape::with_capacity(rows.len() + rows.len() / 4);
     let paths: Vec<Vec<u32>> = rows.iter().map(|(_, row)| shape.walk(&row.moves)).collect();
     let (trie, trie_index) = LineTrie::play(&shape);
     drop(shape);
-    let played_rows: Vec<PlayedRow<'_>> = rows
+    let played = rows
         .par_iter()
         .zip(paths)
         .map(|((input, row), path)| {
@@ -226,8 +248,20 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
             PlayedRow { format: input.format, file: input.file, row, path, keys }
         })
         .collect();
+    (trie, played)
+}
 
-    // Per format: position -> first row on it; later rows on it are duplicates.
+/// The rows that survive deduplication, and per format which row names each position.
+struct Formats<'a> {
+    /// Per format: position → index in `played` of the first row on it.
+    by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>>,
+    /// The rows kept, in authority and file order.
+    played: Vec<PlayedRow<'a>>,
+}
+
+/// Keeps the first row of each format on each position; later ones are `duplicate`
+/// warnings. Records the per-source counts.
+fn deduplicate<'a>(ordered: &[&MergeInput<'_>], played_rows: Vec<PlayedRow<'a>>, skeleton: &mut EcoSkeleton) -> Formats<'a> {
     let mut by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>> = BTreeMap::new();
     let mut played: Vec<PlayedRow<'_>> = Vec::with_capacity(played_rows.len());
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
@@ -242,16 +276,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         let end = *row_played.keys.last().expect("a line has its start position");
         if let Some(&first) = seen.get(&end) {
             let first = &played[first];
-            skeleton.warnings.push(Warning::at(
-                "duplicate",
-                row_played.file,
-                row.line,
-                format!(
-                    "position already named by {}:{} ({:?}); keeping the first",
-                    first.file, first.row.line, first.row.name
-                ),
-                &row.name,
-            ));
+            let message = format!("position already named by {}:{} ({:?}); keeping the first", first.file, first.row.line, first.row.name);
+            skeleton.warnings.push(Warning::at("duplicate", row_played.file, row.line, message, &row.name));
             continue;
         }
         count.1 += 1;
@@ -261,24 +287,40 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     for (format, (rows, positions)) in &counts {
         skeleton.sources.push(SourceCount { src: format.src_name().to_string(), rows: *rows, positions: *positions });
     }
+    Formats { by_format, played }
+}
 
-    // Authoritative row per position: the first format (in authority order) that names it.
-    // `named` maps each named position to its index in `named_order` and `named_rows`,
-    // which is also the index of its entry (named entries come first).
-    let mut named: KeyMap<PositionKey, u32> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
-    let mut named_order: Vec<PositionKey> = Vec::with_capacity(played.len());
-    let mut named_rows: Vec<&PlayedRow<'_>> = Vec::with_capacity(played.len());
-    for row in &played {
-        let end = *row.keys.last().unwrap();
-        if let std::collections::hash_map::Entry::Vacant(e) = named.entry(end) {
-            e.insert(named_order.len() as u32);
-            named_order.push(end);
-            named_rows.push(row);
+/// The authoritative row per position: the first format (in authority order) that names it.
+struct Named<'p, 'a> {
+    /// Each named position's index in `order` and `rows`, which is also the index of its
+    /// entry (named entries come first).
+    index: KeyMap<PositionKey, u32>,
+    order: Vec<PositionKey>,
+    rows: Vec<&'p PlayedRow<'a>>,
+    /// Per named row: whether it is its ECO code's root.
+    is_root: Vec<bool>,
+}
+
+impl<'p, 'a> Named<'p, 'a> {
+    fn choose(played: &'p [PlayedRow<'a>]) -> Named<'p, 'a> {
+        let mut index: KeyMap<PositionKey, u32> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
+        let mut order: Vec<PositionKey> = Vec::with_capacity(played.len());
+        let mut rows: Vec<&PlayedRow<'_>> = Vec::with_capacity(played.len());
+        for row in played {
+            let end = *row.keys.last().expect("a line has its start position");
+            if let std::collections::hash_map::Entry::Vacant(e) = index.entry(end) {
+                e.insert(order.len() as u32);
+                order.push(end);
+                rows.push(row);
+            }
         }
+        let is_root = eco_roots(&rows);
+        Named { index, order, rows, is_root }
     }
-    skeleton.named_positions = named.len();
+}
 
-    // ECO roots: per code, the shortest authoritative Lichess line (first in file order on ties).
+/// ECO roots: per code, the shortest authoritative Lichess line (first in file order on ties).
+fn eco_roots(named_rows: &[&PlayedRow<'_>]) -> Vec<bool> {
     let mut roots: HashMap<&str, (usize, usize)> = HashMap::new();
     for (index, row) in named_rows.iter().enumerate() {
         if row.format != EcoFormat::LichessTsv {
@@ -298,32 +340,20 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     for (_, index) in roots.values() {
         is_root[*index] = true;
     }
+    is_root
+}
 
-    // Entries in creation order (named, then interpolated), with their positions beside
-    // them: entries are large, so they are written once, in place, and moved once more,
-    // into identity order, at the end.
-    let capacity = named_order.len() + named_order.len() / 2;
+/// The named entries in creation order, with room for the interpolated ones: entries are
+/// large, so they are written once, in place, and moved once more, into identity order,
+/// at the end.
+fn named_entries(named: &Named<'_, '_>, formats: &Formats<'_>, trie: &LineTrie) -> Vec<EcoEntry> {
+    use rayon::prelude::*;
+    let capacity = named.order.len() + named.order.len() / 2;
     let mut list: Vec<EcoEntry> = Vec::with_capacity(capacity);
-    list.par_extend(named_rows
-        .par_iter()
-        .zip(named_order.par_iter())
-        .zip(is_root.par_iter())
-        .map(|((row, key), &is_eco_root)| {
-            let mut aliases = BTreeMap::new();
-            let mut scid = row.row.scid.clone();
-            for (format, seen) in &by_format {
-                if *format == row.format {
-                    continue;
-                }
-                if let Some(&other) = seen.get(key) {
-                    let other = &played[other];
-                    aliases.insert(format.src_name().to_string(), other.row.name.clone());
-                    if scid.is_none() {
-                        scid = other.row.scid.clone();
-                    }
-                }
-            }
-            let end = &trie.nodes[*row.path.last().unwrap() as usize];
+    list.par_extend(named.rows.par_iter().zip(named.order.par_iter()).zip(named.is_root.par_iter()).map(
+        |((row, key), &is_eco_root)| {
+            let (aliases, scid) = aliases_of(row, key, formats);
+            let end = &trie.nodes[*row.path.last().expect("a line has its start position") as usize];
             EcoEntry {
                 epd: position::epd(&end.pos),
                 fen: position::fen(&end.pos),
@@ -337,78 +367,108 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
                 is_eco_root,
                 from: None,
             }
-        }));
-    let mut keys: Vec<PositionKey> = Vec::with_capacity(capacity);
-    keys.extend_from_slice(&named_order);
-    // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::with_capacity_and_hasher(capacity, Default::default());
-    for (key, row) in named_order.iter().zip(&named_rows) {
-        if row.keys.len() >= 2 {
-            previous.insert(*key, row.keys[row.keys.len() - 2]);
-        }
-    }
+        },
+    ));
+    list
+}
 
-    // Orphans, then interpolation along every named line, in authority and file order.
-    for row in &named_rows {
-        let n = row.keys.len();
-        if n >= 2 && !named.contains_key(&row.keys[n - 2]) {
-            skeleton.warnings.push(Warning::at(
-                "orphan",
-                row.file,
-                row.row.line,
-                "the position before this line's last move has no name; interpolated",
-                &row.row.name,
-            ));
+/// The names the other formats give the position `key` of `row`, and its SCID code
+/// (its own, else the first other source's).
+fn aliases_of(row: &PlayedRow<'_>, key: &PositionKey, formats: &Formats<'_>) -> (BTreeMap<String, String>, Option<String>) {
+    let mut aliases = BTreeMap::new();
+    let mut scid = row.row.scid.clone();
+    for (format, seen) in &formats.by_format {
+        if *format == row.format {
+            continue;
         }
-    }
-    if interpolate {
-        // Which positions get an interpolated entry, and from which ancestor: decided in
-        // order (the first line through a position gives it its ancestor), then built
-        // in parallel.
-        let mut gaps: Vec<(&PlayedRow<'_>, usize, PositionKey)> = Vec::new();
-        for row in &named_rows {
-            let mut ancestor: Option<PositionKey> = None;
-            for (ply, step_key) in row.keys.iter().enumerate() {
-                if named.contains_key(step_key) {
-                    ancestor = Some(*step_key);
-                    continue;
-                }
-                let Some(ancestor) = ancestor else { continue };
-                // Besides the named positions (skipped above), `previous` holds exactly
-                // the positions interpolated so far.
-                if previous.contains_key(step_key) {
-                    continue;
-                }
-                previous.insert(*step_key, row.keys[ply - 1]);
-                gaps.push((row, ply, ancestor));
+        if let Some(&other) = seen.get(key) {
+            let other = &formats.played[other];
+            aliases.insert(format.src_name().to_string(), other.row.name.clone());
+            if scid.is_none() {
+                scid = other.row.scid.clone();
             }
         }
-        let interpolated: Vec<EcoEntry> = gaps
-            .par_iter()
-            .map(|&(row, ply, ancestor)| {
-                let parent = &list[named[&ancestor] as usize];
-                let node = &trie.nodes[row.path[ply] as usize];
-                EcoEntry {
-                    epd: position::epd(&node.pos),
-                    fen: position::fen(&node.pos),
-                    src: "interpolated".to_string(),
-                    eco: parent.eco.clone(),
-                    moves: row.row.moves[..ply].to_vec(),
-                    movetext: node.movetext.clone(),
-                    name: format!("{} (i)", parent.name),
-                    aliases: parent.aliases.clone(),
-                    scid: parent.scid.clone(),
-                    is_eco_root: false,
-                    from: None,
-                }
-            })
-            .collect();
-        keys.extend(gaps.iter().map(|&(row, ply, _)| row.keys[ply]));
-        list.extend(interpolated);
     }
+    (aliases, scid)
+}
 
-    // Freeze the entries in identity order, then the from relation and every consecutive
-    // pair along every line, by index.
+/// A note per named line whose previous position has no name.
+fn orphans(named: &Named<'_, '_>) -> Vec<Warning> {
+    named
+        .rows
+        .iter()
+        .filter(|row| row.keys.len() >= 2 && !named.index.contains_key(&row.keys[row.keys.len() - 2]))
+        .map(|row| {
+            let why = "the position before this line's last move has no name; interpolated";
+            Warning::at("orphan", row.file, row.row.line, why, &row.row.name)
+        })
+        .collect()
+}
+
+/// Interpolation along every named line, in authority and file order: which positions
+/// get an interpolated entry, and from which ancestor, is decided in order (the first
+/// line through a position gives it its ancestor); the entries are built in parallel.
+fn interpolate_gaps(
+    named: &Named<'_, '_>,
+    trie: &LineTrie,
+    previous: &mut KeyMap<PositionKey, PositionKey>,
+    list: &mut Vec<EcoEntry>,
+    keys: &mut Vec<PositionKey>,
+) {
+    use rayon::prelude::*;
+    let mut gaps: Vec<(&PlayedRow<'_>, usize, PositionKey)> = Vec::new();
+    for row in &named.rows {
+        let mut ancestor: Option<PositionKey> = None;
+        for (ply, step_key) in row.keys.iter().enumerate() {
+            if named.index.contains_key(step_key) {
+                ancestor = Some(*step_key);
+                continue;
+            }
+            let Some(ancestor) = ancestor else { continue };
+            // Besides the named positions (skipped above), `previous` holds exactly
+            // the positions interpolated so far.
+            if previous.contains_key(step_key) {
+                continue;
+            }
+            previous.insert(*step_key, row.keys[ply - 1]);
+            gaps.push((row, ply, ancestor));
+        }
+    }
+    let interpolated: Vec<EcoEntry> = gaps
+        .par_iter()
+        .map(|&(row, ply, ancestor)| {
+            let parent = &list[named.index[&ancestor] as usize];
+            let node = &trie.nodes[row.path[ply] as usize];
+            EcoEntry {
+                epd: position::epd(&node.pos),
+                fen: position::fen(&node.pos),
+                src: "interpolated".to_string(),
+                eco: parent.eco.clone(),
+                moves: row.row.moves[..ply].to_vec(),
+                movetext: node.movetext.clone(),
+                name: format!("{} (i)", parent.name),
+                aliases: parent.aliases.clone(),
+                scid: parent.scid.clone(),
+                is_eco_root: false,
+                from: None,
+            }
+        })
+        .collect();
+    keys.extend(gaps.iter().map(|&(row, ply, _)| row.keys[ply]));
+    list.extend(interpolated);
+}
+
+/// Freezes the entries in identity order, then the `from` relation and every
+/// consecutive pair along every line, by index.
+fn freeze(
+    skeleton: &mut EcoSkeleton,
+    mut list: Vec<EcoEntry>,
+    mut keys: Vec<PositionKey>,
+    previous: &KeyMap<PositionKey, PositionKey>,
+    trie: &LineTrie,
+    named_rows: &[&PlayedRow<'_>],
+) {
+    use rayon::prelude::*;
     let mut order: Vec<usize> = (0..list.len()).collect();
     order.par_sort_unstable_by(|&a, &b| list[a].epd.cmp(&list[b].epd));
     permute(order, |a, b| {
@@ -416,17 +476,27 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         list.swap(a, b);
     });
     let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
+    skeleton.from_to = from_to(&index_of, trie, named_rows);
+    list.par_iter_mut().zip(keys.par_iter()).for_each(|(entry, key)| {
+        entry.from = previous.get(key).and_then(|p| index_of.get(p)).copied();
+    });
+    skeleton.entries = list;
+}
+
+/// Every consecutive pair of entries along the named lines. A trie node has one parent,
+/// so the moves along the named lines are the trie nodes on them: each gives one pair,
+/// and lines sharing a prefix give it once.
+fn from_to(index_of: &KeyMap<PositionKey, u32>, trie: &LineTrie, named_rows: &[&PlayedRow<'_>]) -> Vec<(u32, u32)> {
+    use rayon::prelude::*;
     // The entry on each trie node, looked up once per node rather than once per line.
     let entry_at: Vec<Option<u32>> = trie.nodes.par_iter().map(|node| index_of.get(&node.key).copied()).collect();
-    // A trie node has one parent, so the moves along the named lines are the trie nodes
-    // on them: each gives one pair, and lines sharing a prefix give it once.
     let mut on_named_line = vec![false; trie.nodes.len()];
-    for row in &named_rows {
+    for row in named_rows {
         for &node in &row.path[1..] {
             on_named_line[node as usize] = true;
         }
     }
-    let mut from_to: Vec<(u32, u32)> = trie
+    let mut pairs: Vec<(u32, u32)> = trie
         .nodes
         .par_iter()
         .zip(&entry_at)
@@ -435,14 +505,9 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
         .filter_map(|((node, to), _)| Some((entry_at[node.parent as usize]?, (*to)?)))
         .collect();
     // Transposed prefixes are distinct trie nodes on one position: a pair may repeat.
-    from_to.par_sort_unstable();
-    from_to.dedup();
-    list.par_iter_mut().zip(keys.par_iter()).for_each(|(entry, key)| {
-        entry.from = previous.get(key).and_then(|p| index_of.get(p)).copied();
-    });
-    skeleton.entries = list;
-    skeleton.from_to = from_to;
-    skeleton
+    pairs.par_sort_unstable();
+    pairs.dedup();
+    pairs
 }
 
 /// Applies the permutation `order` in place through `swap`: afterwards slot `i` holds
