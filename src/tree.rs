@@ -180,11 +180,26 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     let root = Chess::default();
     let root_key = position::key(&root);
     pending.insert(root_key, Pending::new(root, 0));
+    add_skeleton(&mut pending, skeleton);
+    for (parent, m, child) in skeleton_links(&pending) {
+        pending.get_mut(&parent).expect("listed by skeleton_links").edges.add(m, child);
+    }
+    if let Some(games) = games {
+        add_game_moves(&mut pending, root_key, games, params);
+    }
+    let keyed = identity_order(&pending, skeleton);
+    let index_of: KeyMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
+    let mut nodes = frozen_nodes(&pending, &keyed, &index_of, skeleton, games);
+    link_parents(&mut nodes);
+    let root = index_of[&root_key];
+    assign_lines(&mut nodes, root, skeleton);
+    Tree { nodes, root }
+}
 
-    // Every skeleton position is a node, whatever its counts and depth. Interpolation
-    // makes every prefix of a named line an entry; where it is off, the missing prefix
-    // positions are added by replaying the line.
-    use rayon::prelude::*;
+/// Every skeleton position is a node, whatever its counts and depth. Interpolation makes
+/// every prefix of a named line an entry; where it is off, the missing prefix positions
+/// are added by replaying the line.
+fn add_skeleton(pending: &mut KeyMap<PositionKey, Pending>, skeleton: &EcoSkeleton) {
     let entry_positions = entry_positions(skeleton);
     for (index, (entry, pos)) in skeleton.entries.iter().zip(entry_positions).enumerate() {
         let ply = entry.moves.len() as u16;
@@ -199,84 +214,97 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
             }
         }
     }
+}
 
-    // Transpositions inside the skeleton: a legal move between two skeleton positions is
-    // an edge even when no single named line plays it (1. d4 Nf6 2. c4 e6 3. Nc3 d5
-    // reaches the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
-    let links: Vec<(PositionKey, MoveKey, PositionKey)> = {
-        let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
-        // Most moves lead nowhere known, and the occupied squares after a move say so
-        // for a fraction of the cost of the position's key.
-        let occupancies = OccupancyFilter::new(positions.iter().map(|(_, p)| p.pos.board().occupied().0));
-        positions
-            .par_iter()
-            .flat_map_iter(|(key, p)| {
-                let mut found = Vec::new();
-                let occupied = p.pos.board().occupied();
-                for m in p.pos.legal_moves() {
-                    if occupied_after(occupied, &m).is_some_and(|after| !occupancies.may_contain(after)) {
-                        continue;
-                    }
-                    let child_key = position::child_key(&p.pos, **key, &m);
-                    if pending.contains_key(&child_key) {
-                        found.push((**key, MoveKey::new(&m), child_key));
-                    }
-                }
-                found
-            })
-            .collect()
-    };
-    for (parent, m, child) in links {
-        pending.get_mut(&parent).expect("listed above").edges.add(m, child);
-    }
-
-    // Game moves: breadth-first from the root, so a position's ply is its shortest distance.
-    if let Some(games) = games {
-        let mut frontier = std::collections::VecDeque::from([root_key]);
-        let mut seen: KeySet<PositionKey> = frontier.iter().copied().collect();
-        while let Some(key) = frontier.pop_front() {
-            let (pos, ply) = {
-                let p = &pending[&key];
-                (p.pos.clone(), p.ply)
-            };
-            if ply >= params.max_ply {
-                continue;
-            }
-            for (_, m, stats) in games.moves_from(key) {
-                let in_skeleton = pending[&key].edges.contains(*m);
-                if stats.outcomes.games() < params.min_games && !in_skeleton {
+/// Transpositions inside the skeleton: a legal move between two skeleton positions is an
+/// edge even when no single named line plays it (1. d4 Nf6 2. c4 e6 3. Nc3 d5 reaches
+/// the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
+fn skeleton_links(pending: &KeyMap<PositionKey, Pending>) -> Vec<(PositionKey, MoveKey, PositionKey)> {
+    use rayon::prelude::*;
+    let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
+    // Most moves lead nowhere known, and the occupied squares after a move say so for a
+    // fraction of the cost of the position's key.
+    let occupancies = OccupancyFilter::new(positions.iter().map(|(_, p)| p.pos.board().occupied().0));
+    positions
+        .par_iter()
+        .flat_map_iter(|(key, p)| {
+            let mut found = Vec::new();
+            let occupied = p.pos.board().occupied();
+            for m in p.pos.legal_moves() {
+                if occupied_after(occupied, &m).is_some_and(|after| !occupancies.may_contain(after)) {
                     continue;
                 }
-                let Some(mv) = m.to_move(&pos) else { continue };
-                let mut child_pos = pos.clone();
-                child_pos.play_unchecked(mv);
-                let child = position::key(&child_pos);
-                pending.get_mut(&key).unwrap().edges.set(*m, child, *stats);
-                let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
-                // A skeleton position reached earlier by games than by its own line.
-                node.ply = node.ply.min(ply + 1);
-                if seen.insert(child) {
-                    frontier.push_back(child);
+                let child_key = position::child_key(&p.pos, **key, &m);
+                if pending.contains_key(&child_key) {
+                    found.push((**key, MoveKey::new(&m), child_key));
                 }
             }
-            // Skeleton children are walked too, so game statistics below them attach.
-            let skeleton_children: Vec<PositionKey> = pending[&key].edges.0.iter().map(|e| e.1).collect();
-            for child in skeleton_children {
-                if seen.insert(child) {
-                    frontier.push_back(child);
-                }
+            found
+        })
+        .collect()
+}
+
+/// Game moves: breadth-first from the root, so a position's ply is its shortest distance.
+/// Moves below `min_games` are pruned unless the skeleton has them; skeleton children are
+/// walked too, so game statistics below them attach.
+fn add_game_moves(pending: &mut KeyMap<PositionKey, Pending>, root_key: PositionKey, games: &GameStats, params: &TreeParams) {
+    let mut frontier = std::collections::VecDeque::from([root_key]);
+    let mut seen: KeySet<PositionKey> = frontier.iter().copied().collect();
+    while let Some(key) = frontier.pop_front() {
+        let (pos, ply) = {
+            let p = &pending[&key];
+            (p.pos.clone(), p.ply)
+        };
+        if ply >= params.max_ply {
+            continue;
+        }
+        for (_, m, stats) in games.moves_from(key) {
+            let in_skeleton = pending[&key].edges.contains(*m);
+            if stats.outcomes.games() < params.min_games && !in_skeleton {
+                continue;
+            }
+            let Some(mv) = m.to_move(&pos) else { continue };
+            let mut child_pos = pos.clone();
+            child_pos.play_unchecked(mv);
+            let child = position::key(&child_pos);
+            pending.get_mut(&key).expect("walked positions are pending").edges.set(*m, child, *stats);
+            let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
+            // A skeleton position reached earlier by games than by its own line.
+            node.ply = node.ply.min(ply + 1);
+            if seen.insert(child) {
+                frontier.push_back(child);
+            }
+        }
+        let skeleton_children: Vec<PositionKey> = pending[&key].edges.0.iter().map(|e| e.1).collect();
+        for child in skeleton_children {
+            if seen.insert(child) {
+                frontier.push_back(child);
             }
         }
     }
+}
 
-    // Freeze: sort by identity, resolve indices.
-    let keyed = identity_order(&pending, skeleton);
-    let index_of: KeyMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
-    let mut nodes: Vec<Node> = keyed
+/// The nodes in identity order with their openings, counts and child edges (most played
+/// first); lines and parents are filled in afterwards.
+fn frozen_nodes(
+    pending: &KeyMap<PositionKey, Pending>,
+    keyed: &[(std::borrow::Cow<'_, str>, PositionKey)],
+    index_of: &KeyMap<PositionKey, u32>,
+    skeleton: &EcoSkeleton,
+    games: Option<&GameStats>,
+) -> Vec<Node> {
+    use rayon::prelude::*;
+    keyed
         .par_iter()
         .map(|(epd, key)| {
             let p = &pending[key];
             let own = p.entry.map(|i| &skeleton.entries[i as usize]);
+            let mut children: Vec<Edge> = p.edges.0.iter().map(|(m, child, stats)| edge(pending, p, *m, child, *stats, index_of, skeleton)).collect();
+            children.sort_by(|a, b| {
+                let ga = a.stats.map_or(0, |s| s.outcomes.games());
+                let gb = b.stats.map_or(0, |s| s.outcomes.games());
+                gb.cmp(&ga).then_with(|| a.san.cmp(&b.san))
+            });
             Node {
                 epd: epd.to_string(),
                 fen: String::new(),
@@ -286,34 +314,37 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
                 opening: own.map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
                 entry: p.entry,
                 stats: games.and_then(|g| g.position(*key).copied()),
-                children: p
-                    .edges
-                    .0
-                    .iter()
-                    .map(|(m, child, stats)| {
-                        let mv = m.to_move(&p.pos).expect("edges were played legally");
-                        // The move that ends the child's own line from this node is
-                        // already written out in the child's movetext (SAN is the slow part).
-                        let san = pending[child]
-                            .entry
-                            .map(|e| &skeleton.entries[e as usize])
-                            .filter(|e| p.entry.is_some() && e.from == p.entry && e.moves.last() == Some(m))
-                            .and_then(|e| e.movetext.rsplit(' ').next())
-                            .map_or_else(|| position::san(&p.pos, &mv), str::to_string);
-                        Edge { child: index_of[child], key: *m, san, uci: position::uci(&mv), stats: *stats }
-                    })
-                    .collect(),
+                children,
                 parents: Vec::new(),
             }
         })
-        .collect();
-    nodes.par_iter_mut().for_each(|node| {
-        node.children.sort_by(|a, b| {
-            let ga = a.stats.map_or(0, |s| s.outcomes.games());
-            let gb = b.stats.map_or(0, |s| s.outcomes.games());
-            gb.cmp(&ga).then_with(|| a.san.cmp(&b.san))
-        });
-    });
+        .collect()
+}
+
+/// The edge from pending position `p` by move `m` to `child`.
+fn edge(
+    pending: &KeyMap<PositionKey, Pending>,
+    p: &Pending,
+    m: MoveKey,
+    child: &PositionKey,
+    stats: Option<crate::games::stats::MoveStats>,
+    index_of: &KeyMap<PositionKey, u32>,
+    skeleton: &EcoSkeleton,
+) -> Edge {
+    let mv = m.to_move(&p.pos).expect("edges were played legally");
+    // The move that ends the child's own line from this node is already written out in
+    // the child's movetext (SAN is the slow part).
+    let san = pending[child]
+        .entry
+        .map(|e| &skeleton.entries[e as usize])
+        .filter(|e| p.entry.is_some() && e.from == p.entry && e.moves.last() == Some(&m))
+        .and_then(|e| e.movetext.rsplit(' ').next())
+        .map_or_else(|| position::san(&p.pos, &mv), str::to_string);
+    Edge { child: index_of[child], key: m, san, uci: position::uci(&mv), stats }
+}
+
+/// Every node's parents: the nodes with an edge to it, sorted, once each.
+fn link_parents(nodes: &mut [Node]) {
     let mut parents: Vec<Vec<u32>> = vec![Vec::new(); nodes.len()];
     for (i, node) in nodes.iter().enumerate() {
         for edge in &node.children {
@@ -325,9 +356,6 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
         list.dedup();
         node.parents = list;
     }
-    let root = index_of[&root_key];
-    assign_lines(&mut nodes, root, skeleton);
-    Tree { nodes, root }
 }
 
 /// Every pending position with its identity, in identity order. The skeleton's entries

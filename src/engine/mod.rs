@@ -288,8 +288,28 @@ pub fn annotate(
         nodes: 0,
         elapsed: Duration::ZERO,
     };
+    let merged = merge_jobs(jobs, &mut report);
+    let (epds, tasks) = serve_from_cache(merged, cache, config.multipv, &mut report)?;
+    let mut snapshot = Progress {
+        total: report.results.len() + tasks.len() + report.failed,
+        cached: report.cached,
+        to_analyse: tasks.len(),
+        analysed: 0,
+        failed: 0,
+        invalid: report.failed,
+    };
+    progress(snapshot);
+    if !tasks.is_empty() {
+        let search = Search { tasks: &tasks, epds: &epds, path: &path, config, cache, start };
+        search.run(&mut report, &mut snapshot, progress)?;
+    }
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
 
-    // Merge jobs by position identity.
+/// Jobs merged by position identity (the deepest depth and highest priority win); jobs
+/// whose FEN does not parse are failures.
+fn merge_jobs(jobs: Vec<Job>, report: &mut AnnotationReport) -> BTreeMap<String, Task> {
     let mut merged: BTreeMap<String, Task> = BTreeMap::new();
     for job in jobs {
         let pos = match position::parse_fen(&job.fen) {
@@ -312,10 +332,17 @@ pub fn annotate(
         }
     }
     report.failed = report.failures.len();
+    merged
+}
 
-    let multipv = config.multipv;
-    let mut epds = Vec::new();
-    let mut tasks = Vec::new();
+/// Takes the cached results into `report`; returns the positions left to search.
+fn serve_from_cache(
+    merged: BTreeMap<String, Task>,
+    cache: &EngineCache,
+    multipv: u32,
+    report: &mut AnnotationReport,
+) -> Result<(Vec<String>, Vec<Task>), EngineError> {
+    let (mut epds, mut tasks) = (Vec::new(), Vec::new());
     for (epd, task) in merged {
         match cache.get(&report.engine_identity, &epd, task.depth, multipv)? {
             Some(hit) => {
@@ -328,70 +355,73 @@ pub fn annotate(
             }
         }
     }
-    let mut snapshot = Progress {
-        total: report.results.len() + tasks.len() + report.failed,
-        cached: report.cached,
-        to_analyse: tasks.len(),
-        analysed: 0,
-        failed: 0,
-        invalid: report.failed,
-    };
-    progress(snapshot);
-    if tasks.is_empty() {
-        report.elapsed = start.elapsed();
-        return Ok(report);
-    }
+    Ok((epds, tasks))
+}
 
-    let deadline = config.time_budget.map(|t| start + Duration::from_secs_f64(t));
-    let scheduler = Mutex::new(Scheduler::new(
-        pool::plan(&tasks, config.tt_locality),
-        config.max_positions,
-        deadline,
-        config.max_consecutive_failures,
-    ));
-    let mut fatal = None;
-    let mut cache_error = None;
-    pool::run(&tasks, &scheduler, &path, config, &mut |event, scheduler| match event {
-        Event::Spawning => report.engines_started += 1,
-        Event::Fatal(e) => {
-            lock(scheduler).stop(Stop::Fatal);
-            fatal.get_or_insert(e);
-        }
-        Event::Finished { task, outcome } => {
-            let epd = &epds[task];
-            match outcome {
-                Ok(analysis) => {
-                    if let Err(e) = cache.put(&report.engine_identity, epd, tasks[task].depth, multipv, &analysis) {
-                        lock(scheduler).stop(Stop::Fatal);
-                        cache_error.get_or_insert(e);
-                    }
-                    report.nodes += analysis.nodes;
-                    report.results.insert(epd.clone(), analysis);
-                    report.analysed += 1;
-                    snapshot.analysed += 1;
-                }
-                Err(reason) => {
-                    report.failures.insert(epd.clone(), Failure { fen: tasks[task].fen.clone(), reason });
-                    report.failed += 1;
-                    snapshot.failed += 1;
-                }
+/// The searches of one annotation: the positions not in the cache, and where results go.
+struct Search<'a> {
+    tasks: &'a [Task],
+    /// The identity of each task's position.
+    epds: &'a [String],
+    path: &'a std::path::Path,
+    config: &'a EngineConfig,
+    cache: &'a EngineCache,
+    /// When the phase started (the time budget counts from here).
+    start: Instant,
+}
+
+impl Search<'_> {
+    /// Searches the tasks on the engine pool within the budgets, committing each result
+    /// to the cache as it arrives.
+    fn run(&self, report: &mut AnnotationReport, snapshot: &mut Progress, progress: &dyn Fn(Progress)) -> Result<(), EngineError> {
+        // Fields apart, so that the event closure borrows only what it uses.
+        let Search { tasks, epds, path, config, cache, start } = *self;
+        let deadline = config.time_budget.map(|t| start + Duration::from_secs_f64(t));
+        let scheduler =
+            Mutex::new(Scheduler::new(pool::plan(tasks, config.tt_locality), config.max_positions, deadline, config.max_consecutive_failures));
+        let (mut fatal, mut cache_error) = (None, None);
+        let multipv = config.multipv;
+        pool::run(tasks, &scheduler, path, config, &mut |event, scheduler| match event {
+            Event::Spawning => report.engines_started += 1,
+            Event::Fatal(e) => {
+                lock(scheduler).stop(Stop::Fatal);
+                fatal.get_or_insert(e);
             }
-            progress(snapshot);
+            Event::Finished { task, outcome } => {
+                let epd = &epds[task];
+                match outcome {
+                    Ok(analysis) => {
+                        if let Err(e) = cache.put(&report.engine_identity, epd, tasks[task].depth, multipv, &analysis) {
+                            lock(scheduler).stop(Stop::Fatal);
+                            cache_error.get_or_insert(e);
+                        }
+                        report.nodes += analysis.nodes;
+                        report.results.insert(epd.clone(), analysis);
+                        report.analysed += 1;
+                        snapshot.analysed += 1;
+                    }
+                    Err(reason) => {
+                        report.failures.insert(epd.clone(), Failure { fen: tasks[task].fen.clone(), reason });
+                        report.failed += 1;
+                        snapshot.failed += 1;
+                    }
+                }
+                progress(*snapshot);
+            }
+        });
+        if let Some(e) = fatal.or(cache_error) {
+            return Err(e);
         }
-    });
-    if let Some(e) = fatal.or(cache_error) {
-        return Err(e);
+        let scheduler = scheduler.into_inner().unwrap_or_else(|p| p.into_inner());
+        report.left = tasks.len() - scheduler.started();
+        report.stopped = scheduler.stop_reason().map(|why| match why {
+            Stop::MaxPositions => format!("max_positions = {} reached", config.max_positions.unwrap_or(0)),
+            Stop::TimeBudget => format!("time_budget = {} s reached", config.time_budget.unwrap_or(0.0)),
+            Stop::Failing(n) => format!("{n} positions in a row failed on every attempt; the engine looks broken"),
+            Stop::Fatal => "the engine could not be started".into(),
+        });
+        Ok(())
     }
-    let scheduler = scheduler.into_inner().unwrap_or_else(|p| p.into_inner());
-    report.left = tasks.len() - scheduler.started();
-    report.stopped = scheduler.stop_reason().map(|why| match why {
-        Stop::MaxPositions => format!("max_positions = {} reached", config.max_positions.unwrap_or(0)),
-        Stop::TimeBudget => format!("time_budget = {} s reached", config.time_budget.unwrap_or(0.0)),
-        Stop::Failing(n) => format!("{n} positions in a row failed on every attempt; the engine looks broken"),
-        Stop::Fatal => "the engine could not be started".into(),
-    });
-    report.elapsed = start.elapsed();
-    Ok(report)
 }
 
 fn lock(scheduler: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
