@@ -120,6 +120,15 @@ fn fold_accent(c: char) -> char {
     }
 }
 
+/// The named openings of a [`Graph`](crate::graph::Graph) (a build read back from the
+/// store), chosen as [`named_openings`] chooses them from a tree.
+pub fn of_graph(graph: &crate::graph::Graph) -> Vec<NamedOpening> {
+    select(graph.nodes.iter().enumerate().filter_map(|(index, node)| {
+        let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
+        Some(Candidate { node: index as u32, eco: &entry.eco, name: &entry.name, ply: node.ply as usize, movetext: &node.moves })
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,13 +141,4 @@ mod tests {
         assert_eq!(slug("Queen's Gambit Declined"), "queen-s-gambit-declined");
         assert_eq!(slug("Bird Opening: Williams Gambit!?"), "bird-opening-williams-gambit");
     }
-}
-
-/// The named openings of a [`Graph`](crate::graph::Graph) (a build read back from the
-/// store), chosen as [`named_openings`] chooses them from a tree.
-pub fn of_graph(graph: &crate::graph::Graph) -> Vec<NamedOpening> {
-    select(graph.nodes.iter().enumerate().filter_map(|(index, node)| {
-        let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
-        Some(Candidate { node: index as u32, eco: &entry.eco, name: &entry.name, ply: node.ply as usize, movetext: &node.moves })
-    }))
 }
