@@ -290,6 +290,13 @@ pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineEr
             help: Some("run okb in a folder with a pipeline.toml, or pass --pipeline FILE".into()),
         })
     })?;
+    parse(text, file, profile)
+}
+
+/// Reads pipeline text as if it came from `file` (relative paths resolve against its
+/// folder; diagnostics name it) and applies `profile`.
+pub fn parse(text: String, file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineError>> {
+    let shown = file.display().to_string();
     let diagnostic = |e: toml::de::Error, text: &str| {
         Box::new(PipelineError {
             message: e.message().to_string(),

@@ -150,7 +150,7 @@ fn a_closed_stdout_ends_a_command_quietly_with_success() {
     let store = p.path("build/okb.sqlite").display().to_string();
     let cases: [&[&str]; 6] = [
         &["query", "name", "e"],
-        &["query", "--store", &store, "eco", "B", "--json"],
+        &["query", "--store", &store, "moves", "1. e4 c5", "--json"],
         &["graph"],
         &["classify", &games],
         &["inspect", "moves.okbm"],

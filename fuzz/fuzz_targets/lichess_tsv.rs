@@ -1,0 +1,10 @@
+//! The lichess_tsv taxonomy parser, then the merge over what it parsed.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use okb::eco::{self, EcoFormat, merge::MergeInput};
+
+fuzz_target!(|data: &[u8]| {
+    let parsed = eco::parse(EcoFormat::LichessTsv, "fuzz", data);
+    let skeleton = eco::merge(&[MergeInput { format: EcoFormat::LichessTsv, file: "fuzz", parsed: &parsed }], true);
+    assert!(skeleton.named_positions <= parsed.rows.len());
+});

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for SECONDS (default 600) each, PARALLEL (default 2) at a time,
+# at low priority; logs in fuzz/logs/<target>.log, crashes in fuzz/artifacts/<target>/.
+# The last line of each log says how many inputs were run (`Done N runs in S second(s)`).
+set -uo pipefail
+cd "$(dirname "$0")"
+seconds="${SECONDS_EACH:-600}"
+parallel="${PARALLEL:-2}"
+mkdir -p logs
+[ -d corpus ] || ./seed.sh
+targets=(pgn bgn lichess_tsv scid_eco eco_pgn fen pipeline_toml http)
+RUSTC_BOOTSTRAP=1 cargo fuzz build -s none "${targets[@]}" >/dev/null 2>&1 || RUSTC_BOOTSTRAP=1 cargo fuzz build -s none
+run() {
+    RUSTC_BOOTSTRAP=1 nice -n 19 cargo fuzz run -s none "$1" "corpus/$1" -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 > "logs/$1.log" 2>&1
+    echo "$1: exit $? — $(grep -E '^Done [0-9]+ runs' "logs/$1.log" || tail -1 "logs/$1.log")"
+}
+for target in "${targets[@]}"; do
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do sleep 5; done
+    run "$target" &
+done
+wait
