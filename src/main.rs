@@ -30,7 +30,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// Exit status: 0 success, 1 failure, 2 bad command line, 3 warnings under --strict.
 #[derive(Parser, Debug)]
-#[command(name = "okb", version, verbatim_doc_comment)]
+#[command(name = "okb", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OKB_COMMIT"), ")"), verbatim_doc_comment)]
 struct Cli {
     /// The pipeline file [default: pipeline.toml].
     #[arg(long, global = true, value_name = "FILE")]

@@ -1,7 +1,7 @@
 //! `okb book`: PGN files → Polyglot book, a drop-in for `polyglot make-book`.
 //!
 //! Defaults follow Polyglot (`-max-ply 1024`, `-min-game 3`, weights 2 × wins + draws),
-//! so `okb book -o b.bin --max-ply 15 --min-game 50 games.pgn` and
+//! so `okb book -o b.bin --max-ply 15 --min-games 50 games.pgn` and
 //! `polyglot make-book -pgn games.pgn -bin b.bin -max-ply 15 -min-game 50` write the same
 //! file.
 
@@ -23,8 +23,8 @@ pub struct BookArgs {
     /// Count moves played before this ply (Polyglot's -max-ply).
     #[arg(long = "max-ply", default_value_t = DEFAULT_BOOK_MAX_PLY)]
     pub max_ply: usize,
-    /// Leave out moves played fewer times (Polyglot's -min-game).
-    #[arg(long = "min-game", default_value_t = DEFAULT_MIN_GAME)]
+    /// Leave out moves played in fewer games (Polyglot's -min-game).
+    #[arg(long = "min-games", alias = "min-game", default_value_t = DEFAULT_MIN_GAME)]
     pub min_game: u64,
     /// Weights: `polyglot` (2 × wins + draws, exactly as make-book) or `games` (game
     /// counts scaled so each position's most played move weighs 65535).
