@@ -65,6 +65,10 @@ enum Command {
     ///   okb graph --format json            # reads, files, parameters, outputs
     #[command(verbatim_doc_comment)]
     Graph(okb::cli::graph::GraphArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(okb::cli::completions::CompletionsArgs),
+    /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
+    Man,
     /// Download (or copy from a mirror) and verify every pinned source.
     Fetch(okb::cli::fetch::FetchArgs),
     /// Compute and write the blake3 pin of every source that has none yet.
@@ -147,7 +151,10 @@ fn main() -> ExitCode {
     }
     // Only commands whose output is their stdout: elsewhere a broken pipe is a real
     // failure (an engine that died, a download cut off).
-    let prints = matches!(cli.command, Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_));
+    let prints = matches!(
+        cli.command,
+        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man
+    );
     match run(cli) {
         Ok(code) => code,
         Err(report) if prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
@@ -162,6 +169,7 @@ fn main() -> ExitCode {
 fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
     let reads_pipeline = match &cli.command {
         Command::Book(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
+        Command::Completions(_) | Command::Man => false,
         Command::Classify(args) => args.store.is_none(),
         Command::Serve(args) => args.store.is_none(),
         Command::Openingiq(args) => args.store.is_none(),
@@ -187,6 +195,8 @@ fn command_name(command: &Command) -> &'static str {
         Command::Structure(_) => "structure",
         Command::Convert(_) => "convert",
         Command::Inspect(_) => "inspect",
+        Command::Completions(_) => "completions",
+        Command::Man => "man",
         Command::Classify(_) => "classify --store",
         Command::Serve(_) => "serve --store",
         Command::Openingiq(_) => "openingiq --store",
@@ -203,6 +213,8 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Make(args) => cli::make::run(&args, load),
         Command::Status(args) => cli::status::run(&args, &load()?),
         Command::Graph(args) => done(cli::graph::run(&args, &load()?)),
+        Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
+        Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
         Command::Pin => done(cli::pin::run(&load()?)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),

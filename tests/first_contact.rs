@@ -226,3 +226,38 @@ fn graph_prints_every_step_with_its_state() {
     let after = p.okb(&["graph"]);
     assert!(after.stdout.lines().all(|l| l.starts_with("fresh")), "{}", after.stdout);
 }
+
+#[test]
+fn version_completions_and_man_page() {
+    let p = Project::with_pipeline("");
+    let version = p.okb(&["--version"]);
+    let text = version.stdout.trim();
+    let (name, rest) = text.split_once(' ').unwrap();
+    assert_eq!(name, "okb");
+    let (semver, commit) = rest.split_once(" (").unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(semver, env!("CARGO_PKG_VERSION"));
+    let commit = commit.trim_end_matches(')').trim_end_matches("-dirty");
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.chars().all(|c| c.is_ascii_hexdigit())), "{text}");
+    let bash = p.okb(&["completions", "bash"]);
+    assert_eq!(bash.status, 0);
+    for command in ["make", "status", "graph", "query", "completions"] {
+        assert!(bash.stdout.contains(command), "{command} missing from the bash completion");
+    }
+    let fish = p.okb(&["completions", "fish"]);
+    assert!(fish.stdout.contains("complete -c okb"), "{}", fish.stdout);
+    let man = p.okb(&["man"]);
+    assert!(man.stdout.starts_with(".ie") || man.stdout.starts_with(".TH"), "{}", &man.stdout[..80.min(man.stdout.len())]);
+    assert!(man.stdout.contains(".TH okb 1") && man.stdout.contains("make"), "man page");
+}
+
+#[test]
+fn book_takes_min_games_and_the_old_spelling_quietly() {
+    let p = Project::with_pipeline("");
+    let games = games_fixture("openings.pgn");
+    for flag in ["--min-games", "--min-game"] {
+        let run = p.okb(&["book", "-o", "b.bin", flag, "1", &games]);
+        assert_eq!(run.status, 0, "{flag}: {}", run.stderr);
+    }
+    let help = p.okb(&["book", "--help"]);
+    assert!(help.stdout.contains("--min-games") && !help.stdout.contains("--min-game "), "{}", help.stdout);
+}

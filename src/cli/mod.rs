@@ -4,6 +4,7 @@
 pub mod alloc;
 pub mod book;
 pub mod classify;
+pub mod completions;
 pub mod clean;
 pub mod convert;
 pub mod fetch;
