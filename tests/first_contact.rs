@@ -261,3 +261,25 @@ fn book_takes_min_games_and_the_old_spelling_quietly() {
     let help = p.okb(&["book", "--help"]);
     assert!(help.stdout.contains("--min-games") && !help.stdout.contains("--min-game "), "{}", help.stdout);
 }
+
+#[test]
+fn convert_follows_the_output_name_and_refuses_impossible_directions_before_work() {
+    let p = Project::with_pipeline("");
+    let games = games_fixture("openings.pgn");
+    let unknown = p.okb(&["convert", "-o", "x.txt", &games]);
+    assert_eq!(unknown.status, 1, "{}", unknown.stderr);
+    assert!(unknown.stderr.contains("cannot tell what to write to x.txt") && unknown.stderr.contains(".okbm"), "{}", unknown.stderr);
+    assert!(!p.path("x.txt").exists());
+    let same = p.okb(&["convert", "-o", "back.pgn", &games]);
+    assert_eq!(same.status, 1, "{}", same.stderr);
+    assert!(same.stderr.contains("openings.pgn is not BGN"), "{}", same.stderr);
+    assert!(!p.path("back.pgn").exists());
+    assert_eq!(p.okb(&["convert", "-o", "g.bgn", &games]).status, 0);
+    let bgn_to_bgn = p.okb(&["convert", "-o", "h.bgn", "g.bgn"]);
+    assert_eq!(bgn_to_bgn.status, 1);
+    assert!(bgn_to_bgn.stderr.contains("g.bgn is BGN"), "{}", bgn_to_bgn.stderr);
+    let packed = p.okb(&["convert", "-o", "m.okbm", &games]);
+    assert_eq!(packed.status, 0, "{}", packed.stderr);
+    assert!(p.okb(&["inspect", "m.okbm"]).stdout.contains("polyglot key"));
+    assert_eq!(p.okb(&["convert", "-o", "back.pgn", "g.bgn"]).status, 0);
+}

@@ -15,7 +15,7 @@ pub enum ConvertFormat {
     Bgn,
     /// PGN (from BGN).
     Pgn,
-    /// Packed 64-bit move records of the games' moves (from PGN or BGN).
+    /// Packed 64-bit move records of the games' moves (from PGN).
     Packed,
 }
 
@@ -25,7 +25,7 @@ pub struct ConvertArgs {
     /// Output file. With --split-size, numbered files beside it (games-0001.bgn, …).
     #[arg(short = 'o', long = "output")]
     pub output: PathBuf,
-    /// Output format (default: from the output's name: .bgn[.bz2], .pgn, else packed).
+    /// Output format (default: from the output's name: .bgn or .bgn.bz2, .pgn, .okbm).
     #[arg(long, value_enum)]
     pub format: Option<ConvertFormat>,
     /// Compress BGN output with bzip2 (also implied by an output name ending in .bz2).
@@ -87,14 +87,8 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     }
     let pool = builder.build().into_diagnostic().wrap_err("cannot start worker threads")?;
     let inputs = expand_paths(&args.inputs).into_diagnostic()?;
-    let name = args.output.to_string_lossy().to_ascii_lowercase();
-    let format = args.format.unwrap_or(if name.ends_with(".pgn") {
-        ConvertFormat::Pgn
-    } else if name.contains(".bgn") {
-        ConvertFormat::Bgn
-    } else {
-        ConvertFormat::Packed
-    });
+    let format = output_format(args)?;
+    check_inputs(&inputs, format)?;
     if args.store.is_some() && format != ConvertFormat::Bgn {
         return Err(miette::miette!("--store names openings in BGN output; this conversion writes {format:?}"));
     }
@@ -133,4 +127,51 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
         started.elapsed().as_secs_f64()
     );
     Ok(if args.strict && bad > 0 { std::process::ExitCode::from(3) } else { std::process::ExitCode::SUCCESS })
+}
+
+/// The output format: `--format`, else the output's name (`.bgn`, `.bgn.bz2`, `.pgn`,
+/// `.okbm`); any other name is an error before any work.
+fn output_format(args: &ConvertArgs) -> miette::Result<ConvertFormat> {
+    let name = args.output.to_string_lossy().to_ascii_lowercase();
+    let by_name = if name.ends_with(".pgn") {
+        Some(ConvertFormat::Pgn)
+    } else if name.ends_with(".bgn") || name.ends_with(".bgn.bz2") {
+        Some(ConvertFormat::Bgn)
+    } else if name.ends_with(".okbm") {
+        Some(ConvertFormat::Packed)
+    } else {
+        None
+    };
+    args.format.or(by_name).ok_or_else(|| {
+        miette::miette!(
+            help = "name the output .bgn, .bgn.bz2 (BGN), .pgn (PGN) or .okbm (packed move records), or pass --format bgn|pgn|packed",
+            "cannot tell what to write to {}",
+            args.output.display()
+        )
+    })
+}
+
+/// Whether a game file is BGN (by name: `.bgn`, `.bgn.bz2`…) rather than PGN.
+fn is_bgn(path: &std::path::Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().to_ascii_lowercase().contains(".bgn"))
+}
+
+/// The directions okb converts: PGN → BGN, BGN → PGN, PGN → packed. Anything else is an
+/// error naming the first input of the wrong kind, before any work.
+fn check_inputs(inputs: &[PathBuf], format: ConvertFormat) -> miette::Result<()> {
+    let wrong = match format {
+        ConvertFormat::Bgn | ConvertFormat::Packed => inputs.iter().find(|p| is_bgn(p)),
+        ConvertFormat::Pgn => inputs.iter().find(|p| !is_bgn(p)),
+    };
+    let Some(path) = wrong else { return Ok(()) };
+    let (writes, reads, kind) = match format {
+        ConvertFormat::Bgn => ("BGN", "PGN", "BGN"),
+        ConvertFormat::Packed => ("packed move records", "PGN", "BGN"),
+        ConvertFormat::Pgn => ("PGN", "BGN", "not BGN"),
+    };
+    Err(miette::miette!(
+        help = "okb convert turns PGN into BGN or packed records, and BGN back into PGN",
+        "{} is {kind}: writing {writes} reads {reads} files",
+        path.display()
+    ))
 }
