@@ -71,8 +71,13 @@ enum Command {
     Man,
     /// Download (or copy from a mirror) and verify every pinned source.
     Fetch(okb::cli::fetch::FetchArgs),
-    /// Compute and write the blake3 pin of every source that has none yet.
-    Pin,
+    /// Write the blake3 pin of sources into pipeline.toml (comments and layout kept)
+    ///
+    ///   okb pin                      # pin every source that has no pin yet
+    ///   okb pin --force lichess-a    # fetch lichess-a again; re-pin it if its bytes changed
+    ///   okb pin --force              # the same for every source
+    #[command(verbatim_doc_comment)]
+    Pin(okb::cli::pin::PinArgs),
     /// Remove build outputs (the store and exports).
     Clean(okb::cli::clean::CleanArgs),
     /// Build a Polyglot opening book straight from PGN files (no pipeline needed).
@@ -216,7 +221,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
         Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
-        Command::Pin => done(cli::pin::run(&load()?)),
+        Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
         Command::Book(args) => done(cli::book::run(&args)),
         Command::Classify(args) => {

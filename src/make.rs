@@ -47,7 +47,7 @@ pub struct MakeSummary {
 pub enum MakeError {
     /// A source could not be had.
     #[error(transparent)]
-    #[diagnostic(code(okb::source), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or allow downloads"))]
+    #[diagnostic(transparent)]
     Source(#[from] crate::sources::SourceError),
     /// The build engine failed.
     #[error(transparent)]

@@ -4,16 +4,38 @@ mod common;
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use common::Project;
 
 const BODY: &[u8] = b"eco\tname\tpgn\nB00\tKing's Pawn Game\t1. e4\nC20\tKing's Pawn Game: Open\t1. e4 e5\n";
 
-/// Serves: /ok.tsv (BODY), /missing.tsv (404), /drop.tsv (headers promise the whole body,
-/// half is sent, then the connection is closed). Returns the base URL.
+const NEWER: &[u8] = b"eco\tname\tpgn\nB00\tKing's Pawn Game\t1. e4\nC20\tKing's Pawn Game: Open\t1. e4 e5\nC40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n";
+
+/// What a test server has seen and serves.
+struct Server {
+    base: String,
+    /// Requests of /flaky.tsv so far.
+    flaky_hits: Arc<AtomicUsize>,
+    /// The body of /changing.tsv.
+    changing: Arc<Mutex<Vec<u8>>>,
+}
+
 fn serve() -> String {
+    serve_with_state().base
+}
+
+/// Serves: /ok.tsv (BODY), /missing.tsv (404), /drop.tsv (headers promise the whole body,
+/// half is sent, then the connection is closed), /flaky.tsv (503 twice, then BODY),
+/// /busy.tsv (429 with Retry-After: 1, then BODY), /changing.tsv (whatever the test sets).
+fn serve_with_state() -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    let flaky_hits = Arc::new(AtomicUsize::new(0));
+    let changing = Arc::new(Mutex::new(BODY.to_vec()));
+    let (hits, body) = (flaky_hits.clone(), changing.clone());
+    let busy_hits = AtomicUsize::new(0);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -30,9 +52,20 @@ fn serve() -> String {
             }
             let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
             let _ = match path.as_str() {
-                "/ok.tsv" => {
+                "/flaky.tsv" if hits.fetch_add(1, Ordering::SeqCst) < 2 => {
+                    stream.write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                }
+                "/busy.tsv" if busy_hits.fetch_add(1, Ordering::SeqCst) == 0 => stream.write_all(
+                    b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                ),
+                "/ok.tsv" | "/flaky.tsv" | "/busy.tsv" => {
                     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len());
                     stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(BODY))
+                }
+                "/changing.tsv" => {
+                    let body = body.lock().unwrap().clone();
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&body))
                 }
                 "/drop.tsv" => {
                     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len());
@@ -43,7 +76,7 @@ fn serve() -> String {
             let _ = stream.shutdown(std::net::Shutdown::Both);
         }
     });
-    format!("http://{addr}")
+    Server { base: format!("http://{addr}"), flaky_hits, changing }
 }
 
 fn project(url: &str, pin: &str) -> Project {
@@ -52,8 +85,14 @@ fn project(url: &str, pin: &str) -> Project {
     ))
 }
 
+/// Stderr as one line: miette wraps long messages (64-digit hashes) behind a `│` margin.
+fn flat(stderr: &str) -> String {
+    stderr.split_whitespace().filter(|w| *w != "│").collect::<Vec<_>>().join(" ")
+}
+
 fn okb(p: &Project, args: &[&str]) -> common::Run {
-    p.command(args).env_remove("OKB_MIRROR").output().unwrap().into()
+    // Retries wait 20 ms, 40 ms, … here instead of 0.5 s, 1 s, …
+    p.command(args).env_remove("OKB_MIRROR").env("OKB_RETRY_DELAY_MS", "20").output().unwrap().into()
 }
 
 #[test]
@@ -94,6 +133,7 @@ fn a_404_is_a_clear_error() {
     let run = okb(&p, &["fetch"]);
     assert_ne!(run.status, 0);
     assert!(run.stderr.contains("404") && run.stderr.contains(&url), "{}", run.stderr);
+    assert!(!run.stderr.contains("spurious"), "a 404 is not retried: {}", run.stderr);
 }
 
 #[test]
@@ -127,4 +167,99 @@ fn pin_writes_the_hash_of_unpinned_sources() {
     let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
     assert!(text.contains(&format!("blake3 = \"{}\"", blake3::hash(BODY).to_hex())), "{text}");
     assert_eq!(okb(&p, &["make", "--offline"]).status, 0);
+}
+
+#[test]
+fn transient_failures_are_retried_with_backoff_and_a_dropped_connection_gives_up_after_four_tries() {
+    let server = serve_with_state();
+    let pin = blake3::hash(BODY).to_hex().to_string();
+    let p = project(&format!("{}/flaky.tsv", server.base), &pin);
+    let run = okb(&p, &["fetch"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(server.flaky_hits.load(Ordering::SeqCst), 3, "two 503s, then the body");
+    assert_eq!(run.stderr.matches("spurious network error").count(), 2, "{}", run.stderr);
+    assert!(run.stderr.contains("503"), "{}", run.stderr);
+
+    let busy = project(&format!("{}/busy.tsv", server.base), &pin);
+    let started = std::time::Instant::now();
+    let run = okb(&busy, &["fetch"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("429") && run.stderr.contains("next in 1.0 s"), "Retry-After is honoured: {}", run.stderr);
+    assert!(started.elapsed() >= std::time::Duration::from_secs(1));
+
+    let dropped = project(&format!("{}/drop.tsv", server.base), &pin);
+    let run = okb(&dropped, &["fetch"]);
+    assert_ne!(run.status, 0);
+    assert!(run.stderr.contains("after 4 tries"), "{}", run.stderr);
+}
+
+#[test]
+fn pin_edits_pipeline_toml_as_toml_keeping_comments_and_layout() {
+    let base = serve();
+    let text = format!(
+        "# My openings project.\n\n[sources.openings]   # the authority\nkind = \"lichess-tsv\"  # TSV\nurl = \"{base}/ok.tsv\"\n\n# Exports below.\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\" # [sources.openings] in a comment\n"
+    );
+    let p = Project::with_pipeline(&text);
+    let run = okb(&p, &["pin"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let pin = blake3::hash(BODY).to_hex().to_string();
+    let expected = text.replace("/ok.tsv\"\n", &format!("/ok.tsv\"\nblake3 = \"{pin}\"\n"));
+    assert_eq!(std::fs::read_to_string(p.path("pipeline.toml")).unwrap(), expected);
+    // Pinned sources are left alone without --force, and say how to re-pin.
+    let run = okb(&p, &["pin", "openings"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("okb pin --force openings"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(p.path("pipeline.toml")).unwrap(), expected);
+    let run = okb(&p, &["pin", "nonesuch"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("no source named nonesuch") && run.stderr.contains("openings"), "{}", run.stderr);
+}
+
+#[test]
+fn changed_upstream_bytes_fail_with_both_hashes_until_pin_force_repins() {
+    let server = serve_with_state();
+    let url = format!("{}/changing.tsv", server.base);
+    let old = blake3::hash(BODY).to_hex().to_string();
+    let new = blake3::hash(NEWER).to_hex().to_string();
+    let text = format!(
+        "[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{url}\"\nblake3 = \"{old}\" # June\n\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n"
+    );
+    let p = Project::with_pipeline(&text);
+    *server.changing.lock().unwrap() = NEWER.to_vec();
+    let run = okb(&p, &["make"]);
+    assert_ne!(run.status, 0);
+    let said = format!("pinned blake3 {old}, {url} gave blake3 {new}");
+    assert!(flat(&run.stderr).contains(&said) && run.stderr.contains("okb pin --force openings"), "{}", run.stderr);
+
+    let run = okb(&p, &["pin", "--force", "openings"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains(&format!("Repinned openings blake3 {old} → {new}")), "{}", run.stderr);
+    let repinned = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    assert_eq!(repinned, text.replace(&old, &new), "only the hash changes; the comment stays");
+    let run = okb(&p, &["make", "--offline"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let q = okb(&p, &["query", "moves", "1. e4 e5 2. Nf3", "--json"]);
+    assert!(q.stdout.contains("King's Knight Opening"), "{}", q.stdout);
+
+    let run = okb(&p, &["pin", "--force"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("openings: its bytes still match the pin"), "{}", run.stderr);
+}
+
+#[test]
+fn a_wrong_pin_names_the_mirror_file_and_its_hash_and_missing_mirrors_are_named() {
+    let p = project("https://example.invalid/pinned/ok.tsv", &"0".repeat(64));
+    let mirror = p.path("mirror/pinned");
+    std::fs::create_dir_all(&mirror).unwrap();
+    std::fs::write(mirror.join("ok.tsv"), BODY).unwrap();
+    std::fs::write(p.path("mirror/ok.tsv"), NEWER).unwrap();
+    let run = okb(&p, &["make", "--offline", "--mirror", "mirror"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let actual = blake3::hash(BODY).to_hex().to_string();
+    let said = format!("pinned blake3 {}, mirror file mirror/pinned/ok.tsv gave blake3 {actual}", "0".repeat(64));
+    assert!(flat(&run.stderr).contains(&said), "the file matching more of the url wins: {}", run.stderr);
+
+    let run = okb(&p, &["make", "--offline", "--mirror", "no-such-dir"]);
+    assert_eq!(run.status, 1);
+    assert!(flat(&run.stderr).contains("no-such-dir (no such folder)"), "{}", run.stderr);
 }

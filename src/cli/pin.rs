@@ -1,44 +1,127 @@
-//! `okb pin`: write the BLAKE3 of unpinned sources into pipeline.toml.
+//! `okb pin`: write the BLAKE3 of sources into pipeline.toml, edited as TOML so that
+//! comments, order and layout stay as the user wrote them.
 
 use miette::{IntoDiagnostic, miette};
+use toml_edit::DocumentMut;
 
+use super::fetch::wanted;
 use crate::dataflow::filestate::FileStates;
 use crate::pipeline::Loaded;
-use super::fetch::wanted;
-use crate::sources::Resolver;
+use crate::sources::{Resolver, Wanted};
 
-/// `okb pin`: computes the blake3 of each source without a pin and writes it into the
-/// pipeline file, right under the source's table header.
-pub fn run(loaded: &Loaded) -> miette::Result<()> {
+/// Arguments of `okb pin`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PinArgs {
+    /// Only these sources (default: every taxonomy source).
+    #[arg(value_name = "SOURCE")]
+    pub sources: Vec<String>,
+    /// Re-pin sources that already have a pin: fetch their bytes again (download or local
+    /// file) and write the new hash when they changed, showing old and new.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// What happened to one source.
+enum Outcome {
+    Pinned(String),
+    Repinned { old: String, new: String },
+    Unchanged,
+    AlreadyPinned,
+}
+
+/// `okb pin`: pins the sources that have no pin; with `--force`, re-pins those whose
+/// bytes changed. Writes pipeline.toml once, atomically, and only when a pin changed.
+pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
+    let names = chosen_sources(loaded, &args.sources)?;
     let resolver = Resolver { store: loaded.path("sources"), mirrors: Vec::new(), offline: false };
     let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
-    let mut text = loaded.text.clone();
-    let mut pinned = 0;
-    for (name, spec) in &loaded.pipeline.sources {
-        if spec.blake3.is_some() {
-            continue;
-        }
+    let mut doc: DocumentMut = loaded
+        .text
+        .parse()
+        .map_err(|e| miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display()))?;
+    let mut changed = 0;
+    for name in &names {
         let Some(w) = wanted(loaded, name) else { continue };
-        let r = resolver.resolve(&w, &mut files).into_diagnostic()?;
-        let header = format!("[sources.{name}]");
-        let Some(at) = text.find(&header) else {
-            return Err(miette!("cannot find {header} in {} to write the pin", loaded.file.display()));
-        };
-        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
-        let insert = format!("blake3 = \"{}\"\n", r.hash);
-        if line_end == text.len() && !text.ends_with('\n') {
-            text.push('\n');
+        let outcome = pin_one(&resolver, &w, args.force, &mut files)?;
+        report(name, &outcome);
+        match outcome {
+            Outcome::Pinned(new) | Outcome::Repinned { new, .. } => {
+                set_pin(&mut doc, name, &new).map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
+                changed += 1;
+            }
+            Outcome::Unchanged | Outcome::AlreadyPinned => {}
         }
-        text.insert_str(line_end.min(text.len()), &insert);
-        eprintln!("{:>12} {name} blake3 {}", "Pinned", r.hash);
-        pinned += 1;
     }
     files.save().into_diagnostic()?;
-    if pinned > 0 {
-        crate::dataflow::cache::write_atomic(&loaded.file, text.as_bytes()).into_diagnostic()?;
-    } else {
-        eprintln!("{:>12} every source already has a pin", "Fresh");
+    if changed > 0 {
+        crate::dataflow::cache::write_atomic(&loaded.file, doc.to_string().as_bytes()).into_diagnostic()?;
     }
     Ok(())
 }
 
+/// The named sources (each must exist and be a taxonomy file), or every taxonomy source.
+fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<String>> {
+    let sources = &loaded.pipeline.sources;
+    if asked.is_empty() {
+        return Ok(sources.keys().cloned().collect());
+    }
+    for name in asked {
+        match sources.get(name) {
+            None => {
+                let known: Vec<_> = sources.keys().map(String::as_str).collect();
+                return Err(miette!("no source named {name} in {} (sources: {})", loaded.file.display(), known.join(", ")));
+            }
+            Some(spec) if !spec.kind.is_taxonomy() => {
+                return Err(miette!("source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(asked.to_vec())
+}
+
+fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileStates) -> miette::Result<Outcome> {
+    let mut current = || {
+        let unpinned = Wanted { blake3: None, ..w.clone() };
+        resolver.resolve(&unpinned, files).map(|r| r.hash).into_diagnostic()
+    };
+    Ok(match (w.blake3, force) {
+        (None, _) => Outcome::Pinned(current()?),
+        (Some(_), false) => Outcome::AlreadyPinned,
+        (Some(old), true) => {
+            let new = current()?;
+            if new == old { Outcome::Unchanged } else { Outcome::Repinned { old: old.to_string(), new } }
+        }
+    })
+}
+
+fn report(name: &str, outcome: &Outcome) {
+    let (status, text) = match outcome {
+        Outcome::Pinned(new) => ("Pinned", format!("{name} blake3 {new}")),
+        Outcome::Repinned { old, new } => ("Repinned", format!("{name} blake3 {old} → {new}")),
+        Outcome::Unchanged => ("Fresh", format!("{name}: its bytes still match the pin")),
+        Outcome::AlreadyPinned => ("Fresh", format!("{name} is already pinned (`okb pin --force {name}` re-pins it)")),
+    };
+    eprintln!("{} {text}", super::output::paint(status, "32"));
+}
+
+/// Sets `sources.<name>.blake3`, keeping the comment after an old value.
+fn set_pin(doc: &mut DocumentMut, name: &str, hash: &str) -> Result<(), String> {
+    let table = doc
+        .get_mut("sources")
+        .and_then(|s| s.as_table_like_mut())
+        .and_then(|s| s.get_mut(name))
+        .and_then(|t| t.as_table_like_mut())
+        .ok_or_else(|| format!("cannot find the table of source {name} to write its pin"))?;
+    match table.get_mut("blake3").and_then(|item| item.as_value_mut()) {
+        Some(value) => {
+            let decor = value.decor().clone();
+            *value = hash.into();
+            *value.decor_mut() = decor;
+        }
+        None => {
+            table.insert("blake3", toml_edit::value(hash));
+        }
+    }
+    Ok(())
+}

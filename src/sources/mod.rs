@@ -2,7 +2,8 @@
 //! then mirror folders (matched by content hash, whatever the file names), then a
 //! download. Every byte is verified against the pin before anything reads it.
 
-use std::io::{Read, Write};
+mod download;
+
 use std::path::{Path, PathBuf};
 
 use crate::dataflow::cache::{Hash, write_atomic};
@@ -33,10 +34,11 @@ pub struct Resolved {
 }
 
 /// Why a source could not be had.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum SourceError {
     /// The bytes are not the pinned ones.
-    #[error("source {name}: content hash mismatch for {location}\n  expected blake3 {expected}\n  actual   blake3 {actual}")]
+    #[error("source {name}: pinned blake3 {expected},\n{location} gave blake3 {actual}")]
+    #[diagnostic(code(okb::source::mismatch), help("if the new bytes are intended, run `okb pin --force {name}`"))]
     Mismatch {
         /// Source name.
         name: String,
@@ -49,6 +51,7 @@ pub enum SourceError {
     },
     /// The download failed.
     #[error("source {name}: download of {url} failed: {reason}")]
+    #[diagnostic(code(okb::source::download))]
     Download {
         /// Source name.
         name: String,
@@ -59,6 +62,7 @@ pub enum SourceError {
     },
     /// Nowhere to get it from.
     #[error("source {name}: not in sources/, not in any mirror ({mirrors}), and {why}")]
+    #[diagnostic(code(okb::source::missing), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or allow downloads"))]
     NotFound {
         /// Source name.
         name: String,
@@ -69,6 +73,7 @@ pub enum SourceError {
     },
     /// A local file could not be read.
     #[error("source {name}: cannot read {path}: {source}")]
+    #[diagnostic(code(okb::source::io))]
     Io {
         /// Source name.
         name: String,
@@ -146,86 +151,72 @@ impl Resolver {
                 return Ok(Resolved { path: stored, hash: pin.into(), origin: Origin::Mirror(found) });
             }
         }
-        let mirrors = if self.mirrors.is_empty() {
-            "none given".to_string()
-        } else {
-            self.mirrors.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ")
-        };
-        match (wanted.url, self.offline) {
-            (Some(url), false) => {
-                let (path, hash) = self.download(&name, url, Some(pin))?;
-                files.record(&path, &hash);
-                Ok(Resolved { path, hash, origin: Origin::Download(url.into()) })
-            }
-            (Some(_), true) => Err(SourceError::NotFound { name, mirrors, why: "--offline forbids downloading".into() }),
-            (None, _) => Err(SourceError::NotFound { name, mirrors, why: "it has no url".into() }),
-        }
-    }
-
-    /// Downloads `url` into the store, hashing while streaming; verifies against `pin`.
-    pub fn download(&self, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
-        let fail = |reason: String| SourceError::Download { name: name.into(), url: url.into(), reason };
-        let client = reqwest::blocking::Client::builder()
-            .user_agent(concat!("okb/", env!("CARGO_PKG_VERSION")))
-            .connect_timeout(std::time::Duration::from_secs(20))
-            .timeout(std::time::Duration::from_secs(600))
-            .build()
-            .map_err(|e| fail(e.to_string()))?;
-        let mut response = client.get(url).send().map_err(|e| fail(error_chain(&e)))?;
-        let status = response.status();
-        if !status.is_success() {
-            return Err(fail(format!("HTTP {status}")));
-        }
-        let expected_len = response.content_length();
-        std::fs::create_dir_all(&self.store).map_err(|e| fail(e.to_string()))?;
-        let tmp = crate::dataflow::temp::path(&self.store, "download");
-        let mut file = std::fs::File::create(&tmp).map_err(|e| fail(e.to_string()))?;
-        let mut hasher = blake3::Hasher::new();
-        let mut buf = vec![0u8; 1 << 16];
-        let mut total = 0u64;
-        let result = loop {
-            match response.read(&mut buf) {
-                Ok(0) => break Ok(()),
-                Ok(n) => {
-                    hasher.update(&buf[..n]);
-                    total += n as u64;
-                    if let Err(e) = file.write_all(&buf[..n]) {
-                        break Err(fail(e.to_string()));
-                    }
+        let downloaded = match (wanted.url, self.offline) {
+            (Some(url), false) => match self.download(&name, url, Some(pin)) {
+                Ok((path, hash)) => {
+                    files.record(&path, &hash);
+                    return Ok(Resolved { path, hash, origin: Origin::Download(url.into()) });
                 }
-                Err(e) => break Err(fail(format!("connection broke after {total} bytes: {e}"))),
-            }
+                Err(e @ SourceError::Mismatch { .. }) => return Err(e),
+                Err(e) => Some(e),
+            },
+            _ => None,
         };
-        let result = result.and_then(|()| match expected_len {
-            Some(len) if len != total => Err(fail(format!("connection closed after {total} of {len} bytes"))),
-            _ => Ok(()),
-        });
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
+        // A mirror file named like the source but with other bytes explains more than
+        // "not found" or a network error: the pin, or the mirror, is out of date.
+        if let Some((found, actual)) = self.same_name_in_mirrors(wanted, files) {
+            let location = format!("mirror file {}", found.display());
+            return Err(SourceError::Mismatch { name, location, expected: pin.into(), actual });
+        }
+        if let Some(e) = downloaded {
             return Err(e);
         }
-        file.sync_data().map_err(|e| fail(e.to_string()))?;
-        let hash = hasher.finalize().to_hex().to_string();
-        if let Some(pin) = pin
-            && pin != hash {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(SourceError::Mismatch { name: name.into(), location: url.into(), expected: pin.into(), actual: hash });
-            }
-        let path = self.store.join(&hash);
-        std::fs::rename(&tmp, &path).map_err(|e| fail(e.to_string()))?;
-        Ok((path, hash))
+        let mirrors = self.describe_mirrors();
+        let why = if wanted.url.is_some() { "--offline forbids downloading" } else { "it has no url" };
+        Err(SourceError::NotFound { name, mirrors, why: why.into() })
     }
-}
 
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
+    /// The mirror file whose name is the last segment of the source's url (the longest
+    /// match of trailing path segments wins), with its hash.
+    fn same_name_in_mirrors(&self, wanted: &Wanted<'_>, files: &mut FileStates) -> Option<(PathBuf, Hash)> {
+        let url = wanted.url?;
+        let segments: Vec<&str> = url.split(['?', '#']).next()?.rsplit('/').take_while(|s| !s.is_empty()).collect();
+        let file_name = *segments.first()?;
+        let mut best: Option<(usize, PathBuf)> = None;
+        for mirror in &self.mirrors {
+            let mut candidates = files_in(mirror, true);
+            candidates.sort();
+            for path in candidates {
+                if path.file_name().and_then(|n| n.to_str()) != Some(file_name) {
+                    continue;
+                }
+                let components: Vec<_> = path.iter().rev().filter_map(|c| c.to_str()).collect();
+                let matched = segments.iter().zip(&components).take_while(|(a, b)| a == b).count();
+                if best.as_ref().is_none_or(|(m, _)| matched > *m) {
+                    best = Some((matched, path));
+                }
+            }
+        }
+        let (_, path) = best?;
+        let hash = files.hash(&path).ok()?;
+        Some((path, hash))
     }
-    text
+
+    /// The mirror folders for a message, flagging those that do not exist.
+    fn describe_mirrors(&self) -> String {
+        if self.mirrors.is_empty() {
+            return "none given: pass --mirror DIR or set OKB_MIRROR".to_string();
+        }
+        let describe = |m: &PathBuf| {
+            if m.is_dir() { m.display().to_string() } else { format!("{} (no such folder)", m.display()) }
+        };
+        self.mirrors.iter().map(describe).collect::<Vec<_>>().join(", ")
+    }
+
+    /// Downloads `url` into the store (retrying transient failures), verified against `pin`.
+    pub fn download(&self, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
+        download::download(&self.store, name, url, pin)
+    }
 }
 
 /// A file under `dir` (recursively) whose bytes hash to `pin`.

@@ -1,0 +1,150 @@
+//! Downloading a source into the project's store: streamed, hashed on the way, verified
+//! against the pin, and retried with exponential backoff when the failure is one that
+//! waiting can cure (a refused or dropped connection, a timeout, HTTP 429 or 5xx).
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::dataflow::cache::Hash;
+
+use super::SourceError;
+
+/// How many times a download is tried in all (the first try and three retries, as cargo).
+const ATTEMPTS: u32 = 4;
+/// The longest wait between tries, whatever a server's `Retry-After` says.
+const MAX_DELAY: Duration = Duration::from_secs(30);
+
+/// One failed try: what to say, and whether trying again can help.
+struct Failure {
+    reason: String,
+    transient: bool,
+    /// The server's `Retry-After`, when it sent one.
+    retry_after: Option<Duration>,
+}
+
+impl Failure {
+    fn permanent(reason: impl Into<String>) -> Failure {
+        Failure { reason: reason.into(), transient: false, retry_after: None }
+    }
+    fn transient(reason: impl Into<String>) -> Failure {
+        Failure { reason: reason.into(), transient: true, retry_after: None }
+    }
+}
+
+/// Downloads `url` into `store` and returns the stored file and its BLAKE3. With a `pin`,
+/// bytes that hash differently never enter the store. Transient failures are retried
+/// after 0.5 s, 1 s, 2 s (`OKB_RETRY_DELAY_MS` sets the first delay).
+pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
+    let fail = |reason: String| SourceError::Download { name: name.into(), url: url.into(), reason };
+    let client = reqwest::blocking::Client::builder()
+        .user_agent(concat!("okb/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(20))
+        .timeout(Duration::from_secs(600))
+        .build()
+        .map_err(|e| fail(e.to_string()))?;
+    std::fs::create_dir_all(store).map_err(|e| fail(e.to_string()))?;
+    let mut delay = first_delay();
+    for attempt in 1..=ATTEMPTS {
+        let failure = match try_once(&client, store, url) {
+            Ok((tmp, hash)) => return keep(store, name, url, pin, tmp, hash),
+            Err(failure) => failure,
+        };
+        if !failure.transient || attempt == ATTEMPTS {
+            let tries = if attempt > 1 { format!(" (after {attempt} tries)") } else { String::new() };
+            return Err(fail(format!("{}{tries}", failure.reason)));
+        }
+        let wait = failure.retry_after.unwrap_or(delay).min(MAX_DELAY);
+        crate::progress::println(&format!(
+            "warning: spurious network error ({} tries remaining, next in {:.1} s): {url}: {}",
+            ATTEMPTS - attempt,
+            wait.as_secs_f64(),
+            failure.reason
+        ));
+        std::thread::sleep(wait);
+        delay *= 2;
+    }
+    unreachable!("the last attempt returns")
+}
+
+fn first_delay() -> Duration {
+    let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+    Duration::from_millis(ms)
+}
+
+/// Moves a verified download into the store under its hash; a pin mismatch removes it.
+fn keep(store: &Path, name: &str, url: &str, pin: Option<&str>, tmp: PathBuf, hash: Hash) -> Result<(PathBuf, Hash), SourceError> {
+    if let Some(pin) = pin
+        && pin != hash
+    {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(SourceError::Mismatch { name: name.into(), location: url.into(), expected: pin.into(), actual: hash });
+    }
+    let path = store.join(&hash);
+    std::fs::rename(&tmp, &path)
+        .map_err(|e| SourceError::Download { name: name.into(), url: url.into(), reason: e.to_string() })?;
+    Ok((path, hash))
+}
+
+/// One GET, streamed into a temporary file in `store`; removed again on any failure.
+fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Result<(PathBuf, Hash), Failure> {
+    let mut response = client.get(url).send().map_err(|e| {
+        let transient = e.is_connect() || e.is_timeout() || e.is_request();
+        Failure { reason: error_chain(&e), transient, retry_after: None }
+    })?;
+    let status = response.status();
+    if !status.is_success() {
+        let transient = status.as_u16() == 429 || status.is_server_error();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        return Err(Failure { reason: format!("HTTP {status}"), transient, retry_after });
+    }
+    let expected_len = response.content_length();
+    let tmp = crate::dataflow::temp::path(store, "download");
+    let result = stream_to(&mut response, &tmp, expected_len);
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map(|hash| (tmp, hash))
+}
+
+/// Copies the body to `tmp`, hashing it; a short body is a transient failure.
+fn stream_to(response: &mut impl Read, tmp: &Path, expected_len: Option<u64>) -> Result<Hash, Failure> {
+    let mut file = std::fs::File::create(tmp).map_err(|e| Failure::permanent(e.to_string()))?;
+    let mut hasher = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut total = 0u64;
+    loop {
+        match response.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                hasher.update(&buf[..n]);
+                total += n as u64;
+                file.write_all(&buf[..n]).map_err(|e| Failure::permanent(e.to_string()))?;
+            }
+            Err(e) => return Err(Failure::transient(format!("connection broke after {total} bytes: {e}"))),
+        }
+    }
+    if let Some(len) = expected_len
+        && len != total
+    {
+        return Err(Failure::transient(format!("connection closed after {total} of {len} bytes")));
+    }
+    file.sync_data().map_err(|e| Failure::permanent(e.to_string()))?;
+    Ok(hasher.finalize().to_hex().to_string())
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
