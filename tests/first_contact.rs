@@ -283,3 +283,40 @@ fn convert_follows_the_output_name_and_refuses_impossible_directions_before_work
     assert!(p.okb(&["inspect", "m.okbm"]).stdout.contains("polyglot key"));
     assert_eq!(p.okb(&["convert", "-o", "back.pgn", "g.bgn"]).status, 0);
 }
+
+#[test]
+fn query_name_ranks_the_exact_and_leading_main_names_first_as_the_search_endpoint_does() {
+    let p = Project::full();
+    p.make(&[]);
+    let listed = |query: &str| -> Vec<(String, String)> {
+        let run = p.okb(&["query", "name", query, "--json"]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let nodes: Vec<serde_json::Value> = serde_json::from_str(&run.stdout).unwrap();
+        nodes.iter().map(|n| (n["node_id"].as_str().unwrap().to_string(), full_name(n))).collect()
+    };
+    fn full_name(n: &serde_json::Value) -> String {
+        match n["variation_name"].as_str() {
+            Some(v) => format!("{}: {v}", n["opening_name"].as_str().unwrap()),
+            None => n["opening_name"].as_str().unwrap().to_string(),
+        }
+    }
+    let sicilian = listed("sicilian");
+    assert_eq!(sicilian[0].1, "Sicilian Defense");
+    let van_geet = sicilian.iter().position(|(_, name)| name == "Van Geet: Sicilian Variation").expect("listed");
+    assert!(van_geet > sicilian.iter().position(|(_, n)| n == "Sicilian Defense: Najdorf Variation").unwrap());
+    assert_eq!(listed("kings gambit")[0].1, "King's Gambit");
+    assert_eq!(listed("caro kann")[0].1, "Caro-Kann Defense");
+    assert_eq!(listed("sicillian najdorf")[0].1, "Sicilian Defense: Najdorf Variation", "a typo is forgiven");
+
+    // The same order as GET /opening/search, which ranks with the same index.
+    let store = okb::store::read::Store::open(&p.path("build/okb.sqlite")).unwrap();
+    let graph = store.graph().unwrap();
+    let index = okb::search::SearchIndex::new(&graph);
+    for query in ["sicilian", "french defense", "queen's gambit declined"] {
+        let ids: Vec<String> = index.search(&graph, query, 25).into_iter().map(|h| h.node_id).collect();
+        let cli: Vec<String> = listed(query).into_iter().take(25).map(|(id, _)| id).collect();
+        assert_eq!(cli, ids, "{query}");
+    }
+    let none = p.okb(&["query", "name", "zzzzqqq"]);
+    assert_eq!(none.status, 1);
+}

@@ -26,9 +26,14 @@ pub enum Query {
         #[arg(long)]
         json: bool,
     },
-    /// Named openings whose name or alias contains TEXT (case-insensitive).
+    /// Named openings matching TEXT, best first (as the explorer's search box)
+    ///
+    /// Every word of TEXT must match a word of the name or of an alias: whole, as a prefix
+    /// (`naj` → Najdorf), inside it, or with a typo (`sicillian`). The name equal to TEXT
+    /// comes first, then names that start with TEXT's first word ("Sicilian Defense"
+    /// before "Van Geet: Sicilian Variation"), then fewer words and shorter lines.
     Name {
-        /// Part of a name.
+        /// Words of a name.
         text: String,
         /// Print JSON.
         #[arg(long)]
@@ -92,7 +97,12 @@ pub fn run(store: &Store, args: QueryArgs) -> miette::Result<ExitCode> {
             store.node_by_position(&crate::position::epd(&pos)).map_err(err)?.into_iter().collect()
         }
         QueryKind::Eco => store.nodes_by_eco(&args.text).map_err(err)?,
-        QueryKind::Name => store.nodes_by_name(&args.text).map_err(err)?,
+        QueryKind::Name => {
+            let graph = store.graph().map_err(err)?;
+            let hits = crate::search::SearchIndex::new(&graph).search(&graph, &args.text, usize::MAX);
+            let ids: Vec<&str> = hits.iter().map(|h| h.node_id.as_str()).collect();
+            store.nodes_by_id(&ids).map_err(err)?
+        }
     };
     let single = matches!(args.kind, QueryKind::Fen | QueryKind::Moves);
     if args.json {

@@ -10,7 +10,6 @@
 pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
-pub mod search;
 pub mod structures;
 
 use std::collections::HashMap;
@@ -48,7 +47,7 @@ pub struct Catalog {
     /// Node index by position key: a lookup hashes the parsed position instead of
     /// formatting its EPD text.
     by_key: KeyMap<PositionKey, u32>,
-    search: search::SearchIndex,
+    search: crate::search::SearchIndex,
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
     openapi: Bytes,
@@ -79,7 +78,7 @@ impl Catalog {
             structures: structures::StructureIndex::new(store.structures()?, &graph),
             store_path: path.to_path_buf(),
             by_key,
-            search: search::SearchIndex::new(&graph),
+            search: crate::search::SearchIndex::new(&graph),
             stems,
             node_json,
             graph,
@@ -214,15 +213,15 @@ struct SearchParams {
 async fn opening_search(State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let q = params.q.unwrap_or_default();
-    if q.trim().is_empty() || q.len() > search::MAX_QUERY {
-        return Err(ApiError::bad_request(format!("q must be 1 to {} bytes of text", search::MAX_QUERY)));
+    if q.trim().is_empty() || q.len() > crate::search::MAX_QUERY {
+        return Err(ApiError::bad_request(format!("q must be 1 to {} bytes of text", crate::search::MAX_QUERY)));
     }
     let limit = params.limit.unwrap_or(SEARCH_LIMITS.0);
     if limit == 0 || limit > SEARCH_LIMITS.1 {
         return Err(ApiError::bad_request(format!("limit must be 1 to {}", SEARCH_LIMITS.1)));
     }
     let results = c.search.search(&c.graph, &q, limit);
-    Ok(json(&search::SearchAnswer { query: q, results }))
+    Ok(json(&crate::search::SearchAnswer { query: q, results }))
 }
 
 #[derive(Deserialize)]

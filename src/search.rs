@@ -1,4 +1,5 @@
-//! Fuzzy search over opening names and aliases (`GET /opening/search`).
+//! Fuzzy search over opening names and aliases: `GET /opening/search` and
+//! `okb query name` rank with it, so both list the same openings in the same order.
 //!
 //! Names are cut into words (accents folded, lowercase). Each query word scores against
 //! each distinct name word: equal 1.0, a prefix 0.9 (`ruy` → `ruy`, `naj` → `najdorf`),
@@ -121,6 +122,7 @@ impl SearchIndex {
     pub fn search(&self, graph: &Graph, query: &str, limit: usize) -> Vec<Hit> {
         let folded = normalize(query);
         let terms: Vec<&str> = words(&folded).collect();
+        let whole_query = folded.replace('-', "");
         if terms.is_empty() {
             return Vec::new();
         }
@@ -144,13 +146,19 @@ impl SearchIndex {
             if total == 0.0 {
                 continue;
             }
-            // Small bonuses order equal matches: the query's first word opening the name
-            // (`sicilian` → "Sicilian Defense" before "Van Geet: Sicilian Variation"), a
-            // match in the name rather than an alias, an authoritative (Lichess) name.
+            // Small bonuses order equal matches: the whole name equal to the query, the
+            // query's first word opening the name (`sicilian` → "Sicilian Defense" before
+            // "Van Geet: Sicilian Variation"), a match in the name rather than an alias,
+            // an authoritative (Lichess) name.
+            let exact = doc.joined == whole_query;
             let leads = doc.words.first().is_some_and(|&w| table[0][w as usize] > 0.0);
             let authoritative = graph.node(doc.node).entry.as_ref().is_some_and(|e| e.src == "eco_tsv");
+            // An alias equal to the query ("Sicilian", SCID's name of a deeper line) must not
+            // outrank the main name that starts with it, so alias bonuses are a tenth.
+            let weight = if doc.field == "name" { 1.0 } else { 0.1 };
             let total = total
-                + if leads { 0.1 } else { 0.0 }
+                + if exact { 0.3 * weight } else { 0.0 }
+                + if leads { 0.1 * weight } else { 0.0 }
                 + if doc.field == "name" { 0.05 } else { 0.0 }
                 + if authoritative { 0.02 } else { 0.0 };
             let slot = best.entry(doc.node).or_insert((total, d));
@@ -211,31 +219,11 @@ fn word_score(term: &str, word: &str) -> f64 {
     if allowed == 0 || term.len().abs_diff(word.len()) > allowed {
         return 0.0;
     }
-    match edit_distance(term.as_bytes(), word.as_bytes()) {
+    // Optimal string alignment: Levenshtein plus adjacent transpositions (`scilian`).
+    match strsim::osa_distance(term, word) {
         d if d <= allowed => 0.6 - 0.1 * d as f64,
         _ => 0.0,
     }
-}
-
-/// Optimal string alignment distance (Levenshtein plus adjacent transpositions).
-fn edit_distance(a: &[u8], b: &[u8]) -> usize {
-    let width = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * width];
-    for i in 0..=a.len() {
-        for j in 0..=b.len() {
-            d[i * width + j] = if i == 0 || j == 0 {
-                i + j
-            } else {
-                let cost = usize::from(a[i - 1] != b[j - 1]);
-                let mut v = (d[(i - 1) * width + j] + 1).min(d[i * width + j - 1] + 1).min(d[(i - 1) * width + j - 1] + cost);
-                if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                    v = v.min(d[(i - 2) * width + j - 2] + 1);
-                }
-                v
-            };
-        }
-    }
-    d[a.len() * width + b.len()]
 }
 
 #[cfg(test)]
@@ -250,6 +238,6 @@ mod tests {
         assert_eq!(word_score("scilian", "sicilian"), 0.5);
         assert_eq!(word_score("xyz", "french"), 0.0);
         assert_eq!(word_score("king", "kings"), 0.9);
-        assert_eq!(edit_distance(b"caro", b"acro"), 1);
+        assert_eq!(word_score("acro", "caro"), 0.5);
     }
 }
