@@ -320,3 +320,37 @@ fn query_name_ranks_the_exact_and_leading_main_names_first_as_the_search_endpoin
     let none = p.okb(&["query", "name", "zzzzqqq"]);
     assert_eq!(none.status, 1);
 }
+
+#[test]
+fn broken_and_gameless_files_are_named_counted_and_survived() {
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*\"]\n{CSV}",
+        mini_sources()
+    ));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    let masters = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Abdusattorov.pgn.zst");
+    let bytes = std::fs::read(masters).unwrap();
+    std::fs::write(p.path("games/cut.pgn.zst"), &bytes[..bytes.len() / 2]).unwrap();
+    std::fs::write(p.path("games/page.pgn"), "<!DOCTYPE html>\n<html><body>502 Bad Gateway</body></html>\n").unwrap();
+    std::fs::write(p.path("games/empty.pgn"), "").unwrap();
+    std::fs::copy(games_fixture("bad.pgn"), p.path("games/good.pgn")).unwrap();
+
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 0, "a broken file does not stop the build: {}", run.stderr);
+    let said = |needle: &str| assert!(run.stderr.contains(needle), "{needle}: {}", run.stderr);
+    said("[corrupt-file] games/cut.pgn.zst:");
+    said("incomplete frame");
+    said("games before the break are read");
+    said("[no-games] games/page.pgn: no games in this file; it starts with \"<!DOCTYPE html>");
+    said("[no-games] games/empty.pgn: no games in this file: it is empty");
+    assert!(p.path("out/nodes.csv").exists());
+
+    // Memoized like any step: the next make does nothing, still counts the warnings, and
+    // --strict replays them.
+    let again = p.okb(&["make"]);
+    assert!(again.stderr.contains("nothing to do") && again.stderr.contains("warnings"), "{}", again.stderr);
+    let (status, json) = strict(&p);
+    assert_eq!(status, 3, "{json}");
+    let failing = json["strict_failures"].to_string();
+    assert!(failing.contains("corrupt-file:games/cut.pgn.zst") && failing.contains("no-games:games/page.pgn"), "{failing}");
+}

@@ -27,7 +27,7 @@ use shakmaty::Move;
 
 use super::GamesError;
 use super::filter::{CompiledFilter, GameFilter, GameResult, GameTags};
-use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES};
+use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, StreamBreak};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
 use super::stats::{GameStats, MoveStats, Outcomes};
@@ -104,6 +104,9 @@ pub struct FileAggregate {
     pub bad: BadGames,
     /// Games read, counted, bad and filtered by reason.
     pub counters: Counters,
+    /// Where the file's (compressed) stream broke, if it did: the games before the break
+    /// are counted, the rest of the file is not (see [`Chunker::next_chunk`]).
+    pub broken: Option<StreamBreak>,
 }
 
 /// Aggregates one game file with default options and the given ply limit.
@@ -155,10 +158,11 @@ pub fn aggregate_file_with(
     };
     let file = path.display().to_string();
     let mut chunker = Chunker::open(path, opts.chunk_bytes, boundary)?;
-    let Some(first) = chunker.next_chunk()? else {
+    let Some(first) = whole_games(&mut chunker)? else {
         return Ok(FileAggregate {
             file,
             max_ply: opts.max_ply as u32,
+            broken: chunker.broken().cloned(),
             ..Default::default()
         });
     };
@@ -187,7 +191,7 @@ pub fn aggregate_file_with(
     if first.last {
         process(first)?;
     } else {
-        let rest = std::iter::from_fn(|| chunker.next_chunk().transpose());
+        let rest = std::iter::from_fn(|| whole_games(&mut chunker).transpose());
         std::iter::once(Ok(first))
             .chain(rest)
             .par_bridge()
@@ -219,7 +223,17 @@ pub fn aggregate_file_with(
         stats: GameStats { positions, moves },
         bad,
         counters,
+        broken: chunker.broken().cloned(),
     })
+}
+
+/// The next chunk; a broken stream ends the file after its sound games instead of
+/// failing it (the break is kept in the chunker for the report).
+fn whole_games(chunker: &mut Chunker) -> Result<Option<Chunk>, GamesError> {
+    match chunker.next_chunk() {
+        Err(GamesError::Read { .. }) if chunker.broken().is_some() => Ok(None),
+        other => other,
+    }
 }
 
 fn spill_err(e: SpillError) -> GamesError {

@@ -149,7 +149,29 @@ pub struct Chunker {
     boundary: Boundary,
     next_index: u64,
     next_line: u64,
+    /// Decompressed bytes handed out in earlier chunks.
+    offset: u64,
     eof: bool,
+    /// Where the stream broke, once it has; reported after the chunk of whole games
+    /// read before the break.
+    broken: Option<StreamBreak>,
+}
+
+/// Where and why a (compressed) stream stopped making sense.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamBreak {
+    /// The line reached (1-based, in the decompressed text).
+    pub line: u64,
+    /// The decompressed bytes read before the break.
+    pub byte: u64,
+    /// What the decoder said (`incomplete frame`, `Data corruption detected`).
+    pub reason: String,
+}
+
+impl std::fmt::Display for StreamBreak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the stream broke at line {} (byte {} of the decompressed text): {}", self.line, self.byte, self.reason)
+    }
 }
 
 impl std::fmt::Debug for Chunker {
@@ -182,12 +204,26 @@ impl Chunker {
             boundary,
             next_index: 0,
             next_line: 1,
+            offset: 0,
             eof: false,
+            broken: None,
         }
     }
 
     /// The next chunk, or `None` at the end of the stream.
+    ///
+    /// When reading or decompressing fails part way, the games read before the break come
+    /// first, as the last chunk, without the last game started before the break (it may
+    /// be cut); the next call returns the error ([`GamesError::Read`], naming the line
+    /// and byte). Those games are sound: a decoder reports damage in the block it is in,
+    /// so the bytes before the break decoded cleanly.
+    ///
+    /// [`Chunker::broken`] tells a caller that keeps those games where the break was.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, GamesError> {
+        if let Some(b) = &self.broken {
+            let source = std::io::Error::other(b.reason.clone());
+            return Err(GamesError::Read { path: self.path.clone(), line: b.line, byte: b.byte, source });
+        }
         let mut data = std::mem::take(&mut self.carry);
         let mut search_from = 0;
         loop {
@@ -209,13 +245,19 @@ impl Chunker {
             // No boundary yet (a giant game or no blank lines): read a bit more.
             self.fill(&mut data, (self.target / 8).max(4096))?;
         }
-        if data.is_empty() {
+        if self.broken.is_some() {
+            data.truncate(last_boundary(&data, self.boundary));
+            if data.is_empty() {
+                return self.next_chunk();
+            }
+        } else if data.is_empty() {
             return Ok(None);
         }
+        self.offset += data.len() as u64;
         let chunk = Chunk {
             index: self.next_index,
             first_line: self.next_line,
-            last: self.eof && self.carry.is_empty(),
+            last: self.eof && (self.carry.is_empty() || self.broken.is_some()),
             data,
         };
         self.next_index += 1;
@@ -226,10 +268,14 @@ impl Chunker {
         Ok(Some(chunk))
     }
 
+    /// Where the stream broke, if it did.
+    pub fn broken(&self) -> Option<&StreamBreak> {
+        self.broken.as_ref()
+    }
+
     fn fill(&mut self, data: &mut Vec<u8>, want: usize) -> Result<(), GamesError> {
         // read_to_end on a `take` fills spare capacity without zeroing it first.
         data.reserve(want);
-        let before = data.len();
         match (&mut self.reader).take(want as u64).read_to_end(data) {
             Ok(n) => {
                 // `take` reads until its limit or the end: a short read is the end.
@@ -238,11 +284,16 @@ impl Chunker {
                 }
                 Ok(())
             }
-            Err(source) => Err(GamesError::Read {
-                path: self.path.clone(),
-                line: self.next_line + count_newlines(&data[..before]),
-                source,
-            }),
+            Err(source) => {
+                // Bytes read before the error stay in `data` (read_to_end keeps them).
+                self.broken = Some(StreamBreak {
+                    line: self.next_line + count_newlines(data),
+                    byte: self.offset + data.len() as u64,
+                    reason: source.to_string(),
+                });
+                self.eof = true;
+                Ok(())
+            }
         }
     }
 }
@@ -323,6 +374,22 @@ fn find_boundary(data: &[u8], from: usize, boundary: Boundary) -> Option<usize> 
                 i = next;
             }
             fallback
+        }
+    }
+}
+
+/// Where the last game of `data` starts (0 when it holds at most one): what remains when
+/// a stream breaks and the game it cut must go.
+fn last_boundary(data: &[u8], boundary: Boundary) -> usize {
+    match boundary {
+        Boundary::Line => data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1),
+        Boundary::Pgn => {
+            let tag_after_blank = |nl: usize| data.get(nl + 1) == Some(&b'[') && follows_blank_line(data, nl);
+            let newlines = || data.iter().enumerate().rev().filter(|(_, b)| **b == b'\n').map(|(i, _)| i);
+            newlines()
+                .find(|&nl| tag_after_blank(nl) && data[nl + 1..].starts_with(b"[Event "))
+                .or_else(|| newlines().find(|&nl| tag_after_blank(nl)))
+                .map_or(0, |nl| nl + 1)
         }
     }
 }

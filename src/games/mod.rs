@@ -46,12 +46,14 @@ pub enum GamesError {
         source: std::io::Error,
     },
     /// Reading or decompressing a file failed part way.
-    #[error("{}:{line}: read error (corrupt compressed data or I/O failure): {source}", path.display())]
+    #[error("{}:{line}: read error at byte {byte} of the decompressed text (corrupt compressed data or I/O failure): {source}", path.display())]
     Read {
         /// The file.
         path: PathBuf,
         /// The line reached when the error happened (1-based).
         line: u64,
+        /// The decompressed bytes read before the error.
+        byte: u64,
         /// The underlying error.
         source: std::io::Error,
     },

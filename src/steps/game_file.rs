@@ -47,6 +47,7 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         let c = &aggregate.counters;
         let text = format!("{} games, {} counted", c.games_read, c.games_counted);
         cx.warn(bad_games(&aggregate.bad));
+        cx.warn(file_problems(&file, &aggregate));
         Ok(Produced::new(aggregate, text))
     };
     Decl::new(id, &RULE, Action::Value(Box::new(run)))
@@ -55,6 +56,36 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         .param_at(vec!["sources".into(), source, "filter".into()])
         .param("tree.max_ply")
         .priority(800)
+}
+
+/// A file whose stream broke part way (`corrupt-file`, at the line where it broke) or
+/// that holds no game at all (`no-games`: an HTML error page saved as .pgn, random bytes).
+fn file_problems(file: &GameFile, aggregate: &crate::games::aggregate::FileAggregate) -> Vec<Warning> {
+    let counted = aggregate.counters.games_read;
+    if let Some(b) = &aggregate.broken {
+        let message = format!(
+            "{b}; the {counted} games before the break are read, the rest of the file is not (the last game started before the break is dropped)"
+        );
+        let line = u32::try_from(b.line).ok();
+        return vec![Warning { kind: "corrupt-file".into(), file: file.shown.clone(), line, message, text: None }];
+    }
+    if counted > 0 {
+        return Vec::new();
+    }
+    let message = match first_text(&file.path) {
+        Some(head) if !head.is_empty() => format!("no games in this file; it starts with {head:?}: is it PGN{}?", if file.bgn { " (BGN)" } else { "" }),
+        _ => "no games in this file: it is empty".to_string(),
+    };
+    vec![Warning { kind: "no-games".into(), file: file.shown.clone(), line: None, message, text: None }]
+}
+
+/// The first 40 characters of a file's decompressed text (lossy), for a message.
+fn first_text(path: &std::path::Path) -> Option<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    crate::games::input::open(path).ok()?.take(160).read_to_end(&mut head).ok()?;
+    let text = String::from_utf8_lossy(&head);
+    Some(crate::diagnostics::shorten(text.trim_start(), 40))
 }
 
 /// The skipped games of a file as warnings (`illegal-san`, `truncated`…), one per
