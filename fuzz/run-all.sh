@@ -9,9 +9,14 @@ parallel="${PARALLEL:-2}"
 mkdir -p logs
 [ -d corpus ] || ./seed.sh
 targets=(pgn bgn lichess_tsv scid_eco eco_pgn fen pipeline_toml http)
-RUSTC_BOOTSTRAP=1 cargo fuzz build -s none "${targets[@]}" >/dev/null 2>&1 || RUSTC_BOOTSTRAP=1 cargo fuzz build -s none
+# Build once, then run the binaries themselves: `cargo fuzz run` would rebuild (and wait
+# for the build lock) whenever the sources changed since, in the middle of the runs.
+RUSTC_BOOTSTRAP=1 cargo fuzz build -s none
+bin="target/$(rustc -vV | sed -n 's/^host: //p')/release"
 run() {
-    RUSTC_BOOTSTRAP=1 nice -n 19 cargo fuzz run -s none "$1" "corpus/$1" -- -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 > "logs/$1.log" 2>&1
+    mkdir -p "artifacts/$1"
+    nice -n 19 "$bin/$1" "corpus/$1" -artifact_prefix="artifacts/$1/" -max_total_time="$seconds" \
+        -timeout=10 -rss_limit_mb=4096 > "logs/$1.log" 2>&1
     echo "$1: exit $? — $(grep -E '^Done [0-9]+ runs' "logs/$1.log" || tail -1 "logs/$1.log")"
 }
 for target in "${targets[@]}"; do
