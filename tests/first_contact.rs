@@ -149,7 +149,7 @@ fn a_closed_stdout_ends_a_command_quietly_with_success() {
     assert_eq!(packed.status, 0, "{}", packed.stderr);
     let store = p.path("build/okb.sqlite").display().to_string();
     let cases: [&[&str]; 6] = [
-        &["query", "name", "e"],
+        &["query", "name", "defense"],
         &["query", "--store", &store, "moves", "1. e4 c5", "--json"],
         &["graph"],
         &["classify", &games],
