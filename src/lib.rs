@@ -17,6 +17,7 @@ pub mod pipeline;
 pub mod position;
 pub mod progress;
 pub mod record;
+pub mod release;
 pub mod search;
 pub mod serve;
 pub mod sources;

@@ -69,6 +69,18 @@ enum Command {
     Completions(okb::cli::completions::CompletionsArgs),
     /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
     Man,
+    /// Check a build against a release manifest (build/manifest.json by default)
+    ///
+    /// Compares every output file on disk with the BLAKE3 and size the manifest records,
+    /// then runs `okb make --locked` (offline) and compares the manifest that build writes:
+    /// sources, game files, engine, parameters, okb version and every output.
+    ///
+    ///   okb verify                          # this project's last build
+    ///   okb verify release/manifest.json    # a published release
+    ///   okb verify --fresh                  # rebuild everything with an empty cache
+    ///   okb verify --no-build               # only the files on disk
+    #[command(verbatim_doc_comment)]
+    Verify(okb::cli::verify::VerifyArgs),
     /// Download (or copy from a mirror) and verify every pinned source.
     Fetch(okb::cli::fetch::FetchArgs),
     /// Write the blake3 pin of sources into pipeline.toml (comments and layout kept)
@@ -221,6 +233,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
         Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
+        Command::Verify(args) => cli::verify::run(&args, load),
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
         Command::Book(args) => done(cli::book::run(&args)),

@@ -12,6 +12,7 @@ use crate::diagnostics::Warning;
 use crate::dataflow::{Build, BuildError, CorruptCache, Decl, Plan, Status, StepReport};
 use crate::eco::EcoFormat;
 use crate::pipeline::{ExportFormat, ExportSpec, Loaded, SourceKind};
+use crate::release::{self, Manifest};
 use crate::sources::{Origin, Resolver, Wanted};
 use crate::steps::{self, game_file::GameFile};
 
@@ -86,7 +87,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
 
 /// The project's cache folder.
 pub fn cache_dir(loaded: &Loaded) -> PathBuf {
-    loaded.path("cache")
+    loaded.cache.clone()
 }
 
 /// Runs the pipeline. A corrupt cache object is discarded and the run retried, so the
@@ -180,9 +181,11 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let pipeline = &loaded.pipeline;
     let mut steps: Vec<Decl<'static>> = Vec::new();
     let mut taxonomies = Vec::new();
+    let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
     for (name, format, path, hash) in resolve_taxonomies(loaded, options, build, fetched)? {
         let size = std::fs::metadata(&path).map_or(0, |m| m.len());
         steps.push(steps::parse::declare(&name, format, path, &hash, size));
+        facts.sources.insert(name.clone(), source_facts(&pipeline.sources[&name], hash));
         taxonomies.push((name, format));
     }
     steps.push(steps::eco::declare(taxonomies, pipeline.eco.interpolate));
@@ -200,8 +203,12 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });
         let binary = crate::engine::resolve_engine(configured.as_deref())?;
         let hash = build.hash_file(&binary)?;
+        let settings = serde_json::to_value(config).unwrap_or_default();
         let config = crate::engine::EngineConfig { path: Some(binary), ..config.clone() };
-        steps.push(steps::engine::declare(config, hash, cache_dir(loaded).join("engine.sqlite")));
+        let engine_cache = cache_dir(loaded).join("engine.sqlite");
+        let name = crate::engine::cache::EngineCache::open(&engine_cache).ok().and_then(|c| c.engine_name(&hash).ok().flatten());
+        facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), name, settings });
+        steps.push(steps::engine::declare(config, hash, engine_cache));
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -215,12 +222,39 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
     steps.push(steps::store_entries::declare(entries.clone()));
     steps.push(steps::node_records::declare(with_engine));
-    steps.push(steps::store::declare(store_path, entries, with_engine, with_stubs));
+    steps.push(steps::store::declare(store_path.clone(), entries, with_engine, with_stubs));
     for (name, spec) in &pipeline.exports {
         steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, with_engine));
     }
     let params = serde_json::to_value(pipeline).map_err(|e| BuildError::Step { step: "pipeline".into(), message: e.to_string() })?;
+    facts.pipeline = release::manifest::PipelineFacts { file: release::manifest::relative(&loaded.root, &loaded.file), parameters: params.clone() };
+    facts.game_files = game_files
+        .iter()
+        .map(|g| release::manifest::GameFileFacts { source: g.source.clone(), path: g.shown.clone(), blake3: g.hash.clone() })
+        .collect();
+    // What the build delivers: files outside the cache (whose own intermediates, such as
+    // store:entries, are no output), the store apart.
+    let cache = cache_dir(loaded);
+    let delivered = |d: &&Decl<'_>| d.id != "store" && d.action.writes().1.is_some_and(|t| !t.starts_with(&cache));
+    let outputs = steps.iter().filter(delivered).filter_map(|d| match d.action.writes() {
+        ("files", Some(target)) => Some((d.id.clone(), target.clone(), true)),
+        ("file", Some(target)) => Some((d.id.clone(), target.clone(), false)),
+        _ => None,
+    });
+    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path.clone()) };
+    steps.push(steps::manifest::declare(inputs, manifest_path(loaded)));
     Ok(Plan { steps, params })
+}
+
+/// Where a make writes its manifest: `manifest.json` beside the store.
+pub fn manifest_path(loaded: &Loaded) -> PathBuf {
+    let store = loaded.path(&loaded.pipeline.store.path);
+    store.parent().map_or_else(|| loaded.path("manifest.json"), |dir| dir.join("manifest.json"))
+}
+
+fn source_facts(spec: &crate::pipeline::SourceSpec, hash: String) -> release::manifest::SourceFacts {
+    let kind = serde_json::to_value(spec.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    release::manifest::SourceFacts { kind, url: spec.url.clone(), path: spec.path.clone(), blake3: hash }
 }
 
 /// The step of one `[exports.<name>]` table.

@@ -259,6 +259,9 @@ pub struct Loaded {
     pub text: String,
     /// Things to tell the user about how the file was read (profile tables left out).
     pub notes: Vec<String>,
+    /// The build cache folder: `cache/` beside the file (`okb verify --fresh` builds with
+    /// an empty one elsewhere).
+    pub cache: PathBuf,
 }
 
 impl Loaded {
@@ -308,7 +311,8 @@ pub fn parse(text: String, file: &Path, profile: Option<&str>) -> Result<Loaded,
     let mut pipeline: Pipeline = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
-    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone(), notes: Vec::new() };
+    let cache = root.join("cache");
+    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone(), notes: Vec::new(), cache };
     if let Some(name) = profile {
         let Some(overrides) = pipeline.profile.get(name).cloned() else {
             let known: Vec<&str> = pipeline.profile.keys().map(String::as_str).collect();

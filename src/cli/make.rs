@@ -36,6 +36,10 @@ pub struct MakeArgs {
     /// Print a JSON report on stdout (steps, warnings, outcome) when done.
     #[arg(long)]
     pub json: bool,
+    /// Release builds: fail unless every source is pinned and already here (in sources/
+    /// or a mirror); nothing is downloaded. Implies --offline.
+    #[arg(long)]
+    pub locked: bool,
 }
 
 /// Runs `okb make`: 0 when built, 3 when `--strict` and warnings were reported.
@@ -51,9 +55,12 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
     let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(&loaded))
         .into_diagnostic()
         .wrap_err("taking the project lock")?;
+    if args.locked {
+        check_locked(&loaded)?;
+    }
     let options = MakeOptions {
         mirrors: crate::sources::mirrors(&args.mirror),
-        offline: args.offline,
+        offline: args.offline || args.locked,
         dry_run: false,
         replay_warnings: args.strict || args.json,
     };
@@ -123,4 +130,21 @@ fn print_summary(summary: &MakeSummary, explain: bool) {
     } else {
         eprintln!("{} {} built, {fresh} fresh{warned} in {timing}", paint("Finished", "32"), plural(built, "step"));
     }
+}
+
+/// `--locked`: every taxonomy source has a pin (game files are hashed as read and listed
+/// in the manifest).
+pub(crate) fn check_locked(loaded: &Loaded) -> miette::Result<()> {
+    let unpinned: Vec<&str> =
+        loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_taxonomy() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
+    if unpinned.is_empty() {
+        return Ok(());
+    }
+    Err(miette::miette!(
+        code = "okb::locked",
+        help = "run `okb pin` and commit pipeline.toml",
+        "--locked: {} has no blake3 pin in {}",
+        unpinned.join(", "),
+        loaded.file.display()
+    ))
 }

@@ -18,6 +18,7 @@ pub mod query;
 pub mod serve;
 pub mod status;
 pub mod structure;
+pub mod verify;
 
 use std::path::PathBuf;
 

@@ -172,7 +172,7 @@ impl Resolver {
             return Err(e);
         }
         let mirrors = self.describe_mirrors();
-        let why = if wanted.url.is_some() { "--offline forbids downloading" } else { "it has no url" };
+        let why = if wanted.url.is_some() { "--offline (or --locked) forbids downloading" } else { "it has no url" };
         Err(SourceError::NotFound { name, mirrors, why: why.into() })
     }
 

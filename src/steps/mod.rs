@@ -17,6 +17,7 @@ pub mod export_packed;
 pub mod export_pgn;
 pub mod export_polyglot;
 pub mod game_file;
+pub mod manifest;
 pub mod games;
 pub mod node_records;
 pub mod parse;
@@ -51,6 +52,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_openingiq::RULE,
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
+    &manifest::RULE,
 ];
 
 #[cfg(test)]

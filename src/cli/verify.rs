@@ -1,0 +1,115 @@
+//! `okb verify`: does this build match a release manifest? Checks the files on disk,
+//! then builds from the pins (offline) and compares what the build says it was made
+//! from and made.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use miette::{IntoDiagnostic, miette};
+
+use super::output::{paint, print_json};
+use crate::make::{self, MakeOptions};
+use crate::pipeline::Loaded;
+use crate::release::Manifest;
+use crate::release::verify::{Checked, FileState, check_files, differences};
+
+/// Arguments of `okb verify`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct VerifyArgs {
+    /// The manifest to check against (default: the one `okb make` writes beside the store).
+    #[arg(value_name = "MANIFEST")]
+    pub manifest: Option<PathBuf>,
+    /// Build with an empty cache in a temporary folder, so that every step runs again
+    /// (the engine too): proves the pins reproduce the outputs, not only the cache.
+    #[arg(long)]
+    pub fresh: bool,
+    /// Only compare the files on disk; do not build.
+    #[arg(long, conflicts_with = "fresh")]
+    pub no_build: bool,
+    /// Mirror folders for pinned sources, as for make.
+    #[arg(long, value_name = "DIR")]
+    pub mirror: Vec<PathBuf>,
+    /// Print a JSON report on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `okb verify`: 0 when everything matches, 1 when anything differs.
+pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
+    let mut loaded = load()?;
+    let path = args.manifest.clone().unwrap_or_else(|| make::manifest_path(&loaded));
+    let expected = Manifest::load(&path).map_err(|e| miette!(help = "`okb make` writes one beside the store", "{e}"))?;
+    let files = check_files(&expected, &loaded.root);
+    let changed: Vec<&Checked> = files.iter().filter(|c| c.state != FileState::Same).collect();
+    let rebuilt = if args.no_build { None } else { Some(rebuild(&mut loaded, args)?) };
+    // The store carries its build history (build number, change log): only its bytes on
+    // disk are checked, not a rebuild's.
+    let diffs: Vec<String> = rebuilt
+        .as_ref()
+        .map(|actual| differences(&expected, actual).into_iter().filter(|d| !d.starts_with("store.")).collect())
+        .unwrap_or_default();
+    let same = changed.is_empty() && diffs.is_empty();
+    if args.json {
+        print_json(&serde_json::json!({
+            "manifest": path.display().to_string(),
+            "outcome": if same { "same" } else { "different" },
+            "files": files,
+            "rebuilt": rebuilt.is_some(),
+            "differences": diffs,
+        }));
+    } else {
+        report(&path, &files, &changed, rebuilt.is_some(), &diffs);
+    }
+    Ok(if same { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// `okb make --locked` (offline), with an empty temporary cache when `--fresh`; returns
+/// the manifest that build wrote.
+fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
+    super::make::check_locked(loaded)?;
+    let scratch = args.fresh.then(|| Scratch(std::env::temp_dir().join(format!("okb-verify-{}", std::process::id()))));
+    if let Some(dir) = &scratch {
+        loaded.cache = dir.0.join("cache");
+    }
+    let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded)).into_diagnostic()?;
+    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: false, replay_warnings: false };
+    let summary = make::make(loaded, &options, |_| {})?;
+    let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
+    eprintln!("{} {built} of {} steps {}", paint("Built", "32"), summary.steps.len(), if args.fresh { "with an empty cache" } else { "(the rest fresh in the cache)" });
+    Manifest::load(&make::manifest_path(loaded)).map_err(|e| miette!("{e}"))
+}
+
+fn report(path: &std::path::Path, files: &[Checked], changed: &[&Checked], rebuilt: bool, diffs: &[String]) {
+    for c in changed {
+        let was = format!("{}… ({} bytes)", &c.file.blake3[..12], c.file.bytes);
+        match &c.state {
+            FileState::Modified { now_blake3, now_bytes } => {
+                eprintln!("{} {}: the manifest says {was}, the file is {}… ({now_bytes} bytes)", paint("Modified", "31"), c.file.path, &now_blake3[..12])
+            }
+            FileState::Missing => eprintln!("{} {}: the manifest lists it ({was})", paint("Missing", "31"), c.file.path),
+            FileState::Same => {}
+        }
+    }
+    for d in diffs.iter().take(40) {
+        eprintln!("{} {d}", paint("Differs", "31"));
+    }
+    if diffs.len() > 40 {
+        eprintln!("{} {} more differences", paint("Differs", "31"), diffs.len() - 40);
+    }
+    let checked = format!("{} files on disk", files.len());
+    let built = if rebuilt { ", and a build from the pins reproduces it" } else { "" };
+    if changed.is_empty() && diffs.is_empty() {
+        eprintln!("{} {} matches {checked}{built}", paint("Verified", "32"), path.display());
+    } else {
+        eprintln!("{} {}: {} files on disk differ, {} differences after building", paint("error", "31"), path.display(), changed.len(), diffs.len());
+    }
+}
+
+/// A temporary folder removed when dropped.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

@@ -1,0 +1,139 @@
+//! The build manifest: what a build was made from and what it made.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+/// The manifest's format version (bumped when fields change meaning).
+pub const FORMAT: u32 = 1;
+
+/// What a build was made from and what it made.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub manifest: u32,
+    /// The okb that built it.
+    pub okb: Tool,
+    /// The pipeline file (relative to the project) and its parameters after the profile.
+    pub pipeline: PipelineFacts,
+    /// Taxonomy sources by name.
+    pub sources: BTreeMap<String, SourceFacts>,
+    /// Game files, in path order.
+    pub game_files: Vec<GameFileFacts>,
+    /// The engine, when the pipeline annotates.
+    pub engine: Option<EngineFacts>,
+    /// Output files (exports and side reports), in path order.
+    pub outputs: Vec<OutputFile>,
+    /// The store: listed apart because it carries its own build history (a build number
+    /// and a change log), so only a first build of a project reproduces it byte for byte.
+    pub store: Option<OutputFile>,
+}
+
+/// The okb binary.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    /// `CARGO_PKG_VERSION`.
+    pub version: String,
+    /// The git commit it was built from (`unknown` outside a checkout).
+    pub commit: String,
+}
+
+impl Tool {
+    /// This binary.
+    pub fn this() -> Tool {
+        Tool { version: env!("CARGO_PKG_VERSION").into(), commit: env!("OKB_COMMIT").into() }
+    }
+}
+
+/// The pipeline as built.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PipelineFacts {
+    /// Its file name, relative to the project.
+    pub file: String,
+    /// Every table, after the profile (as JSON).
+    pub parameters: serde_json::Value,
+}
+
+/// One taxonomy source.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SourceFacts {
+    /// `lichess-tsv`, `scid-eco`, `eco-pgn`.
+    pub kind: String,
+    /// Where it is downloaded from.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub url: Option<String>,
+    /// Its local path, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    /// BLAKE3 of the bytes read.
+    pub blake3: String,
+}
+
+/// One game file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GameFileFacts {
+    /// The `[sources.X]` it belongs to.
+    pub source: String,
+    /// Its path relative to the project.
+    pub path: String,
+    /// BLAKE3 of its bytes.
+    pub blake3: String,
+}
+
+/// The engine: its binary's hash and name, and the settings it ran with.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct EngineFacts {
+    /// BLAKE3 of the binary.
+    pub binary_blake3: String,
+    /// `id name` from UCI, when the engine cache knows it.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub name: Option<String>,
+    /// `[engine]` as built (depths, multipv, …).
+    pub settings: serde_json::Value,
+}
+
+/// One output file.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputFile {
+    /// Relative to the project.
+    pub path: String,
+    /// The step that writes it.
+    pub step: String,
+    /// BLAKE3 of its bytes.
+    pub blake3: String,
+    /// Its size.
+    pub bytes: u64,
+}
+
+impl OutputFile {
+    /// Hashes the file at `root/path`.
+    pub fn read(root: &Path, path: &str, step: &str) -> std::io::Result<OutputFile> {
+        let full = root.join(path);
+        let mut hasher = blake3::Hasher::new();
+        hasher.update_mmap(&full)?;
+        let bytes = std::fs::metadata(&full)?.len();
+        Ok(OutputFile { path: path.into(), step: step.into(), blake3: hasher.finalize().to_hex().to_string(), bytes })
+    }
+}
+
+/// `path` relative to `root`, with `/` separators (as written in pipeline.toml).
+pub fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+}
+
+impl Manifest {
+    /// The manifest as written: pretty JSON, fields in a fixed order, a final newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut bytes = serde_json::to_vec_pretty(self).expect("a manifest serializes");
+        bytes.push(b'\n');
+        bytes
+    }
+
+    /// Reads a manifest file.
+    pub fn load(path: &Path) -> Result<Manifest, String> {
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not an okb manifest: {e}", path.display()))
+    }
+}

@@ -1,0 +1,69 @@
+//! `manifest`: `manifest.json` beside the store, written after every other output: what
+//! the build was made from and the BLAKE3 and size of every file it made.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::release::manifest::{Manifest, OutputFile, relative};
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "manifest", about: "what the build was made from and made (release manifest)", file: file!() };
+
+/// Everything the manifest says except the outputs' hashes, which it reads from disk
+/// once the steps that write them are done.
+pub struct Inputs {
+    /// The manifest with sources, game files, engine and parameters filled in.
+    pub facts: Manifest,
+    /// The project folder (paths are written relative to it).
+    pub root: PathBuf,
+    /// The steps that write files: (step id, target, whether the step's value lists its
+    /// files with their hashes — [`Action::Files`] — or it writes one file itself).
+    pub outputs: Vec<(String, PathBuf, bool)>,
+    /// The store's path, when the store step is part of the build.
+    pub store: Option<PathBuf>,
+}
+
+/// Declares the manifest step at `target`, reading every step in `inputs.outputs` and the
+/// store. Its key covers every parameter and input hash, so it is fresh exactly when the
+/// files it describes are.
+pub fn declare(inputs: Inputs, target: PathBuf) -> Decl<'static> {
+    let ids: Vec<String> = inputs.outputs.iter().map(|(id, _, _)| id.clone()).collect();
+    let has_store = inputs.store.is_some();
+    let facts = serde_json::to_vec(&inputs.facts).expect("a manifest serializes");
+    let run = move |cx: &Ctx<'_>| {
+        let mut manifest = inputs.facts.clone();
+        for (id, target, listed) in &inputs.outputs {
+            if !listed {
+                let path = relative(&inputs.root, target);
+                manifest.outputs.push(OutputFile::read(&inputs.root, &path, id).map_err(|e| cx.fail(format!("{path}: {e}")))?);
+                continue;
+            }
+            // A file-writing step's value lists its files with their BLAKE3.
+            let files: Arc<Vec<(String, String)>> = cx.load(id)?;
+            for (name, blake3) in files.iter() {
+                let path = if name.is_empty() { target.clone() } else { target.join(name) };
+                let bytes = std::fs::metadata(&path).map_err(|e| cx.fail(format!("{}: {e}", path.display())))?.len();
+                let path = relative(&inputs.root, &path);
+                manifest.outputs.push(OutputFile { path, step: id.clone(), blake3: blake3.clone(), bytes });
+            }
+        }
+        manifest.outputs.sort_by(|a, b| a.path.cmp(&b.path));
+        if let Some(store) = &inputs.store {
+            let path = relative(&inputs.root, store);
+            manifest.store = Some(OutputFile::read(&inputs.root, &path, "store").map_err(|e| cx.fail(format!("{path}: {e}")))?);
+        }
+        let summary = format!("{} output files", manifest.outputs.len() + usize::from(manifest.store.is_some()));
+        Ok((vec![ExportFile { name: String::new(), bytes: manifest.to_bytes() }], summary))
+    };
+    let mut decl = Decl::new("manifest", &RULE, Action::Files(target, Box::new(run)))
+        .file("facts", blake3::hash(&facts).to_hex().to_string())
+        .priority(0);
+    for id in ids {
+        decl = decl.reads(id);
+    }
+    if has_store {
+        decl = decl.reads("store");
+    }
+    decl
+}

@@ -1,0 +1,133 @@
+//! Reproducible releases: the manifest every make writes, `okb make --locked` and
+//! `okb verify`.
+
+mod common;
+
+use common::{Project, fixture};
+
+/// A project whose sources are copied into it (relative paths only), so that two copies
+/// in different folders are the same project.
+fn relocatable_project() -> Project {
+    let p = Project::with_pipeline(
+        r#"[sources.lichess]
+kind = "lichess-tsv"
+path = "src/mini.tsv"
+
+[sources.scid]
+kind = "scid-eco"
+path = "src/mini.eco"
+
+[sources.games]
+kind = "pgn"
+paths = ["games/*.pgn"]
+
+[exports.csv]
+format = "csv"
+output = "out/nodes.csv"
+
+[exports.eco]
+format = "eco-json"
+output = "out/eco"
+
+[exports.book]
+format = "polyglot"
+output = "out/book.bin"
+"#,
+    );
+    for dir in ["src", "games"] {
+        std::fs::create_dir_all(p.path(dir)).unwrap();
+    }
+    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
+    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
+    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn");
+    std::fs::copy(games, p.path("games/classify.pgn")).unwrap();
+    p
+}
+
+fn pin(p: &Project) {
+    let run = p.okb(&["pin"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+}
+
+#[test]
+fn the_manifest_is_the_same_in_any_folder_with_any_thread_count() {
+    let (a, b) = (relocatable_project(), relocatable_project());
+    pin(&a);
+    pin(&b);
+    a.make(&["-j", "1", "--locked"]);
+    b.make(&["-j", "2", "--locked"]);
+    let (ma, mb) = (a.read("build/manifest.json"), b.read("build/manifest.json"));
+    assert_eq!(String::from_utf8_lossy(&ma), String::from_utf8_lossy(&mb));
+
+    let manifest: serde_json::Value = serde_json::from_slice(&ma).unwrap();
+    let text = String::from_utf8_lossy(&ma);
+    assert!(!text.contains(&a.path("").display().to_string()), "no absolute path: {text}");
+    let outputs: Vec<&str> = manifest["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
+    assert!(outputs.contains(&"out/nodes.csv") && outputs.contains(&"out/book.bin") && outputs.contains(&"out/eco/ecoA.json"), "{outputs:?}");
+    for output in manifest["outputs"].as_array().unwrap() {
+        let bytes = a.read(output["path"].as_str().unwrap());
+        assert_eq!(output["blake3"], blake3::hash(&bytes).to_hex().as_str());
+        assert_eq!(output["bytes"], bytes.len());
+    }
+    assert_eq!(manifest["sources"]["lichess"]["blake3"], blake3::hash(&a.read("src/mini.tsv")).to_hex().as_str());
+    assert_eq!(manifest["game_files"][0]["path"], "games/classify.pgn");
+    assert_eq!(manifest["okb"]["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(manifest["pipeline"]["parameters"]["tree"]["max_ply"], 15);
+    // A no-op make leaves it alone.
+    let again = a.make(&[]);
+    assert!(again.stderr.contains("nothing to do"), "{}", again.stderr);
+}
+
+#[test]
+fn locked_refuses_an_unpinned_source_and_downloads() {
+    let p = relocatable_project();
+    let run = p.okb(&["make", "--locked"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("--locked: lichess, scid has no blake3 pin") && run.stderr.contains("okb pin"), "{}", run.stderr);
+    assert!(!p.path("out").exists(), "nothing is built");
+
+    let url = Project::with_pipeline(&format!(
+        "[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"http://127.0.0.1:9/nonesuch.tsv\"\nblake3 = \"{}\"\n",
+        "1".repeat(64)
+    ));
+    let run = url.okb(&["make", "--locked"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("--locked) forbids downloading"), "{}", run.stderr);
+}
+
+#[test]
+fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
+    let p = relocatable_project();
+    pin(&p);
+    p.make(&["--locked"]);
+    let run = p.okb(&["verify"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("Verified"), "{}", run.stderr);
+
+    // One byte of an export, edited by hand: named, with both hashes; exit 1.
+    let mut csv = p.read("out/nodes.csv");
+    csv[10] ^= 1;
+    std::fs::write(p.path("out/nodes.csv"), &csv).unwrap();
+    let run = p.okb(&["verify", "--no-build", "--json"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let modified: Vec<&serde_json::Value> = report["files"].as_array().unwrap().iter().filter(|f| f["state"] == "modified").collect();
+    assert_eq!(modified.len(), 1, "{report}");
+    assert_eq!(modified[0]["path"], "out/nodes.csv");
+    assert_eq!(modified[0]["now_blake3"], blake3::hash(&csv).to_hex().as_str());
+
+    // A release manifest the pins do not build (here: another max_ply) differs after
+    // the build, and says where.
+    let release = p.path("release.json");
+    let mut manifest: serde_json::Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
+    manifest["pipeline"]["parameters"]["tree"]["max_ply"] = 12.into();
+    std::fs::write(&release, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    let run = p.okb(&["verify", release.to_str().unwrap()]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("pipeline.parameters.tree.max_ply: 12 → 15"), "{}", run.stderr);
+
+    // --fresh rebuilds every step with an empty cache and reproduces the manifest.
+    let run = p.okb(&["verify", "--fresh"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("with an empty cache"), "{}", run.stderr);
+}
