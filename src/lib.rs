@@ -7,6 +7,7 @@ pub mod classify;
 pub mod cli;
 pub mod convert;
 pub mod diagnostics;
+pub mod diff;
 pub mod eco;
 pub mod engine;
 pub mod export;

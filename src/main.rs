@@ -69,6 +69,18 @@ enum Command {
     Completions(okb::cli::completions::CompletionsArgs),
     /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
     Man,
+    /// What changed in the knowledge base between two builds (exit 1 when different)
+    ///
+    /// Positions added and removed, names and ECO codes, aliases, transpositions, game
+    /// counts and win rates that moved beyond --min-delta, engine evaluations, structure
+    /// tags, and export files (from the builds' manifests). Most important first.
+    ///
+    ///   okb diff                       # the store before the last make that changed it → now
+    ///   okb diff old.sqlite new.sqlite # two stores
+    ///   okb diff old.sqlite            # a store → this project's
+    ///   okb diff --json | jq .diff.added
+    #[command(verbatim_doc_comment)]
+    Diff(okb::cli::diff::DiffArgs),
     /// Check a build against a release manifest (build/manifest.json by default)
     ///
     /// Compares every output file on disk with the BLAKE3 and size the manifest records,
@@ -170,7 +182,7 @@ fn main() -> ExitCode {
     // failure (an engine that died, a download cut off).
     let prints = matches!(
         cli.command,
-        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man
+        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_)
     );
     match run(cli) {
         Ok(code) => code,
@@ -233,6 +245,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
         Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
+        Command::Diff(args) => Ok(cli::diff::run(&args, load)),
         Command::Verify(args) => cli::verify::run(&args, load),
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),

@@ -222,7 +222,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
     steps.push(steps::store_entries::declare(entries.clone()));
     steps.push(steps::node_records::declare(with_engine));
-    steps.push(steps::store::declare(store_path.clone(), entries, with_engine, with_stubs));
+    steps.push(steps::store::declare(store_path.clone(), entries, previous_dir(loaded), with_engine, with_stubs));
     for (name, spec) in &pipeline.exports {
         steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, with_engine));
     }
@@ -242,8 +242,13 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         _ => None,
     });
     let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path.clone()) };
-    steps.push(steps::manifest::declare(inputs, manifest_path(loaded)));
+    steps.push(steps::manifest::declare(inputs, manifest_path(loaded), previous_dir(loaded)));
     Ok(Plan { steps, params })
+}
+
+/// Where a make keeps the store and the manifest it replaced (for `okb diff`).
+pub fn previous_dir(loaded: &Loaded) -> PathBuf {
+    cache_dir(loaded).join("previous")
 }
 
 /// Where a make writes its manifest: `manifest.json` beside the store.

@@ -36,6 +36,9 @@ pub struct MakeArgs {
     /// Print a JSON report on stdout (steps, warnings, outcome) when done.
     #[arg(long)]
     pub json: bool,
+    /// After building, print what changed in the knowledge base (as `okb diff`).
+    #[arg(long, conflicts_with = "json")]
+    pub diff: bool,
     /// Release builds: fail unless every source is pinned and already here (in sources/
     /// or a mirror); nothing is downloaded. Implies --offline.
     #[arg(long)]
@@ -67,6 +70,9 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
     let explain = args.explain;
     let summary = make::make(&loaded, &options, move |r| print_step(r, explain))?;
     print_summary(&summary, explain);
+    if args.diff {
+        print_diff(&loaded, &summary)?;
+    }
     let failing: Vec<&Warning> = if args.strict { not_allowed(&summary.warnings, &loaded.pipeline.strict.allow) } else { Vec::new() };
     if args.json {
         print_json(&json!({
@@ -147,4 +153,23 @@ pub(crate) fn check_locked(loaded: &Loaded) -> miette::Result<()> {
         unpinned.join(", "),
         loaded.file.display()
     ))
+}
+
+/// `--diff`: the store before this make against the store after it (nothing when the
+/// store did not change).
+fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<()> {
+    let store_built = summary.steps.iter().any(|s| s.id == "store" && s.status == Status::Built);
+    let previous = make::previous_dir(loaded);
+    if !store_built || !previous.join("store.sqlite").exists() {
+        eprintln!("{} the knowledge base did not change", paint("Same", "32"));
+        return Ok(());
+    }
+    let load = |store: &std::path::Path, manifest: &std::path::Path| {
+        crate::diff::Snapshot::load(store, Some(manifest)).map_err(|e| miette::miette!("{e}"))
+    };
+    let old = load(&previous.join("store.sqlite"), &previous.join("manifest.json"))?;
+    let new = load(&loaded.path(&loaded.pipeline.store.path), &make::manifest_path(loaded))?;
+    let args = super::diff::DiffArgs { old: None, new: None, min_delta: 0.05, limit: 20, json: false };
+    super::diff::print(&old, &new, &args)?;
+    Ok(())
 }

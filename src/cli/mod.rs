@@ -7,6 +7,7 @@ pub mod classify;
 pub mod completions;
 pub mod clean;
 pub mod convert;
+pub mod diff;
 pub mod fetch;
 pub mod graph;
 pub mod inspect;

@@ -27,7 +27,9 @@ pub struct Inputs {
 /// Declares the manifest step at `target`, reading every step in `inputs.outputs` and the
 /// store. Its key covers every parameter and input hash, so it is fresh exactly when the
 /// files it describes are.
-pub fn declare(inputs: Inputs, target: PathBuf) -> Decl<'static> {
+/// The manifest it replaces is kept in `previous` (for `okb diff`'s export section).
+pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'static> {
+    let written = target.clone();
     let ids: Vec<String> = inputs.outputs.iter().map(|(id, _, _)| id.clone()).collect();
     let has_store = inputs.store.is_some();
     let facts = serde_json::to_vec(&inputs.facts).expect("a manifest serializes");
@@ -52,6 +54,11 @@ pub fn declare(inputs: Inputs, target: PathBuf) -> Decl<'static> {
         if let Some(store) = &inputs.store {
             let path = relative(&inputs.root, store);
             manifest.store = Some(OutputFile::read(&inputs.root, &path, "store").map_err(|e| cx.fail(format!("{path}: {e}")))?);
+        }
+        if written.exists() {
+            let kept = previous.join("manifest.json");
+            let keep = std::fs::create_dir_all(&previous).and_then(|()| std::fs::copy(&written, &kept));
+            keep.map_err(|e| cx.fail(format!("keeping the previous manifest in {}: {e}", kept.display())))?;
         }
         let summary = format!("{} output files", manifest.outputs.len() + usize::from(manifest.store.is_some()));
         Ok((vec![ExportFile { name: String::new(), bytes: manifest.to_bytes() }], summary))
