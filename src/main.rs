@@ -69,6 +69,18 @@ enum Command {
     Completions(okb::cli::completions::CompletionsArgs),
     /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
     Man,
+    /// Build, then compare the answers [check] names with their snapshot files
+    ///
+    /// Each line, FEN or opening in [check] has a text file in the snapshots folder
+    /// (`checks/` by default): name, ECO, games, rates, engine, structure, moves played.
+    /// Commit them; in CI, `okb check` fails (exit 1) and prints the changed lines when an
+    /// answer changes.
+    ///
+    ///   okb check              # build and compare
+    ///   okb check --accept     # take the new answers (write, update, remove orphans)
+    ///   okb check --locked     # as in a release build
+    #[command(verbatim_doc_comment)]
+    Check(okb::cli::check::CheckArgs),
     /// What changed in the knowledge base between two builds (exit 1 when different)
     ///
     /// Positions added and removed, names and ECO codes, aliases, transpositions, game
@@ -245,6 +257,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
         Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
+        Command::Check(args) => cli::check::run(&args, load),
         Command::Diff(args) => Ok(cli::diff::run(&args, load)),
         Command::Verify(args) => cli::verify::run(&args, load),
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),

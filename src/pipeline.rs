@@ -208,6 +208,9 @@ pub struct Pipeline {
     /// What `okb make --strict` lets pass.
     #[serde(default)]
     pub strict: StrictSpec,
+    /// Answers that are part of the contract, checked by `okb check`.
+    #[serde(default)]
+    pub check: CheckSpec,
     /// Named overrides, merged over the document by `--profile`.
     #[serde(default)]
     pub profile: BTreeMap<String, toml::Table>,
@@ -229,6 +232,43 @@ pub struct StrictSpec {
     /// Warnings allowed, by `kind`, `kind:file` or `kind:file:line`.
     #[serde(default)]
     pub allow: Vec<String>,
+}
+
+/// `[check]`: positions whose answers are part of the contract. `okb check` builds and
+/// compares each with its snapshot file (committed beside pipeline.toml).
+///
+/// ```toml
+/// [check]
+/// lines = ["1. e4 c5 2. Nf3 d6 3. d4"]          # SAN lines
+/// fens = ["rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"]
+/// openings = ["Sicilian Defense: Najdorf Variation"]   # by name
+/// snapshots = "checks"                         # the folder of snapshot files
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckSpec {
+    /// Lines of SAN moves from the start position.
+    #[serde(default)]
+    pub lines: Vec<String>,
+    /// Positions as FEN or EPD.
+    #[serde(default)]
+    pub fens: Vec<String>,
+    /// Opening names, matched exactly (case-insensitive) against names and aliases.
+    #[serde(default)]
+    pub openings: Vec<String>,
+    /// The folder of snapshot files, relative to pipeline.toml.
+    #[serde(default = "default_snapshots")]
+    pub snapshots: String,
+}
+
+impl Default for CheckSpec {
+    fn default() -> Self {
+        CheckSpec { lines: Vec::new(), fens: Vec::new(), openings: Vec::new(), snapshots: default_snapshots() }
+    }
+}
+
+fn default_snapshots() -> String {
+    "checks".into()
 }
 
 /// A problem in pipeline.toml, shown with the offending line.

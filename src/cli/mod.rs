@@ -3,6 +3,7 @@
 
 pub mod alloc;
 pub mod book;
+pub mod check;
 pub mod classify;
 pub mod completions;
 pub mod clean;

@@ -6,6 +6,7 @@
 //! A manifest holds no time and no absolute path: the same pins build the same manifest
 //! in any folder, with any thread count.
 
+pub mod check;
 pub mod manifest;
 pub mod verify;
 
