@@ -206,8 +206,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         let settings = serde_json::to_value(config).unwrap_or_default();
         let config = crate::engine::EngineConfig { path: Some(binary), ..config.clone() };
         let engine_cache = cache_dir(loaded).join("engine.sqlite");
-        let name = crate::engine::cache::EngineCache::open(&engine_cache).ok().and_then(|c| c.engine_name(&hash).ok().flatten());
-        facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), name, settings });
+        facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
         steps.push(steps::engine::declare(config, hash, engine_cache));
     }
     let store_path = loaded.path(&pipeline.store.path);

@@ -4,7 +4,7 @@ mod common;
 
 use common::{Project, tree_bytes};
 
-const ALL_STEPS: usize = 16;
+const ALL_STEPS: usize = 17;
 
 #[test]
 fn second_make_does_nothing_and_says_so() {
@@ -46,6 +46,7 @@ fn changing_one_source_rebuilds_only_what_depends_on_it() {
             "eco",
             "export:eco-json",
             "export:nodes-csv",
+            "manifest",
             "node-records",
             "parse:lichess-a",
             "store",
@@ -75,7 +76,8 @@ fn an_unchanged_parse_output_stops_the_rebuild() {
     bytes.extend_from_slice(b"# a comment changes the bytes, not the entries\n");
     std::fs::write(&file, bytes).unwrap();
     let run = p.make(&[]);
-    assert_eq!(run.steps("Building"), vec!["parse:scid"], "{}", run.stderr);
+    // The manifest records every source's BLAKE3, so it is written again; nothing else.
+    assert_eq!(run.steps("Building"), vec!["parse:scid", "manifest"], "{}", run.stderr);
 }
 
 #[test]
@@ -86,7 +88,7 @@ fn changing_one_export_parameter_reruns_only_that_export() {
     let edited = pipeline.replace("output = \"out/nodes.csv\"", "output = \"out/nodes.csv\"\ndelimiter = \";\"");
     std::fs::write(p.path("pipeline.toml"), edited).unwrap();
     let run = p.make(&["--explain"]);
-    assert_eq!(run.steps("Building"), vec!["export:nodes-csv"], "{}", run.stderr);
+    assert_eq!(run.steps("Building"), vec!["export:nodes-csv", "manifest"], "{}", run.stderr);
     assert!(run.stderr.contains("because parameter exports.nodes-csv changed"), "{}", run.stderr);
     let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
     assert!(csv.starts_with("node_id;position_key;fen;"), "{}", &csv[..80]);
@@ -247,7 +249,7 @@ fn status_reports_stale_steps_without_building() {
     let run = p.okb(&["status"]);
     assert!(run.stderr.contains("because lichess-b changed"), "{}", run.stderr);
     assert!(run.stderr.contains("because input parse:lichess-b will be rebuilt"), "{}", run.stderr);
-    assert_eq!(p.make(&[]).steps("Building").len(), 10);
+    assert_eq!(p.make(&[]).steps("Building").len(), 11);
 }
 
 #[test]

@@ -81,14 +81,12 @@ pub struct GameFileFacts {
     pub blake3: String,
 }
 
-/// The engine: its binary's hash and name, and the settings it ran with.
+/// The engine: its binary's hash (its identity: a name or a path says less, and asking the
+/// engine its name would cost every make a process start), and the settings it ran with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EngineFacts {
     /// BLAKE3 of the binary.
     pub binary_blake3: String,
-    /// `id name` from UCI, when the engine cache knows it.
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub name: Option<String>,
     /// `[engine]` as built (depths, multipv, …).
     pub settings: serde_json::Value,
 }
