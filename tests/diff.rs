@@ -3,21 +3,9 @@
 
 mod common;
 
-use common::{Project, fixture};
+use common::{Project, SELF_CONTAINED_SOURCES};
 
-const PIPELINE: &str = r#"[sources.lichess]
-kind = "lichess-tsv"
-path = "src/mini.tsv"
-
-[sources.scid]
-kind = "scid-eco"
-path = "src/mini.eco"
-
-[sources.games]
-kind = "pgn"
-paths = ["games/*.pgn"]
-
-[tree]
+const EXTRA: &str = r#"[tree]
 min_games = 1
 
 [exports.csv]
@@ -29,18 +17,12 @@ format = "polyglot"
 output = "out/book.bin"
 "#;
 
-fn games(name: &str) -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games").join(name)
+fn pipeline() -> String {
+    format!("{SELF_CONTAINED_SOURCES}\n{EXTRA}")
 }
 
 fn project() -> Project {
-    let p = Project::with_pipeline(PIPELINE);
-    for dir in ["src", "games"] {
-        std::fs::create_dir_all(p.path(dir)).unwrap();
-    }
-    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
-    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
-    std::fs::copy(games("openings.pgn"), p.path("games/openings.pgn")).unwrap();
+    let p = Project::self_contained(&pipeline(), &["openings.pgn"]);
     p.make(&[]);
     p
 }
@@ -90,7 +72,8 @@ fn a_higher_min_games_threshold() {
 #[test]
 fn an_added_game_file() {
     let p = project();
-    std::fs::copy(games("classify.pgn"), p.path("games/classify.pgn")).unwrap();
+    let classify = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn");
+    std::fs::copy(classify, p.path("games/classify.pgn")).unwrap();
     p.make(&[]);
     let d = diff_json(&p);
     assert!(!d["diff"]["stats"].as_array().unwrap().is_empty(), "{d}");
@@ -103,13 +86,8 @@ fn an_added_game_file() {
 
 #[test]
 fn a_deeper_engine_search_changes_evaluations_only() {
-    let p = Project::with_pipeline(&format!("{PIPELINE}[engine]\nengines = 1\nmax_ply = 4\ndepth_branching = 5\ndepth_leaf = 5\ndepth_popular = 5\n"));
-    for dir in ["src", "games"] {
-        std::fs::create_dir_all(p.path(dir)).unwrap();
-    }
-    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
-    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
-    std::fs::copy(games("openings.pgn"), p.path("games/openings.pgn")).unwrap();
+    let engine = "[engine]\nengines = 1\nmax_ply = 4\ndepth_branching = 5\ndepth_leaf = 5\ndepth_popular = 5\n";
+    let p = Project::self_contained(&format!("{}{engine}", pipeline()), &["openings.pgn"]);
     p.make(&[]);
     edit(&p, "pipeline.toml", "depth_leaf = 5", "depth_leaf = 9");
     p.make(&[]);

@@ -3,24 +3,14 @@
 
 mod common;
 
-use common::{Project, fixture};
+use common::{Project, SELF_CONTAINED_SOURCES};
 
-/// A project whose sources are copied into it (relative paths only), so that two copies
-/// in different folders are the same project.
+/// The fixture project with every file inside it (see [`Project::self_contained`]).
 fn relocatable_project() -> Project {
-    let p = Project::with_pipeline(
-        r#"[sources.lichess]
-kind = "lichess-tsv"
-path = "src/mini.tsv"
-
-[sources.scid]
-kind = "scid-eco"
-path = "src/mini.eco"
-
-[sources.games]
-kind = "pgn"
-paths = ["games/*.pgn"]
-
+    Project::self_contained(
+        &format!(
+            "{SELF_CONTAINED_SOURCES}{}",
+            r#"
 [exports.csv]
 format = "csv"
 output = "out/nodes.csv"
@@ -32,16 +22,10 @@ output = "out/eco"
 [exports.book]
 format = "polyglot"
 output = "out/book.bin"
-"#,
-    );
-    for dir in ["src", "games"] {
-        std::fs::create_dir_all(p.path(dir)).unwrap();
-    }
-    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
-    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
-    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn");
-    std::fs::copy(games, p.path("games/classify.pgn")).unwrap();
-    p
+"#
+        ),
+        &["classify.pgn"],
+    )
 }
 
 fn pin(p: &Project) {

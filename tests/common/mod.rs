@@ -115,6 +115,21 @@ format = "csv"
 output = "out/nodes.csv"
 "#;
 
+/// `[sources.*]` of a [`Project::self_contained`] project: the mini taxonomies in `src/`
+/// and the game files in `games/`.
+pub const SELF_CONTAINED_SOURCES: &str = r#"[sources.lichess]
+kind = "lichess-tsv"
+path = "src/mini.tsv"
+
+[sources.scid]
+kind = "scid-eco"
+path = "src/mini.eco"
+
+[sources.games]
+kind = "pgn"
+paths = ["games/*.pgn"]
+"#;
+
 impl Project {
     /// A project with [`FULL_PIPELINE`] and its local source files.
     pub fn full() -> Project {
@@ -159,6 +174,23 @@ impl Project {
 
     pub fn read(&self, rel: &str) -> Vec<u8> {
         std::fs::read(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// A project whose files live inside it (relative paths only, so two copies in
+    /// different folders are the same project): `pipeline`, fixtures/eco's mini.tsv and
+    /// mini.eco in `src/`, and the named fixtures/games files in `games/`.
+    pub fn self_contained(pipeline: &str, games: &[&str]) -> Project {
+        let p = Project::with_pipeline(pipeline);
+        for dir in ["src", "games"] {
+            std::fs::create_dir_all(p.path(dir)).unwrap();
+        }
+        std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
+        std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
+        for name in games {
+            let from = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games").join(name);
+            std::fs::copy(from, p.path(&format!("games/{name}"))).unwrap();
+        }
+        p
     }
 }
 
