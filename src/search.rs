@@ -16,7 +16,7 @@ use serde::Serialize;
 use crate::export::named::slug;
 use crate::graph::Graph;
 
-/// Longest query accepted, in bytes.
+/// Longest query accepted, in characters.
 pub const MAX_QUERY: usize = 200;
 
 /// One searchable text of a node: its own name or an alias.

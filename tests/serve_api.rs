@@ -297,8 +297,11 @@ fn bad_input_gets_a_json_error_never_a_500() {
     expect("GET", "/no/such/thing", None, 404, "no such endpoint");
     expect("GET", "/structure/no-such-structure/openings", None, 404, "no pawn structure is named");
     // 413: a body over the limit.
-    let big = format!(r#"{{"moves": "{}"}}"#, "1. e4 ".repeat(4000)).into_bytes();
-    expect("POST", "/node/pgn", Some(big), 413, "over 16384 bytes");
+    let big = format!(r#"{{"moves": "{}"}}"#, "1. e4 ".repeat(12000)).into_bytes();
+    expect("POST", "/node/pgn", Some(big), 413, "over 65536 bytes");
+    // 400: a line longer than the document's maxLength, inside the body limit.
+    let long = format!(r#"{{"moves": "{}"}}"#, "e4 ".repeat(1400)).into_bytes();
+    expect("POST", "/node/pgn", Some(long), 400, "at most 4000 characters");
     let openapi = get(&client, &server, "/openapi.json", 200);
     answers.check_against(&openapi);
     // The server survived all of it.
@@ -427,4 +430,77 @@ fn the_api_tree_is_the_export_file() {
     let tree: Value = serde_json::from_slice(&stored).unwrap();
     let sans: Vec<&str> = tree["tree"]["children"].as_array().unwrap().iter().map(|c| c["san"].as_str().unwrap()).collect();
     assert_eq!(sans, ["c6", "e6"], "one game each: by SAN");
+}
+
+#[test]
+fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_request() {
+    let p = project(12);
+    p.make(&[]);
+    let server = Server::start(&p);
+    let client = Client::new();
+    let url = server.url("/opening/search?q=sicilian");
+    let plain = client.get(&url).send().unwrap();
+    let etag = plain.headers()["etag"].to_str().unwrap().to_string();
+    assert_eq!(plain.headers()["cache-control"], "no-cache");
+    let store = std::fs::read(p.path("build/okb.sqlite")).unwrap();
+    assert_eq!(etag, format!("\"{}\"", &blake3::hash(&store).to_hex()[..32]), "the ETag is the store's hash");
+    let body = plain.bytes().unwrap();
+
+    let again = client.get(&url).header("if-none-match", &etag).send().unwrap();
+    assert_eq!(again.status().as_u16(), 304);
+    assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
+    assert!(again.bytes().unwrap().is_empty());
+    let other = client.get(&url).header("if-none-match", "\"something-else\"").send().unwrap();
+    assert_eq!(other.status().as_u16(), 200);
+    // Errors are not cacheable answers.
+    let missing = client.get(server.url("/node/fen/8%2F8%2F8%2F8%2F8%2F8%2F8%2FK6k_w_-_-")).send().unwrap();
+    assert_eq!(missing.status().as_u16(), 404);
+    assert!(missing.headers().get("etag").is_none());
+
+    let gzip = client.get(&url).header("accept-encoding", "gzip").send().unwrap();
+    assert_eq!(gzip.headers()["content-encoding"], "gzip");
+    let mut unzipped = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzip.bytes().unwrap()[..]), &mut unzipped).unwrap();
+    assert_eq!(unzipped, body);
+    let br = client.get(&url).header("accept-encoding", "br").send().unwrap();
+    assert_eq!(br.headers()["content-encoding"], "br");
+    let mut unbrotli = Vec::new();
+    brotli_decompressor::BrotliDecompress(&mut &br.bytes().unwrap()[..], &mut unbrotli).unwrap();
+    assert_eq!(unbrotli, body);
+
+    let head = client.head(&url).send().unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    assert_eq!(head.headers()["etag"].to_str().unwrap(), etag);
+}
+
+/// Runs schemathesis against `server` with every check: `extra` picks the run (a fixed
+/// seed, or a bounded random one). Returns its output.
+fn schemathesis(server: &Server, extra: &[&str]) -> String {
+    let out = Command::new("schemathesis")
+        .args(["run", &server.url("/openapi.json"), "--checks", "all", "--no-color"])
+        .args(extra)
+        .env("PYTHONPATH", root().join("tests/schemathesis"))
+        .env("SCHEMATHESIS_HOOKS", "okb_hooks")
+        .output()
+        .unwrap_or_else(|e| panic!("schemathesis (pip install schemathesis, as .ci/run does): {e}"));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "schemathesis {extra:?} failed:\n{text}");
+    text
+}
+
+#[test]
+fn schemathesis_finds_nothing_and_reaches_every_operation() {
+    let p = project(12);
+    p.make(&[]);
+    let server = Server::start(&p);
+    for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25"][..]] {
+        let text = schemathesis(&server, run);
+        let selected = text.lines().find_map(|l| l.trim().strip_prefix("Selected: ")).unwrap_or_default().to_string();
+        let (picked, all) = selected.split_once('/').unwrap_or_default();
+        assert!(!all.is_empty() && picked == all, "every operation selected:\n{text}");
+        assert!(text.contains(&format!("Tested: {all}")), "every operation reached:\n{text}");
+        assert!(!text.contains("Missing test data") && !text.contains("WARNINGS"), "{text}");
+        let generated = text.lines().find(|l| l.contains(" generated")).unwrap_or_default();
+        eprintln!("schemathesis {run:?}: {}", generated.trim());
+    }
 }

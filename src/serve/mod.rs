@@ -34,7 +34,10 @@ use crate::store::StoreError;
 use crate::store::read::Store;
 
 /// Largest request body accepted (`POST /node/pgn`), in bytes.
-pub const BODY_LIMIT: usize = 16 * 1024;
+pub const BODY_LIMIT: usize = 64 * 1024;
+/// Longest `moves` line accepted by `POST /node/pgn`, in characters (any such line, JSON
+/// escaped, fits in [`BODY_LIMIT`]).
+pub const MAX_LINE: usize = 4000;
 /// Search results when `limit` is not given, and the most a request may ask for.
 pub const SEARCH_LIMITS: (usize, usize) = (20, 100);
 
@@ -51,6 +54,8 @@ pub struct Catalog {
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
     openapi: Bytes,
+    /// `"<BLAKE3 of the store file, 32 hex digits>"`: the answers' `ETag`.
+    etag: header::HeaderValue,
     /// The store file.
     pub store_path: std::path::PathBuf,
     /// `GET /structure/{name}/openings` answers.
@@ -61,6 +66,7 @@ impl Catalog {
     /// Loads the store at `path`.
     pub fn load(path: &Path) -> Result<Catalog, StoreError> {
         let store = Store::open(path)?;
+        let etag = store_etag(path)?;
         let graph = store.graph()?;
         let mut node_json = vec![Bytes::new(); graph.nodes.len()];
         for node in store.all_nodes()? {
@@ -74,17 +80,47 @@ impl Catalog {
             let pos = crate::position::parse_fen(&node.epd).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
             by_key.insert(crate::position::key(&pos), index as u32);
         }
+        let structures = structures::StructureIndex::new(store.structures()?, &graph);
+        let examples = examples(&graph, &by_key, &stems, &structures);
         Ok(Catalog {
-            structures: structures::StructureIndex::new(store.structures()?, &graph),
+            etag,
+            structures,
             store_path: path.to_path_buf(),
             by_key,
             search: crate::search::SearchIndex::new(&graph),
             stems,
             node_json,
             graph,
-            openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document()).expect("the OpenAPI document serializes")),
+            openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&examples)).expect("the OpenAPI document serializes")),
         })
     }
+}
+
+/// The store file's BLAKE3 as a strong `ETag`.
+fn store_etag(path: &Path) -> Result<header::HeaderValue, StoreError> {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update_mmap_rayon(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+    let tag = format!("\"{}\"", &hasher.finalize().to_hex()[..32]);
+    Ok(header::HeaderValue::from_str(&tag).expect("hex digits are a valid header value"))
+}
+
+/// A few ids, stems and codes of the build for the OpenAPI document's examples.
+fn examples(
+    graph: &Graph,
+    by_key: &KeyMap<PositionKey, u32>,
+    stems: &HashMap<String, u32>,
+    structures: &structures::StructureIndex,
+) -> openapi::Examples {
+    const SHOWN: usize = 3;
+    let start = by_key.get(&crate::position::key(&shakmaty::Chess::default())).map(|&i| graph.nodes[i as usize].node_id.clone());
+    let mut stems: Vec<String> = stems.keys().cloned().collect();
+    stems.sort();
+    stems.truncate(SHOWN);
+    let mut eco_codes: Vec<String> = graph.nodes.iter().filter_map(|n| n.entry.as_ref().map(|e| e.eco.clone())).collect();
+    eco_codes.sort();
+    eco_codes.dedup();
+    eco_codes.truncate(SHOWN);
+    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec() }
 }
 
 impl Catalog {
@@ -168,7 +204,33 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
             ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(axum::middleware::from_fn_with_state(catalog.clone(), revalidate))
+        .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .with_state(catalog)
+}
+
+/// Answers change only when the store does: every successful `GET` (and `HEAD`) carries
+/// the store's hash as its `ETag` with `Cache-Control: no-cache`, and a request whose
+/// `If-None-Match` names it gets `304 Not Modified` without an answer being built.
+async fn revalidate(State(c): Shared, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let cacheable = matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
+    if !cacheable {
+        return next.run(request).await;
+    }
+    let etag = &c.etag;
+    let matches = request
+        .headers()
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|tag| matches!(tag.trim().trim_start_matches("W/"), "*") || tag.trim().trim_start_matches("W/") == etag.to_str().unwrap_or_default());
+    let mut response = if matches { StatusCode::NOT_MODIFIED.into_response() } else { next.run(request).await };
+    if response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED {
+        response.headers_mut().insert(header::ETAG, etag.clone());
+        response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
+    }
+    response
 }
 
 /// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs.
@@ -200,6 +262,9 @@ async fn node_by_pgn(State(c): Shared, body: Result<Bytes, BytesRejection>) -> A
     let body = body?;
     let request: PgnBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}")))?;
+    if request.moves.chars().count() > MAX_LINE {
+        return Err(ApiError::bad_request(format!("moves must be at most {MAX_LINE} characters")));
+    }
     let pos = crate::eco::line::position_after(&request.moves).map_err(ApiError::bad_request)?;
     node_answer(&c, &pos, &request.moves)
 }
@@ -213,8 +278,8 @@ struct SearchParams {
 async fn opening_search(State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let q = params.q.unwrap_or_default();
-    if q.trim().is_empty() || q.len() > crate::search::MAX_QUERY {
-        return Err(ApiError::bad_request(format!("q must be 1 to {} bytes of text", crate::search::MAX_QUERY)));
+    if q.trim().is_empty() || q.chars().count() > crate::search::MAX_QUERY {
+        return Err(ApiError::bad_request(format!("q must be 1 to {} characters, not only spaces", crate::search::MAX_QUERY)));
     }
     let limit = params.limit.unwrap_or(SEARCH_LIMITS.0);
     if limit == 0 || limit > SEARCH_LIMITS.1 {

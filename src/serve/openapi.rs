@@ -1,9 +1,47 @@
 //! The OpenAPI 3.1 document served at `/openapi.json`: `schemas/openapi.json`, with the
 //! OpeningIQ JSON Schema (`schemas/openingiq.schema.json`, also the export's contract)
 //! spliced in as `OpeningIqFile`, so the API and the export cannot document different
-//! shapes.
+//! shapes. [`document_for`] adds what only the loaded build knows: real ids and codes as
+//! examples, and the structure names as an enum, so a client (or schemathesis) can reach
+//! every operation with data that exists.
 
-use serde_json::Value;
+use serde_json::{Value, json};
+
+/// Values of the loaded build that the document names as examples.
+#[derive(Clone, Debug, Default)]
+pub struct Examples {
+    /// Node ids, the start position's first.
+    pub node_ids: Vec<String>,
+    /// Named openings' file stems (`B90-sicilian-defense-najdorf-variation`).
+    pub stems: Vec<String>,
+    /// ECO codes with a root in the build.
+    pub eco_codes: Vec<String>,
+    /// Every pawn structure the build describes.
+    pub structures: Vec<String>,
+}
+
+/// The schema of the first parameter of `GET path`.
+fn schema_of<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
+    doc.pointer_mut(&format!("/paths/{}/get/parameters/0/schema", path.replace('~', "~0").replace('/', "~1")))
+}
+
+/// The document with `examples` from the loaded build.
+pub fn document_for(examples: &Examples) -> Value {
+    let mut doc = document();
+    let ids: Vec<&String> = examples.node_ids.iter().chain(&examples.stems).collect();
+    if let Some(schema) = schema_of(&mut doc, "/opening/{id}/tree") {
+        schema["examples"] = json!(ids);
+    }
+    if let Some(schema) = schema_of(&mut doc, "/opening/eco/{code}") {
+        schema["examples"] = json!(examples.eco_codes);
+    }
+    if let Some(schema) = schema_of(&mut doc, "/structure/{name}/openings") {
+        if !examples.structures.is_empty() {
+            schema["enum"] = json!(examples.structures);
+        }
+    }
+    doc
+}
 
 /// The OpenAPI document.
 pub fn document() -> Value {
