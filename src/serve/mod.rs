@@ -7,6 +7,7 @@
 //! Every error is JSON (`{"error": "...", "status": N}`): bad input is 400, an unknown
 //! position or id 404, a body over [`BODY_LIMIT`] 413; user input never yields a 500.
 
+pub mod compress;
 pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
@@ -180,12 +181,58 @@ impl From<BytesRejection> for ApiError {
 type Answer = Result<Response, ApiError>;
 type Shared = State<Arc<Catalog>>;
 
-fn json_bytes(bytes: Bytes) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], bytes).into_response()
+impl Catalog {
+    /// A JSON answer, compressed as the request asked ([`Negotiated`]). Answers change only
+    /// when the store does, so each carries the store's hash as its `ETag` with
+    /// `Cache-Control: no-cache`: clients revalidate and get `304` (see [`Negotiated`]).
+    fn answer(&self, how: &Negotiated, bytes: Bytes) -> Response {
+        let mut response = (
+            [
+                (header::CONTENT_TYPE, header::HeaderValue::from_static("application/json")),
+                (header::ETAG, self.etag.clone()),
+                (header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache")),
+                (header::VARY, header::HeaderValue::from_static("accept-encoding")),
+            ],
+            bytes.clone(),
+        )
+            .into_response();
+        if let Some((name, compressed)) = compress::encode(how.encoding, &bytes) {
+            response.headers_mut().insert(header::CONTENT_ENCODING, header::HeaderValue::from_static(name));
+            *response.body_mut() = axum::body::Body::from(compressed);
+        }
+        response
+    }
+
+    fn answer_json(&self, how: &Negotiated, value: &impl Serialize) -> Response {
+        self.answer(how, Bytes::from(serde_json::to_vec(value).expect("answers serialize")))
+    }
 }
 
-fn json(value: &impl Serialize) -> Response {
-    json_bytes(Bytes::from(serde_json::to_vec(value).expect("answers serialize")))
+/// What a request negotiates: the answer's encoding (`Accept-Encoding`), and, for `GET`
+/// and `HEAD`, revalidation: an `If-None-Match` naming the store's `ETag` (or `*`) is
+/// answered `304 Not Modified` before any answer is built.
+struct Negotiated {
+    encoding: compress::Encoding,
+}
+
+impl axum::extract::FromRequestParts<Arc<Catalog>> for Negotiated {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, c: &Arc<Catalog>) -> Result<Self, Response> {
+        let encoding = compress::Encoding::accepted(&parts.headers);
+        let revalidating = matches!(parts.method, axum::http::Method::GET | axum::http::Method::HEAD);
+        let etag = c.etag.as_bytes();
+        let named = |tag: &str| {
+            let tag = tag.trim();
+            tag == "*" || tag.strip_prefix("W/").unwrap_or(tag).as_bytes() == etag
+        };
+        let values = || parts.headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
+        if !revalidating || !values().any(|v| v.split(',').any(named)) {
+            return Ok(Negotiated { encoding });
+        }
+        let headers = [(header::ETAG, c.etag.clone()), (header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"))];
+        Err((StatusCode::NOT_MODIFIED, headers).into_response())
+    }
 }
 
 /// The routes over `catalog`.
@@ -198,40 +245,15 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
         .route("/structure/{name}/openings", get(structure_openings))
-        .route("/openapi.json", get(|State(c): Shared| async move { json_bytes(c.openapi.clone()) }))
+        .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
             ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(axum::middleware::from_fn_with_state(catalog.clone(), revalidate))
-        .layer(tower_http::compression::CompressionLayer::new().gzip(true).br(true))
         .with_state(catalog)
 }
 
-/// Answers change only when the store does: every successful `GET` (and `HEAD`) carries
-/// the store's hash as its `ETag` with `Cache-Control: no-cache`, and a request whose
-/// `If-None-Match` names it gets `304 Not Modified` without an answer being built.
-async fn revalidate(State(c): Shared, request: axum::extract::Request, next: axum::middleware::Next) -> Response {
-    let cacheable = matches!(*request.method(), axum::http::Method::GET | axum::http::Method::HEAD);
-    if !cacheable {
-        return next.run(request).await;
-    }
-    let etag = &c.etag;
-    let matches = request
-        .headers()
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|tag| matches!(tag.trim().trim_start_matches("W/"), "*") || tag.trim().trim_start_matches("W/") == etag.to_str().unwrap_or_default());
-    let mut response = if matches { StatusCode::NOT_MODIFIED.into_response() } else { next.run(request).await };
-    if response.status().is_success() || response.status() == StatusCode::NOT_MODIFIED {
-        response.headers_mut().insert(header::ETAG, etag.clone());
-        response.headers_mut().insert(header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"));
-    }
-    response
-}
 
 /// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs.
 fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
@@ -239,17 +261,17 @@ fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
     crate::position::parse_fen(&text).map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
-fn node_answer(catalog: &Catalog, pos: &shakmaty::Chess, asked: &str) -> Answer {
+fn node_answer(catalog: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, asked: &str) -> Answer {
     match catalog.find(pos) {
-        Some(index) => Ok(json_bytes(catalog.node_json[index as usize].clone())),
+        Some(index) => Ok(catalog.answer(how, catalog.node_json[index as usize].clone())),
         None => Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base"))),
     }
 }
 
-async fn node_by_fen(State(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn node_by_fen(how: Negotiated, State(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(fen) = fen?;
     let pos = parse_url_fen(&fen)?;
-    node_answer(&c, &pos, &fen)
+    node_answer(&c, &how, &pos, &fen)
 }
 
 #[derive(Deserialize)]
@@ -258,7 +280,7 @@ struct PgnBody {
     moves: String,
 }
 
-async fn node_by_pgn(State(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
+async fn node_by_pgn(how: Negotiated, State(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
     let body = body?;
     let request: PgnBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}")))?;
@@ -266,7 +288,7 @@ async fn node_by_pgn(State(c): Shared, body: Result<Bytes, BytesRejection>) -> A
         return Err(ApiError::bad_request(format!("moves must be at most {MAX_LINE} characters")));
     }
     let pos = crate::eco::line::position_after(&request.moves).map_err(ApiError::bad_request)?;
-    node_answer(&c, &pos, &request.moves)
+    node_answer(&c, &how, &pos, &request.moves)
 }
 
 #[derive(Deserialize)]
@@ -275,7 +297,7 @@ struct SearchParams {
     limit: Option<usize>,
 }
 
-async fn opening_search(State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
+async fn opening_search(how: Negotiated, State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let q = params.q.unwrap_or_default();
     if q.trim().is_empty() || q.chars().count() > crate::search::MAX_QUERY {
@@ -286,7 +308,7 @@ async fn opening_search(State(c): Shared, params: Result<Query<SearchParams>, Qu
         return Err(ApiError::bad_request(format!("limit must be 1 to {}", SEARCH_LIMITS.1)));
     }
     let results = c.search.search(&c.graph, &q, limit);
-    Ok(json(&crate::search::SearchAnswer { query: q, results }))
+    Ok(c.answer_json(&how, &crate::search::SearchAnswer { query: q, results }))
 }
 
 #[derive(Deserialize)]
@@ -303,10 +325,10 @@ fn is_code(code: &str) -> bool {
         && code[3..].bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-async fn structure_openings(State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn structure_openings(how: Negotiated, State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(name) = name?;
     match c.structures.answer(&name) {
-        Some(bytes) => Ok(json_bytes(bytes)),
+        Some(bytes) => Ok(c.answer(&how, bytes)),
         None => Err(ApiError::not_found(format!(
             "no pawn structure is named {name:?} (known: {})",
             c.structures.names().join(", ")
@@ -315,6 +337,7 @@ async fn structure_openings(State(c): Shared, name: Result<UrlPath<String>, Path
 }
 
 async fn opening_eco(
+    how: Negotiated,
     State(c): Shared,
     code: Result<UrlPath<String>, PathRejection>,
     params: Result<Query<EcoParams>, QueryRejection>,
@@ -330,7 +353,7 @@ async fn opening_eco(
     let min_games = params.min_games.unwrap_or(0);
     let root = eco_tree::root_of(&c.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
     let tree = eco_tree::tree(&c.graph, root, depth, min_games);
-    Ok(json(&eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
+    Ok(c.answer_json(&how, &eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
 }
 
 #[derive(Deserialize)]
@@ -339,6 +362,7 @@ struct TreeParams {
 }
 
 async fn opening_tree(
+    how: Negotiated,
     State(c): Shared,
     id: Result<UrlPath<String>, PathRejection>,
     params: Result<Query<TreeParams>, QueryRejection>,
@@ -353,7 +377,7 @@ async fn opening_tree(
         .find_id(&id)
         .or_else(|| c.stems.get(&id).copied())
         .ok_or_else(|| ApiError::not_found(format!("no node id or named opening {id:?}")))?;
-    Ok(json(&openingiq::opening_file(&c.graph, index, max_depth)))
+    Ok(c.answer_json(&how, &openingiq::opening_file(&c.graph, index, max_depth)))
 }
 
 #[derive(Deserialize)]
@@ -363,7 +387,7 @@ struct MastersParams {
     moves: Option<usize>,
 }
 
-async fn masters(State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
+async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let mut pos = match &params.fen {
         Some(fen) => parse_url_fen(fen)?,
@@ -378,7 +402,7 @@ async fn masters(State(c): Shared, params: Result<Query<MastersParams>, QueryRej
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
     let index = c.find(&pos);
-    Ok(json(&masters::answer(&c.graph, index, params.moves.unwrap_or(masters::DEFAULT_MOVES))))
+    Ok(c.answer_json(&how, &masters::answer(&c.graph, index, params.moves.unwrap_or(masters::DEFAULT_MOVES))))
 }
 
 /// Loads the store at `store` and serves it on `addr` until Ctrl-C. Progress goes to

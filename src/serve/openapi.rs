@@ -35,10 +35,10 @@ pub fn document_for(examples: &Examples) -> Value {
     if let Some(schema) = schema_of(&mut doc, "/opening/eco/{code}") {
         schema["examples"] = json!(examples.eco_codes);
     }
-    if let Some(schema) = schema_of(&mut doc, "/structure/{name}/openings") {
-        if !examples.structures.is_empty() {
-            schema["enum"] = json!(examples.structures);
-        }
+    if let Some(schema) = schema_of(&mut doc, "/structure/{name}/openings")
+        && !examples.structures.is_empty()
+    {
+        schema["enum"] = json!(examples.structures);
     }
     doc
 }
