@@ -190,6 +190,12 @@ impl Ctx<'_> {
         self.plan.load_in_memory(self.build, id)
     }
 
+    /// The output hash of input step `id`: for a step that writes one file itself
+    /// ([`Action::File`]), that file's BLAKE3, so a reader need not hash it again.
+    pub fn hash_of(&self, id: &str) -> super::cache::Hash {
+        self.plan.output(id).hash.clone()
+    }
+
     /// Reports warnings (shown after the build, in file and line order).
     pub fn warn(&self, warnings: impl IntoIterator<Item = Warning>) {
         self.warnings.lock().expect("warnings poisoned").extend(warnings);

@@ -138,7 +138,7 @@ impl<'r> Running<'r> {
         }
     }
 
-    fn output(&self, id: &str) -> &Output {
+    pub(super) fn output(&self, id: &str) -> &Output {
         self.outputs[self.index[id]].get().expect("a step runs after the steps it reads")
     }
 
