@@ -28,7 +28,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///   okb query moves "1. e4 c5 2. Nf3 d6" --json
 ///   okb status                                # what is stale, and why
 ///
-/// Exit status: 0 success, 1 failure, 2 bad command line, 3 warnings under --strict.
+/// Exit status: 0 success, 1 failure (for `okb diff` and `okb check`: a difference),
+/// 2 bad command line (and trouble in `okb diff`), 3 warnings under --strict.
 #[derive(Parser, Debug)]
 #[command(name = "okb", version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("OKB_COMMIT"), ")"), verbatim_doc_comment)]
 struct Cli {
@@ -65,10 +66,6 @@ enum Command {
     ///   okb graph --format json            # reads, files, parameters, outputs
     #[command(verbatim_doc_comment)]
     Graph(okb::cli::graph::GraphArgs),
-    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
-    Completions(okb::cli::completions::CompletionsArgs),
-    /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
-    Man,
     /// Build, then compare the answers [check] names with their snapshot files
     ///
     /// Each line, FEN or opening in [check] has a text file in the snapshots folder
@@ -178,6 +175,10 @@ enum Command {
     Convert(okb::cli::convert::ConvertArgs),
     /// Read the built store.
     Query(okb::cli::query::QueryCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(okb::cli::completions::CompletionsArgs),
+    /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
+    Man,
 }
 
 fn main() -> ExitCode {
