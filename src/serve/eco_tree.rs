@@ -9,6 +9,8 @@ use crate::record::pct;
 pub const MAX_DEPTH: u32 = 15;
 /// Depth when `depth` is not given.
 pub const DEFAULT_DEPTH: u32 = 6;
+/// The largest `min_games` accepted (the OpenAPI document's maximum).
+pub const MAX_MIN_GAMES: u64 = 1_000_000_000_000;
 
 /// The answer: the request's parameters and the tree.
 #[derive(Clone, Debug, Serialize, PartialEq)]

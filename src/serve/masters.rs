@@ -12,6 +12,8 @@ use crate::graph::{Graph, Node};
 
 /// Moves listed when `moves` is not given (Lichess's default).
 pub const DEFAULT_MOVES: usize = 12;
+/// The most moves an answer lists (the OpenAPI document's maximum).
+pub const MAX_MOVES: usize = 1000;
 
 /// An opening as the explorer names it.
 #[derive(Clone, Debug, Serialize, PartialEq)]

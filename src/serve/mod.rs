@@ -351,6 +351,9 @@ async fn opening_eco(
         return Err(ApiError::bad_request(format!("depth must be at most {}", eco_tree::MAX_DEPTH)));
     }
     let min_games = params.min_games.unwrap_or(0);
+    if min_games > eco_tree::MAX_MIN_GAMES {
+        return Err(ApiError::bad_request(format!("min_games must be at most {}", eco_tree::MAX_MIN_GAMES)));
+    }
     let root = eco_tree::root_of(&c.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
     let tree = eco_tree::tree(&c.graph, root, depth, min_games);
     Ok(c.answer_json(&how, &eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
@@ -401,8 +404,12 @@ async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<Masters
             .ok_or_else(|| ApiError::bad_request(format!("play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
+    let moves = params.moves.unwrap_or(masters::DEFAULT_MOVES);
+    if moves > masters::MAX_MOVES {
+        return Err(ApiError::bad_request(format!("moves must be at most {}", masters::MAX_MOVES)));
+    }
     let index = c.find(&pos);
-    Ok(c.answer_json(&how, &masters::answer(&c.graph, index, params.moves.unwrap_or(masters::DEFAULT_MOVES))))
+    Ok(c.answer_json(&how, &masters::answer(&c.graph, index, moves)))
 }
 
 /// Loads the store at `store` and serves it on `addr` until Ctrl-C. Progress goes to
