@@ -100,6 +100,13 @@ fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
     assert_eq!(modified[0]["path"], "out/nodes.csv");
     assert_eq!(modified[0]["now_blake3"], blake3::hash(&csv).to_hex().as_str());
 
+    // Verifying with a build puts the edited file back from the cache, and says so.
+    let run = p.okb(&["verify"]);
+    assert_eq!(run.status, 1, "the edited file is still reported: {}", run.stderr);
+    assert!(run.stderr.contains("Restored") && run.stderr.contains("out/nodes.csv from the cache"), "{}", run.stderr);
+    assert_matches_manifest(&p, "out/nodes.csv");
+    assert_eq!(p.okb(&["verify"]).status, 0);
+
     // A release manifest the pins do not build (here: another max_ply) differs after
     // the build, and says where.
     let release = p.path("release.json");
@@ -114,4 +121,11 @@ fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
     let run = p.okb(&["verify", "--fresh"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("with an empty cache"), "{}", run.stderr);
+}
+
+/// The file at `path` hashes to the BLAKE3 the manifest lists for it.
+fn assert_matches_manifest(p: &Project, path: &str) {
+    let manifest: serde_json::Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
+    let listed = manifest["outputs"].as_array().unwrap().iter().find(|o| o["path"] == path).unwrap();
+    assert_eq!(listed["blake3"], blake3::hash(&p.read(path)).to_hex().as_str(), "{path} is the manifest's again");
 }

@@ -74,6 +74,12 @@ fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
     let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded)).into_diagnostic()?;
     let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: false, replay_warnings: false };
     let summary = make::make(loaded, &options, |_| {})?;
+    // A file edited since the build is put back from the cache by the make: say so, as
+    // the files on disk were already compared before it.
+    for step in summary.steps.iter().filter(|s| s.status == crate::dataflow::Status::Restored) {
+        let files = step.reason.as_deref().and_then(|r| r.split_once(": ")).map_or("", |(_, files)| files);
+        eprintln!("{} {files} from the cache (step {})", paint("Restored", "33"), step.id);
+    }
     let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
     eprintln!("{} {built} of {} steps {}", paint("Built", "32"), summary.steps.len(), if args.fresh { "with an empty cache" } else { "(the rest fresh in the cache)" });
     Manifest::load(&make::manifest_path(loaded)).map_err(|e| miette!("{e}"))
