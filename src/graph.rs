@@ -103,12 +103,17 @@ pub struct Node {
 impl Node {
     /// The full name (`Opening: Variation`), own or inherited.
     pub fn full_name(&self) -> Option<String> {
-        let opening = self.opening_name.as_ref()?;
-        Some(match &self.variation_name {
-            Some(v) => format!("{opening}: {v}"),
-            None => opening.clone(),
-        })
+        full_name(self.opening_name.as_deref(), self.variation_name.as_deref())
     }
+}
+
+/// `Opening: Variation`, or the opening alone; `None` without an opening name.
+pub fn full_name(opening: Option<&str>, variation: Option<&str>) -> Option<String> {
+    let opening = opening?;
+    Some(match variation {
+        Some(v) => format!("{opening}: {v}"),
+        None => opening.to_string(),
+    })
 }
 
 /// One occurrence of a node in a tree drawn by [`Graph::fold_tree`].

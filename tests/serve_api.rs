@@ -485,7 +485,7 @@ fn schemathesis(server: &Server, extra: &[&str]) -> String {
         .env("PYTHONPATH", root().join("tests/schemathesis"))
         .env("SCHEMATHESIS_HOOKS", "okb_hooks")
         // Its example database (.schemathesis/) goes to a temporary folder, not the repository.
-        .current_dir(&scratch)
+        .current_dir(scratch)
         .output()
         .unwrap_or_else(|e| panic!("schemathesis (pip install schemathesis, as .ci/run does): {e}"));
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use miette::{IntoDiagnostic, miette};
 
 use super::output::paint;
-use crate::make::{self, MakeOptions};
 use crate::pipeline::Loaded;
 use crate::release::check::{Outcome, compare, line_diff};
 
@@ -84,17 +83,8 @@ pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miett
 }
 
 fn build(loaded: &Loaded, args: &CheckArgs) -> miette::Result<()> {
-    if args.locked {
-        super::make::check_locked(loaded)?;
-    }
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded)).into_diagnostic()?;
-    let options = MakeOptions {
-        mirrors: crate::sources::mirrors(&args.mirror),
-        offline: args.offline || args.locked,
-        dry_run: false,
-        replay_warnings: false,
-    };
-    let summary = make::make(loaded, &options, |r| super::output::print_step(r, false))?;
+    let sources = super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked };
+    let (_lock, summary) = super::make::build(loaded, &sources, false, |r| super::output::print_step(r, false))?;
     let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
     eprintln!("{} {built} steps built, {} fresh", paint("Finished", "32"), summary.steps.len() - built);
     Ok(())

@@ -7,6 +7,11 @@ use super::output::print_json;
 use crate::diff::{Snapshot, Thresholds, compare, render};
 use crate::pipeline::Loaded;
 
+/// `--min-delta` when not given (also what `okb make --diff` uses).
+pub const DEFAULT_MIN_DELTA: f64 = 0.05;
+/// `--limit` when not given (also what `okb make --diff` uses).
+pub const DEFAULT_LIMIT: usize = 20;
+
 /// Arguments of `okb diff`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DiffArgs {
@@ -18,10 +23,10 @@ pub struct DiffArgs {
     pub new: Option<PathBuf>,
     /// Report game counts that moved by at least this fraction and win or draw rates that
     /// moved by at least this many hundredths (0.05: 5 % and 5 points).
-    #[arg(long, value_name = "X", default_value_t = 0.05)]
+    #[arg(long, value_name = "X", default_value_t = DEFAULT_MIN_DELTA)]
     pub min_delta: f64,
     /// Entries shown per section (the JSON report has them all).
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_LIMIT)]
     pub limit: usize,
     /// Print the whole diff as JSON on stdout.
     #[arg(long)]
@@ -44,16 +49,14 @@ fn diff(args: &DiffArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::R
         (Some(old), Some(new)) => (side(old, None)?, side(new, None)?),
         (old, new) => {
             let loaded = load()?;
-            let store = loaded.path(&loaded.pipeline.store.path);
-            let previous = crate::make::previous_dir(&loaded);
             let old = match old {
                 Some(old) => side(old, None)?,
-                None => side(&previous.join("store.sqlite"), Some(&previous.join("manifest.json")))
+                None => previous_build(&loaded)
                     .map_err(|e| miette::miette!(help = "`okb diff OLD NEW` compares two stores", "{e}: no earlier build to compare with (a make keeps the store it replaces)"))?,
             };
             let new = match new {
                 Some(new) => side(new, None)?,
-                None => side(&store, Some(&crate::make::manifest_path(&loaded)))?,
+                None => current_build(&loaded)?,
             };
             (old, new)
         }
@@ -72,6 +75,17 @@ pub fn print(old: &Snapshot, new: &Snapshot, args: &DiffArgs) -> miette::Result<
         print!("{}", render::text(&d, args.limit));
     }
     Ok(!d.is_empty())
+}
+
+/// The store and manifest a make replaced last (kept in `cache/previous/`).
+pub fn previous_build(loaded: &Loaded) -> miette::Result<Snapshot> {
+    let previous = crate::make::previous_dir(loaded);
+    side(&previous.join("store.sqlite"), Some(&previous.join("manifest.json")))
+}
+
+/// The project's store and manifest.
+pub fn current_build(loaded: &Loaded) -> miette::Result<Snapshot> {
+    side(&loaded.path(&loaded.pipeline.store.path), Some(&crate::make::manifest_path(loaded)))
 }
 
 fn side(store: &Path, manifest: Option<&Path>) -> miette::Result<Snapshot> {

@@ -55,20 +55,9 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
     for note in &loaded.notes {
         eprintln!("{} {note}", paint("Note", "36"));
     }
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(&loaded))
-        .into_diagnostic()
-        .wrap_err("taking the project lock")?;
-    if args.locked {
-        check_locked(&loaded)?;
-    }
-    let options = MakeOptions {
-        mirrors: crate::sources::mirrors(&args.mirror),
-        offline: args.offline || args.locked,
-        dry_run: false,
-        replay_warnings: args.strict || args.json,
-    };
     let explain = args.explain;
-    let summary = make::make(&loaded, &options, move |r| print_step(r, explain))?;
+    let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked };
+    let (_lock, summary) = build(&loaded, &sources, args.strict || args.json, move |r| print_step(r, explain))?;
     print_summary(&summary, explain);
     if args.diff {
         print_diff(&loaded, &summary)?;
@@ -138,9 +127,40 @@ fn print_summary(summary: &MakeSummary, explain: bool) {
     }
 }
 
+/// Where a build may get sources from: `--mirror`, `--offline`, `--locked`.
+pub(crate) struct Sources<'a> {
+    pub mirror: &'a [PathBuf],
+    pub offline: bool,
+    pub locked: bool,
+}
+
+/// Builds under the project lock (returned, so the caller can read the build before
+/// another make replaces it), after checking `--locked`: what `make`, `check` and
+/// `verify` share.
+pub(crate) fn build(
+    loaded: &Loaded,
+    sources: &Sources<'_>,
+    replay_warnings: bool,
+    on_report: impl FnMut(&crate::dataflow::StepReport) + Clone + Send + 'static,
+) -> miette::Result<(crate::dataflow::lock::ProjectLock, MakeSummary)> {
+    let lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded))
+        .into_diagnostic()
+        .wrap_err("taking the project lock")?;
+    if sources.locked {
+        check_locked(loaded)?;
+    }
+    let options = MakeOptions {
+        mirrors: crate::sources::mirrors(sources.mirror),
+        offline: sources.offline || sources.locked,
+        dry_run: false,
+        replay_warnings,
+    };
+    Ok((lock, make::make(loaded, &options, on_report)?))
+}
+
 /// `--locked`: every taxonomy source has a pin (game files are hashed as read and listed
 /// in the manifest).
-pub(crate) fn check_locked(loaded: &Loaded) -> miette::Result<()> {
+fn check_locked(loaded: &Loaded) -> miette::Result<()> {
     let unpinned: Vec<&str> =
         loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_taxonomy() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
     if unpinned.is_empty() {
@@ -159,17 +179,12 @@ pub(crate) fn check_locked(loaded: &Loaded) -> miette::Result<()> {
 /// store did not change).
 fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<()> {
     let store_built = summary.steps.iter().any(|s| s.id == "store" && s.status == Status::Built);
-    let previous = make::previous_dir(loaded);
-    if !store_built || !previous.join("store.sqlite").exists() {
+    if !store_built || !make::previous_dir(loaded).join("store.sqlite").exists() {
         eprintln!("{} the knowledge base did not change", paint("Same", "32"));
         return Ok(());
     }
-    let load = |store: &std::path::Path, manifest: &std::path::Path| {
-        crate::diff::Snapshot::load(store, Some(manifest)).map_err(|e| miette::miette!("{e}"))
-    };
-    let old = load(&previous.join("store.sqlite"), &previous.join("manifest.json"))?;
-    let new = load(&loaded.path(&loaded.pipeline.store.path), &make::manifest_path(loaded))?;
-    let args = super::diff::DiffArgs { old: None, new: None, min_delta: 0.05, limit: 20, json: false };
-    super::diff::print(&old, &new, &args)?;
+    use super::diff::{DEFAULT_LIMIT, DEFAULT_MIN_DELTA, DiffArgs, current_build, previous_build};
+    let args = DiffArgs { old: None, new: None, min_delta: DEFAULT_MIN_DELTA, limit: DEFAULT_LIMIT, json: false };
+    super::diff::print(&previous_build(loaded)?, &current_build(loaded)?, &args)?;
     Ok(())
 }

@@ -118,11 +118,7 @@ pub fn run(store: &Store, args: QueryArgs) -> miette::Result<ExitCode> {
         println!("{text}");
     } else {
         for n in &nodes {
-            let name = match (&n.opening_name, &n.variation_name) {
-                (Some(o), Some(v)) => format!("{o}: {v}"),
-                (Some(o), None) => o.clone(),
-                _ => "(unnamed)".into(),
-            };
+            let name = n.full_name().unwrap_or_else(|| "(unnamed)".into());
             println!("{} {name}  [{}]", n.eco_code.as_deref().unwrap_or("---"), n.moves);
             println!("    {}", n.fen);
             let kids: Vec<String> = n.children.iter().map(|c| c.pgn_move.clone()).collect();

@@ -5,10 +5,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use miette::{IntoDiagnostic, miette};
+use miette::miette;
 
 use super::output::{paint, print_json};
-use crate::make::{self, MakeOptions};
+use crate::make;
 use crate::pipeline::Loaded;
 use crate::release::Manifest;
 use crate::release::verify::{Checked, FileState, check_files, differences};
@@ -66,14 +66,12 @@ pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
 /// `okb make --locked` (offline), with an empty temporary cache when `--fresh`; returns
 /// the manifest that build wrote.
 fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
-    super::make::check_locked(loaded)?;
     let scratch = args.fresh.then(|| Scratch(std::env::temp_dir().join(format!("okb-verify-{}", std::process::id()))));
     if let Some(dir) = &scratch {
         loaded.cache = dir.0.join("cache");
     }
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded)).into_diagnostic()?;
-    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: false, replay_warnings: false };
-    let summary = make::make(loaded, &options, |_| {})?;
+    let sources = super::make::Sources { mirror: &args.mirror, offline: true, locked: true };
+    let (_lock, summary) = super::make::build(loaded, &sources, false, |_| {})?;
     // A file edited since the build is put back from the cache by the make: say so, as
     // the files on disk were already compared before it.
     for step in summary.steps.iter().filter(|s| s.status == crate::dataflow::Status::Restored) {

@@ -61,10 +61,7 @@ impl Snapshot {
 
 fn node(r: &rusqlite::Row<'_>) -> rusqlite::Result<NodeFacts> {
     let (opening, variation): (Option<String>, Option<String>) = (r.get(3)?, r.get(4)?);
-    let name = match (opening, variation) {
-        (Some(o), Some(v)) => Some(format!("{o}: {v}")),
-        (o, _) => o,
-    };
+    let name = crate::graph::full_name(opening.as_deref(), variation.as_deref());
     let aliases: Option<String> = r.get(6)?;
     let aliases: BTreeMap<String, String> = aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
     Ok(NodeFacts {

@@ -9,11 +9,26 @@
 pub mod load;
 pub mod render;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
+use std::path::Path;
 
 use serde::Serialize;
 
 pub use load::Snapshot;
+
+/// Keeps `file` (if it exists) as `kept` before a make replaces it, so `okb diff` can
+/// compare against it: a hard link, as okb replaces files by renaming a new one over
+/// them (a copy where links are not possible).
+pub fn keep_previous(file: &Path, kept: &Path) -> std::io::Result<()> {
+    if !file.exists() {
+        return Ok(());
+    }
+    if let Some(folder) = kept.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    let _ = std::fs::remove_file(kept);
+    std::fs::hard_link(file, kept).or_else(|_| std::fs::copy(file, kept).map(|_| ()))
+}
 
 /// One position of a build, as far as a diff looks.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -139,23 +154,23 @@ pub struct Diff {
 impl Diff {
     /// Whether the builds are the same for every section.
     pub fn is_empty(&self) -> bool {
-        self.counts().values().all(|&n| n == 0)
+        self.counts().iter().all(|&(_, n)| n == 0)
     }
 
     /// The number of entries per section, in display order.
-    pub fn counts(&self) -> BTreeMap<&'static str, usize> {
-        BTreeMap::from([
-            ("1 positions added", self.added.len()),
-            ("2 positions removed", self.removed.len()),
-            ("3 names changed", self.names.len()),
-            ("4 aliases changed", self.aliases.len()),
-            ("5 transpositions added", self.transpositions_added.len()),
-            ("6 transpositions removed", self.transpositions_removed.len()),
-            ("7 game statistics changed", self.stats.len()),
-            ("8 engine evaluations changed", self.evals.len()),
-            ("9 structure tags changed", self.structures.len()),
-            ("x export files changed", self.files.len()),
-        ])
+    pub fn counts(&self) -> [(&'static str, usize); 10] {
+        [
+            ("positions added", self.added.len()),
+            ("positions removed", self.removed.len()),
+            ("names changed", self.names.len()),
+            ("aliases changed", self.aliases.len()),
+            ("transpositions added", self.transpositions_added.len()),
+            ("transpositions removed", self.transpositions_removed.len()),
+            ("game statistics changed", self.stats.len()),
+            ("engine evaluations changed", self.evals.len()),
+            ("structure tags changed", self.structures.len()),
+            ("export files changed", self.files.len()),
+        ]
     }
 }
 

@@ -11,7 +11,7 @@ pub fn text(d: &Diff, limit: usize) -> String {
     if d.is_empty() {
         return out;
     }
-    let counts: Vec<String> = d.counts().into_iter().filter(|(_, n)| *n > 0).map(|(s, n)| format!("{n} {}", &s[2..])).collect();
+    let counts: Vec<String> = d.counts().into_iter().filter(|(_, n)| *n > 0).map(|(s, n)| format!("{n} {s}")).collect();
     let _ = writeln!(out, "{}", counts.join(", "));
     section(&mut out, "Positions added", &d.added, limit, presence);
     section(&mut out, "Positions removed", &d.removed, limit, presence);

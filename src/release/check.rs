@@ -59,43 +59,58 @@ impl Question {
     }
 }
 
-/// The snapshot text of `question` in the store (a question the build cannot answer says
-/// why, which is a snapshot too).
-pub fn answer(store: &Store, question: &Question) -> String {
-    let mut out = format!("# okb check snapshot (`okb check --accept` rewrites it)\n{}\n", question.header());
-    match find(store, question) {
-        Ok(Some(node)) => describe(&node, &mut out),
-        Ok(None) => out.push_str("answer: not in the knowledge base\n"),
-        Err(e) => {
-            let _ = writeln!(out, "answer: {e}");
-        }
-    }
-    out
+/// Answers questions from a store; the name index (the whole graph) is built once, at
+/// the first opening question.
+pub struct Answers<'s> {
+    store: &'s Store,
+    names: std::cell::OnceCell<Result<(crate::graph::Graph, crate::search::SearchIndex), String>>,
 }
 
-fn find(store: &Store, question: &Question) -> Result<Option<NodeJson>, String> {
-    let by_position = |pos: shakmaty::Chess| store.node_by_position(&crate::position::epd(&pos)).map_err(|e| e.to_string());
-    match question {
-        Question::Line(line) => by_position(crate::eco::line::position_after(line).map_err(|e| e.to_string())?),
-        Question::Fen(fen) => by_position(crate::position::parse_fen(fen).map_err(|e| e.to_string())?),
-        Question::Opening(name) => {
-            let graph = store.graph().map_err(|e| e.to_string())?;
-            let hits = crate::search::SearchIndex::new(&graph).search(&graph, name, 50);
-            let exact = hits.iter().find(|h| h.name.eq_ignore_ascii_case(name) || h.matched.eq_ignore_ascii_case(name));
-            match exact {
-                Some(hit) => Ok(store.nodes_by_id(&[&hit.node_id]).map_err(|e| e.to_string())?.pop()),
-                None => Ok(None),
+impl<'s> Answers<'s> {
+    /// Answers from `store`.
+    pub fn new(store: &'s Store) -> Answers<'s> {
+        Answers { store, names: std::cell::OnceCell::new() }
+    }
+
+    /// The snapshot text of `question` (a question the build cannot answer says why,
+    /// which is a snapshot too).
+    pub fn answer(&self, question: &Question) -> String {
+        let mut out = format!("# okb check snapshot (`okb check --accept` rewrites it)\n{}\n", question.header());
+        match self.find(question) {
+            Ok(Some(node)) => describe(&node, &mut out),
+            Ok(None) => out.push_str("answer: not in the knowledge base\n"),
+            Err(e) => {
+                let _ = writeln!(out, "answer: {e}");
+            }
+        }
+        out
+    }
+
+    fn find(&self, question: &Question) -> Result<Option<NodeJson>, String> {
+        let by_position = |pos: shakmaty::Chess| self.store.node_by_position(&crate::position::epd(&pos)).map_err(|e| e.to_string());
+        match question {
+            Question::Line(line) => by_position(crate::eco::line::position_after(line).map_err(|e| e.to_string())?),
+            Question::Fen(fen) => by_position(crate::position::parse_fen(fen).map_err(|e| e.to_string())?),
+            Question::Opening(name) => {
+                let names = self.names.get_or_init(|| {
+                    let graph = self.store.graph().map_err(|e| e.to_string())?;
+                    let index = crate::search::SearchIndex::new(&graph);
+                    Ok((graph, index))
+                });
+                let (graph, index) = names.as_ref().map_err(String::clone)?;
+                let hits = index.search(graph, name, 50);
+                let exact = hits.iter().find(|h| h.name.eq_ignore_ascii_case(name) || h.matched.eq_ignore_ascii_case(name));
+                match exact {
+                    Some(hit) => Ok(self.store.nodes_by_id(&[&hit.node_id]).map_err(|e| e.to_string())?.pop()),
+                    None => Ok(None),
+                }
             }
         }
     }
 }
 
 fn describe(n: &NodeJson, out: &mut String) {
-    let name = match (&n.opening_name, &n.variation_name) {
-        (Some(o), Some(v)) => format!("{o}: {v}"),
-        (Some(o), None) => o.clone(),
-        _ => "(unnamed)".into(),
-    };
+    let name = n.full_name().unwrap_or_else(|| "(unnamed)".into());
     let inherited = if n.name_inherited { " (inherited)" } else { "" };
     let pct = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1}%"));
     let _ = writeln!(out, "moves: {}", n.moves);
@@ -134,8 +149,9 @@ pub enum Outcome {
 /// Every question's answer and outcome, and orphan files, by file name.
 pub fn compare(store: &Store, spec: &CheckSpec, folder: &Path) -> BTreeMap<String, (String, Outcome)> {
     let mut results = BTreeMap::new();
+    let answers = Answers::new(store);
     for question in Question::all(spec) {
-        let text = answer(store, &question);
+        let text = answers.answer(&question);
         let file = folder.join(question.file_name());
         let outcome = match std::fs::read_to_string(&file) {
             Ok(old) if old == text => Outcome::Same,
@@ -152,13 +168,8 @@ pub fn compare(store: &Store, spec: &CheckSpec, folder: &Path) -> BTreeMap<Strin
 }
 
 fn snapshot_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(folder)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
-        .collect();
+    let mut files = crate::dataflow::filestate::files_in(folder, false);
+    files.retain(|p| p.extension().is_some_and(|e| e == "snap"));
     files.sort();
     files
 }

@@ -108,10 +108,9 @@ impl OutputFile {
     /// Hashes the file at `root/path`.
     pub fn read(root: &Path, path: &str, step: &str) -> std::io::Result<OutputFile> {
         let full = root.join(path);
-        let mut hasher = blake3::Hasher::new();
-        hasher.update_mmap(&full)?;
+        let blake3 = crate::dataflow::filestate::hash_own_file(&full)?;
         let bytes = std::fs::metadata(&full)?.len();
-        Ok(OutputFile { path: path.into(), step: step.into(), blake3: hasher.finalize().to_hex().to_string(), bytes })
+        Ok(OutputFile { path: path.into(), step: step.into(), blake3, bytes })
     }
 }
 

@@ -35,10 +35,15 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
     let facts = serde_json::to_vec(&inputs.facts).expect("a manifest serializes");
     let run = move |cx: &Ctx<'_>| {
         let mut manifest = inputs.facts.clone();
+        // A step that writes one file itself has that file's BLAKE3 as its output hash:
+        // the file is not read again (a classified-games export can be gigabytes).
+        let single = |id: &str, file: &PathBuf| -> Result<OutputFile, crate::dataflow::BuildError> {
+            let bytes = std::fs::metadata(file).map_err(|e| cx.fail(format!("{}: {e}", file.display())))?.len();
+            Ok(OutputFile { path: relative(&inputs.root, file), step: id.to_string(), blake3: cx.hash_of(id), bytes })
+        };
         for (id, target, listed) in &inputs.outputs {
             if !listed {
-                let path = relative(&inputs.root, target);
-                manifest.outputs.push(OutputFile::read(&inputs.root, &path, id).map_err(|e| cx.fail(format!("{path}: {e}")))?);
+                manifest.outputs.push(single(id, target)?);
                 continue;
             }
             // A file-writing step's value lists its files with their BLAKE3.
@@ -52,16 +57,10 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
         }
         manifest.outputs.sort_by(|a, b| a.path.cmp(&b.path));
         if let Some(store) = &inputs.store {
-            // The store step's output hash is its file's BLAKE3: no need to read it again.
-            let bytes = std::fs::metadata(store).map_err(|e| cx.fail(format!("{}: {e}", store.display())))?.len();
-            let path = relative(&inputs.root, store);
-            manifest.store = Some(OutputFile { path, step: "store".into(), blake3: cx.hash_of("store"), bytes });
+            manifest.store = Some(single("store", store)?);
         }
-        if written.exists() {
-            let kept = previous.join("manifest.json");
-            let keep = std::fs::create_dir_all(&previous).and_then(|()| std::fs::copy(&written, &kept));
-            keep.map_err(|e| cx.fail(format!("keeping the previous manifest in {}: {e}", kept.display())))?;
-        }
+        let kept = previous.join("manifest.json");
+        crate::diff::keep_previous(&written, &kept).map_err(|e| cx.fail(format!("keeping the previous manifest as {}: {e}", kept.display())))?;
         let summary = format!("{} output files", manifest.outputs.len() + usize::from(manifest.store.is_some()));
         Ok((vec![ExportFile { name: String::new(), bytes: manifest.to_bytes() }], summary))
     };

@@ -20,7 +20,8 @@ pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base"
 pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: bool, with_stubs: bool) -> Decl<'static> {
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
-        keep_previous(&path, &previous).map_err(|e| cx.fail(format!("keeping the previous store in {}: {e}", previous.display())))?;
+        let kept = previous.join("store.sqlite");
+        crate::diff::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
         let tree: Arc<Tree> = cx.load("tree")?;
         let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
         let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
@@ -45,15 +46,4 @@ pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: 
         decl = decl.reads("validate");
     }
     decl
-}
-
-/// Links the current store (if any) as `previous/store.sqlite`, replacing an older one.
-fn keep_previous(store: &std::path::Path, previous: &std::path::Path) -> std::io::Result<()> {
-    if !store.exists() {
-        return Ok(());
-    }
-    std::fs::create_dir_all(previous)?;
-    let kept = previous.join("store.sqlite");
-    let _ = std::fs::remove_file(&kept);
-    std::fs::hard_link(store, &kept).or_else(|_| std::fs::copy(store, &kept).map(|_| ()))
 }

@@ -97,6 +97,13 @@ pub struct NodeJson {
     pub resulting_structure: Option<String>,
 }
 
+impl NodeJson {
+    /// The full name (`Opening: Variation`), own or inherited.
+    pub fn full_name(&self) -> Option<String> {
+        crate::graph::full_name(self.opening_name.as_deref(), self.variation_name.as_deref())
+    }
+}
+
 /// A `pawn_structures` row: a structure as the store describes it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct StructureJson {
