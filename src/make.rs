@@ -81,7 +81,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
         SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
         SourceKind::ScidEco => Some(EcoFormat::Scid),
         SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn => None,
+        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels => None,
     }
 }
 
@@ -182,11 +182,20 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let mut steps: Vec<Decl<'static>> = Vec::new();
     let mut taxonomies = Vec::new();
     let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
-    for (name, format, path, hash) in resolve_taxonomies(loaded, options, build, fetched)? {
-        let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-        steps.push(steps::parse::declare(&name, format, path, &hash, size));
+    let mut labels = Vec::new();
+    for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
+        match format_of(kind) {
+            Some(format) => {
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                steps.push(steps::parse::declare(&name, format, path, &hash, size));
+                taxonomies.push((name.clone(), format));
+            }
+            None => {
+                steps.push(steps::structure_labels::declare(&name, path, &hash));
+                labels.push(steps::structure_labels::id(&name));
+            }
+        }
         facts.sources.insert(name.clone(), source_facts(&pipeline.sources[&name], hash));
-        taxonomies.push((name, format));
     }
     steps.push(steps::eco::declare(taxonomies, pipeline.eco.interpolate));
     let game_files = list_game_files(loaded, options, build)?;
@@ -211,8 +220,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    steps.push(steps::structures::declare());
-    steps.push(steps::structure_review::declare(review_dir.clone()));
+    steps.push(steps::structures::declare(labels.clone()));
+    steps.push(steps::structure_review::declare(review_dir.clone(), labels));
     if let Some(params) = &pipeline.validate {
         steps.push(steps::validate::declare(params.clone(), files_of(&game_files, &params.sources)));
         steps.push(steps::validation_report::declare(review_dir, params.stubs));
@@ -280,18 +289,20 @@ fn files_of(game_files: &[GameFile], sources: &[String]) -> Vec<(PathBuf, String
     game_files.iter().filter(|g| sources.contains(&g.source)).map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone())).collect()
 }
 
-/// Every taxonomy source, found in the source store, a mirror or downloaded: (name,
-/// format, file, BLAKE3).
-fn resolve_taxonomies(
+/// Every pinned file source (taxonomies, structure labels), found in the source store, a
+/// mirror or downloaded: (name, kind, file, BLAKE3).
+fn resolve_files(
     loaded: &Loaded,
     options: &MakeOptions,
     build: &Build,
     fetched: &mut Vec<String>,
-) -> Result<Vec<(String, EcoFormat, PathBuf, String)>, MakeError> {
+) -> Result<Vec<(String, SourceKind, PathBuf, String)>, MakeError> {
     let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
     let mut found = Vec::new();
     for (name, spec) in &loaded.pipeline.sources {
-        let Some(format) = format_of(spec.kind) else { continue };
+        if !spec.kind.is_pinned_file() {
+            continue;
+        }
         let wanted = Wanted { name, blake3: spec.blake3.as_deref(), path: spec.path.as_deref().map(|p| loaded.path(p)), url: spec.url.as_deref() };
         let resolved = resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
         let note = match &resolved.origin {
@@ -303,7 +314,7 @@ fn resolve_taxonomies(
             eprintln!("{:>12} {note}", "Fetched");
             fetched.push(note);
         }
-        found.push((name.clone(), format, resolved.path, resolved.hash));
+        found.push((name.clone(), spec.kind, resolved.path, resolved.hash));
     }
     Ok(found)
 }
@@ -311,7 +322,7 @@ fn resolve_taxonomies(
 /// The files of every game source, sorted, with their hashes (from the stat cache).
 fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Result<Vec<GameFile>, MakeError> {
     let mut game_files = Vec::new();
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_taxonomy()) {
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_pinned_file()) {
         let mut files = Vec::new();
         for pattern in spec.game_paths() {
             let full = loaded.path(&pattern).display().to_string();

@@ -25,12 +25,16 @@ pub enum SourceKind {
     Pgn,
     /// BGN JSON games, one per line.
     Bgn,
+    /// Labelled pawn skeletons (a TSV with `label` and `fen` or `moves` columns), such as
+    /// a filled-in `okb review structures` form: they name those skeletons in Phase 5.
+    StructureLabels,
 }
 
 impl SourceKind {
-    /// Whether this kind is an opening taxonomy (Phase 1) rather than games (Phase 2).
-    pub fn is_taxonomy(self) -> bool {
-        matches!(self, SourceKind::LichessTsv | SourceKind::ScidEco | SourceKind::EcoPgn)
+    /// Whether this kind is one file pinned by BLAKE3 (`url` or `path`), as opposed to a
+    /// game collection (`paths`, each file hashed as it is read).
+    pub fn is_pinned_file(self) -> bool {
+        !matches!(self, SourceKind::Pgn | SourceKind::Bgn)
     }
 }
 
@@ -408,7 +412,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     Some("run `okb pin` to compute it".into()),
                 )));
             }
-        if spec.kind.is_taxonomy() {
+        if spec.kind.is_pinned_file() {
             if spec.url.is_none() && spec.path.is_none() {
                 return Err(Box::new(loaded.error_at(
                     &header,

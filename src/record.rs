@@ -66,6 +66,8 @@ pub struct NodeRecord {
     pub is_busted: Option<bool>,
     /// Pawn structure tag (Phase 5).
     pub resulting_structure: Option<String>,
+    /// How the tag was found: `label`, `exact`, `near` or `rule` (none for Unknown).
+    pub structure_confidence: Option<String>,
 }
 
 /// `part` as a percentage of `whole`, rounded to two decimals.
@@ -120,6 +122,7 @@ impl NodeRecord {
             is_dubious: analysis.map(|a| a.is_dubious),
             is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
+            structure_confidence: None,
         }
     }
 
@@ -156,6 +159,7 @@ impl NodeRecord {
             is_dubious: None,
             is_busted: None,
             resulting_structure: Some(stub.structure.clone()),
+            structure_confidence: stub.structure_confidence.map(|c| c.as_str().to_string()),
         }
     }
 
@@ -177,9 +181,10 @@ impl NodeRecord {
     ) -> Vec<NodeRecord> {
         let mut records = NodeRecord::all(tree, annotations);
         // The structure phase knows nothing of records: the records read its tags.
-        for (index, name) in structures.map_or(&[][..], |tags| &tags.terminal[..]) {
-            if let Some(r) = records.get_mut(*index as usize) {
-                r.resulting_structure = Some(name.clone());
+        for tag in structures.map_or(&[][..], |tags| &tags.terminal[..]) {
+            if let Some(r) = records.get_mut(tag.node as usize) {
+                r.resulting_structure = Some(tag.structure.clone());
+                r.structure_confidence = tag.confidence.map(|c| c.as_str().to_string());
             }
         }
         records

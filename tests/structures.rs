@@ -57,19 +57,92 @@ const THEORY: &[(&str, &str, &str)] = &[
     ("King's Indian Attack", "kia", "1. e4 e6 2. d3 d5 3. Nd2 Nf6 4. Ngf3 Be7 5. g3"),
     ("London", "london", "1. d4 d5 2. Bf4 Nf6 3. e3 e6 4. Nf3 c5 5. c3"),
     ("Colle", "colle", "1. d4 d5 2. Nf3 Nf6 3. e3 e6 4. Bd3 c5 5. c3"),
+    ("Benoni", "benoni-chain", "1. d4 Nf6 2. c4 c5 3. d5 d6 4. Nc3 g6 5. e4 Bg7"),
+    ("Benoni", "benoni-no-c4", "1. d4 Nf6 2. Nf3 c5 3. d5 d6 4. Nc3 g6 5. e4 Bg7"),
+    ("King's Indian", "kid-main", "1. d4 Nf6 2. c4 g6 3. Nc3 Bg7 4. e4 d6 5. Nf3 O-O 6. Be2"),
+    ("King's Indian", "kid-e3", "1. d4 Nf6 2. c4 g6 3. Nc3 Bg7 4. Nf3 O-O 5. Bg5 d6 6. e3"),
+    ("King's Indian Attack", "kia-d3", "1. Nf3 d5 2. g3 c6 3. Bg2 Bg4 4. O-O Nd7 5. d3 e6"),
+    ("Alapin", "alapin", "1. e4 c5 2. c3 d6 3. d4 Nf6 4. Bd3"),
+    ("Alapin", "alapin-e5", "1. e4 c5 2. c3 Nf6 3. e5 Nd5 4. d4 cxd4 5. cxd4 d6 6. Nf3 e6"),
+    ("French", "french-dxc5", "1. e4 e6 2. d4 d5 3. Nd2 c5 4. Ngf3 a6 5. dxc5 Bxc5 6. Bd3"),
+    ("French", "french-tension", "1. e4 e6 2. d4 d5 3. Nc3 Nf6 4. Bg5 Be7"),
+    ("Grünfeld", "grunfeld-exchanged", "1. d4 Nf6 2. c4 g6 3. Nc3 d5 4. cxd5 Nxd5 5. Bd2 Bg7 6. e3"),
+    ("Catalan", "catalan-early", "1. d4 Nf6 2. c4 e6 3. g3 Bb4+ 4. Bd2 Be7"),
+    ("Catalan", "catalan-cxd4", "1. d4 Nf6 2. c4 e6 3. g3 d5 4. Bg2 Be7 5. Nf3 O-O 6. Qc2 c5 7. O-O cxd4 8. Nxd4"),
+    ("Tarrasch", "tarrasch", "1. d4 d5 2. c4 e6 3. Nc3 c5 4. e3 Nf6 5. Nf3 Nc6"),
+    ("Queen's Gambit Declined", "qgd-cxd4", "1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. e3 O-O 5. Nf3 d5 6. Bd3 c5 7. O-O cxd4 8. exd4"),
+    ("Queen's Gambit Declined", "qgd-dxc5", "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Nf3 Be7 5. Bf4 O-O 6. e3 c5 7. dxc5 Bxc5"),
+    ("Sicilian", "sicilian-bxc6", "1. e4 c5 2. Nf3 e6 3. d4 cxd4 4. Nxd4 Nc6 5. Nc3 a6 6. Nxc6 bxc6 7. Bd3 d5 8. O-O"),
+    ("Closed Sicilian", "grand-prix", "1. e4 c5 2. Nc3 Nc6 3. f4 g6 4. Nf3 Bg7 5. Bc4 e6"),
+    ("Anti-Sicilian", "anti-sicilian-exd5", "1. e4 c5 2. Nf3 Nf6 3. Nc3 d5 4. exd5 Nxd5"),
+    ("Closed Ruy", "closed-ruy-d5", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3 Na5 10. Bc2 c5 11. d4 Qc7 12. Nbd2 Nc6 13. d5"),
+    ("Caro-Kann", "caro-kann-two-knights", "1. e4 c6 2. Nc3 d5 3. Nf3 Bg4 4. h3 Bxf3 5. Qxf3 e6"),
+    ("Ruy Lopez Exchange", "exchange-ruy-open", "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bxc6 dxc6 5. O-O f6 6. d4 exd4 7. Nxd4"),
+    ("Pirc–Modern", "pirc-d5", "1. e4 d6 2. d4 Nf6 3. Nc3 g6 4. Nf3 Bg7 5. Be2 O-O 6. O-O Nc6 7. d5 Nb8"),
+    ("Grünfeld", "english-grunfeld", "1. c4 Nf6 2. Nf3 g6 3. g3 Bg7 4. Bg2 d5 5. cxd5 Nxd5"),
+    ("Symmetrical English", "symmetrical-english-open", "1. c4 Nf6 2. Nc3 g6 3. g3 Bg7 4. Bg2 O-O 5. Nf3 d5 6. cxd5 Nxd5 7. O-O c5"),
+    ("Small Centre", "small-centre", "1. e4 e5 2. Nf3 Nc6 3. d3 Nf6 4. g3 d5 5. exd5 Nxd5 6. Bg2"),
 ];
 
+/// Every position a test or okb's table names: (expected structure, line).
+fn labelled_lines() -> Vec<(String, String)> {
+    let hand = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/structures/hand-checked.tsv")).unwrap();
+    let table = include_str!("../src/structure/skeletons.tsv");
+    let rows = |text: &str| -> Vec<(String, String)> {
+        text.lines().skip(1).filter_map(|l| l.split_once('\t')).map(|(n, m)| (n.to_string(), m.to_string())).collect()
+    };
+    let mut all = rows(&hand);
+    all.extend(rows(table));
+    all.extend(THEORY.iter().map(|(n, _, l)| (n.to_string(), l.to_string())));
+    all
+}
+
 #[test]
-fn every_structure_on_a_position_from_theory() {
+fn every_rule_names_its_position_from_theory() {
     for (name, rule, line) in THEORY {
-        let tag = structure::classify(&play(line));
-        assert_eq!((tag.structure.name, tag.rule.map(|r| r.id)), (*name, Some(*rule)), "{line}");
+        let pos = play(line);
+        assert_eq!(structure::by_rules(pos.board()).map(|r| r.id), Some(*rule), "{line}");
+        assert_eq!(structure::classify(&pos).structure.name, *name, "{line}");
     }
-    for s in STRUCTURES {
-        assert!(THEORY.iter().any(|(name, _, _)| *name == s.name), "no theory position for {}", s.name);
+}
+
+#[test]
+fn every_rule_fires_on_some_labelled_position() {
+    let fired: std::collections::BTreeSet<&str> =
+        labelled_lines().iter().filter_map(|(_, line)| structure::by_rules(play(line).board()).map(|r| r.id)).collect();
+    let dead: Vec<&str> = structure::RULES.iter().map(|r| r.id).filter(|id| !fired.contains(id)).collect();
+    assert!(dead.is_empty(), "rules no labelled position reaches: {dead:?}");
+}
+
+/// The bar: at least 95 % of the hand-checked theory positions named as a strong
+/// player names them, and none named where the right answer is Unknown.
+#[test]
+fn hand_checked_positions_are_named_as_theory_names_them() {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/structures/hand-checked.tsv")).unwrap();
+    let rows: Vec<(&str, &str)> = text.lines().skip(1).filter_map(|l| l.split_once('\t')).collect();
+    assert!(rows.len() >= 60, "{} positions", rows.len());
+    let mut wrong = Vec::new();
+    for (expected, line) in &rows {
+        let got = structure::classify(&play(line)).structure.name;
+        if got != *expected {
+            wrong.push(format!("{line}: expected {expected}, got {got}"));
+        }
     }
-    for rule in structure::RULES {
-        assert!(THEORY.iter().any(|(_, id, _)| id == &rule.id), "no theory position for rule {}", rule.id);
+    let right = rows.len() - wrong.len();
+    println!("hand-checked: {right} of {} named right ({:.1} %)", rows.len(), 100.0 * right as f64 / rows.len() as f64);
+    let named_unknowns: Vec<&String> = wrong.iter().filter(|w| w.contains("expected Unknown")).collect();
+    assert!(named_unknowns.is_empty(), "named where Unknown is right: {named_unknowns:#?}");
+    assert!(right * 100 >= rows.len() * 95, "{wrong:#?}");
+    assert!(rows.iter().filter(|(e, _)| *e == "Unknown").count() >= 5);
+}
+
+#[test]
+fn no_rule_fires_before_both_sides_have_moved_a_centre_pawn() {
+    // The c-, d-, e- and f-pawns: each side here has kept all four at home.
+    for line in ["1. Nf3 Nf6 2. g3 g6 3. Bg2 Bg7 4. O-O O-O", "1. e4 Nf6 2. Nc3 Nc6", "1. g3 b6 2. b3 g6 3. Bb2 Bb7"] {
+        let pos = play(line);
+        assert!(!structure::centre_is_engaged(pos.board()), "{line}");
+        assert_eq!(structure::classify(&pos).structure.name, "Unknown", "{line}");
     }
 }
 
@@ -83,9 +156,11 @@ fn the_iqp_appears_only_once_the_pawn_is_isolated() {
 
 #[test]
 fn the_start_position_and_early_moves_are_unknown() {
-    for line in ["", "1. e4", "1. d4 Nf6", "1. e4 e5 2. Nf3 Nc6"] {
+    for line in ["", "1. e4", "1. d4 Nf6", "1. Nf3 Nf6 2. c3"] {
         assert_eq!(structure::classify(&play(line)).structure.name, "Unknown", "{line:?}");
     }
+    // Once both sides have moved a centre pawn, the family has a name.
+    assert_eq!(structure::classify(&play("1. e4 e5 2. Nf3 Nc6")).structure.name, "Open Game");
 }
 
 #[test]
@@ -111,7 +186,7 @@ fn random_legal_positions_never_panic() {
             pos.play_unchecked(m);
             let tag = structure::classify(&pos);
             positions += 1;
-            if tag.rule.is_some() {
+            if tag.confidence.is_some() {
                 named += 1;
             }
         }

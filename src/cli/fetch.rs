@@ -19,10 +19,10 @@ pub struct FetchArgs {
     pub offline: bool,
 }
 
-/// What the resolver needs to find the taxonomy source `name` (game sources: `None`).
+/// What the resolver needs to find the pinned file source `name` (a taxonomy or structure labels) (game sources: `None`).
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
-    spec.kind.is_taxonomy().then(|| Wanted {
+    spec.kind.is_pinned_file().then(|| Wanted {
         name,
         blake3: spec.blake3.as_deref(),
         path: spec.path.as_deref().map(|p| loaded.path(p)),

@@ -158,11 +158,11 @@ pub(crate) fn build(
     Ok((lock, make::make(loaded, &options, on_report)?))
 }
 
-/// `--locked`: every taxonomy source has a pin (game files are hashed as read and listed
+/// `--locked`: every pinned file source (taxonomies, structure labels) has a pin (game files are hashed as read and listed
 /// in the manifest).
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
     let unpinned: Vec<&str> =
-        loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_taxonomy() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
+        loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_pinned_file() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
     if unpinned.is_empty() {
         return Ok(());
     }

@@ -12,7 +12,7 @@ use crate::sources::{Resolver, Wanted};
 /// Arguments of `okb pin`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PinArgs {
-    /// Only these sources (default: every taxonomy source).
+    /// Only these sources (default: every source that is one file: taxonomies, structure labels).
     #[arg(value_name = "SOURCE")]
     pub sources: Vec<String>,
     /// Re-pin sources that already have a pin: fetch their bytes again (download or local
@@ -59,7 +59,7 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     Ok(())
 }
 
-/// The named sources (each must exist and be a taxonomy file), or every taxonomy source.
+/// The named sources (each must exist and be one pinned file), or every such source.
 fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<String>> {
     let sources = &loaded.pipeline.sources;
     if asked.is_empty() {
@@ -71,7 +71,7 @@ fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<Strin
                 let known: Vec<_> = sources.keys().map(String::as_str).collect();
                 return Err(miette!("no source named {name} in {} (sources: {})", loaded.file.display(), known.join(", ")));
             }
-            Some(spec) if !spec.kind.is_taxonomy() => {
+            Some(spec) if !spec.kind.is_pinned_file() => {
                 return Err(miette!("source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"));
             }
             Some(_) => {}

@@ -23,6 +23,7 @@ pub fn run(args: &StructureArgs) -> miette::Result<()> {
             "description": tag.structure.description,
             "white_plans": tag.structure.white_plans,
             "black_plans": tag.structure.black_plans,
+            "confidence": tag.confidence,
             "rule": tag.rule,
         });
         println!("{}", serde_json::to_string_pretty(&answer).expect("JSON values serialize"));

@@ -23,6 +23,7 @@ pub mod node_records;
 pub mod parse;
 pub mod store;
 pub mod store_entries;
+pub mod structure_labels;
 pub mod structure_review;
 pub mod structures;
 pub mod tree;
@@ -37,6 +38,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &games::RULE,
     &tree::RULE,
     &engine::RULE,
+    &structure_labels::RULE,
     &structures::RULE,
     &structure_review::RULE,
     &validate::RULE,

@@ -1,4 +1,5 @@
-//! `structure-review`: the terminal positions no structure names, for review (Phase 5).
+//! `structure-review`: the terminal positions no structure names, or only a near
+//! skeleton does, for review (Phase 5).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,21 +9,28 @@ use crate::structure::StructureTags;
 use crate::tree::Tree;
 
 /// The rule.
-pub static RULE: Rule =
-    Rule { name: "structure-review", about: "Unknown pawn structures listed for review (structures-review.{json,txt})", file: file!() };
+pub static RULE: Rule = Rule {
+    name: "structure-review",
+    about: "Unknown and near pawn structures listed for review (structures-review.{json,txt,tsv})",
+    file: file!(),
+};
 
-/// Writes the review files into `dir`.
-pub fn declare(dir: PathBuf) -> Decl<'static> {
-    let run = |cx: &Ctx<'_>| {
+/// Writes the review files into `dir`; `labels` are the `structure-labels` steps.
+pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
+    let reads = labels.clone();
+    let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
         let tags: Arc<StructureTags> = cx.load("structures")?;
-        let review = crate::structure::review::review(&tree, &tags);
-        let text = format!("{} Unknown terminal positions", review.unknown.len());
+        let classifier = super::structures::classifier(cx, &labels, false)?;
+        let review = crate::structure::review::review(&tree, &tags, &classifier);
+        let text = format!("{} positions to review", review.unknown.len());
         let files = vec![
             ExportFile { name: "structures-review.json".into(), bytes: review.to_json() },
             ExportFile { name: "structures-review.txt".into(), bytes: review.to_table() },
+            ExportFile { name: "structures-review.tsv".into(), bytes: review.to_form() },
         ];
         Ok((files, text))
     };
-    Decl::new("structure-review", &RULE, Action::Files(dir, Box::new(run))).reads("tree").reads("structures").priority(300)
+    let decl = Decl::new("structure-review", &RULE, Action::Files(dir, Box::new(run))).reads("tree").reads("structures");
+    reads.iter().fold(decl, |d, id| d.reads(id)).priority(300)
 }

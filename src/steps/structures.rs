@@ -2,20 +2,36 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{Action, Ctx, Decl, Produced, Rule, BuildError};
+use crate::structure::labels::Labels;
+use crate::structure::{Classifier, StructureTags};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "structures", about: "the pawn structure of every terminal node", file: file!() };
 
-/// Tags the tree's terminal nodes.
-pub fn declare() -> Decl<'static> {
-    let run = |cx: &Ctx<'_>| {
+/// The classifier with the labels of the `structure-labels` steps `labels` (in order);
+/// labels that repeat a skeleton become warnings when `warn` is set.
+pub fn classifier(cx: &Ctx<'_>, labels: &[String], warn: bool) -> Result<Classifier, BuildError> {
+    let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+    let (table, warnings) = crate::structure::labels::table(loaded.iter().map(|l| l.as_ref()));
+    if warn {
+        cx.warn(warnings);
+    }
+    Ok(Classifier { labels: table })
+}
+
+/// Tags the tree's terminal nodes, with the labels of the `structure-labels` steps
+/// `labels`.
+pub fn declare(labels: Vec<String>) -> Decl<'static> {
+    let reads = labels.clone();
+    let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
-        let tags = crate::structure::tag_tree(&tree);
-        let unknown = tags.terminal.iter().filter(|(_, name)| name == crate::structure::UNKNOWN.name).count();
+        let classifier = classifier(cx, &labels, true)?;
+        let tags: StructureTags = crate::structure::tag_tree(&tree, &classifier);
+        let unknown = tags.unknown();
         let text = format!("{} terminal nodes, {} named, {unknown} Unknown", tags.terminal.len(), tags.terminal.len() - unknown);
         Ok(Produced::new(tags, text))
     };
-    Decl::new("structures", &RULE, Action::Value(Box::new(run))).reads("tree").priority(600)
+    reads.iter().fold(Decl::new("structures", &RULE, Action::Value(Box::new(run))).reads("tree"), |d, id| d.reads(id)).priority(600)
 }

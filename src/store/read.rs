@@ -95,6 +95,8 @@ pub struct NodeJson {
     pub is_busted: Option<bool>,
     /// Pawn structure tag.
     pub resulting_structure: Option<String>,
+    /// How the tag was found: `label`, `exact`, `near` or `rule` (null for Unknown).
+    pub structure_confidence: Option<String>,
 }
 
 impl NodeJson {
@@ -126,7 +128,7 @@ pub struct Store {
 const NODE_COLUMNS: &str = "n.node_id, n.fen, n.moves, n.pgn_move, n.eco_code, n.opening_name, n.variation_name,
     n.name_src, n.name_inherited, e.scid, e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.is_branching_node,
     n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure,
-    n.best_move_uci, n.stockfish_lines";
+    n.best_move_uci, n.stockfish_lines, n.structure_confidence";
 
 impl Store {
     /// Opens the store at `path` read-only.
@@ -251,6 +253,7 @@ impl Store {
                     is_dubious: r.get(18)?,
                     is_busted: r.get(19)?,
                     resulting_structure: r.get(20)?,
+                    structure_confidence: r.get(23)?,
                 })
             })
             .map_err(self.err())?;

@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 4;
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// Settings of a connection that writes a store (or a part of one) from scratch: no
 /// journal, no syncs (a store is written under a temporary name and renamed when
@@ -46,7 +46,8 @@ CREATE TABLE opening_nodes (
     is_busted INTEGER,
     resulting_structure TEXT,
     stockfish_mate INTEGER,
-    stockfish_lines TEXT
+    stockfish_lines TEXT,
+    structure_confidence TEXT
 ) WITHOUT ROWID;
 CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),

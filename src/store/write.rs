@@ -267,10 +267,10 @@ fn write_main(
             "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
              variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
              draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
-             is_busted, resulting_structure, stockfish_mate, stockfish_lines)
+             is_busted, resulting_structure, stockfish_mate, stockfish_lines, structure_confidence)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-             ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
-            27,
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
+            28,
         )
         .map_err(sql(tmp))?;
         // Primary-key order makes every insert an append to the b-tree.
@@ -306,6 +306,7 @@ fn write_main(
                     r.resulting_structure.as_ref().into(),
                     analysis.and_then(|a| a.stockfish_mate).map(i64::from).into(),
                     lines.as_ref().into(),
+                    r.structure_confidence.as_ref().into(),
                 ])
                 .map_err(sql(tmp))?;
         }

@@ -1,13 +1,16 @@
-//! The structure review report (the technical design's E7): terminal positions no rule
-//! recognises, most-played first, as JSON and as a readable table. It informs the rule
-//! set's next revision and never blocks a build.
+//! The structure review (the technical design's E7): terminal positions no structure
+//! names, and those named only by a near skeleton, most played first, with the nearest
+//! labelled skeleton. Written as JSON, as a readable table, and as a tab-separated form
+//! whose empty `label` column a reviewer fills in; declared as a `structure-labels`
+//! source, the filled form names those skeletons in the next make. It never blocks a
+//! build.
 
 use serde::Serialize;
 
-use super::{StructureTags, UNKNOWN};
+use super::{Classifier, Confidence, StructureTags, UNKNOWN};
 use crate::tree::Tree;
 
-/// One Unknown terminal position.
+/// One position to review.
 #[derive(Debug, Serialize)]
 pub struct ReviewEntry<'a> {
     /// Stable node id.
@@ -22,27 +25,41 @@ pub struct ReviewEntry<'a> {
     pub name: Option<&'a str>,
     /// Games that reached it.
     pub game_count: u64,
+    /// Its structure today (Unknown, or the near skeleton's).
+    pub structure: &'a str,
+    /// How that was found (`near`, or none for Unknown).
+    pub confidence: Option<Confidence>,
+    /// The closest labelled skeleton's structure.
+    pub nearest: Option<&'static str>,
+    /// Where that label comes from (`skeletons.tsv:12`, `my-labels:3`).
+    pub nearest_origin: Option<String>,
+    /// Pawns out of place to it.
+    pub distance: Option<u32>,
 }
 
-/// The whole report.
+/// The whole review.
 #[derive(Debug, Serialize)]
 pub struct Review<'a> {
     /// Terminal nodes tagged.
     pub terminal_nodes: usize,
     /// Terminal nodes per structure, most first.
     pub by_structure: Vec<(&'a str, usize)>,
-    /// The Unknown ones.
+    /// Terminal nodes per confidence (`none` for Unknown).
+    pub by_confidence: Vec<(&'static str, usize)>,
+    /// The positions to review: Unknown, then near, each most played first.
     pub unknown: Vec<ReviewEntry<'a>>,
 }
 
-/// Builds the report of `tags` over `tree`.
-pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags) -> Review<'a> {
+/// Builds the review of `tags` over `tree`; `classifier` finds each position's nearest
+/// labelled skeleton.
+pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags, classifier: &Classifier) -> Review<'a> {
     let mut unknown: Vec<ReviewEntry<'a>> = tags
         .terminal
         .iter()
-        .filter(|(_, name)| name == UNKNOWN.name)
-        .map(|(i, _)| {
-            let n = &tree.nodes[*i as usize];
+        .filter(|t| t.structure == UNKNOWN.name || t.confidence == Some(Confidence::Near))
+        .map(|t| {
+            let n = &tree.nodes[t.node as usize];
+            let nearest = crate::position::parse_fen(&n.fen).ok().and_then(|pos| classifier.nearest(&pos).map(|(e, d)| (e.structure.name, e.origin.clone(), d)));
             ReviewEntry {
                 node_id: crate::position::node_id(&n.epd),
                 fen: &n.fen,
@@ -50,11 +67,24 @@ pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags) -> Review<'a> {
                 eco: n.opening.as_ref().map(|o| o.eco.as_str()),
                 name: n.opening.as_ref().map(|o| o.name.as_str()),
                 game_count: n.game_count(),
+                structure: &t.structure,
+                confidence: t.confidence,
+                nearest: nearest.as_ref().map(|x| x.0),
+                nearest_origin: nearest.as_ref().map(|x| x.1.clone()),
+                distance: nearest.map(|x| x.2),
             }
         })
         .collect();
-    unknown.sort_by(|a, b| b.game_count.cmp(&a.game_count).then(a.moves.cmp(b.moves)));
-    Review { terminal_nodes: tags.terminal.len(), by_structure: tags.counts(), unknown }
+    unknown.sort_by(|a, b| (a.confidence.is_some(), b.game_count, a.moves).cmp(&(b.confidence.is_some(), a.game_count, b.moves)));
+    Review { terminal_nodes: tags.terminal.len(), by_structure: tags.counts(), by_confidence: by_confidence(tags), unknown }
+}
+
+fn by_confidence(tags: &StructureTags) -> Vec<(&'static str, usize)> {
+    let mut counts: std::collections::BTreeMap<Option<Confidence>, usize> = Default::default();
+    for t in &tags.terminal {
+        *counts.entry(t.confidence).or_default() += 1;
+    }
+    counts.into_iter().map(|(c, n)| (c.map_or("none", Confidence::as_str), n)).collect()
 }
 
 impl Review<'_> {
@@ -65,19 +95,56 @@ impl Review<'_> {
         bytes
     }
 
-    /// A readable table: the structure counts, then the Unknown positions.
+    /// A readable table: the structure counts, then the positions to review.
     pub fn to_table(&self) -> Vec<u8> {
         let mut out = format!("Pawn structures of {} terminal nodes\n\n", self.terminal_nodes);
         out.push_str(&format!("{:<32} {:>7}\n", "structure", "nodes"));
         for (name, count) in &self.by_structure {
             out.push_str(&format!("{name:<32} {count:>7}\n"));
         }
-        out.push_str(&format!("\nUnknown terminal positions to review ({}), most played first\n\n", self.unknown.len()));
-        out.push_str(&format!("{:>7}  {:<5} {:<48} {}\n", "games", "eco", "opening", "moves"));
+        let how: Vec<String> = self.by_confidence.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        out.push_str(&format!("\nfound by: {}\n", how.join(", ")));
+        out.push_str(&format!("\nPositions to review ({}): Unknown, then near skeletons, most played first\n\n", self.unknown.len()));
+        out.push_str(&format!("{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n", "games", "eco", "structure", "nearest", "dist", "moves"));
         for e in &self.unknown {
-            let name: String = e.name.unwrap_or("-").chars().take(48).collect();
-            out.push_str(&format!("{:>7}  {:<5} {:<48} {}\n", e.game_count, e.eco.unwrap_or("-"), name, e.moves));
+            let cut = |s: &str| s.chars().take(24).collect::<String>();
+            let distance = e.distance.map_or("-".to_string(), |d| d.to_string());
+            out.push_str(&format!(
+                "{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n",
+                e.game_count,
+                e.eco.unwrap_or("-"),
+                cut(e.structure),
+                cut(e.nearest.unwrap_or("-")),
+                distance,
+                e.moves
+            ));
         }
         out.into_bytes()
+    }
+
+    /// The form to fill in: tab-separated, an empty `label` column first, the position
+    /// (`fen`, `moves`) and what helps decide. `structure-labels` sources read it back.
+    pub fn to_form(&self) -> Vec<u8> {
+        let mut writer = csv::WriterBuilder::new().delimiter(b'\t').quote_style(csv::QuoteStyle::Never).from_writer(Vec::new());
+        let header = ["label", "games", "structure", "confidence", "nearest", "distance", "eco", "opening", "moves", "fen"];
+        writer.write_record(header).expect("writing to memory");
+        for e in &self.unknown {
+            let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+            writer
+                .write_record([
+                    String::new(),
+                    e.game_count.to_string(),
+                    e.structure.to_string(),
+                    e.confidence.map_or("none", Confidence::as_str).to_string(),
+                    e.nearest.unwrap_or("").to_string(),
+                    e.distance.map(|d| d.to_string()).unwrap_or_default(),
+                    e.eco.unwrap_or("").to_string(),
+                    clean(e.name.unwrap_or("")),
+                    e.moves.to_string(),
+                    e.fen.to_string(),
+                ])
+                .expect("writing to memory");
+        }
+        writer.into_inner().expect("writing to memory")
     }
 }

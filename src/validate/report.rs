@@ -72,6 +72,8 @@ pub struct StubNode {
     pub outcomes: Outcomes,
     /// Its pawn structure (a stub is a leaf, so it gets one like every terminal node).
     pub structure: String,
+    /// How the structure was found (none for Unknown).
+    pub structure_confidence: Option<crate::structure::Confidence>,
 }
 
 /// Builds the report of `validation` over `tree`.
@@ -194,6 +196,7 @@ impl ValidationReport {
             }
             stubs.push(StubNode {
                 structure: crate::structure::classify(&pos).structure.name.to_string(),
+                structure_confidence: crate::structure::classify(&pos).confidence,
                 epd,
                 fen: crate::position::fen(&pos),
                 parent_epd: crate::position::epd(&parent),
