@@ -59,7 +59,8 @@ fn main() {
     let params = okb::tree::TreeParams::default();
     let (t, tree) = best(reps(), || okb::tree::build(&sk, None, &params));
     println!("tree {t:?}");
-    let (t, tags) = best(reps(), || okb::structure::tag_tree(&tree));
+    let classifier = okb::structure::Classifier::default();
+    let (t, tags) = best(reps(), || okb::structure::tag_tree(&tree, &classifier));
     println!("structures {t:?}");
     if std::env::var_os("STORE_ONLY").is_none() {
     let (t, _) = best(reps(), || okb::export::csv::render(&tree, None, Some(&tags), b','));

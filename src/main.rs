@@ -102,6 +102,11 @@ enum Command {
     ///   okb verify --no-build               # only the files on disk
     #[command(verbatim_doc_comment)]
     Verify(okb::cli::verify::VerifyArgs),
+    /// Build, then list what okb could not decide, most played first, as a form to fill in
+    ///
+    ///   okb review structures -o structures/labels.tsv
+    #[command(verbatim_doc_comment)]
+    Review(okb::cli::review::ReviewArgs),
     /// Download (or copy from a mirror) and verify every pinned source.
     Fetch(okb::cli::fetch::FetchArgs),
     /// Write the blake3 pin of sources into pipeline.toml (comments and layout kept)
@@ -195,7 +200,7 @@ fn main() -> ExitCode {
     // failure (an engine that died, a download cut off).
     let prints = matches!(
         cli.command,
-        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_)
+        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_) | Command::Review(_)
     );
     match run(cli) {
         Ok(code) => code,
@@ -259,6 +264,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
         Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
         Command::Check(args) => cli::check::run(&args, load),
+        Command::Review(args) => done(cli::review::run(&args, load)),
         Command::Diff(args) => Ok(cli::diff::run(&args, load)),
         Command::Verify(args) => cli::verify::run(&args, load),
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),

@@ -90,11 +90,17 @@ fn every_terminal_node_has_a_structure_and_structures_are_entities() {
         assert_eq!(w.is_empty(), name == "Unknown", "{name}");
         assert_eq!(b.is_empty(), name == "Unknown", "{name}");
     }
-    // The review lists exactly the Unknown terminal nodes.
+    // Every name says how it was found; Unknown has no confidence.
+    let confidence = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
+    assert_eq!(confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' AND structure_confidence IS NOT NULL"), 0);
+    assert_eq!(
+        confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence NOT IN ('exact', 'near', 'rule')"),
+        0
+    );
+    assert_eq!(confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence IS NULL"), 0);
+    // The review lists exactly the Unknown and near terminal nodes.
     let review: serde_json::Value = serde_json::from_slice(&p.read("build/structures-review.json")).unwrap();
-    let unknown: i64 = db
-        .query_row("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown'", [], |r| r.get(0))
-        .unwrap();
+    let unknown = confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' OR structure_confidence = 'near'");
     assert_eq!(review["unknown"].as_array().unwrap().len() as i64, unknown);
     assert_eq!(review["terminal_nodes"].as_i64().unwrap(), terminal);
     let review_table = String::from_utf8(p.read("build/structures-review.txt")).unwrap();
@@ -258,4 +264,61 @@ fn validate_sources_must_be_game_sources() {
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("is not a game source"), "{}", run.stderr);
+}
+
+/// The review loop: `okb review structures` writes a form; filled in and declared as a
+/// `structure-labels` source, it names those skeletons everywhere in the tree, and a
+/// make rebuilds only the structures and what reads them.
+#[test]
+fn a_filled_in_review_form_names_its_skeletons_and_rebuilds_only_structures() {
+    let p = project();
+    p.make(&[]);
+    let run = p.okb(&["review", "structures", "--no-build", "--limit", "2", "-o", "review/labels.tsv"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("to review"), "{}", run.stdout);
+    let form = String::from_utf8(p.read("review/labels.tsv")).unwrap();
+    let mut lines: Vec<String> = form.lines().map(str::to_string).collect();
+    assert!(lines[0].starts_with("label\tgames\tstructure\tconfidence\tnearest\tdistance"), "{}", lines[0]);
+    // Every terminal position of the fixture is named: relabel its most played one.
+    let (fen, moves): (String, String) = store(&p)
+        .query_row(
+            "SELECT fen, moves FROM opening_nodes WHERE structure_confidence IS NOT NULL ORDER BY game_count DESC, node_id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    lines.insert(1, format!("Hedgehog\t9\tx\trule\t\t\t\t\t{moves}\t{fen}"));
+    lines.insert(2, format!("Najdorff\t1\tUnknown\tnone\t\t\t\t\t\t{fen}"));
+    std::fs::write(p.path("review/labels.tsv"), lines.join("\n") + "\n").unwrap();
+    let mut pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    pipeline.push_str("[sources.mine]\nkind = \"structure-labels\"\npath = \"review/labels.tsv\"\n");
+    std::fs::write(p.path("pipeline.toml"), pipeline).unwrap();
+
+    let run = p.make(&[]);
+    let built = run.steps("Building");
+    for step in ["structure-labels:mine", "structures", "structure-review", "node-records", "store"] {
+        assert!(built.contains(&step.to_string()), "{step} not rebuilt: {built:?}");
+    }
+    for step in ["tree", "eco", "games"] {
+        assert!(run.steps("Fresh").contains(&step.to_string()), "{step} rebuilt:\n{}", run.stderr);
+    }
+    assert!(run.stderr.contains("mine:3: \"Najdorff\" is not a structure okb knows (closest: Najdorf"), "{}", run.stderr);
+    let db = store(&p);
+    let pos = okb::position::parse_fen(&fen).unwrap();
+    let key = okb::position::epd(&pos);
+    let (structure, confidence): (String, String) = db
+        .query_row("SELECT resulting_structure, structure_confidence FROM opening_nodes WHERE position_key = ?1", [&key], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!((structure.as_str(), confidence.as_str()), ("Hedgehog", "label"));
+
+    // Writing the form again keeps the labelled row, and a make with nothing changed
+    // since does nothing.
+    let run = p.okb(&["review", "structures", "--no-build", "-o", "review/labels.tsv"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("kept 2 labelled rows"), "{}", run.stderr);
+    let form = String::from_utf8(p.read("review/labels.tsv")).unwrap();
+    assert!(form.lines().nth(1).unwrap().starts_with("Hedgehog\t"), "{form}");
+    assert!(!form.lines().skip(3).any(|l| l.ends_with(&fen)), "the labelled position is listed again:\n{form}");
 }

@@ -1,7 +1,7 @@
 //! Phase 5: every structure of the catalogue on a position from opening theory, reached
 //! by a real move sequence; the start position and random legal positions.
 
-use okb::structure::{self, STRUCTURES};
+use okb::structure;
 use shakmaty::{Chess, Position, san::San};
 
 fn play(line: &str) -> Chess {

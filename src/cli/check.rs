@@ -83,11 +83,7 @@ pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miett
 }
 
 fn build(loaded: &Loaded, args: &CheckArgs) -> miette::Result<()> {
-    let sources = super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked };
-    let (_lock, summary) = super::make::build(loaded, &sources, false, |r| super::output::print_step(r, false))?;
-    let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
-    eprintln!("{} {built} steps built, {} fresh", paint("Finished", "32"), summary.steps.len() - built);
-    Ok(())
+    super::make::build_and_report(loaded, &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked })
 }
 
 fn write(folder: &std::path::Path, name: &str, text: &str, status: &str, shown: &str) -> miette::Result<()> {

@@ -134,6 +134,15 @@ pub(crate) struct Sources<'a> {
     pub locked: bool,
 }
 
+/// Builds as [`build`] does, printing each step and cargo's `Finished` line: the build
+/// a command runs before it reads the store (`check`, `review`).
+pub(crate) fn build_and_report(loaded: &Loaded, sources: &Sources<'_>) -> miette::Result<()> {
+    let (_lock, summary) = build(loaded, sources, false, |r| print_step(r, false))?;
+    let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
+    eprintln!("{} {built} steps built, {} fresh", paint("Finished", "32"), summary.steps.len() - built);
+    Ok(())
+}
+
 /// Builds under the project lock (returned, so the caller can read the build before
 /// another make replaces it), after checking `--locked`: what `make`, `check` and
 /// `verify` share.

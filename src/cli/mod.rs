@@ -17,6 +17,7 @@ pub mod openingiq;
 pub mod output;
 pub mod pin;
 pub mod query;
+pub mod review;
 pub mod serve;
 pub mod status;
 pub mod structure;

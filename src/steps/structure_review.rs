@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
 use crate::structure::StructureTags;
+use crate::structure::labels::Labels;
 use crate::tree::Tree;
 
 /// The rule.
@@ -21,7 +22,9 @@ pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
         let tags: Arc<StructureTags> = cx.load("structures")?;
-        let classifier = super::structures::classifier(cx, &labels, false)?;
+        let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+        // The structures step reported the labels' warnings already.
+        let (classifier, _) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
         let review = crate::structure::review::review(&tree, &tags, &classifier);
         let text = format!("{} positions to review", review.unknown.len());
         let files = vec![

@@ -2,24 +2,13 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule, BuildError};
+use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
 use crate::structure::labels::Labels;
-use crate::structure::{Classifier, StructureTags};
+use crate::structure::StructureTags;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "structures", about: "the pawn structure of every terminal node", file: file!() };
-
-/// The classifier with the labels of the `structure-labels` steps `labels` (in order);
-/// labels that repeat a skeleton become warnings when `warn` is set.
-pub fn classifier(cx: &Ctx<'_>, labels: &[String], warn: bool) -> Result<Classifier, BuildError> {
-    let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
-    let (table, warnings) = crate::structure::labels::table(loaded.iter().map(|l| l.as_ref()));
-    if warn {
-        cx.warn(warnings);
-    }
-    Ok(Classifier { labels: table })
-}
 
 /// Tags the tree's terminal nodes, with the labels of the `structure-labels` steps
 /// `labels`.
@@ -27,7 +16,9 @@ pub fn declare(labels: Vec<String>) -> Decl<'static> {
     let reads = labels.clone();
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
-        let classifier = classifier(cx, &labels, true)?;
+        let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+        let (classifier, warnings) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
+        cx.warn(warnings);
         let tags: StructureTags = crate::structure::tag_tree(&tree, &classifier);
         let unknown = tags.unknown();
         let text = format!("{} terminal nodes, {} named, {unknown} Unknown", tags.terminal.len(), tags.terminal.len() - unknown);

@@ -103,6 +103,12 @@ fn row(label: &str, fen: Option<&str>, moves: Option<&str>, line: u32) -> Result
     Ok(LabelRow { line, white: skeleton.white.0, black: skeleton.black.0, structure: structure.name.to_string() })
 }
 
+/// The classifier with the labels of every source, in the order given (see [`table`]).
+pub fn classifier<'a>(sources: impl IntoIterator<Item = &'a Labels>) -> (super::Classifier, Vec<Warning>) {
+    let (labels, warnings) = table(sources);
+    (super::Classifier { labels }, warnings)
+}
+
 /// The table of every labels source, in the order given; a skeleton labelled twice keeps
 /// its first label, and each later one becomes a warning.
 pub fn table<'a>(sources: impl IntoIterator<Item = &'a Labels>) -> (SkeletonTable, Vec<Warning>) {
@@ -113,11 +119,11 @@ pub fn table<'a>(sources: impl IntoIterator<Item = &'a Labels>) -> (SkeletonTabl
             let skeleton = Skeleton { white: shakmaty::Bitboard(row.white), black: shakmaty::Bitboard(row.black) };
             let structure = catalogued(&row.structure).unwrap_or(&super::UNKNOWN);
             let origin = format!("{}:{}", labels.source, row.line);
-            if let Err(first) = table.insert(Entry { skeleton, structure, origin }) {
-                if first.structure.name != structure.name {
-                    let message = format!("this skeleton is already labelled {:?} at {}; keeping that", first.structure.name, first.origin);
-                    warnings.push(Warning::at("duplicate-label", &labels.source, row.line, message, &row.structure));
-                }
+            if let Err(first) = table.insert(Entry { skeleton, structure, origin })
+                && first.structure.name != structure.name
+            {
+                let message = format!("this skeleton is already labelled {:?} at {}; keeping that", first.structure.name, first.origin);
+                warnings.push(Warning::at("duplicate-label", &labels.source, row.line, message, &row.structure));
             }
         }
     }

@@ -120,7 +120,7 @@ pub fn position_after(movetext: &str) -> Result<Chess, String> {
     let moves = crate::eco::line::play_san(&tokens).map_err(|e| format!("move {} {:?}: {}", e.ply + 1, e.token, e.reason))?;
     let mut pos = Chess::default();
     for m in &moves {
-        pos.play_unchecked(m.clone());
+        pos.play_unchecked(*m);
     }
     Ok(pos)
 }
