@@ -272,16 +272,22 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Book(args) => done(cli::book::run(&args)),
         Command::Classify(args) => {
             let store = cli::store_path(args.store.clone(), load)?;
-            done(cli::classify::run(&args, store))
+            done(cli::classify::run(&args, store.path.clone()))
         }
         Command::Structure(args) => done(cli::structure::run(&args)),
-        Command::Serve(args) => done(cli::serve::run(&args, cli::store_path(args.store.clone(), load)?)),
-        Command::Openingiq(args) => done(cli::openingiq::run(&args, cli::store_path(args.store.clone(), load)?)),
+        Command::Serve(args) => {
+            let file = cli::store_path(args.store.clone(), load)?;
+            done(cli::serve::run(&args, file.path.clone()))
+        }
+        Command::Openingiq(args) => {
+            let file = cli::store_path(args.store.clone(), load)?;
+            done(cli::openingiq::run(&args, file.path.clone()))
+        }
         Command::Convert(args) => cli::convert::run(&args),
         Command::Inspect(args) => done(cli::inspect::run(&args)),
         Command::Query(args) => {
-            let store = cli::store_path(args.store, load)?;
-            let store = okb::store::read::Store::open(&store).map_err(|e| miette::miette!("{e}"))?;
+            let file = cli::store_path(args.store, load)?;
+            let store = okb::store::read::Store::open(&file.path).map_err(|e| miette::miette!("{e}"))?;
             cli::query::run(&store, args.query.args())
         }
     }

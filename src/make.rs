@@ -231,6 +231,11 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     steps.push(steps::store_entries::declare(entries.clone()));
     steps.push(steps::node_records::declare(with_engine));
     steps.push(steps::store::declare(store_path.clone(), entries, previous_dir(loaded), with_engine, with_stubs));
+    if let Some(target) = pipeline.store.postgres() {
+        // The pipeline's validation parsed it already; this cannot fail here.
+        let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;
+        steps.push(steps::store_postgres::declare(store_path.clone(), target));
+    }
     for (name, spec) in &pipeline.exports {
         steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, with_engine));
     }

@@ -161,11 +161,28 @@ impl Default for GamesParams {
 pub struct StoreSpec {
     /// The SQLite database file, relative to pipeline.toml.
     pub path: String,
+    /// A PostgreSQL server to copy the knowledge base into (`postgres://user@host:port/db`,
+    /// no password: see `password_env`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The PostgreSQL schema that holds the tables.
+    pub schema: String,
+    /// The environment variable with the PostgreSQL password (default: `PGPASSWORD`,
+    /// then `~/.pgpass`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
 }
 
 impl Default for StoreSpec {
     fn default() -> Self {
-        StoreSpec { path: "build/okb.sqlite".into() }
+        StoreSpec { path: "build/okb.sqlite".into(), url: None, schema: "okb".into(), password_env: None }
+    }
+}
+
+impl StoreSpec {
+    /// The PostgreSQL target, when `url` is set.
+    pub fn postgres(&self) -> Option<Result<crate::store::postgres::PgTarget, crate::store::postgres::PgError>> {
+        self.url.as_deref().map(|url| crate::store::postgres::PgTarget::new(url, &self.schema, self.password_env.as_deref()))
     }
 }
 
@@ -437,6 +454,9 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                 return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
             }
         }
+    }
+    if let Some(Err(e)) = loaded.pipeline.store.postgres() {
+        return Err(Box::new(loaded.error_at("[store]", e.to_string(), None)));
     }
     if let Some(engine) = &loaded.pipeline.engine
         && let Err(e) = engine.validate() {

@@ -27,14 +27,28 @@ use std::path::PathBuf;
 
 use crate::pipeline::Loaded;
 
-/// The store a reader command opens: `--store FILE` if given, else the pipeline's
-/// `[store] path`.
-pub fn store_path(given: Option<PathBuf>, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<PathBuf> {
+/// The store file a reader command opens, kept while the command runs.
+pub struct StoreFile {
+    /// The SQLite file.
+    pub path: PathBuf,
+    /// A PostgreSQL knowledge base's local copy, removed when the command ends.
+    _copy: Option<crate::store::postgres::read::LocalCopy>,
+}
+
+/// The store a reader command opens: `--store FILE` or `--store postgres://…` if given,
+/// else the pipeline's `[store] path`. A PostgreSQL knowledge base is copied into a
+/// temporary SQLite file first, so every answer comes from the same code.
+pub fn store_path(given: Option<PathBuf>, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<StoreFile> {
     match given {
-        Some(path) => Ok(path),
+        Some(path) if crate::store::postgres::is_url(&path.to_string_lossy()) => {
+            let target = crate::store::postgres::PgTarget::from_reader_url(&path.to_string_lossy()).map_err(|e| miette::miette!("{e}"))?;
+            let copy = crate::store::postgres::read::LocalCopy::new(&target).map_err(|e| miette::miette!("{e}"))?;
+            Ok(StoreFile { path: copy.path(), _copy: Some(copy) })
+        }
+        Some(path) => Ok(StoreFile { path, _copy: None }),
         None => {
             let loaded = load()?;
-            Ok(loaded.path(&loaded.pipeline.store.path))
+            Ok(StoreFile { path: loaded.path(&loaded.pipeline.store.path), _copy: None })
         }
     }
 }

@@ -18,7 +18,8 @@ pub struct OpeningiqArgs {
     /// Compact JSON instead of indented.
     #[arg(long)]
     pub compact: bool,
-    /// Read this store file instead of the pipeline's [store] path.
+    /// Read this store file (or a PostgreSQL knowledge base: postgres://user@host:port/db?schema=okb,
+    /// password from PGPASSWORD or ~/.pgpass) instead of the pipeline's [store] path.
     #[arg(long, value_name = "FILE")]
     pub store: Option<PathBuf>,
 }

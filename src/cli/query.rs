@@ -52,7 +52,8 @@ pub enum Query {
 /// Arguments of `okb query`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct QueryCommand {
-    /// Read this store file instead of the pipeline's [store] path.
+    /// Read this store file (or a PostgreSQL knowledge base: postgres://user@host:port/db?schema=okb,
+    /// password from PGPASSWORD or ~/.pgpass) instead of the pipeline's [store] path.
     #[arg(long, value_name = "FILE", global = true)]
     pub store: Option<PathBuf>,
     /// What to look up.

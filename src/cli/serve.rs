@@ -8,7 +8,8 @@ pub struct ServeArgs {
     /// Address to listen on (port 0 picks a free port; the bound address goes to stderr).
     #[arg(long, default_value = "127.0.0.1:8000", value_name = "IP:PORT")]
     pub addr: std::net::SocketAddr,
-    /// Serve this store file instead of the pipeline's [store] path.
+    /// Serve this store file (or a PostgreSQL knowledge base: postgres://user@host:port/db?schema=okb,
+    /// password from PGPASSWORD or ~/.pgpass) instead of the pipeline's [store] path.
     #[arg(long, value_name = "FILE")]
     pub store: Option<PathBuf>,
 }

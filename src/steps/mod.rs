@@ -23,6 +23,7 @@ pub mod node_records;
 pub mod parse;
 pub mod store;
 pub mod store_entries;
+pub mod store_postgres;
 pub mod structure_labels;
 pub mod structure_review;
 pub mod structures;
@@ -46,6 +47,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &store_entries::RULE,
     &node_records::RULE,
     &store::RULE,
+    &store_postgres::RULE,
     &export_eco_json::RULE,
     &export_csv::RULE,
     &export_polyglot::RULE,

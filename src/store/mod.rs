@@ -6,6 +6,7 @@
 
 mod bulk;
 pub mod graph;
+pub mod postgres;
 pub mod read;
 pub mod schema;
 pub mod write;

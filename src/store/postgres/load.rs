@@ -1,0 +1,301 @@
+//! Copying a built SQLite store into a PostgreSQL schema, atomically.
+//!
+//! The load goes into `<schema>__okb_new` (dropped first: a load that was interrupted
+//! left nothing else behind), table by table with binary `COPY`; keys, indexes and the
+//! json conversion of JSON columns follow the load, then one transaction renames the
+//! schemas. Tables that SQLite keys by rowid get a `sqlite_rowid` column, so the copy
+//! back ([`super::read`]) restores rows in the same order and answers are byte-identical.
+
+use std::path::Path;
+
+use postgres::binary_copy::BinaryCopyInWriter;
+use postgres::types::{IsNull, ToSql, Type, to_sql_checked};
+use rusqlite::types::ValueRef;
+
+use super::{PgError, PgTarget};
+
+/// Columns that hold JSON text in SQLite: `json` in PostgreSQL (validated and queryable
+/// with `->>`; unlike `jsonb` it keeps the text as written, so answers stay byte-identical).
+const JSON_COLUMNS: &[(&str, &str)] = &[
+    ("opening_nodes", "stockfish_lines"),
+    ("opening_entries", "aliases"),
+    ("pawn_structures", "white_plans"),
+    ("pawn_structures", "black_plans"),
+];
+
+/// Indexes beyond the SQLite store's, for the lookups SQL users and the API make by code
+/// and structure (`{s}` is the schema).
+const EXTRA_INDEXES: &[&str] = &[
+    "CREATE INDEX opening_nodes_eco ON {s}.opening_nodes (eco_code)",
+    "CREATE INDEX opening_entries_eco ON {s}.opening_entries (eco)",
+    "CREATE INDEX opening_nodes_structure ON {s}.opening_nodes (resulting_structure)",
+];
+
+/// A column's storage class.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    Text,
+    Int,
+    Real,
+}
+
+impl Kind {
+    /// From SQLite's declared type, by its affinity rules.
+    pub(super) fn of(declared: &str) -> Kind {
+        let upper = declared.to_ascii_uppercase();
+        if upper.contains("INT") {
+            Kind::Int
+        } else if upper.contains("REAL") || upper.contains("FLOA") || upper.contains("DOUB") {
+            Kind::Real
+        } else {
+            Kind::Text
+        }
+    }
+
+    pub(super) fn pg_type(self) -> Type {
+        match self {
+            Kind::Text => Type::TEXT,
+            Kind::Int => Type::INT8,
+            Kind::Real => Type::FLOAT8,
+        }
+    }
+
+    fn sql(self) -> &'static str {
+        match self {
+            Kind::Text => "text",
+            Kind::Int => "bigint",
+            Kind::Real => "double precision",
+        }
+    }
+}
+
+/// One column of an SQLite table.
+#[derive(Clone, Debug)]
+pub(super) struct Column {
+    pub name: String,
+    pub kind: Kind,
+    pub not_null: bool,
+    /// 1-based position in the primary key, 0 when not part of it.
+    pub pk: usize,
+}
+
+/// The columns of `table`.
+pub(super) fn columns(conn: &rusqlite::Connection, table: &str) -> rusqlite::Result<Vec<Column>> {
+    let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})"))?;
+    let rows = stmt.query_map([], |r| {
+        let declared: String = r.get(2)?;
+        Ok(Column { name: r.get(1)?, kind: Kind::of(&declared), not_null: r.get::<_, i64>(3)? != 0, pk: r.get::<_, i64>(5)? as usize })
+    })?;
+    rows.collect()
+}
+
+/// One value on its way into `COPY`.
+#[derive(Debug)]
+enum Cell {
+    Text(Option<String>),
+    Int(Option<i64>),
+    Real(Option<f64>),
+}
+
+impl ToSql for Cell {
+    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self {
+            Cell::Text(v) => v.to_sql(ty, out),
+            Cell::Int(v) => v.to_sql(ty, out),
+            Cell::Real(v) => v.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        matches!(*ty, Type::TEXT | Type::INT8 | Type::FLOAT8)
+    }
+
+    to_sql_checked!();
+}
+
+fn cell(kind: Kind, value: ValueRef<'_>) -> Cell {
+    match (kind, value) {
+        (Kind::Int, ValueRef::Integer(i)) => Cell::Int(Some(i)),
+        (Kind::Int, _) => Cell::Int(None),
+        (Kind::Real, ValueRef::Real(f)) => Cell::Real(Some(f)),
+        (Kind::Real, ValueRef::Integer(i)) => Cell::Real(Some(i as f64)),
+        (Kind::Real, _) => Cell::Real(None),
+        (Kind::Text, ValueRef::Text(t)) => Cell::Text(Some(String::from_utf8_lossy(t).into_owned())),
+        (Kind::Text, ValueRef::Integer(i)) => Cell::Text(Some(i.to_string())),
+        (Kind::Text, ValueRef::Real(f)) => Cell::Text(Some(f.to_string())),
+        (Kind::Text, _) => Cell::Text(None),
+    }
+}
+
+/// What a load wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LoadSummary {
+    /// The schema now holding the knowledge base.
+    pub schema: String,
+    /// Tables copied.
+    pub tables: usize,
+    /// Rows copied, all tables.
+    pub rows: u64,
+}
+
+/// Copies the SQLite store at `sqlite` into `target`'s schema, replacing what was there
+/// in one transaction.
+pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
+    let local = |what: &str, e: &dyn std::fmt::Display| PgError::Local { target: target.shown(), what: what.into(), message: e.to_string() };
+    let conn = rusqlite::Connection::open_with_flags(sqlite, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(|e| local(&format!("opening {}", sqlite.display()), &e))?;
+    let objects = sqlite_objects(&conn).map_err(|e| local(&format!("reading {}", sqlite.display()), &e))?;
+    let mut client = target.connect()?;
+    let staging = format!("{}__okb_new", target.schema);
+    client
+        .batch_execute(&format!("SET client_min_messages = warning; DROP SCHEMA IF EXISTS {staging} CASCADE; CREATE SCHEMA {staging}"))
+        .map_err(|e| target.error(&format!("creating schema {staging}"), e))?;
+    let mut summary = LoadSummary { schema: target.schema.clone(), ..Default::default() };
+    for object in objects.iter().filter(|o| o.kind == "table") {
+        let rows = copy_table(&conn, &mut client, &staging, object).map_err(|e| match e {
+            CopyError::Pg(e) => target.error(&format!("loading table {}", object.name), e),
+            CopyError::Sqlite(e) => local(&format!("reading table {} of {}", object.name, sqlite.display()), &e),
+        })?;
+        summary.tables += 1;
+        summary.rows += rows;
+    }
+    save_schema(&mut client, target, &staging, &objects)?;
+    for sql in finishing_ddl(&conn, &staging, &objects).map_err(|e| local("reading the keys of the SQLite store", &e))? {
+        client.batch_execute(&sql).map_err(|e| target.error(&format!("running {sql}"), e))?;
+    }
+    swap(&mut client, target, &staging)?;
+    Ok(summary)
+}
+
+/// A table or index of the SQLite store, with its DDL.
+pub(super) struct SqliteObject {
+    pub kind: String,
+    pub name: String,
+    pub table: String,
+    pub sql: String,
+}
+
+impl SqliteObject {
+    /// Whether SQLite keys this table by rowid (the copy keeps the rowids).
+    pub fn has_rowid(&self) -> bool {
+        !self.sql.to_ascii_uppercase().contains("WITHOUT ROWID")
+    }
+}
+
+fn sqlite_objects(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<SqliteObject>> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name, tbl_name, sql FROM sqlite_master
+         WHERE type IN ('table', 'index') AND sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+    )?;
+    let rows = stmt.query_map([], |r| Ok(SqliteObject { kind: r.get(0)?, name: r.get(1)?, table: r.get(2)?, sql: r.get(3)? }))?;
+    rows.collect()
+}
+
+enum CopyError {
+    Pg(postgres::Error),
+    Sqlite(rusqlite::Error),
+}
+
+impl From<postgres::Error> for CopyError {
+    fn from(e: postgres::Error) -> Self {
+        CopyError::Pg(e)
+    }
+}
+
+impl From<rusqlite::Error> for CopyError {
+    fn from(e: rusqlite::Error) -> Self {
+        CopyError::Sqlite(e)
+    }
+}
+
+/// Creates `table` in `staging` and copies its rows; returns how many.
+fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Client, staging: &str, table: &SqliteObject) -> Result<u64, CopyError> {
+    let columns = columns(conn, &table.name)?;
+    let mut defs: Vec<String> = columns.iter().map(|c| format!("{} {}{}", c.name, c.kind.sql(), if c.not_null { " NOT NULL" } else { "" })).collect();
+    let mut names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
+    let mut types: Vec<Type> = columns.iter().map(|c| c.kind.pg_type()).collect();
+    let rowid = table.has_rowid();
+    if rowid {
+        defs.push("sqlite_rowid bigint NOT NULL".into());
+        names.push("sqlite_rowid".into());
+        types.push(Type::INT8);
+    }
+    client.batch_execute(&format!("CREATE TABLE {staging}.{} ({})", table.name, defs.join(", ")))?;
+    let writer = client.copy_in(&format!("COPY {staging}.{} ({}) FROM STDIN (FORMAT binary)", table.name, names.join(", ")))?;
+    let mut writer = BinaryCopyInWriter::new(writer, &types);
+    let selected = if rowid { format!("{}, rowid", quoted(&columns)) } else { quoted(&columns) };
+    let mut stmt = conn.prepare(&format!("SELECT {selected} FROM {} ORDER BY {}", table.name, if rowid { "rowid" } else { "1" }))?;
+    let mut rows = stmt.query([])?;
+    let mut count = 0;
+    while let Some(row) = rows.next()? {
+        let mut cells: Vec<Cell> = Vec::with_capacity(names.len());
+        for (i, c) in columns.iter().enumerate() {
+            cells.push(cell(c.kind, row.get_ref(i)?));
+        }
+        if rowid {
+            cells.push(Cell::Int(Some(row.get(columns.len())?)));
+        }
+        let refs: Vec<&(dyn ToSql + Sync)> = cells.iter().map(|c| c as &(dyn ToSql + Sync)).collect();
+        writer.write(&refs)?;
+        count += 1;
+    }
+    writer.finish()?;
+    Ok(count)
+}
+
+fn quoted(columns: &[Column]) -> String {
+    columns.iter().map(|c| format!("\"{}\"", c.name)).collect::<Vec<_>>().join(", ")
+}
+
+/// Records the SQLite DDL in `okb_sqlite_schema`, for the copy back.
+fn save_schema(client: &mut postgres::Client, target: &PgTarget, staging: &str, objects: &[SqliteObject]) -> Result<(), PgError> {
+    let what = "recording the SQLite schema";
+    client
+        .batch_execute(&format!("CREATE TABLE {staging}.okb_sqlite_schema (position integer PRIMARY KEY, type text NOT NULL, name text NOT NULL, tbl_name text NOT NULL, sql text NOT NULL)"))
+        .map_err(|e| target.error(what, e))?;
+    let insert = format!("INSERT INTO {staging}.okb_sqlite_schema VALUES ($1, $2, $3, $4, $5)");
+    for (i, o) in objects.iter().enumerate() {
+        client.execute(&insert, &[&(i as i32), &o.kind, &o.name, &o.table, &o.sql]).map_err(|e| target.error(what, e))?;
+    }
+    Ok(())
+}
+
+/// The DDL that follows the load: json columns, primary keys, the SQLite store's
+/// indexes and okb's extra ones, then statistics.
+fn finishing_ddl(conn: &rusqlite::Connection, staging: &str, objects: &[SqliteObject]) -> rusqlite::Result<Vec<String>> {
+    let mut ddl = Vec::new();
+    for (table, column) in JSON_COLUMNS {
+        if objects.iter().any(|o| o.kind == "table" && o.name == *table) {
+            ddl.push(format!("ALTER TABLE {staging}.{table} ALTER COLUMN {column} TYPE json USING {column}::json"));
+        }
+    }
+    for table in objects.iter().filter(|o| o.kind == "table") {
+        let mut key: Vec<Column> = columns(conn, &table.name)?.into_iter().filter(|c| c.pk > 0).collect();
+        key.sort_by_key(|c| c.pk);
+        if !key.is_empty() {
+            let names: Vec<&str> = key.iter().map(|c| c.name.as_str()).collect();
+            ddl.push(format!("ALTER TABLE {staging}.{} ADD PRIMARY KEY ({})", table.name, names.join(", ")));
+        }
+    }
+    for index in objects.iter().filter(|o| o.kind == "index") {
+        ddl.push(index.sql.replacen(&format!(" ON {} ", index.table), &format!(" ON {staging}.{} ", index.table), 1));
+    }
+    ddl.extend(EXTRA_INDEXES.iter().map(|sql| sql.replace("{s}", staging)));
+    ddl.push(format!("ANALYZE {staging}.opening_nodes"));
+    Ok(ddl)
+}
+
+/// Puts `staging` in place of the target schema in one transaction.
+fn swap(client: &mut postgres::Client, target: &PgTarget, staging: &str) -> Result<(), PgError> {
+    let (schema, old) = (&target.schema, format!("{}__okb_old", target.schema));
+    let what = format!("replacing schema {schema}");
+    let mut tx = client.transaction().map_err(|e| target.error(&what, e))?;
+    let exists = tx.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema]).map_err(|e| target.error(&what, e))?.is_some();
+    let mut sql = format!("DROP SCHEMA IF EXISTS {old} CASCADE;");
+    if exists {
+        sql.push_str(&format!("ALTER SCHEMA {schema} RENAME TO {old};"));
+    }
+    sql.push_str(&format!("ALTER SCHEMA {staging} RENAME TO {schema}; DROP SCHEMA IF EXISTS {old} CASCADE;"));
+    tx.batch_execute(&sql).map_err(|e| target.error(&what, e))?;
+    tx.commit().map_err(|e| target.error(&what, e))
+}
