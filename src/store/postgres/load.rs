@@ -1,10 +1,12 @@
 //! Copying a built SQLite store into a PostgreSQL schema, atomically.
 //!
-//! The load goes into `<schema>__okb_new` (dropped first: a load that was interrupted
-//! left nothing else behind), table by table with binary `COPY`; keys, indexes and the
-//! json conversion of JSON columns follow the load, then one transaction renames the
-//! schemas. Tables that SQLite keys by rowid get a `sqlite_rowid` column, so the copy
-//! back ([`super::read`]) restores rows in the same order and answers are byte-identical.
+//! The load runs in one transaction: into `<schema>__okb_new` (dropped first, should an
+//! older okb have left one), table by table with binary `COPY` (JSON columns as `json`),
+//! then keys and indexes, then the schemas are renamed and the transaction commits.
+//! Readers see the old knowledge base until the commit and the new one after; an
+//! interrupted load leaves nothing behind. Tables that SQLite keys by rowid get a
+//! `sqlite_rowid` column, so the copy back ([`super::read`]) restores rows in the same
+//! order and answers are byte-identical.
 
 use std::path::Path;
 
@@ -93,6 +95,8 @@ pub(super) fn columns(conn: &rusqlite::Connection, table: &str) -> rusqlite::Res
 #[derive(Debug)]
 enum Cell {
     Text(Option<String>),
+    /// JSON text, sent as PostgreSQL's `json` (whose binary form is the text itself).
+    Json(Option<String>),
     Int(Option<i64>),
     Real(Option<f64>),
 }
@@ -101,13 +105,18 @@ impl ToSql for Cell {
     fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match self {
             Cell::Text(v) => v.to_sql(ty, out),
+            Cell::Json(None) => Ok(IsNull::Yes),
+            Cell::Json(Some(text)) => {
+                out.extend_from_slice(text.as_bytes());
+                Ok(IsNull::No)
+            }
             Cell::Int(v) => v.to_sql(ty, out),
             Cell::Real(v) => v.to_sql(ty, out),
         }
     }
 
     fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::TEXT | Type::INT8 | Type::FLOAT8)
+        matches!(*ty, Type::TEXT | Type::JSON | Type::INT8 | Type::FLOAT8)
     }
 
     to_sql_checked!();
@@ -147,8 +156,11 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
     let objects = sqlite_objects(&conn).map_err(|e| local(&format!("reading {}", sqlite.display()), &e))?;
     let mut client = target.connect()?;
     let staging = format!("{}__okb_new", target.schema);
+    // One transaction: a single commit (one WAL flush, not one per statement), and an
+    // interrupted load leaves nothing behind.
+    let mut client = client.transaction().map_err(|e| target.error("starting the load", e))?;
     client
-        .batch_execute(&format!("SET client_min_messages = warning; DROP SCHEMA IF EXISTS {staging} CASCADE; CREATE SCHEMA {staging}"))
+        .batch_execute(&format!("SET LOCAL client_min_messages = warning; DROP SCHEMA IF EXISTS {staging} CASCADE; CREATE SCHEMA {staging}"))
         .map_err(|e| target.error(&format!("creating schema {staging}"), e))?;
     let mut summary = LoadSummary { schema: target.schema.clone(), ..Default::default() };
     for object in objects.iter().filter(|o| o.kind == "table") {
@@ -164,6 +176,7 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
         client.batch_execute(&sql).map_err(|e| target.error(&format!("running {sql}"), e))?;
     }
     swap(&mut client, target, &staging)?;
+    client.commit().map_err(|e| target.error("committing the load", e))?;
     Ok(summary)
 }
 
@@ -209,11 +222,16 @@ impl From<rusqlite::Error> for CopyError {
 }
 
 /// Creates `table` in `staging` and copies its rows; returns how many.
-fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Client, staging: &str, table: &SqliteObject) -> Result<u64, CopyError> {
+fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Transaction<'_>, staging: &str, table: &SqliteObject) -> Result<u64, CopyError> {
     let columns = columns(conn, &table.name)?;
-    let mut defs: Vec<String> = columns.iter().map(|c| format!("{} {}{}", c.name, c.kind.sql(), if c.not_null { " NOT NULL" } else { "" })).collect();
+    let json: Vec<bool> = columns.iter().map(|c| JSON_COLUMNS.contains(&(table.name.as_str(), c.name.as_str()))).collect();
+    let mut defs: Vec<String> = columns
+        .iter()
+        .zip(&json)
+        .map(|(c, &j)| format!("{} {}{}", c.name, if j { "json" } else { c.kind.sql() }, if c.not_null { " NOT NULL" } else { "" }))
+        .collect();
     let mut names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-    let mut types: Vec<Type> = columns.iter().map(|c| c.kind.pg_type()).collect();
+    let mut types: Vec<Type> = columns.iter().zip(&json).map(|(c, &j)| if j { Type::JSON } else { c.kind.pg_type() }).collect();
     let rowid = table.has_rowid();
     if rowid {
         defs.push("sqlite_rowid bigint NOT NULL".into());
@@ -230,7 +248,10 @@ fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Client, stagin
     while let Some(row) = rows.next()? {
         let mut cells: Vec<Cell> = Vec::with_capacity(names.len());
         for (i, c) in columns.iter().enumerate() {
-            cells.push(cell(c.kind, row.get_ref(i)?));
+            cells.push(match cell(c.kind, row.get_ref(i)?) {
+                Cell::Text(text) if json[i] => Cell::Json(text),
+                other => other,
+            });
         }
         if rowid {
             cells.push(Cell::Int(Some(row.get(columns.len())?)));
@@ -248,7 +269,7 @@ fn quoted(columns: &[Column]) -> String {
 }
 
 /// Records the SQLite DDL in `okb_sqlite_schema`, for the copy back.
-fn save_schema(client: &mut postgres::Client, target: &PgTarget, staging: &str, objects: &[SqliteObject]) -> Result<(), PgError> {
+fn save_schema(client: &mut postgres::Transaction<'_>, target: &PgTarget, staging: &str, objects: &[SqliteObject]) -> Result<(), PgError> {
     let what = "recording the SQLite schema";
     client
         .batch_execute(&format!("CREATE TABLE {staging}.okb_sqlite_schema (position integer PRIMARY KEY, type text NOT NULL, name text NOT NULL, tbl_name text NOT NULL, sql text NOT NULL)"))
@@ -260,15 +281,10 @@ fn save_schema(client: &mut postgres::Client, target: &PgTarget, staging: &str, 
     Ok(())
 }
 
-/// The DDL that follows the load: json columns, primary keys, the SQLite store's
-/// indexes and okb's extra ones, then statistics.
+/// The DDL that follows the load: primary keys, the SQLite store's indexes and okb's
+/// extra ones.
 fn finishing_ddl(conn: &rusqlite::Connection, staging: &str, objects: &[SqliteObject]) -> rusqlite::Result<Vec<String>> {
     let mut ddl = Vec::new();
-    for (table, column) in JSON_COLUMNS {
-        if objects.iter().any(|o| o.kind == "table" && o.name == *table) {
-            ddl.push(format!("ALTER TABLE {staging}.{table} ALTER COLUMN {column} TYPE json USING {column}::json"));
-        }
-    }
     for table in objects.iter().filter(|o| o.kind == "table") {
         let mut key: Vec<Column> = columns(conn, &table.name)?.into_iter().filter(|c| c.pk > 0).collect();
         key.sort_by_key(|c| c.pk);
@@ -280,22 +296,21 @@ fn finishing_ddl(conn: &rusqlite::Connection, staging: &str, objects: &[SqliteOb
     for index in objects.iter().filter(|o| o.kind == "index") {
         ddl.push(index.sql.replacen(&format!(" ON {} ", index.table), &format!(" ON {staging}.{} ", index.table), 1));
     }
+    // No ANALYZE: it took as long as the rest of the load; autovacuum gathers the
+    // statistics soon after, and the lookups are by key.
     ddl.extend(EXTRA_INDEXES.iter().map(|sql| sql.replace("{s}", staging)));
-    ddl.push(format!("ANALYZE {staging}.opening_nodes"));
     Ok(ddl)
 }
 
-/// Puts `staging` in place of the target schema in one transaction.
-fn swap(client: &mut postgres::Client, target: &PgTarget, staging: &str) -> Result<(), PgError> {
+/// Puts `staging` in place of the target schema (inside the load's transaction).
+fn swap(tx: &mut postgres::Transaction<'_>, target: &PgTarget, staging: &str) -> Result<(), PgError> {
     let (schema, old) = (&target.schema, format!("{}__okb_old", target.schema));
     let what = format!("replacing schema {schema}");
-    let mut tx = client.transaction().map_err(|e| target.error(&what, e))?;
     let exists = tx.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema]).map_err(|e| target.error(&what, e))?.is_some();
     let mut sql = format!("DROP SCHEMA IF EXISTS {old} CASCADE;");
     if exists {
         sql.push_str(&format!("ALTER SCHEMA {schema} RENAME TO {old};"));
     }
     sql.push_str(&format!("ALTER SCHEMA {staging} RENAME TO {schema}; DROP SCHEMA IF EXISTS {old} CASCADE;"));
-    tx.batch_execute(&sql).map_err(|e| target.error(&what, e))?;
-    tx.commit().map_err(|e| target.error(&what, e))
+    tx.batch_execute(&sql).map_err(|e| target.error(&what, e))
 }
