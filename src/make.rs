@@ -283,6 +283,7 @@ fn export_step(name: &str, spec: &ExportSpec, target: PathBuf, game_files: &[Gam
         ExportFormat::Csv => steps::export_csv::declare(name, target, spec.delimiter.as_bytes()[0]),
         ExportFormat::Pgn => steps::export_pgn::declare(name, target, spec.max_depth, with_engine),
         ExportFormat::Packed => steps::export_packed::declare(name, target),
+        ExportFormat::Neo4j => steps::export_neo4j::declare(name, target),
         ExportFormat::OpeningIq => steps::export_openingiq::declare(name, target, spec.max_depth, spec.pretty, with_engine),
         ExportFormat::ClassifiedPgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), false),
         ExportFormat::ClassifiedBgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), true),

@@ -139,6 +139,8 @@ pub enum ExportFormat {
     Pgn,
     /// Packed 64-bit move records keyed by Polyglot key (see `export::packed`).
     Packed,
+    /// CSV files for `neo4j-admin database import`: positions, MOVE and TRANSPOSES_TO.
+    Neo4j,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.

@@ -238,3 +238,62 @@ fn packed_records_decode_with_okb_inspect_back_to_the_stores_statistics() {
     assert_eq!(torn.status, 1);
     assert!(torn.stderr.contains("torn.okbm") && torn.stderr.contains("torn one"), "{}", torn.stderr);
 }
+
+/// Reads a neo4j-admin CSV: the header and the records.
+fn neo4j_csv(bytes: &[u8]) -> (Vec<String>, Vec<Vec<String>>) {
+    let mut reader = csv::Reader::from_reader(bytes);
+    let header = reader.headers().unwrap().iter().map(str::to_string).collect();
+    let rows = reader.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect();
+    (header, rows)
+}
+
+/// The neo4j export in neo4j-admin's bulk-import layout: typed headers, one node per
+/// position, every relationship's endpoints among the nodes, as many MOVE and
+/// TRANSPOSES_TO relationships as the store has edges and transpositions. (No Neo4j
+/// server is installable here: the files' structure is what is checked.)
+#[test]
+fn neo4j_export_is_bulk_import_csv_whose_relationships_all_land() {
+    let p = project("[exports.graph]\nformat = \"neo4j\"\noutput = \"out/neo4j\"\n");
+    p.make(&[]);
+    let (header, positions) = neo4j_csv(&p.read("out/neo4j/positions.csv"));
+    assert_eq!(header[0], "positionId:ID(Position)");
+    assert_eq!(header.last().unwrap(), ":LABEL");
+    for field in &header {
+        let kind = field.split_once(':').map_or("string", |(_, t)| t);
+        assert!(["string", "int", "long", "double", "ID(Position)", "LABEL"].contains(&kind), "{field}");
+    }
+    let ids: BTreeSet<&str> = positions.iter().map(|r| r[0].as_str()).collect();
+    assert_eq!(ids.len(), positions.len(), "duplicate ids");
+    let typed = |row: &[String], at: usize| row[at].is_empty() || row[at].parse::<f64>().is_ok();
+    for row in &positions {
+        assert!(["Position", "Position;Opening"].contains(&row.last().unwrap().as_str()), "{row:?}");
+        for (at, field) in header.iter().enumerate() {
+            if field.ends_with(":int") || field.ends_with(":long") || field.ends_with(":double") {
+                assert!(typed(row, at), "{field} = {:?}", row[at]);
+            }
+        }
+    }
+    let db = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
+    let count = |sql: &str| -> usize { db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as usize };
+    assert_eq!(positions.len(), count("SELECT count(*) FROM opening_nodes"));
+    assert!(positions.iter().any(|r| r.last().unwrap() == "Position;Opening"));
+    for (file, kind, expected) in [
+        ("out/neo4j/moves.csv", "MOVE", count("SELECT count(*) FROM node_children")),
+        ("out/neo4j/transpositions.csv", "TRANSPOSES_TO", count("SELECT count(*) FROM node_transpositions")),
+    ] {
+        let (header, rows) = neo4j_csv(&p.read(file));
+        assert_eq!((header[0].as_str(), header[1].as_str(), header.last().unwrap().as_str()), (":START_ID(Position)", ":END_ID(Position)", ":TYPE"));
+        assert_eq!(rows.len(), expected, "{file}");
+        assert!(expected > 0, "{file}: the fixture has none");
+        for row in &rows {
+            assert!(ids.contains(row[0].as_str()) && ids.contains(row[1].as_str()), "{file}: dangling {row:?}");
+            assert_eq!(row.last().unwrap(), kind);
+        }
+    }
+    // The store's edges, as MOVE relationships: same moves between the same ids.
+    let (_, moves) = neo4j_csv(&p.read("out/neo4j/moves.csv"));
+    let from_csv: BTreeSet<(String, String, String)> = moves.iter().map(|r| (r[0].clone(), r[1].clone(), r[3].clone())).collect();
+    let mut stmt = db.prepare("SELECT parent_id, child_id, move_uci FROM node_children").unwrap();
+    let from_store: BTreeSet<(String, String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    assert_eq!(from_csv, from_store);
+}

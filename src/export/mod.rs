@@ -7,6 +7,7 @@ pub mod bgn;
 pub mod book;
 pub mod eco_json;
 pub mod named;
+pub mod neo4j;
 pub mod openingiq;
 pub mod packed;
 pub mod pgn;

@@ -12,6 +12,7 @@ pub mod engine;
 pub mod export_classified;
 pub mod export_csv;
 pub mod export_eco_json;
+pub mod export_neo4j;
 pub mod export_openingiq;
 pub mod export_packed;
 pub mod export_pgn;
@@ -54,6 +55,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_pgn::RULE,
     &export_packed::RULE,
     &export_openingiq::RULE,
+    &export_neo4j::RULE,
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
     &manifest::RULE,
