@@ -186,7 +186,7 @@ fn postgres_holds_the_same_knowledge_base_and_answers_the_same_bytes() {
     // PostgreSQL types where they help: json engine lines and plans, keys and indexes.
     assert_eq!(pg.psql("kb", "SELECT data_type FROM information_schema.columns WHERE table_schema = 'kb_test' AND column_name = 'white_plans'"), "json");
     let indexes = pg.psql("kb", "SELECT string_agg(indexname, ',' ORDER BY indexname) FROM pg_indexes WHERE schemaname = 'kb_test'");
-    for index in ["opening_nodes_pkey", "opening_nodes_position", "node_children_child", "opening_nodes_eco"] {
+    for index in ["opening_nodes_pkey", "opening_nodes_position", "node_children_child", "opening_entries_eco"] {
         assert!(indexes.split(',').any(|i| i == index), "{index} missing: {indexes}");
     }
     // A second make does not touch the database.
