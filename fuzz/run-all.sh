@@ -8,7 +8,7 @@ seconds="${SECONDS_EACH:-600}"
 parallel="${PARALLEL:-2}"
 mkdir -p logs
 [ -d corpus ] || ./seed.sh
-targets=(pgn bgn lichess_tsv scid_eco eco_pgn fen pipeline_toml http)
+targets=(pgn bgn lichess_tsv scid_eco eco_pgn fen pipeline_toml http structure_labels)
 # Build once, then run the binaries themselves: `cargo fuzz run` would rebuild (and wait
 # for the build lock) whenever the sources changed since, in the middle of the runs.
 RUSTC_BOOTSTRAP=1 cargo fuzz build -s none

@@ -7,7 +7,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 shared="$root/../shared"
 corpus="$here/corpus"
-mkdir -p "$corpus"/{pgn,bgn,lichess_tsv,scid_eco,eco_pgn,fen,pipeline_toml,http}
+mkdir -p "$corpus"/{pgn,bgn,lichess_tsv,scid_eco,eco_pgn,fen,pipeline_toml,http,structure_labels}
 
 # Files cut into pieces of about 4 KB at line ends (libFuzzer's default input size).
 split_lines() { # file target prefix
@@ -56,4 +56,7 @@ printf '\x00opening/eco/B20?depth=3&min_games=1' > "$corpus/http/eco"
 printf '\x00masters?fen=rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR%%20w%%20KQkq%%20-%%200%%201&moves=5' > "$corpus/http/masters"
 printf '\x00structure/Carlsbad/openings' > "$corpus/http/structure"
 printf '\x00opening/B20-sicilian-defense/tree?max_depth=3' > "$corpus/http/tree"
+# Structure labels: the fixture, and the hand-checked positions as a moves-column form.
+cp "$root"/fixtures/structures/labels.tsv "$corpus/structure_labels/fixture.tsv"
+sed '1s/^structure\tmoves$/label\tmoves/' "$root"/fixtures/structures/hand-checked.tsv > "$corpus/structure_labels/hand-checked.tsv"
 echo "seeded: $(find "$corpus" -type f | wc -l) files in $corpus"
