@@ -277,6 +277,30 @@ fn server_faults_name_the_server_never_the_password_and_lose_nothing() {
     assert!(flat(&run.stderr).contains(&format!("okb@127.0.0.1:{}/kb", pg.port)) && flat(&run.stderr).contains("Connection refused"), "{}", run.stderr);
     pg.pg_ctl_start();
     assert_eq!(pg.psql("kb", "SELECT count(*) FROM kb_test.opening_nodes"), nodes);
+    // Killed in the middle of a load: an event trigger holds the load at its first index
+    // build while the test stops the server hard (-m immediate, as a crash).
+    pg.psql(
+        "kb",
+        "CREATE FUNCTION hold() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(30); END $$;
+         CREATE EVENT TRIGGER hold_index ON ddl_command_end WHEN TAG IN ('CREATE INDEX') EXECUTE FUNCTION hold()",
+    );
+    let mut make = p.command(&["make"]);
+    make.env("PGPASSWORD", PASSWORD).env("PGPASSFILE", p.path("no-pgpass")).stdout(Stdio::null()).stderr(Stdio::piped());
+    let child = make.spawn().unwrap();
+    let waited = std::time::Instant::now();
+    while pg.psql("kb", "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'CREATE%INDEX%kb_test__okb_new%'") == "0" {
+        assert!(waited.elapsed().as_secs() < 60, "the load never reached its index builds");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    pg.stop();
+    let out = child.wait_with_output().unwrap();
+    let stderr = flat(&String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success() && stderr.contains(&format!("okb@127.0.0.1:{}/kb", pg.port)), "{stderr}");
+    pg.pg_ctl_start();
+    assert_eq!(pg.psql("kb", "SELECT count(*) FROM kb_test.opening_nodes"), nodes, "the previous knowledge base is intact");
+    assert_eq!(pg.psql("kb", "SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'kb_test%'"), "1");
+    pg.psql("kb", "DROP EVENT TRIGGER hold_index");
+    // A staging schema an older okb could have left behind is dropped first.
     pg.psql("kb", "CREATE SCHEMA kb_test__okb_new; CREATE TABLE kb_test__okb_new.opening_nodes (half text)");
     let run = okb(&p, &["make"], Some(PASSWORD));
     assert_eq!(run.status, 0, "{}", run.stderr);
