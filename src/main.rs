@@ -17,8 +17,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 /// okb compiles chess opening knowledge bases.
 ///
 /// It reads a declarative pipeline.toml (opening taxonomies pinned by content hash,
-/// game collections, thresholds, exports) and builds an embedded SQLite store plus the
-/// exports it names. Every step is memoized over content hashes: a second `okb make`
+/// game collections, thresholds, exports) and builds an embedded SQLite store (copied
+/// into PostgreSQL with `[store] url`) plus the exports it names. Every step is memoized over content hashes: a second `okb make`
 /// with nothing changed does nothing, and changing one input rebuilds only what depends
 /// on it.
 ///
@@ -137,10 +137,13 @@ enum Command {
     Classify(okb::cli::classify::ClassifyArgs),
     /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...)
     ///
-    /// Prints the structure's name, or with --json the rule that matched (its conditions
-    /// on each side), the description and typical plans. "Unknown" when no rule fits.
+    /// Prints the structure's name, or with --json how it was found (exact or near pawn
+    /// skeleton, rule), the rule that fits (its conditions on each side), the description
+    /// and typical plans. "Unknown" when nothing fits, and before both sides have moved a
+    /// centre pawn.
     ///
     ///   okb structure "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7"
+    ///   okb structure --list            # the 78 structures okb names
     #[command(verbatim_doc_comment)]
     Structure(okb::cli::structure::StructureArgs),
     /// Serve the built store over HTTP (read-only JSON API; see GET /openapi.json).
