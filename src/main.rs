@@ -146,11 +146,13 @@ enum Command {
     ///   okb structure --list            # the 78 structures okb names
     #[command(verbatim_doc_comment)]
     Structure(okb::cli::structure::StructureArgs),
-    /// Serve the built store over HTTP (read-only JSON API; see GET /openapi.json).
+    /// Serve the built store over HTTP: the opening explorer at / and the JSON API
     ///
-    /// Loads the store into memory, then answers /node/fen/{fen}, POST /node/pgn,
+    /// Loads the store into memory, then answers the explorer page (a board over the
+    /// knowledge base, open http://127.0.0.1:8000/), /node/fen/{fen}, POST /node/pgn,
     /// /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree and /masters until
-    /// Ctrl-C. Restart it after `okb make` to serve the new build.
+    /// Ctrl-C (see GET /openapi.json). Restart it after `okb make` to serve the new build.
+    /// --cors ORIGIN lets pages on another origin call the API.
     Serve(okb::cli::serve::ServeArgs),
     /// Write OpeningIQ JSON trees (one file per named opening) from the built store
     ///

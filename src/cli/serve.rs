@@ -12,10 +12,14 @@ pub struct ServeArgs {
     /// password from PGPASSWORD or ~/.pgpass) instead of the pipeline's [store] path.
     #[arg(long, value_name = "FILE")]
     pub store: Option<PathBuf>,
+    /// Allow pages on ORIGIN (e.g. https://example.org, or *) to call the API from a
+    /// browser: Access-Control-Allow-Origin on every answer, preflight requests answered.
+    #[arg(long, value_name = "ORIGIN")]
+    pub cors: Option<String>,
 }
 
 /// Serves `store` until Ctrl-C.
 pub fn run(args: &ServeArgs, store: PathBuf) -> miette::Result<()> {
-    crate::serve::run(&store, args.addr)?;
+    crate::serve::run(&store, args.addr, args.cors.as_deref())?;
     Ok(())
 }

@@ -12,6 +12,7 @@ pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
 pub mod structures;
+pub mod explorer;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -245,6 +246,9 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/masters", get(masters))
         .route("/structure/{name}/openings", get(structure_openings))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
+        .route("/", get(explorer::index))
+        .route("/assets/app.js", get(explorer::script))
+        .route("/assets/app.css", get(explorer::style))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
             ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
@@ -411,10 +415,22 @@ async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<Masters
     Ok(c.answer_json(&how, &masters::answer(&c.graph, index, moves)))
 }
 
-/// Loads the store at `store` and serves it on `addr` until Ctrl-C. Progress goes to
-/// stderr: the load time and the address actually bound (useful with port 0).
-pub fn run(store: &Path, addr: SocketAddr) -> miette::Result<()> {
+/// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.
+pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
+    match cors {
+        Some(origin) => router(catalog).layer(axum::middleware::from_fn(move |request, next| explorer::cors(origin.clone(), request, next))),
+        None => router(catalog),
+    }
+}
+
+/// Loads the store at `store` and serves it on `addr` until Ctrl-C, with CORS for the
+/// origin `cors`. Progress goes to stderr: the load time and the address actually bound
+/// (useful with port 0).
+pub fn run(store: &Path, addr: SocketAddr, cors: Option<&str>) -> miette::Result<()> {
     use miette::{IntoDiagnostic, WrapErr};
+    let cors = cors
+        .map(|origin| header::HeaderValue::from_str(origin).map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin")))
+        .transpose()?;
     let started = std::time::Instant::now();
     let catalog = Catalog::load(store).map_err(|e| miette::miette!("{e}"))?;
     eprintln!(
@@ -434,7 +450,7 @@ pub fn run(store: &Path, addr: SocketAddr) -> miette::Result<()> {
         let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        axum::serve(listener, router(Arc::new(catalog)))
+        axum::serve(listener, app(Arc::new(catalog), cors))
             .with_graceful_shutdown(async {
                 let _ = tokio::signal::ctrl_c().await;
             })

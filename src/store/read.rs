@@ -29,6 +29,10 @@ pub struct ChildJson {
     pub opening_name: Option<String>,
     /// The child's variation name.
     pub variation_name: Option<String>,
+    /// Engine evaluation of the position the move leads to (centipawns, White's view).
+    pub stockfish_eval: Option<i64>,
+    /// The move is dubious for its mover (the engine's verdict on the child).
+    pub is_dubious: Option<bool>,
 }
 
 /// Another move order that reaches the same position.
@@ -266,7 +270,7 @@ impl Store {
             .conn
             .prepare_cached(&format!(
                 "SELECT c.child_id, c.move_san, c.move_uci, c.game_count, c.white_wins, c.draws, c.avg_rating,
-                 n.opening_name, n.variation_name, c.parent_id
+                 n.opening_name, n.variation_name, c.parent_id, n.stockfish_eval, n.is_dubious
                  FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id
                  WHERE {condition} ORDER BY c.parent_id, c.rank"
             ))
@@ -286,6 +290,8 @@ impl Store {
                     avg_rating: r.get(6)?,
                     opening_name: r.get(7)?,
                     variation_name: r.get(8)?,
+                    stockfish_eval: r.get(10)?,
+                    is_dubious: r.get(11)?,
                 }))
             })
             .map_err(self.err())?;

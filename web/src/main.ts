@@ -1,0 +1,214 @@
+// okb's opening explorer: a board (chessground, rules by chessops) over okb serve's own
+// JSON API. The line lives in the URL (?moves=e4+c5+Nf3), so a position can be shared,
+// reloaded, and walked with back/forward.
+import { Chessground } from 'chessground';
+import type { Api } from 'chessground/api';
+import type { Key } from 'chessground/types';
+import { Chess } from 'chessops/chess';
+import { chessgroundDests } from 'chessops/compat';
+import { makeFen } from 'chessops/fen';
+import { makeSanAndPlay, parseSan } from 'chessops/san';
+import { makeUci, parseSquare } from 'chessops/util';
+
+interface Child {
+  node_id: string; pgn_move: string; uci: string; game_count: number;
+  white_win_pct: number | null; draw_pct: number | null; avg_rating: number | null;
+  opening_name: string | null; variation_name: string | null;
+  stockfish_eval: number | null; is_dubious: boolean | null;
+}
+interface EngineLine { multipv: number; depth: number; eval: number; mate: number | null; pv_san: string[] }
+interface Node {
+  node_id: string; fen: string; moves: string; eco_code: string | null;
+  opening_name: string | null; variation_name: string | null; name_inherited: boolean;
+  aliases: Record<string, string>; children: Child[];
+  transpositions: { node_id: string; moves: string; opening_name: string | null }[];
+  game_count: number; white_win_pct: number | null; draw_pct: number | null;
+  stockfish_eval: number | null; stockfish_depth: number | null; best_move: string | null;
+  stockfish_lines: EngineLine[] | null; is_dubious: boolean | null; is_busted: boolean | null;
+  resulting_structure: string | null; structure_confidence: string | null;
+}
+interface TreeNode { san: string; name: string | null; eco: string | null; games: number; children: TreeNode[] }
+
+const $ = (id: string) => document.getElementById(id)!;
+const cache = new Map<string, Promise<any>>();
+const getJson = (path: string): Promise<any> => {
+  if (!cache.has(path)) cache.set(path, fetch(path).then(r => (r.ok ? r.json() : null)));
+  return cache.get(path)!;
+};
+const esc = (s: string) => s.replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+const fullName = (o: { opening_name: string | null; variation_name: string | null }) =>
+  o.opening_name ? o.opening_name + (o.variation_name ? `: ${o.variation_name}` : '') : '';
+const evalText = (cp: number | null) => (cp === null ? '' : (cp > 0 ? '+' : '') + (cp / 100).toFixed(2));
+
+let line: string[] = [];
+let board: Api;
+let asked = 0; // performance.now() of the last navigation, for the render time below
+
+/** The position after `moves` (SAN), or null when a move is illegal. */
+function play(moves: string[]): Chess | null {
+  const pos = Chess.default();
+  for (const san of moves) {
+    const move = parseSan(pos, san);
+    if (!move) return null;
+    pos.play(move);
+  }
+  return pos;
+}
+
+/** SAN tokens of a numbered movetext ("1. e4 c5 2. Nf3"). */
+const tokens = (movetext: string) => movetext.split(/\s+/).filter(t => t && !/^\d+\.+$/.test(t));
+
+function go(moves: string[], push = true) {
+  if (!play(moves)) return;
+  asked = performance.now();
+  line = moves;
+  if (push) history.pushState(null, '', moves.length ? `?moves=${moves.map(encodeURIComponent).join('+')}` : location.pathname);
+  render();
+}
+
+function onBoardMove(orig: Key, dest: Key) {
+  const pos = play(line)!;
+  const from = parseSquare(orig)!, to = parseSquare(dest)!;
+  const promotes = pos.board.getRole(from) === 'pawn' && (dest[1] === '8' || dest[1] === '1');
+  const move = { from, to, promotion: promotes ? ('queen' as const) : undefined };
+  if (!pos.isLegal(move)) return render();
+  go([...line, makeSanAndPlay(pos, move)]);
+}
+
+async function render() {
+  const pos = play(line)!;
+  const fen = makeFen(pos.toSetup());
+  board.set({
+    fen, turnColor: pos.turn, check: pos.isCheck(),
+    movable: { color: pos.turn, dests: chessgroundDests(pos), free: false },
+    lastMove: undefined,
+  });
+  document.body.dataset.fen = fen;
+  renderCrumbs();
+  const node: Node | null = await getJson(`/node/fen/${encodeURIComponent(fen)}`);
+  if (makeFen(play(line)!.toSetup()) !== fen) return; // a newer move was played meanwhile
+  renderMoves(node);
+  // Board and table are up to date: the time a move click costs.
+  document.body.dataset.renderMs = (performance.now() - asked).toFixed(1);
+  await renderInfo(node);
+  document.body.dataset.ready = fen;
+}
+
+function renderCrumbs() {
+  const parts = ['<a data-ply="0">start</a>'];
+  line.forEach((san, i) => parts.push(`<a data-ply="${i + 1}">${i % 2 === 0 ? `${i / 2 + 1}. ` : ''}${esc(san)}</a>`));
+  $('crumbs').innerHTML = parts.join(' › ');
+}
+
+function bar(c: Child) {
+  const w = c.white_win_pct ?? 0, d = c.draw_pct ?? 0, b = Math.max(0, 100 - w - d);
+  if (!c.game_count) return '';
+  return `<div class="bar"><span class="w" style="width:${w}%">${w >= 15 ? w.toFixed(0) + '%' : ''}</span><span class="d" style="width:${d}%">${d >= 15 ? d.toFixed(0) + '%' : ''}</span><span class="b" style="width:${b}%">${b >= 15 ? b.toFixed(0) + '%' : ''}</span></div>`;
+}
+
+function renderMoves(node: Node | null) {
+  if (!node) {
+    $('moves').innerHTML = '<p class="none">This position is not in the knowledge base.</p>';
+    return;
+  }
+  const rows = [...node.children].sort((a, b) => b.game_count - a.game_count).map(c =>
+    `<tr data-san="${esc(c.pgn_move)}"><td class="san">${esc(c.pgn_move)}${c.is_dubious ? ' <span class="flag">?!</span>' : ''}</td>` +
+    `<td class="games">${c.game_count.toLocaleString('en')}</td><td>${bar(c)}</td>` +
+    `<td class="rating">${c.avg_rating ? Math.round(c.avg_rating) : ''}</td><td class="eval">${evalText(c.stockfish_eval)}</td>` +
+    `<td class="name">${esc(fullName(c))}</td></tr>`);
+  $('moves').innerHTML = `<table><thead><tr><th>move</th><th>games</th><th>white / draw / black</th><th>rating</th><th>eval</th><th>opening</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+async function renderInfo(node: Node | null) {
+  if (!node) {
+    $('info').innerHTML = '';
+    return;
+  }
+  const html: string[] = [];
+  const name = fullName(node);
+  html.push(`<h2 id="opening">${node.eco_code ? `<span class="eco">${esc(node.eco_code)}</span> ` : ''}${esc(name || 'Unnamed position')}</h2>`);
+  const aliases = Object.entries(node.aliases);
+  if (aliases.length) html.push(`<ul class="aliases">${aliases.map(([src, n]) => `<li><b>${esc(src)}</b> ${esc(n)}</li>`).join('')}</ul>`);
+  html.push(`<p class="stats">${node.game_count.toLocaleString('en')} games${node.white_win_pct !== null ? `, White ${node.white_win_pct}%, draws ${node.draw_pct}%` : ''}</p>`);
+  if (node.stockfish_lines?.length) {
+    html.push('<h3>Engine</h3><ol class="engine">' + node.stockfish_lines.map(l =>
+      `<li><b>${l.mate !== null ? `#${l.mate}` : evalText(l.eval)}</b> <small>d${l.depth}</small> ${esc(l.pv_san.slice(0, 8).join(' '))}</li>`).join('') + '</ol>');
+  }
+  if (node.is_busted) html.push('<p class="flag">The move into this position loses (engine).</p>');
+  else if (node.is_dubious) html.push('<p class="flag">The move into this position is dubious (engine).</p>');
+  if (node.resulting_structure && node.resulting_structure !== 'Unknown') {
+    const s = await getJson(`/structure/${encodeURIComponent(node.resulting_structure)}/openings`);
+    const st = s?.structure;
+    html.push(`<h3>Pawn structure</h3><p id="structure"><b>${esc(node.resulting_structure)}</b> <small>(${esc(node.structure_confidence ?? '')})</small>${st ? ` — ${esc(st.description)}` : ''}</p>`);
+    if (st) html.push(`<p><b>White:</b> ${esc(st.white_plans.join('; '))}<br><b>Black:</b> ${esc(st.black_plans.join('; '))}</p>`);
+  }
+  if (node.transpositions.length > 1) {
+    html.push('<h3>Move orders reaching this position</h3><ul id="transpositions">' + node.transpositions.map(t =>
+      `<li><a data-moves="${esc(t.moves)}">${esc(t.moves)}</a></li>`).join('') + '</ul>');
+  }
+  const tree = await getJson(`/opening/${node.node_id}/tree?max_depth=4`);
+  const named = tree ? namedBelow(tree.tree, name) : [];
+  if (named.length) {
+    html.push('<h3>Named variations reached from here</h3><ul id="named">' + named.slice(0, 12).map(([moves, n]) =>
+      `<li><a data-moves="${esc(node.moves + ' ' + moves)}">${esc(n)}</a> <small>${esc(moves)}</small></li>`).join('') + '</ul>');
+  }
+  $('info').innerHTML = html.join('');
+}
+
+/** Distinct names below `root` (own names that differ from the current one), most played first. */
+function namedBelow(root: TreeNode, current: string): [string, string][] {
+  const out: [string, string, number][] = [];
+  const seen = new Set([current]);
+  const walk = (n: TreeNode, path: string[]) => {
+    for (const c of n.children ?? []) {
+      const p = [...path, c.san];
+      if (c.name && !seen.has(c.name)) {
+        seen.add(c.name);
+        out.push([p.join(' '), c.name, c.games]);
+      }
+      walk(c, p);
+    }
+  };
+  walk(root, []);
+  return out.sort((a, b) => b[2] - a[2]).map(([m, n]) => [m, n]);
+}
+
+async function search(q: string) {
+  const box = $('results');
+  if (q.trim().length < 2) {
+    box.innerHTML = '';
+    return;
+  }
+  const answer = await getJson(`/opening/search?q=${encodeURIComponent(q)}`);
+  box.innerHTML = (answer?.results ?? []).slice(0, 10).map((r: any) =>
+    `<li><a data-moves="${esc(r.moves)}"><span class="eco">${esc(r.eco_code ?? '')}</span> ${esc(r.name)}</a></li>`).join('');
+}
+
+function lineFromUrl(): string[] {
+  const moves = new URLSearchParams(location.search).get('moves');
+  return moves ? moves.split(/[ +]/).filter(Boolean) : [];
+}
+
+function init() {
+  board = Chessground($('board'), { movable: { free: false, showDests: true, events: { after: onBoardMove } }, premovable: { enabled: false } });
+  document.addEventListener('click', e => {
+    const a = (e.target as HTMLElement).closest('[data-san],[data-moves],[data-ply]') as HTMLElement | null;
+    if (!a) return;
+    if (a.dataset.san) go([...line, a.dataset.san]);
+    else if (a.dataset.moves) {
+      ($('search') as HTMLInputElement).value = '';
+      $('results').innerHTML = '';
+      go(tokens(a.dataset.moves));
+    } else go(line.slice(0, Number(a.dataset.ply)));
+  });
+  $('search').addEventListener('input', e => search((e.target as HTMLInputElement).value));
+  window.addEventListener('popstate', () => go(lineFromUrl(), false));
+  document.addEventListener('keydown', e => {
+    if (e.key === 'ArrowLeft' && line.length && document.activeElement?.id !== 'search') go(line.slice(0, -1));
+  });
+  go(lineFromUrl(), false);
+  // Keep chessops' and chessground's move formats in step for tests and tools.
+  (window as any).okbExplorer = { line: () => [...line], uci: (san: string) => { const p = play(line)!; const m = parseSan(p, san); return m ? makeUci(m) : null; } };
+}
+
+init();
