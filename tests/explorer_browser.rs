@@ -5,10 +5,9 @@
 #[macro_use]
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use common::Project;
+use common::{Project, Server};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
@@ -20,33 +19,11 @@ fn masters_project() -> Project {
     Project::with_pipeline(&format!("{taxonomies}\n[sources.masters]\nkind = \"pgn\"\npaths = [\"{}\"]\n", masters.display()))
 }
 
-/// A running `okb serve`, stopped when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(p: &Project, extra: &[&str]) -> Server {
-        let mut child = p.command(&[&["serve", "--addr", "127.0.0.1:0"][..], extra].concat()).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
-        Server { child, base: base.expect("okb serve printed its address") }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn the_explorer_plays_searches_transposes_and_reloads_in_chromium() {
     let p = masters_project();
     p.make(&["--offline"]);
-    let server = Server::start(&p, &[]);
+    let server = Server::start(&p, &[], &[]);
     // The page and its assets come from the binary itself.
     let client = reqwest::blocking::Client::new();
     let page = client.get(format!("{}/", server.base)).send().unwrap();
@@ -85,13 +62,13 @@ fn cors_is_off_by_default_and_answers_preflights_when_asked() {
     let p = common::Project::with_pipeline(&common::mini_sources());
     p.make(&[]);
     let client = reqwest::blocking::Client::new();
-    let plain = Server::start(&p, &[]);
+    let plain = Server::start(&p, &[], &[]);
     let r = client.get(format!("{}/opening/search?q=sicilian", plain.base)).header("origin", "https://example.org").send().unwrap();
     assert!(r.headers().get("access-control-allow-origin").is_none());
     let r = client.request(reqwest::Method::OPTIONS, format!("{}/node/pgn", plain.base)).send().unwrap();
     assert_eq!(r.status().as_u16(), 405);
 
-    let open = Server::start(&p, &["--cors", "https://example.org"]);
+    let open = Server::start(&p, &["--cors", "https://example.org"], &[]);
     let r = client.get(format!("{}/opening/search?q=sicilian", open.base)).header("origin", "https://example.org").send().unwrap();
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(r.headers()["access-control-allow-origin"], "https://example.org");

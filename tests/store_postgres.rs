@@ -6,11 +6,10 @@
 #[macro_use]
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 
-use common::{Project, mini_sources};
+use common::{Project, Server, mini_sources};
 
 const PASSWORD: &str = "s3cret-pw";
 
@@ -149,28 +148,6 @@ fn sqlite_count(path: &Path, sql: &str) -> String {
     db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap().to_string()
 }
 
-/// A running `okb serve --store STORE`.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(p: &Project, store: &str) -> Server {
-        let mut child = p.command(&["serve", "--addr", "127.0.0.1:0", "--store", store]).env("PGPASSWORD", PASSWORD).stderr(Stdio::piped()).stdout(Stdio::null()).spawn().unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
-        Server { child, base: base.expect("okb serve printed its address") }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn postgres_holds_the_same_knowledge_base_and_answers_the_same_bytes() {
     let pg = Cluster::start();
@@ -203,8 +180,8 @@ fn postgres_holds_the_same_knowledge_base_and_answers_the_same_bytes() {
         assert_eq!(local.stdout, remote.stdout, "query {args:?}");
     }
     // okb serve: the same bodies.
-    let local = Server::start(&p, "build/okb.sqlite");
-    let remote = Server::start(&p, &store);
+    let local = Server::start(&p, &["--store", "build/okb.sqlite"], &[]);
+    let remote = Server::start(&p, &["--store", &store], &[("PGPASSWORD", PASSWORD)]);
     let client = reqwest::blocking::Client::new();
     for path in ["/node/fen/rnbqkbnr%2Fpppppppp%2F8%2F8%2F4P3%2F8%2FPPPP1PPP%2FRNBQKBNR%20b%20KQkq%20-", "/opening/search?q=sicilian", "/opening/eco/B20", "/masters?play=e2e4,c7c5", "/structure/sicilian/openings", "/openapi.json"] {
         let a = client.get(format!("{}{path}", local.base)).send().unwrap();

@@ -221,3 +221,30 @@ macro_rules! snapshot {
         })
     };
 }
+
+/// A running `okb serve --addr 127.0.0.1:0 ARGS…` in a project, stopped when dropped.
+pub struct Server {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT`, as the server printed it.
+    pub base: String,
+}
+
+impl Server {
+    /// Starts it with `args` and `env`, and waits for the address it binds.
+    pub fn start(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
+        use std::io::BufRead;
+        let mut cmd = p.command(&[&["serve", "--addr", "127.0.0.1:0"][..], args].concat());
+        cmd.envs(env.iter().copied()).stderr(std::process::Stdio::piped()).stdout(std::process::Stdio::null());
+        let mut child = cmd.spawn().unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
+        Server { child, base: base.expect("okb serve printed its address") }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
