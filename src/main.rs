@@ -123,6 +123,17 @@ enum Command {
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
     Book(okb::cli::book::BookArgs),
+    /// Count game files into a portable counts file, or merge counts files
+    ///
+    /// A counts file (.okbc) holds the per-position and per-move counts of some games, to
+    /// the tree's depth. Count parts anywhere (one per machine or cluster worker), merge
+    /// them, and declare the result as a source: the tree is the same as from the games.
+    ///
+    ///   okb count -o part1.okbc games/2024-*.pgn.zst
+    ///   okb count --merge -o all.okbc part*.okbc
+    ///   # pipeline.toml: [sources.lichess] kind = "counts", path = "all.okbc"
+    #[command(verbatim_doc_comment)]
+    Count(okb::cli::count::CountArgs),
     /// Give each game of PGN files its opening from the knowledge base
     ///
     /// Every game gets the ECO code and name of the deepest known position it reaches,
@@ -220,7 +231,7 @@ fn main() -> ExitCode {
 /// `--pipeline` or `--profile`, when given to a command that would ignore it.
 fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
     let reads_pipeline = match &cli.command {
-        Command::Book(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
+        Command::Book(_) | Command::Count(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
         Command::Completions(_) | Command::Man => false,
         Command::Classify(args) => args.store.is_none(),
         Command::Serve(args) => args.store.is_none(),
@@ -244,6 +255,7 @@ fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
 fn command_name(command: &Command) -> &'static str {
     match command {
         Command::Book(_) => "book",
+        Command::Count(_) => "count",
         Command::Structure(_) => "structure",
         Command::Convert(_) => "convert",
         Command::Inspect(_) => "inspect",
@@ -275,6 +287,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
         Command::Book(args) => done(cli::book::run(&args)),
+        Command::Count(args) => done(cli::count::run(&args)),
         Command::Classify(args) => {
             let store = cli::store_path(args.store.clone(), load)?;
             done(cli::classify::run(&args, store.path.clone()))

@@ -81,7 +81,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
         SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
         SourceKind::ScidEco => Some(EcoFormat::Scid),
         SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels => None,
+        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts => None,
     }
 }
 
@@ -182,13 +182,17 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let mut steps: Vec<Decl<'static>> = Vec::new();
     let mut taxonomies = Vec::new();
     let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
-    let mut labels = Vec::new();
+    let (mut labels, mut counts) = (Vec::new(), Vec::new());
     for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
         match format_of(kind) {
             Some(format) => {
                 let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                 steps.push(steps::parse::declare(&name, format, path, &hash, size));
                 taxonomies.push((name.clone(), format));
+            }
+            None if kind == SourceKind::Counts => {
+                steps.push(steps::counts::declare(&name, path, &hash, pipeline.tree.max_ply as usize));
+                counts.push(steps::counts::id(&name));
             }
             None => {
                 steps.push(steps::structure_labels::declare(&name, path, &hash));
@@ -203,10 +207,12 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     for file in &game_files {
         steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
     }
-    if !game_files.is_empty() {
-        steps.push(steps::games::declare(game_files.iter().map(GameFile::id).collect()));
+    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).collect();
+    let with_games = !parts.is_empty();
+    if with_games {
+        steps.push(steps::games::declare(parts));
     }
-    steps.push(steps::tree::declare(!game_files.is_empty(), pipeline.tree.clone()));
+    steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some(config) = &pipeline.engine {
         // A relative path is relative to the pipeline file, like every other path in it.
         let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });

@@ -25,6 +25,9 @@ pub enum SourceKind {
     Pgn,
     /// BGN JSON games, one per line.
     Bgn,
+    /// A counts file made by `okb count` (the partial counts of some games), pinned by
+    /// BLAKE3: merged with the game sources' counts into the tree.
+    Counts,
     /// Labelled pawn skeletons (a TSV with `label` and `fen` or `moves` columns), such as
     /// a filled-in `okb review structures` form: they name those skeletons in Phase 5.
     StructureLabels,

@@ -9,7 +9,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use common::{Project, Server, mini_sources};
+use common::{Project, Server, flat, mini_sources};
 
 const PASSWORD: &str = "s3cret-pw";
 
@@ -122,25 +122,6 @@ fn okb(p: &Project, args: &[&str], password: Option<&str>) -> common::Run {
         cmd.env("PGPASSWORD", pw);
     }
     cmd.output().unwrap().into()
-}
-
-/// stderr with miette's wrapped lines joined back.
-fn flat(text: &str) -> String {
-    let mut out = String::new();
-    for line in text.lines() {
-        let t = line.trim_start();
-        match t.strip_prefix('│') {
-            Some(rest) => {
-                out.push(' ');
-                out.push_str(rest.trim_start());
-            }
-            None => {
-                out.push('\n');
-                out.push_str(t);
-            }
-        }
-    }
-    out
 }
 
 fn sqlite_count(path: &Path, sql: &str) -> String {

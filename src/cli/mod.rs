@@ -8,6 +8,7 @@ pub mod classify;
 pub mod completions;
 pub mod clean;
 pub mod convert;
+pub mod count;
 pub mod diff;
 pub mod fetch;
 pub mod graph;

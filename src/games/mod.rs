@@ -10,6 +10,7 @@
 
 pub mod aggregate;
 pub mod bgn;
+pub mod counts;
 pub mod filter;
 pub mod input;
 pub mod pgn;

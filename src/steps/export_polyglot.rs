@@ -17,7 +17,7 @@ pub fn declare(name: &str, target: PathBuf, weights: WeightMode) -> Decl<'static
         let entries = entries(&tree, weights);
         let text = match entries.len() {
             // An empty book is a valid file; say why it is empty.
-            0 => "0 entries: the tree has no game counts; add games (a [sources] table of kind pgn or bgn)".to_string(),
+            0 => "0 entries: the tree has no game counts; add games (a [sources] table of kind pgn, bgn or counts)".to_string(),
             n => format!("{n} entries"),
         };
         let bytes = polyglot::to_bytes(&entries);

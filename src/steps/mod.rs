@@ -7,6 +7,7 @@
 //! modules never name each other (`super::`): editing one step's declaration reruns that
 //! step only.
 
+pub mod counts;
 pub mod eco;
 pub mod engine;
 pub mod export_classified;
@@ -37,6 +38,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &parse::RULE,
     &eco::RULE,
     &game_file::RULE,
+    &counts::RULE,
     &games::RULE,
     &tree::RULE,
     &engine::RULE,

@@ -248,3 +248,22 @@ impl Drop for Server {
         let _ = self.child.wait();
     }
 }
+
+/// stderr with miette's wrapped lines joined back.
+pub fn flat(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        match t.strip_prefix('│') {
+            Some(rest) => {
+                out.push(' ');
+                out.push_str(rest.trim_start());
+            }
+            None => {
+                out.push('\n');
+                out.push_str(t);
+            }
+        }
+    }
+    out
+}
