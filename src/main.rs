@@ -18,9 +18,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// It reads a declarative pipeline.toml (opening taxonomies pinned by content hash,
 /// game collections, thresholds, exports) and builds an embedded SQLite store (copied
-/// into PostgreSQL with `[store] url`) plus the exports it names. Every step is memoized over content hashes: a second `okb make`
-/// with nothing changed does nothing, and changing one input rebuilds only what depends
-/// on it.
+/// into PostgreSQL with `[store] url`) plus the exports it names. Every step is memoized
+/// over content hashes: a second `okb make` with nothing changed does nothing, and
+/// changing one input rebuilds only what depends on it.
 ///
 /// Typical session:
 ///

@@ -301,7 +301,7 @@ fn files_of(game_files: &[GameFile], sources: &[String]) -> Vec<(PathBuf, String
     game_files.iter().filter(|g| sources.contains(&g.source)).map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone())).collect()
 }
 
-/// Every pinned file source (taxonomies, structure labels), found in the source store, a
+/// Every pinned file source (taxonomies, counts, structure labels), found in the source store, a
 /// mirror or downloaded: (name, kind, file, BLAKE3).
 fn resolve_files(
     loaded: &Loaded,

@@ -5,11 +5,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
-use common::{Project, mini_sources};
+use common::{Project, Server, mini_sources};
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
 
@@ -40,45 +39,6 @@ max_depth = {max_depth}
         mini_sources(),
         root().join("fixtures/games/api.pgn").display()
     ))
-}
-
-/// A running `okb serve`, stopped when dropped.
-struct Server {
-    child: Child,
-    base: String,
-}
-
-impl Server {
-    fn start(p: &Project) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_okb"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .current_dir(p.dir.path())
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut base = None;
-        for line in stderr.lines() {
-            let line = line.unwrap();
-            if let Some(at) = line.find("http://") {
-                base = Some(line[at..].split_whitespace().next().unwrap().to_string());
-                break;
-            }
-        }
-        Server { child, base: base.expect("okb serve printed its address") }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// GETs `path`, asserting the status and a JSON body.
@@ -145,7 +105,7 @@ const SICILIAN: &str = "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq -
 fn every_endpoint_answers_as_its_openapi_schema_says() {
     let p = project(4);
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let mut answers = Answers::new();
 
@@ -257,7 +217,7 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
 fn bad_input_gets_a_json_error_never_a_500() {
     let p = project(4);
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let mut answers = Answers::new();
     let mut expect = |method: &str, path: &str, body: Option<Vec<u8>>, status: u16, says: &str| {
@@ -314,7 +274,7 @@ fn a_validation_stub_is_served_as_a_node_that_matches_the_openapi_document() {
     // ("Mystery Gambit" after 1. e4 c5 2. b4), stubs on.
     let p = Project::with_pipeline(&common::validation_pipeline(true));
     assert_eq!(p.make(&[]).status, 0);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let stub = get(&client, &server, &format!("/node/fen/{}", encode("rnbqkbnr/pp1ppppp/8/2p5/1P2P3/8/P1PP1PPP/RNBQKBNR b KQkq -")), 200);
     assert_eq!((stub["name_src"].as_str(), stub["opening_name"].as_str()), (Some("stub"), Some("Mystery Gambit")));
@@ -339,7 +299,7 @@ fn search_finds_real_openings_by_word_prefix_and_typo() {
     // The real taxonomies (3 sources, 11,582 named positions), no games.
     let p = Project::full();
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let names = |q: &str| -> Vec<String> {
         let answer = get(&client, &server, &format!("/opening/search?q={}&limit=10", encode(q)), 200);
@@ -418,7 +378,7 @@ fn openingiq_export_validates_replays_and_is_byte_identical() {
 fn the_api_tree_is_the_export_file() {
     let p = project(6);
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     for (name, bytes) in iq_files(&p) {
         let stem = name.trim_end_matches(".json");
@@ -436,7 +396,7 @@ fn the_api_tree_is_the_export_file() {
 fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_request() {
     let p = project(12);
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let url = server.url("/opening/search?q=sicilian");
     let plain = client.get(&url).send().unwrap();
@@ -497,7 +457,7 @@ fn schemathesis(server: &Server, extra: &[&str]) -> String {
 fn schemathesis_finds_nothing_and_reaches_every_operation() {
     let p = project(12);
     p.make(&[]);
-    let server = Server::start(&p);
+    let server = Server::start(&p, &[], &[]);
     for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25"][..]] {
         let text = schemathesis(&server, run);
         let selected = text.lines().find_map(|l| l.trim().strip_prefix("Selected: ")).unwrap_or_default().to_string();

@@ -19,7 +19,7 @@ pub struct FetchArgs {
     pub offline: bool,
 }
 
-/// What the resolver needs to find the pinned file source `name` (a taxonomy or structure labels) (game sources: `None`).
+/// What the resolver needs to find the pinned file source `name` (a taxonomy, counts or structure labels) (game sources: `None`).
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
     spec.kind.is_pinned_file().then(|| Wanted {

@@ -12,7 +12,7 @@ use crate::sources::{Resolver, Wanted};
 /// Arguments of `okb pin`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PinArgs {
-    /// Only these sources (default: every source that is one file: taxonomies, structure labels).
+    /// Only these sources (default: every source that is one file: taxonomies, counts, structure labels).
     #[arg(value_name = "SOURCE")]
     pub sources: Vec<String>,
     /// Re-pin sources that already have a pin: fetch their bytes again (download or local

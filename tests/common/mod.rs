@@ -240,6 +240,11 @@ impl Server {
         let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
         Server { child, base: base.expect("okb serve printed its address") }
     }
+
+    /// The URL of `path` on it.
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
 }
 
 impl Drop for Server {

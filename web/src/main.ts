@@ -8,7 +8,7 @@ import { Chess } from 'chessops/chess';
 import { chessgroundDests } from 'chessops/compat';
 import { makeFen } from 'chessops/fen';
 import { makeSanAndPlay, parseSan } from 'chessops/san';
-import { makeUci, parseSquare } from 'chessops/util';
+import { parseSquare } from 'chessops/util';
 
 interface Child {
   node_id: string; pgn_move: string; uci: string; game_count: number;
@@ -207,8 +207,6 @@ function init() {
     if (e.key === 'ArrowLeft' && line.length && document.activeElement?.id !== 'search') go(line.slice(0, -1));
   });
   go(lineFromUrl(), false);
-  // Keep chessops' and chessground's move formats in step for tests and tools.
-  (window as any).okbExplorer = { line: () => [...line], uci: (san: string) => { const p = play(line)!; const m = parseSan(p, san); return m ? makeUci(m) : null; } };
 }
 
 init();

@@ -117,18 +117,22 @@ impl PgTarget {
 
     /// `user@host:port/database`, for messages.
     pub fn shown(&self) -> String {
+        let [host, port, db, user] = self.parts();
+        format!("{user}@{host}:{port}/{db}")
+    }
+
+    /// Host, port, database and user, as `.pgpass` lines match them.
+    fn parts(&self) -> [String; 4] {
         let host = match self.config.get_hosts().first() {
             Some(postgres::config::Host::Tcp(h)) => h.clone(),
             #[cfg(unix)]
             Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
             None => "localhost".into(),
         };
-        let port = self.config.get_ports().first().copied().unwrap_or(5432);
-        format!("{}@{host}:{port}/{}", self.user(), self.config.get_dbname().unwrap_or(""))
-    }
-
-    fn user(&self) -> String {
-        self.config.get_user().map(str::to_string).unwrap_or_else(|| std::env::var("USER").unwrap_or_default())
+        let port = self.config.get_ports().first().copied().unwrap_or(5432).to_string();
+        let db = self.config.get_dbname().unwrap_or("").to_string();
+        let user = self.config.get_user().map(str::to_string).unwrap_or_else(|| std::env::var("USER").unwrap_or_default());
+        [host, port, db, user]
     }
 
     /// Connects.
@@ -152,11 +156,8 @@ impl PgTarget {
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".pgpass")))?;
         let text = std::fs::read_to_string(file).ok()?;
-        let shown = self.shown();
-        let (user_host, db) = shown.rsplit_once('/')?;
-        let (user, host_port) = user_host.split_once('@')?;
-        let (host, port) = host_port.rsplit_once(':')?;
-        pgpass_lookup(&text, [host, port, db, user])
+        let [host, port, db, user] = self.parts();
+        pgpass_lookup(&text, [&host, &port, &db, &user])
     }
 }
 
