@@ -90,3 +90,15 @@ pub fn decode_text(bytes: &[u8]) -> (String, bool) {
         Err(_) => (bytes.iter().map(|&b| b as char).collect(), false),
     }
 }
+
+/// An error and its sources on one line (`error sending request: connection refused`).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}

@@ -6,6 +6,7 @@ pub mod dataflow;
 pub mod classify;
 pub mod cli;
 pub mod convert;
+pub mod crawl;
 pub mod diagnostics;
 pub mod diff;
 pub mod eco;

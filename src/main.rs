@@ -107,8 +107,22 @@ enum Command {
     ///   okb review structures -o structures/labels.tsv
     #[command(verbatim_doc_comment)]
     Review(okb::cli::review::ReviewArgs),
-    /// Download (or copy from a mirror) and verify every pinned source.
+    /// Download (or copy from a mirror) and verify every pinned source; finish every
+    /// explorer crawl (a pinned crawl's missing answers, an unpinned crawl walked).
     Fetch(okb::cli::fetch::FetchArgs),
+    /// Crawl the pipeline's Lichess opening explorer sources now
+    ///
+    /// One request per position, breadth first from the root, politely (one request in
+    /// flight, `rate` per second, a minute after a 429). Every answer is kept in
+    /// sources/explorer/, so a killed crawl resumes without asking again and a pinned
+    /// crawl replays offline. `okb make` crawls what it needs by itself; this command
+    /// shows the crawl, and with --refresh fetches it anew and shows what changed.
+    ///
+    ///   okb crawl                     # finish every crawl, print its manifest hash
+    ///   okb crawl --refresh explorer  # crawl again from nothing; diff against the pin
+    ///   okb pin --force explorer      # then record the new crawl
+    #[command(verbatim_doc_comment)]
+    Crawl(okb::cli::crawl::CrawlArgs),
     /// Write the blake3 pin of sources into pipeline.toml (comments and layout kept)
     ///
     ///   okb pin                      # pin every source that has no pin yet
@@ -285,6 +299,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Diff(args) => Ok(cli::diff::run(&args, load)),
         Command::Verify(args) => cli::verify::run(&args, load),
         Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
+        Command::Crawl(args) => done(cli::crawl::run(&load()?, &args)),
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
         Command::Book(args) => done(cli::book::run(&args)),
         Command::Count(args) => done(cli::count::run(&args)),

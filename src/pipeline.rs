@@ -31,13 +31,21 @@ pub enum SourceKind {
     /// Labelled pawn skeletons (a TSV with `label` and `fen` or `moves` columns), such as
     /// a filled-in `okb review structures` form: they name those skeletons in Phase 5.
     StructureLabels,
+    /// A crawl of a server that speaks the Lichess opening explorer API (`url`), pinned
+    /// by the BLAKE3 of its manifest: the tree's counts of record.
+    LichessExplorer,
 }
 
 impl SourceKind {
     /// Whether this kind is one file pinned by BLAKE3 (`url` or `path`), as opposed to a
     /// game collection (`paths`, each file hashed as it is read).
     pub fn is_pinned_file(self) -> bool {
-        !matches!(self, SourceKind::Pgn | SourceKind::Bgn)
+        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer)
+    }
+
+    /// Whether this kind is game collections (`paths`).
+    pub fn is_games(self) -> bool {
+        matches!(self, SourceKind::Pgn | SourceKind::Bgn)
     }
 }
 
@@ -57,6 +65,29 @@ pub struct SourceSpec {
     pub blake3: Option<String>,
     /// Game filters (game sources), passed to Phase 2.
     pub filter: Option<toml::Table>,
+    /// Explorer crawls: `masters` or `lichess`.
+    pub database: Option<crate::crawl::Database>,
+    /// Explorer crawls: the environment variable holding the OAuth token (never stored).
+    pub token_env: Option<String>,
+    /// Explorer crawls (`lichess`): speeds counted.
+    pub speeds: Option<Vec<String>>,
+    /// Explorer crawls (`lichess`): rating groups counted.
+    pub ratings: Option<Vec<u32>>,
+    /// Explorer crawls: first year (`masters`) or month (`lichess`, YYYY-MM) counted.
+    pub since: Option<String>,
+    /// Explorer crawls: last year or month counted.
+    pub until: Option<String>,
+    /// Explorer crawls: moves from the start position to the crawl's root.
+    pub root: Option<String>,
+    /// Explorer crawls: deepest ply asked about (default: the tree's `max_ply`).
+    pub max_ply: Option<u16>,
+    /// Explorer crawls: least games of a move that is followed (default: the tree's
+    /// `min_games`).
+    pub min_games: Option<u64>,
+    /// Explorer crawls: moves listed per answer (default 100).
+    pub moves: Option<u32>,
+    /// Explorer crawls: rate limit, waits and attempts.
+    pub politeness: Option<crate::crawl::Politeness>,
 }
 
 impl SourceSpec {
@@ -70,6 +101,45 @@ impl SourceSpec {
         };
         filter.compile().map_err(|e| format!("filter: {e}"))?;
         Ok(filter)
+    }
+
+    /// An explorer crawl source as the crawler takes it (the tree's parameters give the
+    /// defaults of `max_ply` and `min_games`).
+    pub fn crawl(&self, name: &str, tree: &TreeParams) -> Result<crate::crawl::source::CrawlSource, String> {
+        let params = crate::crawl::CrawlParams {
+            database: self.database.ok_or("an explorer crawl needs `database` (\"masters\" or \"lichess\")")?,
+            root: self.root.clone().unwrap_or_default(),
+            max_ply: self.max_ply.unwrap_or(tree.max_ply),
+            min_games: self.min_games.unwrap_or(tree.min_games),
+            moves: self.moves.unwrap_or(100),
+            speeds: self.speeds.clone().unwrap_or_default(),
+            ratings: self.ratings.clone().unwrap_or_default(),
+            since: self.since.clone(),
+            until: self.until.clone(),
+        };
+        params.check()?;
+        let server = self.url.clone().ok_or("an explorer crawl needs `url` (e.g. \"https://explorer.lichess.org\")")?;
+        let politeness = self.politeness.clone().unwrap_or_default();
+        politeness.for_server(&server)?;
+        Ok(crate::crawl::source::CrawlSource { name: name.into(), server, token_env: self.token_env.clone(), params, politeness, pin: self.blake3.clone() })
+    }
+
+    /// The explorer-crawl settings this source sets (for other kinds, each is a mistake).
+    fn crawl_fields(&self) -> Vec<&'static str> {
+        let set = [
+            ("database", self.database.is_some()),
+            ("token_env", self.token_env.is_some()),
+            ("speeds", self.speeds.is_some()),
+            ("ratings", self.ratings.is_some()),
+            ("since", self.since.is_some()),
+            ("until", self.until.is_some()),
+            ("root", self.root.is_some()),
+            ("max_ply", self.max_ply.is_some()),
+            ("min_games", self.min_games.is_some()),
+            ("moves", self.moves.is_some()),
+            ("politeness", self.politeness.is_some()),
+        ];
+        set.into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect()
     }
 
     /// The paths or globs of a game source, as written.
@@ -434,6 +504,19 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     Some("run `okb pin` to compute it".into()),
                 )));
             }
+        if spec.kind == SourceKind::LichessExplorer {
+            if let Err(why) = spec.crawl(name, &loaded.pipeline.tree) {
+                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
+            }
+            continue;
+        }
+        if let Some(field) = spec.crawl_fields().first() {
+            return Err(Box::new(loaded.error_at(
+                &header,
+                format!("source {name:?}: `{field}` is a setting of explorer crawls (kind = \"lichess-explorer\")"),
+                None,
+            )));
+        }
         if spec.kind.is_pinned_file() {
             if spec.url.is_none() && spec.path.is_none() {
                 return Err(Box::new(loaded.error_at(
@@ -459,6 +542,14 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                 return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
             }
         }
+    }
+    let crawls: Vec<&String> = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer).map(|(n, _)| n).collect();
+    if let [_, second, ..] = crawls.as_slice() {
+        return Err(Box::new(loaded.error_at(
+            &format!("[sources.{second}]"),
+            format!("sources {:?} and {second:?} are both explorer crawls: a tree has one source of counts", crawls[0]),
+            Some("keep one crawl per pipeline (a profile per crawl, `--profile`, builds each)".into()),
+        )));
     }
     if let Some(Err(e)) = loaded.pipeline.store.postgres() {
         return Err(Box::new(loaded.error_at("[store]", e.to_string(), None)));

@@ -31,11 +31,30 @@ pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>
 }
 
 
-/// `okb fetch`: makes every pinned source available in `sources/`, verified.
+/// `okb fetch`: makes every pinned source available in `sources/`, verified, and every
+/// explorer crawl complete (a pinned one's missing answers, an unpinned one walked).
 pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
     let resolver = Resolver { store: loaded.path("sources"), mirrors: crate::sources::mirrors(&args.mirror), offline: args.offline };
     let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
     let mut failures = 0;
+    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &resolver.mirrors);
+    for source in super::crawl::crawl_sources(loaded, &[])? {
+        let how = crate::crawl::source::How { offline: args.offline, refresh: false };
+        match source.make_available(&archive, how) {
+            Ok(a) => eprintln!(
+                "{:>12} {} ({} positions, {} answers fetched now, manifest blake3 {}…)",
+                "Verified",
+                source.name,
+                a.manifest.positions.len(),
+                a.counters.answered,
+                &a.hash[..16]
+            ),
+            Err(e) => {
+                eprintln!("{:?}", miette::Report::new(e));
+                failures += 1;
+            }
+        }
+    }
     for name in loaded.pipeline.sources.keys() {
         let Some(w) = wanted(loaded, name) else { continue };
         match resolver.resolve(&w, &mut files) {

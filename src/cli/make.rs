@@ -167,11 +167,12 @@ pub(crate) fn build(
     Ok((lock, make::make(loaded, &options, on_report)?))
 }
 
-/// `--locked`: every pinned file source (taxonomies, counts, structure labels) has a pin
+/// `--locked`: every source but game collections (taxonomies, counts, structure labels,
+/// explorer crawls) has a pin
 /// (game files are hashed as read and listed in the manifest).
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
     let unpinned: Vec<&str> =
-        loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_pinned_file() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
+        loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_games() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
     if unpinned.is_empty() {
         return Ok(());
     }

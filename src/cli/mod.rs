@@ -9,6 +9,7 @@ pub mod completions;
 pub mod clean;
 pub mod convert;
 pub mod count;
+pub mod crawl;
 pub mod diff;
 pub mod fetch;
 pub mod graph;

@@ -6,13 +6,14 @@ use toml_edit::DocumentMut;
 
 use super::fetch::wanted;
 use crate::dataflow::filestate::FileStates;
-use crate::pipeline::Loaded;
+use crate::pipeline::{Loaded, SourceKind};
 use crate::sources::{Resolver, Wanted};
 
 /// Arguments of `okb pin`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PinArgs {
-    /// Only these sources (default: every source that is one file: taxonomies, counts, structure labels).
+    /// Only these sources (default: every source but game collections: taxonomies,
+    /// counts, structure labels, explorer crawls).
     #[arg(value_name = "SOURCE")]
     pub sources: Vec<String>,
     /// Re-pin sources that already have a pin: fetch their bytes again (download or local
@@ -41,8 +42,12 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
         .map_err(|e| miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display()))?;
     let mut changed = 0;
     for name in &names {
-        let Some(w) = wanted(loaded, name) else { continue };
-        let outcome = pin_one(&resolver, &w, args.force, &mut files)?;
+        let outcome = if loaded.pipeline.sources[name].kind == SourceKind::LichessExplorer {
+            pin_crawl(loaded, name, args.force)?
+        } else {
+            let Some(w) = wanted(loaded, name) else { continue };
+            pin_one(&resolver, &w, args.force, &mut files)?
+        };
         report(name, &outcome);
         match outcome {
             Outcome::Pinned(new) | Outcome::Repinned { new, .. } => {
@@ -71,7 +76,7 @@ fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<Strin
                 let known: Vec<_> = sources.keys().map(String::as_str).collect();
                 return Err(miette!("no source named {name} in {} (sources: {})", loaded.file.display(), known.join(", ")));
             }
-            Some(spec) if !spec.kind.is_pinned_file() => {
+            Some(spec) if spec.kind.is_games() => {
                 return Err(miette!("source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"));
             }
             Some(_) => {}
@@ -93,6 +98,35 @@ fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileSta
             if new == old { Outcome::Unchanged } else { Outcome::Repinned { old: old.to_string(), new } }
         }
     })
+}
+
+/// The pin of an explorer crawl: the hash of the manifest its journal gives (walked to
+/// the end first, asking the server for what is missing); with `force`, also when it
+/// has a pin, showing what changed.
+fn pin_crawl(loaded: &Loaded, name: &str, force: bool) -> miette::Result<Outcome> {
+    let mut source = super::crawl::crawl_sources(loaded, &[name.to_string()])?.remove(0);
+    let Some(old) = source.pin.take() else {
+        return Ok(Outcome::Pinned(walk_journal(loaded, &source)?.0));
+    };
+    if !force {
+        return Ok(Outcome::AlreadyPinned);
+    }
+    let (new, manifest) = walk_journal(loaded, &source)?;
+    if new == old {
+        return Ok(Outcome::Unchanged);
+    }
+    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
+    if let Some(changes) = super::crawl::diff_from_pin(&archive, &old, &manifest) {
+        eprint!("{}", changes.render(10));
+    }
+    Ok(Outcome::Repinned { old, new })
+}
+
+/// The crawl `source` as its journal has it (the pin ignored), finished over the network.
+fn walk_journal(loaded: &Loaded, source: &crate::crawl::source::CrawlSource) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
+    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
+    let available = source.make_available(&archive, crate::crawl::source::How::default())?;
+    Ok((available.hash, available.manifest))
 }
 
 fn report(name: &str, outcome: &Outcome) {

@@ -90,7 +90,7 @@ fn keep(store: &Path, name: &str, url: &str, pin: Option<&str>, tmp: PathBuf, ha
 fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Result<(PathBuf, Hash), Failure> {
     let mut response = client.get(url).send().map_err(|e| {
         let transient = e.is_connect() || e.is_timeout() || e.is_request();
-        Failure { reason: error_chain(&e), transient, retry_after: None }
+        Failure { reason: crate::diagnostics::error_chain(&e), transient, retry_after: None }
     })?;
     let status = response.status();
     if !status.is_success() {
@@ -136,15 +136,4 @@ fn stream_to(response: &mut impl Read, tmp: &Path, expected_len: Option<u64>) ->
     }
     file.sync_data().map_err(|e| Failure::permanent(e.to_string()))?;
     Ok(hasher.finalize().to_hex().to_string())
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }

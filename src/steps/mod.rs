@@ -8,6 +8,7 @@
 //! step only.
 
 pub mod counts;
+pub mod crawl;
 pub mod eco;
 pub mod engine;
 pub mod export_classified;
@@ -39,6 +40,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &eco::RULE,
     &game_file::RULE,
     &counts::RULE,
+    &crawl::RULE,
     &games::RULE,
     &tree::RULE,
     &engine::RULE,

@@ -1,0 +1,44 @@
+//! `crawl:<source>`: a pinned explorer crawl's answers read as the tree's counts (Phase 2
+//! from the Lichess opening explorer, [`crate::crawl`]).
+
+use std::path::PathBuf;
+
+use crate::crawl::archive::Archive;
+use crate::crawl::manifest::Manifest;
+use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::games::aggregate::GamesMerged;
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as the tree's counts", file: file!() };
+
+/// The step id of the crawl source `name`.
+pub fn id(name: &str) -> String {
+    format!("crawl:{name}")
+}
+
+/// Reads the crawl of source `name` whose manifest has BLAKE3 `hash`, from the project's
+/// archive `archive` (made complete before the make: [`crate::crawl::source`]).
+pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
+    let (source, manifest_hash) = (name.to_string(), hash.to_string());
+    let run = move |cx: &Ctx<'_>| {
+        let fail = |why: String| cx.fail(format!("crawl {source}: {why}"));
+        let path = archive.manifest_path(&manifest_hash);
+        let bytes = std::fs::read(&path).map_err(|e| fail(format!("{}: {e}", path.display())))?;
+        let manifest = Manifest::parse(&bytes).map_err(|why| fail(format!("{}: {why}", path.display())))?;
+        let read = |hash: &str| {
+            let path: PathBuf = archive.object_path(hash);
+            std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let stats = crate::crawl::stats::from_manifest(&manifest, read).map_err(fail)?;
+        let root = manifest.positions.iter().enumerate().min_by_key(|(_, e)| e.ply).map(|(i, _)| i);
+        let games = root.and_then(|i| stats.position(position_key(&manifest.positions[i].fen)?)).map_or(0, |o| o.games());
+        let text = format!("{} positions asked about, {games} games at the root, {} moves", manifest.positions.len(), stats.moves.len());
+        let counters = crate::games::report::Counters { games_read: games, games_counted: games, ..Default::default() };
+        Ok(Produced::new(GamesMerged { stats, bad: Default::default(), counters }, text))
+    };
+    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).priority(800)
+}
+
+fn position_key(fen: &str) -> Option<crate::position::PositionKey> {
+    crate::position::parse_fen(fen).ok().map(|pos| crate::position::key(&pos))
+}
