@@ -179,6 +179,15 @@ impl CrawlParams {
     }
 }
 
+/// The settings in which `a` and `b` differ, as `min_games 50 → 100`.
+pub fn differences(a: &CrawlParams, b: &CrawlParams) -> String {
+    let (a, b) = (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
+    let keys: std::collections::BTreeSet<&String> = a.as_object().into_iter().chain(b.as_object()).flat_map(|o| o.keys()).collect();
+    let shown = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), |v| v.to_string());
+    let changed = keys.into_iter().filter(|k| a.get(k.as_str()) != b.get(k.as_str()));
+    changed.map(|k| format!("{k} {} → {}", shown(a.get(k.as_str())), shown(b.get(k.as_str())))).collect::<Vec<_>>().join(", ")
+}
+
 /// `key=value` pairs in `application/x-www-form-urlencoded` (what browsers and the
 /// explorer's own front end send).
 fn form_urlencoded(pairs: &[(&str, &str)]) -> String {

@@ -81,6 +81,15 @@ impl CrawlSource {
             CrawlError::MissingManifest { source_name: self.name.clone(), pin: pin.into(), mirrors: if mirrors.is_empty() { "none given".into() } else { mirrors } }
         })?;
         let manifest = Manifest::parse(&bytes).map_err(|why| CrawlError::Settings { source_name: self.name.clone(), why: format!("manifest {pin}: {why}") })?;
+        if manifest.params != self.params {
+            let why = format!(
+                "the pinned crawl was made with other settings ({}); crawl with these (`okb crawl --refresh {}`) and pin that (`okb pin --force {}`)",
+                super::params::differences(&manifest.params, &self.params),
+                self.name,
+                self.name
+            );
+            return Err(CrawlError::Settings { source_name: self.name.clone(), why });
+        }
         let mut missing = Vec::new();
         for entry in &manifest.positions {
             if !archive.has(&entry.answer) && archive.get(&entry.answer).map_err(self.io(format!("reading answer {}", entry.answer)))?.is_none() {
