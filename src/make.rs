@@ -207,26 +207,18 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     }
     steps.push(steps::eco::declare(taxonomies, pipeline.eco.interpolate));
     let game_files = list_game_files(loaded, options, build)?;
-    let crawl = crawl_step(loaded, options, &mut facts, fetched)?;
-    let counts_of_record = match crawl {
-        Some(decl) => {
-            let id = decl.id.clone();
-            steps.push(decl);
-            Some(id)
-        }
-        None => {
-            let spill_dir = cache_dir(loaded).join("spill");
-            for file in &game_files {
-                steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
-            }
-            let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).collect();
-            (!parts.is_empty()).then(|| {
-                steps.push(steps::games::declare(parts));
-                "games".to_string()
-            })
-        }
-    };
-    steps.push(steps::tree::declare(counts_of_record, pipeline.tree.clone()));
+    let spill_dir = cache_dir(loaded).join("spill");
+    for file in &game_files {
+        steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
+    }
+    let crawl = crawl_step(loaded, options, &mut facts)?;
+    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawl.as_ref().map(|d| d.id.clone())).collect();
+    steps.extend(crawl);
+    let with_games = !parts.is_empty();
+    if with_games {
+        steps.push(steps::games::declare(parts));
+    }
+    steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some(config) = &pipeline.engine {
         // A relative path is relative to the pipeline file, like every other path in it.
         let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });
@@ -280,11 +272,11 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
 }
 
 /// The step of the pipeline's explorer crawl, if it has one, with the crawl made
-/// available first (walked, resumed, or its missing answers fetched). The crawl is then
-/// the tree's counts of record: game sources still feed `[validate]` and the classified
-/// exports, never the counts. A dry run never asks the server: a crawl it cannot replay
-/// is declared unfinished, so the steps after it show as stale.
-fn crawl_step(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest, fetched: &mut Vec<String>) -> Result<Option<Decl<'static>>, MakeError> {
+/// available first (walked, resumed, or its missing answers fetched). Its counts are one
+/// more part of the `games` merge, added to the game files' and counts files'. A dry run
+/// never asks the server: a crawl it cannot replay is declared unfinished, so the steps
+/// after it show as stale.
+fn crawl_step(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Option<Decl<'static>>, MakeError> {
     let pipeline = &loaded.pipeline;
     let Some((name, spec)) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::LichessExplorer) else { return Ok(None) };
     let source = spec.crawl(name, &pipeline.tree).map_err(|why| crate::crawl::CrawlError::Settings { source_name: name.clone(), why })?;
@@ -292,29 +284,23 @@ fn crawl_step(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest, fetc
     let how = crate::crawl::source::How { offline: options.offline || options.dry_run, refresh: false };
     let hash = match source.make_available(&archive, how) {
         Ok(available) => {
-            report_crawl(&source, &available, fetched);
+            report_crawl(&source, &available);
             available.hash
         }
         Err(crate::crawl::CrawlError::Offline { .. }) if options.dry_run => "unfinished-crawl".to_string(),
         Err(e) => return Err(e.into()),
     };
-    let games: Vec<&String> = pipeline.sources.iter().filter(|(_, s)| s.kind.is_games() || s.kind == SourceKind::Counts).map(|(n, _)| n).collect();
-    if !games.is_empty() && !options.dry_run {
-        let names: Vec<&str> = games.iter().map(|n| n.as_str()).collect();
-        eprintln!("{:>12} the tree counts crawl {name}; {} feed [validate] and exports only", "Note", names.join(", "));
-    }
     facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
     let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
     Ok(Some(steps::crawl::declare(name, archive, &hash)))
 }
 
 /// Says what a crawl asked the server, and what an unpinned one would pin.
-fn report_crawl(source: &crate::crawl::source::CrawlSource, available: &crate::crawl::source::Available, fetched: &mut Vec<String>) {
+fn report_crawl(source: &crate::crawl::source::CrawlSource, available: &crate::crawl::source::Available) {
     let c = &available.counters;
     if c.answered > 0 {
-        let note = format!("{}: {} answers from {} ({} positions in the crawl, {} retries)", source.name, c.answered, source.server, available.manifest.positions.len(), c.retried);
-        eprintln!("{:>12} {note}", "Crawled");
-        fetched.push(note);
+        let (answered, positions, retried) = (c.answered, available.manifest.positions.len(), c.retried);
+        eprintln!("{:>12} {}: {answered} answers from {} ({positions} positions in the crawl, {retried} retries)", "Crawled", source.name, source.server);
     }
     if source.pin.is_none() {
         eprintln!("{:>12} crawl {} is not pinned: `okb pin {}` records blake3 {}", "Note", source.name, source.name, available.hash);

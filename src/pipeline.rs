@@ -32,7 +32,8 @@ pub enum SourceKind {
     /// a filled-in `okb review structures` form: they name those skeletons in Phase 5.
     StructureLabels,
     /// A crawl of a server that speaks the Lichess opening explorer API (`url`), pinned
-    /// by the BLAKE3 of its manifest: the tree's counts of record.
+    /// by the BLAKE3 of its manifest: its counts are added to the game sources' (declare
+    /// sources whose games differ, or they count twice).
     LichessExplorer,
 }
 

@@ -164,6 +164,9 @@ fn serve_one(
     while !head.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
         head.push(byte[0]);
     }
+    if !head.ends_with(b"\r\n\r\n") {
+        return; // the client went away mid-request (killed)
+    }
     let text = String::from_utf8_lossy(&head).to_string();
     let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
     let seen = log.lock().unwrap().len();
@@ -319,4 +322,27 @@ fn a_refresh_shows_what_changed_and_pin_force_records_it() {
     let repin = p.okb(&["pin", "--force", "explorer"]);
     assert!(repin.stderr.contains("Repinned explorer"), "{}", repin.stderr);
     assert_eq!(p.okb(&["make", "--locked"]).status, 0);
+}
+
+/// The root's games in a project's store.
+fn root_games(p: &Project) -> i64 {
+    let conn = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
+    conn.query_row("SELECT game_count FROM opening_nodes WHERE ply = 0", [], |r| r.get(0)).unwrap()
+}
+
+#[test]
+fn a_crawl_and_game_files_add_up_in_one_tree() {
+    let (_, server) = served();
+    let twic = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/twic/twic0920.pgn");
+    let games = format!("[sources.twic]\nkind = \"pgn\"\npaths = [\"{twic}\"]\n");
+    let crawl_only = crawler(&server.base, 2, 5000, FAST);
+    crawl_only.make(&[]);
+    let both = crawler(&server.base, 2, 5000, FAST);
+    let text = String::from_utf8(both.read("pipeline.toml")).unwrap().replace("[tree]", &format!("{games}[tree]"));
+    std::fs::write(both.path("pipeline.toml"), text).unwrap();
+    both.make(&[]);
+    let twic_only = Project::with_pipeline(&format!("{}{games}[tree]\nmax_ply = 2\nmin_games = 5000\n[store]\npath = \"build/okb.sqlite\"\n", taxonomies()));
+    twic_only.make(&[]);
+    assert!(root_games(&twic_only) > 2000 && root_games(&crawl_only) > 400_000);
+    assert_eq!(root_games(&both), root_games(&crawl_only) + root_games(&twic_only));
 }

@@ -1,15 +1,15 @@
-//! `crawl:<source>`: a pinned explorer crawl's answers read as the tree's counts (Phase 2
-//! from the Lichess opening explorer, [`crate::crawl`]).
+//! `crawl:<source>`: an explorer crawl's answers read as game counts (Phase 2 from the
+//! Lichess opening explorer, [`crate::crawl`]), one more part of the `games` merge.
 
 use std::path::PathBuf;
 
 use crate::crawl::archive::Archive;
 use crate::crawl::manifest::Manifest;
 use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
-use crate::games::aggregate::GamesMerged;
+use crate::games::aggregate::FileAggregate;
 
 /// The rule.
-pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as the tree's counts", file: file!() };
+pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as game counts", file: file!() };
 
 /// The step id of the crawl source `name`.
 pub fn id(name: &str) -> String {
@@ -34,7 +34,8 @@ pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
         let games = root.and_then(|i| stats.position(position_key(&manifest.positions[i].fen)?)).map_or(0, |o| o.games());
         let text = format!("{} positions asked about, {games} games at the root, {} moves", manifest.positions.len(), stats.moves.len());
         let counters = crate::games::report::Counters { games_read: games, games_counted: games, ..Default::default() };
-        Ok(Produced::new(GamesMerged { stats, bad: Default::default(), counters }, text))
+        let max_ply = u32::from(manifest.params.max_ply);
+        Ok(Produced::new(FileAggregate { file: format!("crawl {source}"), max_ply, stats, counters, ..Default::default() }, text))
     };
     Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).priority(800)
 }

@@ -11,22 +11,17 @@ use crate::tree::{self, Tree, TreeParams};
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
 
-/// The tree of the skeleton and, when the pipeline has some, the counts of the step
-/// `counts` (`games`, or an explorer crawl's `crawl:<source>`).
-pub fn declare(counts: Option<String>, params: TreeParams) -> Decl<'static> {
-    let reads = counts.clone();
+/// The tree of the skeleton and, when there are game files, the `games` counts.
+pub fn declare(with_games: bool, params: TreeParams) -> Decl<'static> {
     let run = move |cx: &Ctx<'_>| {
         let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
-        let games: Option<Arc<GamesMerged>> = counts.as_deref().map(|id| cx.load(id)).transpose()?;
+        let games: Option<Arc<GamesMerged>> = if with_games { Some(cx.load("games")?) } else { None };
         let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &params);
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok(Produced::encoded(tree, text, encode_tree))
     };
     let decl = Decl::new("tree", &RULE, Action::Value(Box::new(run))).reads("eco").param("tree").priority(700);
-    match reads {
-        Some(id) => decl.reads(id),
-        None => decl,
-    }
+    if with_games { decl.reads("games") } else { decl }
 }
 
 /// The tree's postcard bytes, its nodes encoded on all cores (as the skeleton's).
