@@ -287,7 +287,8 @@ fn crawl_step(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> R
             report_crawl(&source, &available);
             available.hash
         }
-        Err(crate::crawl::CrawlError::Offline { .. }) if options.dry_run => "unfinished-crawl".to_string(),
+        // A dry run (`okb status`, `okb graph`) shows a crawl it cannot read as stale.
+        Err(crate::crawl::CrawlError::Offline { .. } | crate::crawl::CrawlError::MissingManifest { .. }) if options.dry_run => "unfinished-crawl".to_string(),
         Err(e) => return Err(e.into()),
     };
     facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
