@@ -10,6 +10,7 @@ pub mod clean;
 pub mod convert;
 pub mod count;
 pub mod diff;
+pub mod engine;
 pub mod fetch;
 pub mod graph;
 pub mod inspect;
