@@ -20,31 +20,30 @@ pub struct EngineArgs {
 /// The `okb engine` subcommands.
 #[derive(Debug, Clone, clap::Subcommand)]
 pub enum EngineCommand {
-    /// Write the positions the pipeline's engine step would search and the engine cache
-    /// does not hold, as a queue file for other machines
+    /// Write the searches the engine cache lacks as a queue file for other machines
     ///
     /// Builds what the queue needs (the tree) like `okb make`, then lists every position
-    /// [engine] selects whose result (at its depth or deeper) is not in cache/engine.sqlite,
-    /// with its depth, and the engine it must be searched with: the binary's BLAKE3, its
-    /// name and the settings that make a result (threads, hash, multipv, new_game,
-    /// tt_locality). Positions go most played first.
+    /// the pipeline's [engine] selects whose result (at its depth or deeper) is not in
+    /// cache/engine.sqlite, with its depth, and the engine it must be searched with: the
+    /// binary's BLAKE3, its name and the settings that make a result (threads, hash,
+    /// multipv, new_game, tt_locality). Positions go most played first.
     ///
     ///   okb engine queue -o queue.okbq
     ///   okb engine queue --profile design -o design.okbq
     #[command(verbatim_doc_comment)]
     Queue(queue::QueueArgs),
-    /// Search the positions of a queue file (or one part of it) with Stockfish, into a
-    /// results file; needs no pipeline
+    /// Search a queue file's positions (or part K/N) with Stockfish into a results file
     ///
-    /// The engine must be the binary the queue names (same BLAKE3): `stockfish` on PATH,
-    /// /usr/games/stockfish, or --engine. Searches run as in `okb make` (one thread per
-    /// engine, cleared before every position), so results equal a local make's.
+    /// Needs no pipeline and writes no cache: run it anywhere. The engine must be the
+    /// binary the queue names (same BLAKE3): `stockfish` on PATH, /usr/games/stockfish,
+    /// or --engine. Searches run as in `okb make` (one thread per engine, cleared before
+    /// every position), so results equal a local make's.
     ///
     ///   okb engine annotate -o results.okbr queue.okbq
     ///   okb engine annotate --part 3/8 -j 1 -o part-3.okbr queue.okbq   # one of 8 workers
     #[command(verbatim_doc_comment)]
     Annotate(annotate::AnnotateArgs),
-    /// Check results files against the pipeline's [engine] and add them to the engine cache
+    /// Check results files against the pipeline's [engine], then add them to its cache
     ///
     /// Every file must come from the engine binary and settings of the pipeline's
     /// [engine]; a file that differs in any of them (the error names the field), or that
