@@ -118,3 +118,16 @@ fn settings_that_tie_a_result_to_its_run_cannot_be_queued() {
     refused(&p, &["engine", "queue", "-o", "queue.okbq"], "tt_locality = true lets a result depend on");
     assert!(!p.path("queue.okbq").exists());
 }
+
+#[test]
+fn positions_the_engine_failed_travel_in_the_results_and_are_left_for_make() {
+    let crash = format!("{}/fixtures/engines/crash.py", env!("CARGO_MANIFEST_DIR"));
+    // The engine's first two plies only: every search starts (and kills) a Python process.
+    let engine = format!("path = \"{crash}\"\nmax_attempts = 1\nmax_consecutive_failures = 1000");
+    let p = Project::with_pipeline(&pipeline(&engine).replace("max_ply = 6", "max_ply = 1"));
+    ok(&p, &["engine", "queue", "-o", "queue.okbq"]);
+    let annotated = ok(&p, &["engine", "annotate", "--engine", &crash, "-o", "crashed.okbr", "queue.okbq"]);
+    assert!(annotated.stderr.contains(" 0 analysed") && annotated.stderr.contains("warning"), "{}", annotated.stderr);
+    let imported = ok(&p, &["engine", "import", "crashed.okbr"]);
+    assert!(imported.stderr.contains("(0 results, ") && imported.stderr.contains("failed positions left for `okb make`"), "{}", imported.stderr);
+}
