@@ -148,6 +148,20 @@ enum Command {
     ///   # pipeline.toml: [sources.lichess] kind = "counts", path = "all.okbc"
     #[command(verbatim_doc_comment)]
     Count(okb::cli::count::CountArgs),
+    /// Engine annotation on other machines: queue the searches, annotate, import results
+    ///
+    /// The engine step of a large pipeline can run elsewhere (other machines, a Spark
+    /// cluster: spark/okb_engine.py). `queue` lists the positions the engine cache lacks
+    /// with the engine they need, `annotate` searches a queue (or part K/N of it) with
+    /// Stockfish, and `import` checks the results against [engine] and caches them; the
+    /// next `okb make` finds them there and starts no engine for them.
+    ///
+    ///   okb engine queue -o queue.okbq
+    ///   okb engine annotate --part 1/2 -o part-1.okbr queue.okbq   # on machine 1
+    ///   okb engine annotate --part 2/2 -o part-2.okbr queue.okbq   # on machine 2
+    ///   okb engine import part-*.okbr && okb make
+    #[command(verbatim_doc_comment)]
+    Engine(okb::cli::engine::EngineArgs),
     /// Give each game of PGN files its opening from the knowledge base
     ///
     /// Every game gets the ECO code and name of the deepest known position it reaches,
@@ -248,6 +262,7 @@ fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
         Command::Book(_) | Command::Count(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
         Command::Completions(_) | Command::Man => false,
         Command::Classify(args) => args.store.is_none(),
+        Command::Engine(args) => !matches!(args.what, cli::engine::EngineCommand::Annotate(_)),
         Command::Serve(args) => args.store.is_none(),
         Command::Openingiq(args) => args.store.is_none(),
         Command::Query(args) => args.store.is_none(),
@@ -276,6 +291,7 @@ fn command_name(command: &Command) -> &'static str {
         Command::Completions(_) => "completions",
         Command::Man => "man",
         Command::Classify(_) => "classify --store",
+        Command::Engine(_) => "engine annotate",
         Command::Serve(_) => "serve --store",
         Command::Openingiq(_) => "openingiq --store",
         Command::Query(_) => "query --store",
@@ -303,6 +319,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
         Command::Book(args) => done(cli::book::run(&args)),
         Command::Count(args) => done(cli::count::run(&args)),
+        Command::Engine(args) => done(cli::engine::run(&args, load)),
         Command::Classify(args) => {
             let store = cli::store_path(args.store.clone(), load)?;
             done(cli::classify::run(&args, store.path.clone()))

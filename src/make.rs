@@ -100,6 +100,20 @@ pub fn cache_dir(loaded: &Loaded) -> PathBuf {
 /// The caller holds the project lock. A make that finds the previous one unfinished
 /// (killed, or failed) first removes the temporary files that one left behind.
 pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + Send + 'static) -> Result<MakeSummary, MakeError> {
+    make_adapted(loaded, options, on_report, &|_, _, plan| Ok(plan))
+}
+
+/// Changes the plan of a pipeline before it runs: another command's steps (`okb engine
+/// queue` runs the steps up to the tree, then its own).
+pub type Adapt = dyn Fn(&Loaded, &Build, Plan<'static>) -> Result<Plan<'static>, MakeError> + Sync;
+
+/// [`make`] with the plan changed by `adapt` first.
+pub fn make_adapted(
+    loaded: &Loaded,
+    options: &MakeOptions,
+    on_report: impl FnMut(&StepReport) + Clone + Send + 'static,
+    adapt: &Adapt,
+) -> Result<MakeSummary, MakeError> {
     const MAX_RETRIES: usize = 256;
     let mark = if options.dry_run {
         None
@@ -114,7 +128,7 @@ pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepR
     };
     let mut attempt = 0;
     let summary = loop {
-        match make_once(loaded, options, Box::new(on_report.clone())) {
+        match make_once(loaded, options, Box::new(on_report.clone()), adapt) {
             Err(MakeError::Build(BuildError::Corrupt(corrupt))) if attempt < MAX_RETRIES => {
                 eprintln!("{:>12} {corrupt}", "Warning");
                 discard(loaded, &corrupt);
@@ -158,11 +172,11 @@ fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
     b.discard(corrupt);
 }
 
-fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow::OnReport) -> Result<MakeSummary, MakeError> {
+fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow::OnReport, adapt: &Adapt) -> Result<MakeSummary, MakeError> {
     let start = Instant::now();
     let build = Build::new(cache_dir(loaded), options.dry_run, on_report);
     let mut summary = MakeSummary::default();
-    let plan = plan(loaded, options, &build, &mut summary.fetched)?;
+    let plan = adapt(loaded, &build, plan(loaded, options, &build, &mut summary.fetched)?)?;
     let mut warnings = plan.run(&build)?;
     build.save()?;
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
@@ -219,16 +233,10 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         steps.push(steps::games::declare(parts));
     }
     steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
-    if let Some(config) = &pipeline.engine {
-        // A relative path is relative to the pipeline file, like every other path in it.
-        let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });
-        let binary = crate::engine::resolve_engine(configured.as_deref())?;
-        let hash = build.hash_file(&binary)?;
-        let settings = serde_json::to_value(config).unwrap_or_default();
-        let config = crate::engine::EngineConfig { path: Some(binary), ..config.clone() };
-        let engine_cache = cache_dir(loaded).join("engine.sqlite");
+    if let Some((config, hash)) = engine_setup(loaded, build)? {
+        let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
         facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
-        steps.push(steps::engine::declare(config, hash, engine_cache));
+        steps.push(steps::engine::declare(config, hash, engine_cache(loaded)));
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -306,6 +314,42 @@ fn report_crawl(source: &crate::crawl::source::CrawlSource, available: &crate::c
     if source.pin.is_none() {
         eprintln!("{:>12} crawl {} is not pinned: `okb pin {}` records blake3 {}", "Note", source.name, source.name, available.hash);
     }
+}
+
+/// The pipeline's `[engine]` with its binary found (`None` without `[engine]`): a
+/// relative `path` is relative to the pipeline file, like every other path in it.
+pub fn engine_config(loaded: &Loaded) -> Result<Option<crate::engine::EngineConfig>, MakeError> {
+    let Some(config) = &loaded.pipeline.engine else { return Ok(None) };
+    let configured = config.path.as_ref().map(|p| if p.components().count() > 1 { loaded.root.join(p) } else { p.clone() });
+    let binary = crate::engine::resolve_engine(configured.as_deref())?;
+    Ok(Some(crate::engine::EngineConfig { path: Some(binary), ..config.clone() }))
+}
+
+/// [`engine_config`] and the BLAKE3 of the engine binary (from the stat cache).
+pub fn engine_setup(loaded: &Loaded, build: &Build) -> Result<Option<(crate::engine::EngineConfig, String)>, MakeError> {
+    let Some(config) = engine_config(loaded)? else { return Ok(None) };
+    let hash = build.hash_file(config.path.as_deref().expect("engine_config resolves the path"))?;
+    Ok(Some((config, hash)))
+}
+
+/// The project's engine cache (shared by its makes; results keyed by engine identity).
+pub fn engine_cache(loaded: &Loaded) -> PathBuf {
+    cache_dir(loaded).join("engine.sqlite")
+}
+
+/// `plan` cut down to the steps `target` reads, directly or not, and `target` itself.
+pub fn upstream_of(plan: Plan<'static>, target: &str) -> Plan<'static> {
+    let Plan { steps, params } = plan;
+    let mut keep: std::collections::BTreeSet<String> = std::collections::BTreeSet::from([target.to_string()]);
+    loop {
+        let before = keep.len();
+        let reads: Vec<String> = steps.iter().filter(|d| keep.contains(&d.id)).flat_map(|d| d.reads.iter().cloned()).collect();
+        keep.extend(reads);
+        if keep.len() == before {
+            break;
+        }
+    }
+    Plan { steps: steps.into_iter().filter(|d| keep.contains(&d.id)).collect(), params }
 }
 
 /// Where a make keeps the store and the manifest it replaced (for `okb diff`).

@@ -1,7 +1,9 @@
 //! okb on Apache Spark for real, in local mode (`local[2]`; pyspark from PyPI and Java 17,
 //! installed by .ci/run): counts made by spark/okb_counts.py build the same tree as
 //! `okb make` over the games, and Spark SQL over okb's split BGN output answers "games per
-//! first move and result" with the numbers of okb's own knowledge base.
+//! first move and result" with the numbers of okb's own knowledge base; engine annotations
+//! made by spark/okb_engine.py (real Stockfish on the executors) land in the engine cache,
+//! and the next make exports the bytes of a make that ran the engine itself.
 
 #[macro_use]
 mod common;
@@ -80,4 +82,41 @@ fn spark_sql_over_split_bgn_matches_the_knowledge_base() {
         .collect();
     assert!(okb.len() >= 10, "{okb:?}");
     assert_eq!(spark, okb, "Spark SQL over the BGN split and okb's tree disagree");
+}
+
+/// The mini taxonomies and the TWIC issue's games to 6 plies, Stockfish at depth 8 on
+/// the first 5, and the exports that carry evaluations.
+fn engine_pipeline() -> String {
+    let twic = common::shared_sources().join("../corpus/twic/twic0920.pgn");
+    format!(
+        "{}[sources.twic]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmax_ply = 6\nmin_games = 20\n\
+         [engine]\nengines = 2\nmax_ply = 5\ndepth_branching = 8\ndepth_leaf = 8\ndepth_popular = 8\n\
+         [exports.pgn]\nformat = \"pgn\"\noutput = \"out/pgn\"\n[exports.iq]\nformat = \"openingiq\"\noutput = \"out/iq\"\n\
+         [exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n",
+        mini_sources(),
+        twic.display()
+    )
+}
+
+#[test]
+fn engine_annotations_made_on_spark_give_the_exports_of_a_local_make() {
+    let local = Project::with_pipeline(&engine_pipeline());
+    local.make(&[]);
+
+    let p = Project::with_pipeline(&engine_pipeline());
+    let queued = p.okb(&["engine", "queue", "-o", "queue.okbq"]);
+    assert_eq!(queued.status, 0, "{}", queued.stderr);
+    let okb = env!("CARGO_BIN_EXE_okb");
+    let script = format!("{ROOT}/spark/okb_engine.py");
+    let args = [&script, "--master", "local[2]", "--okb", okb, "--queue", "queue.okbq", "-o", "results", "--partitions", "3"];
+    python(&[&args[..], &["--engine", "/usr/games/stockfish", "--import"]].concat(), p.dir.path());
+    assert_eq!(std::fs::read_dir(p.path("results")).unwrap().count(), 3);
+    let made = p.make(&[]);
+    let engine = made.stderr.lines().find(|l| l.contains(" engine (")).unwrap_or_default();
+    assert!(engine.contains(" 0 analysed") && engine.contains("0 engines started"), "{}", made.stderr);
+    let cached: usize = engine.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    assert!(cached >= 30, "{engine}");
+    common::assert_same_outputs(&local, &p, &["out/nodes.csv", "out/pgn", "out/iq"]);
+    let pgn = common::tree_bytes(&p.path("out/pgn"));
+    assert!(pgn.iter().any(|(_, bytes)| String::from_utf8_lossy(bytes).contains("[%eval ")), "no [%eval] in the PGN export");
 }

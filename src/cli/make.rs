@@ -152,6 +152,17 @@ pub(crate) fn build(
     replay_warnings: bool,
     on_report: impl FnMut(&crate::dataflow::StepReport) + Clone + Send + 'static,
 ) -> miette::Result<(crate::dataflow::lock::ProjectLock, MakeSummary)> {
+    build_adapted(loaded, sources, replay_warnings, on_report, &|_, _, plan| Ok(plan))
+}
+
+/// [`build`] with the plan changed by `adapt` first (see [`make::make_adapted`]).
+pub(crate) fn build_adapted(
+    loaded: &Loaded,
+    sources: &Sources<'_>,
+    replay_warnings: bool,
+    on_report: impl FnMut(&crate::dataflow::StepReport) + Clone + Send + 'static,
+    adapt: &make::Adapt,
+) -> miette::Result<(crate::dataflow::lock::ProjectLock, MakeSummary)> {
     let lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded))
         .into_diagnostic()
         .wrap_err("taking the project lock")?;
@@ -164,7 +175,7 @@ pub(crate) fn build(
         dry_run: false,
         replay_warnings,
     };
-    Ok((lock, make::make(loaded, &options, on_report)?))
+    Ok((lock, make::make_adapted(loaded, &options, on_report, adapt)?))
 }
 
 /// `--locked`: every source but game collections (taxonomies, counts, structure labels,

@@ -11,6 +11,7 @@ pub mod convert;
 pub mod count;
 pub mod crawl;
 pub mod diff;
+pub mod engine;
 pub mod fetch;
 pub mod graph;
 pub mod inspect;

@@ -136,6 +136,35 @@ impl EngineCache {
         Ok(())
     }
 
+    /// Stores many results of `engine` with `multipv` in one transaction (results made
+    /// elsewhere, `okb engine import`): each row is (epd, depth, analysis) and replaces a
+    /// row with the same key. Returns the rows written.
+    pub fn put_many<'a>(
+        &self,
+        engine: &str,
+        multipv: u32,
+        rows: impl IntoIterator<Item = (&'a str, u32, &'a Analysis)>,
+    ) -> Result<usize, EngineError> {
+        let err = |source| EngineError::Cache { context: format!("importing results into {}", self.path.display()), source };
+        let tx = self.conn.unchecked_transaction().map_err(err)?;
+        let mut written = 0;
+        {
+            let mut insert = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO engine_analyses (engine, epd, multipv, depth, format, result)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .map_err(err)?;
+            for (epd, depth, analysis) in rows {
+                let bytes = serde_json::to_vec(analysis).map_err(|e| EngineError::Protocol { reason: format!("encoding the result of {epd}: {e}") })?;
+                insert.execute(params![engine, epd, multipv, depth, FORMAT, bytes]).map_err(err)?;
+                written += 1;
+            }
+        }
+        tx.commit().map_err(err)?;
+        Ok(written)
+    }
+
     /// Number of stored results.
     pub fn len(&self) -> Result<u64, EngineError> {
         self.conn

@@ -8,7 +8,11 @@
 //! - [`pool`]: N engines working through a priority queue, restarting broken engines;
 //! - [`policy`]: the `[engine]` configuration and the depth policy;
 //! - [`analysis`]: the per-position result okb stores;
-//! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds.
+//! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds;
+//! - [`identity`]: what a result is a function of (binary, name, options);
+//! - [`queue`], [`results`] (framed by [`exchange`]): annotation elsewhere — the
+//!   positions a pipeline still needs as a queue file, results made from it on other
+//!   machines (`okb engine annotate`), checked and imported into the cache.
 //!
 //! Determinism: with the defaults (`threads = 1`, `new_game = true`) a result depends
 //! only on the engine identity, the position identity, the depth and multipv: the engine
@@ -18,8 +22,12 @@
 pub mod analysis;
 pub mod cache;
 pub mod estimate;
+pub mod exchange;
+pub mod identity;
 pub mod policy;
 pub mod pool;
+pub mod queue;
+pub mod results;
 pub mod uci;
 
 use std::collections::BTreeMap;
@@ -32,6 +40,7 @@ use shakmaty::EnPassantMode;
 
 pub use analysis::{Analysis, Line};
 pub use cache::EngineCache;
+pub use identity::Identity;
 pub use policy::EngineConfig;
 
 use crate::position;
@@ -225,34 +234,12 @@ pub fn resolve_engine(configured: Option<&Path>) -> Result<PathBuf, EngineError>
     }
 }
 
-/// The engine identity: a hex blake3 of the engine's `id name`, the blake3 of its binary
-/// and the options, so a different build or different settings never share results.
-///
-/// The `id name` is remembered in the cache by binary hash, so after the first run the
-/// identity is computed without starting the engine. Returns (identity, id name, number
-/// of engine processes spawned to learn the name).
+/// The engine identity's cache key (see [`Identity::key`]), with the engine's `id name`
+/// and the number of engine processes spawned to learn the name (0 once the cache
+/// remembers it for this binary).
 pub fn engine_identity(path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<(String, String, usize), EngineError> {
-    let io = |source| EngineError::Io { context: format!("hashing the engine binary {}", path.display()), source };
-    let mut hasher = blake3::Hasher::new();
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    std::io::copy(&mut file, &mut hasher).map_err(io)?;
-    let binary = hasher.finalize().to_hex().to_string();
-    let (name, spawned) = match cache.engine_name(&binary)? {
-        Some(name) => (name, 0),
-        None => {
-            let engine = uci::UciEngine::start(path, &config.options(), config.handshake_timeout())?;
-            let name = engine.name().to_string();
-            drop(engine);
-            cache.set_engine_name(&binary, &name)?;
-            (name, 1)
-        }
-    };
-    let o = config.options();
-    let text = format!(
-        "okb-engine-identity-v1\nname={name}\nbinary={binary}\nThreads={}\nHash={}\nMultiPV={}\n",
-        o.threads, o.hash_mb, o.multipv
-    );
-    Ok((blake3::hash(text.as_bytes()).to_hex().to_string(), name, spawned))
+    let (identity, spawned) = Identity::of(path, config, cache)?;
+    Ok((identity.key(), identity.id_name, spawned))
 }
 
 /// Annotates `jobs`: cache hits first, then engine searches by priority, each committed
@@ -288,7 +275,9 @@ pub fn annotate(
         nodes: 0,
         elapsed: Duration::ZERO,
     };
-    let merged = merge_jobs(jobs, &mut report);
+    let (merged, failures) = merge_jobs(jobs);
+    report.failed = failures.len();
+    report.failures = failures;
     let (epds, tasks) = serve_from_cache(merged, cache, config.multipv, &mut report)?;
     let mut snapshot = Progress {
         total: report.results.len() + tasks.len() + report.failed,
@@ -307,15 +296,16 @@ pub fn annotate(
     Ok(report)
 }
 
-/// Jobs merged by position identity (the deepest depth and highest priority win); jobs
-/// whose FEN does not parse are failures.
-fn merge_jobs(jobs: Vec<Job>, report: &mut AnnotationReport) -> BTreeMap<String, Task> {
+/// Jobs merged by position identity (the deepest depth and highest priority win), keyed
+/// by [`position::epd`]; jobs whose FEN does not parse are failures, keyed by their FEN.
+pub(crate) fn merge_jobs(jobs: Vec<Job>) -> (BTreeMap<String, Task>, BTreeMap<String, Failure>) {
     let mut merged: BTreeMap<String, Task> = BTreeMap::new();
+    let mut failures = BTreeMap::new();
     for job in jobs {
         let pos = match position::parse_fen(&job.fen) {
             Ok(pos) => pos,
             Err(e) => {
-                report.failures.insert(job.fen.clone(), Failure { fen: job.fen, reason: e.to_string() });
+                failures.insert(job.fen.clone(), Failure { fen: job.fen, reason: e.to_string() });
                 continue;
             }
         };
@@ -331,8 +321,7 @@ fn merge_jobs(jobs: Vec<Job>, report: &mut AnnotationReport) -> BTreeMap<String,
             }
         }
     }
-    report.failed = report.failures.len();
-    merged
+    (merged, failures)
 }
 
 /// Takes the cached results into `report`; returns the positions left to search.

@@ -1,13 +1,17 @@
 //! `engine`: Stockfish evaluations of the tree's nodes (Phase 4). Every result goes to
 //! the engine cache as it arrives, so a run that stops (a budget, Ctrl-C, kill) loses
 //! nothing: the step is then left unrecorded and the next make continues where it was.
+//!
+//! `engine-queue` (not part of `okb make`'s plans: `okb engine queue` declares it) lists
+//! the same searches that the cache cannot serve yet, for other machines to run.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use crate::dataflow::{Action, BuildError, Ctx, Decl, Produced, Rule};
 use crate::diagnostics::Warning;
 use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
+use crate::engine::queue::{self, Planned};
 use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, Job};
 use crate::tree::Tree;
 
@@ -57,6 +61,27 @@ pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -
         .param("engine")
         .priority(600)
         .left(Box::new(left))
+}
+
+/// The rule of the queue step.
+pub static QUEUE_RULE: Rule =
+    Rule { name: "engine-queue", about: "the engine searches the cache cannot serve yet (okb engine queue)", file: file!() };
+
+/// The queue of the searches [`declare`] would run and `cache_path` cannot serve, handed
+/// to the caller in `out`. The step is never recorded (its answer depends on the cache's
+/// contents, which no key covers), so it runs every time it is declared.
+pub fn declare_queue(config: EngineConfig, binary_hash: String, cache_path: PathBuf, out: Arc<Mutex<Option<Planned>>>) -> Decl<'static> {
+    let run = move |cx: &Ctx<'_>| {
+        let tree: Arc<Tree> = cx.load("tree")?;
+        let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
+        let path = config.path.clone().unwrap_or_default();
+        let planned = queue::plan(jobs(&tree, &config), &path, &config, &cache).map_err(|e| cx.fail(e))?;
+        let queued = planned.queue.entries.len();
+        let summary = format!("{} positions: {} cached, {queued} queued", planned.total, planned.cached);
+        *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
+        Ok(Produced::new(queued, summary).complete(false))
+    };
+    Decl::new("engine-queue", &QUEUE_RULE, Action::Value(Box::new(run))).reads("tree").file("engine-binary", binary_hash).param("engine")
 }
 
 /// The searches `config` asks for: nodes with at least `min_games` games and at most

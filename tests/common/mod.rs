@@ -212,6 +212,15 @@ pub fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// Asserts that each of `paths` (a file, or a folder of files) has the same bytes in
+/// both projects.
+pub fn assert_same_outputs(a: &Project, b: &Project, paths: &[&str]) {
+    for rel in paths {
+        let same = if a.path(rel).is_dir() { tree_bytes(&a.path(rel)) == tree_bytes(&b.path(rel)) } else { a.read(rel) == b.read(rel) };
+        assert!(same, "{rel} differs between {} and {}", a.dir.path().display(), b.dir.path().display());
+    }
+}
+
 /// An insta snapshot stored in snapshots/ under `name`.
 #[allow(unused_macros)]
 macro_rules! snapshot {
