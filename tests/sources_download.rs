@@ -158,6 +158,16 @@ fn offline_without_the_file_says_where_it_looked() {
 }
 
 #[test]
+fn offline_never_downloads_an_unpinned_source() {
+    let base = serve();
+    let p = Project::with_pipeline(&format!("[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{base}/ok.tsv\"\n"));
+    let run = okb(&p, &["make", "--offline"]);
+    assert_ne!(run.status, 0);
+    assert!(common::flat(&run.stderr).contains("it has no pin"), "{}", run.stderr);
+    assert!(!run.stderr.contains("spurious network error"), "{}", run.stderr);
+}
+
+#[test]
 fn pin_writes_the_hash_of_unpinned_sources() {
     let base = serve();
     let url = format!("{base}/ok.tsv");

@@ -119,6 +119,11 @@ impl CrawlSource {
     /// The crawl walked now (resuming from the journal).
     fn walked(&self, archive: &Archive, how: How) -> Result<Available, CrawlError> {
         let journal_path = archive.journal_path(&self.name, &self.server, how.refresh);
+        if !how.refresh
+            && let Some(available) = self.walked_before(archive, &journal_path)
+        {
+            return Ok(available);
+        }
         let mut journal = Journal::open(journal_path.clone()).map_err(self.io(format!("reading {}", journal_path.display())))?;
         let mut client = self.client(how)?;
         let walk = Walk { name: &self.name, params: &self.params, archive, journal: &mut journal, client: client.as_mut(), server: &self.server };
@@ -129,7 +134,42 @@ impl CrawlSource {
             let main = archive.journal_path(&self.name, &self.server, false);
             std::fs::rename(&journal_path, &main).map_err(self.io(format!("replacing {}", main.display())))?;
         }
+        let main = archive.journal_path(&self.name, &self.server, false);
+        let _ = self.remember_walk(&main, &hash);
         let counters = client.map(|c| c.counters).unwrap_or_default();
         Ok(Available { hash, manifest: walked.manifest, counters })
     }
+
+    /// The crawl a finished walk found, if the journal has not changed since, the
+    /// settings are the same and every answer is still here: a make with nothing to ask
+    /// then does not replay thousands of answers.
+    fn walked_before(&self, archive: &Archive, journal: &std::path::Path) -> Option<Available> {
+        let text = std::fs::read_to_string(walk_note(journal)).ok()?;
+        let (stamp, hash) = text.trim().rsplit_once(' ')?;
+        if stamp != self.stamp(journal)? {
+            return None;
+        }
+        let manifest = Manifest::parse(&archive.get_manifest(hash).ok()??).ok()?;
+        let complete = manifest.params == self.params && manifest.positions.iter().all(|e| archive.has(&e.answer));
+        complete.then(|| Available { hash: hash.to_string(), manifest, counters: Counters::default() })
+    }
+
+    /// Notes that the journal, as it is now, walks to the crawl `hash`.
+    fn remember_walk(&self, journal: &std::path::Path, hash: &str) -> Option<()> {
+        let stamp = self.stamp(journal)?;
+        crate::dataflow::cache::write_atomic(&walk_note(journal), format!("{stamp} {hash}\n").as_bytes()).ok()
+    }
+
+    /// The journal's size and modification time, and the settings' hash.
+    fn stamp(&self, journal: &std::path::Path) -> Option<String> {
+        let meta = std::fs::metadata(journal).ok()?;
+        let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
+        let params = crate::dataflow::cache::hash_bytes(&serde_json::to_vec(&self.params).ok()?);
+        Some(format!("{} {modified} {}", meta.len(), &params[..16]))
+    }
+}
+
+/// Where the note of a journal's last finished walk is kept.
+fn walk_note(journal: &std::path::Path) -> std::path::PathBuf {
+    journal.with_extension("walked")
 }

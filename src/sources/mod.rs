@@ -124,6 +124,10 @@ impl Resolver {
                 return Ok(Resolved { path: path.clone(), hash, origin: Origin::Local });
             }
             let url = wanted.url.unwrap_or_default();
+            if self.offline {
+                let why = "it has no pin (so no copy can be found by hash), and --offline (or --locked) forbids downloading".into();
+                return Err(SourceError::NotFound { name, mirrors: self.describe_mirrors(), why });
+            }
             let (path, hash) = self.download(&name, url, None)?;
             return Ok(Resolved { path, hash, origin: Origin::Download(url.to_string()) });
         };
