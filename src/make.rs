@@ -225,9 +225,9 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     for file in &game_files {
         steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
     }
-    let crawl = crawl_step(loaded, options, &mut facts)?;
-    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawl.as_ref().map(|d| d.id.clone())).collect();
-    steps.extend(crawl);
+    let crawls = crawl_steps(loaded, options, &mut facts)?;
+    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawls.iter().map(|d| d.id.clone())).collect();
+    steps.extend(crawls);
     let with_games = !parts.is_empty();
     if with_games {
         steps.push(steps::games::declare(parts));
@@ -279,29 +279,31 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     Ok(Plan { steps, params })
 }
 
-/// The step of the pipeline's explorer crawl, if it has one, with the crawl made
-/// available first (walked, resumed, or its missing answers fetched). Its counts are one
-/// more part of the `games` merge, added to the game files' and counts files'. A dry run
-/// never asks the server: a crawl it cannot replay is declared unfinished, so the steps
-/// after it show as stale.
-fn crawl_step(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Option<Decl<'static>>, MakeError> {
+/// The steps of the pipeline's explorer crawls, each crawl made available first (walked,
+/// resumed, or its missing answers fetched). Their counts are parts of the `games` merge,
+/// added to the game files' and counts files'. A dry run never asks a server: a crawl it
+/// cannot replay is declared unfinished, so the steps after it show as stale.
+fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<Decl<'static>>, MakeError> {
     let pipeline = &loaded.pipeline;
-    let Some((name, spec)) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::LichessExplorer) else { return Ok(None) };
-    let source = spec.crawl(name, &pipeline.tree).map_err(|why| crate::crawl::CrawlError::Settings { source_name: name.clone(), why })?;
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &options.mirrors);
-    let how = crate::crawl::source::How { offline: options.offline || options.dry_run, refresh: false };
-    let hash = match source.make_available(&archive, how) {
-        Ok(available) => {
-            report_crawl(&source, &available);
-            available.hash
-        }
-        // A dry run (`okb status`, `okb graph`) shows a crawl it cannot read as stale.
-        Err(crate::crawl::CrawlError::Offline { .. } | crate::crawl::CrawlError::MissingManifest { .. }) if options.dry_run => "unfinished-crawl".to_string(),
-        Err(e) => return Err(e.into()),
-    };
-    facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
-    Ok(Some(steps::crawl::declare(name, archive, &hash)))
+    let mut steps = Vec::new();
+    for (name, spec) in pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer) {
+        let source = spec.crawl(name, &pipeline.tree).map_err(|why| crate::crawl::CrawlError::Settings { source_name: name.clone(), why })?;
+        let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &options.mirrors);
+        let how = crate::crawl::source::How { offline: options.offline || options.dry_run, refresh: false };
+        let hash = match source.make_available(&archive, how) {
+            Ok(available) => {
+                report_crawl(&source, &available);
+                available.hash
+            }
+            // A dry run (`okb status`, `okb graph`) shows a crawl it cannot read as stale.
+            Err(crate::crawl::CrawlError::Offline { .. } | crate::crawl::CrawlError::MissingManifest { .. }) if options.dry_run => "unfinished-crawl".to_string(),
+            Err(e) => return Err(e.into()),
+        };
+        facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
+        let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
+        steps.push(steps::crawl::declare(name, archive, &hash));
+    }
+    Ok(steps)
 }
 
 /// Says what a crawl asked the server, and what an unpinned one would pin.

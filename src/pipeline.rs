@@ -544,14 +544,6 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             }
         }
     }
-    let crawls: Vec<&String> = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer).map(|(n, _)| n).collect();
-    if let [_, second, ..] = crawls.as_slice() {
-        return Err(Box::new(loaded.error_at(
-            &format!("[sources.{second}]"),
-            format!("sources {:?} and {second:?} are both explorer crawls: a tree has one source of counts", crawls[0]),
-            Some("keep one crawl per pipeline (a profile per crawl, `--profile`, builds each)".into()),
-        )));
-    }
     if let Some(Err(e)) = loaded.pipeline.store.postgres() {
         return Err(Box::new(loaded.error_at("[store]", e.to_string(), None)));
     }
