@@ -428,17 +428,17 @@ pub fn slice_of(tags: &GameTags) -> Slice {
 pub fn build(tree: &Tree, files: &[FileSpec], max_ply: usize, params: &ExplorerParams) -> Result<ExplorerIndex, GamesError> {
     let keys = TreeKeys::of(tree);
     let cx = Ctx { tree: &keys, max_ply, params };
+    // One accumulator per worker, not per file: merging maps costs as much as filling them.
     let acc = files
         .par_iter()
         .enumerate()
-        .map(|(i, f)| read_file(&cx, i, f))
+        .try_fold(Acc::default, |mut acc, (i, f)| read_file(&cx, &mut acc, i, f).map(|()| acc))
         .try_reduce(Acc::default, |a, b| Ok(a.merge(b, &cx)))?;
     Ok(assemble(acc, tree, params))
 }
 
-fn read_file(cx: &Ctx<'_>, file_index: usize, file: &FileSpec) -> Result<Acc, GamesError> {
+fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) -> Result<(), GamesError> {
     let compiled = file.filter.compile()?;
-    let mut acc = Acc::default();
     let boundary = if file.bgn { Boundary::Line } else { Boundary::Pgn };
     let mut chunker = Chunker::open(&file.path, DEFAULT_CHUNK_BYTES, boundary)?;
     let shown = file.path.display().to_string();
@@ -493,7 +493,7 @@ fn read_file(cx: &Ctx<'_>, file_index: usize, file: &FileSpec) -> Result<Acc, Ga
         games.blocks.push(zstd::bulk::compress(&block, 3).expect("compressing to memory does not fail"));
     }
     acc.files.push((file_index, games));
-    Ok(acc)
+    Ok(())
 }
 
 /// The text of the game starting at `offset`: its tag lines and movetext, up to the next
@@ -596,8 +596,13 @@ fn base62_id(bytes: &[u8]) -> String {
 
 /// Numbers the games in file order, resolves id collisions and lays out the nodes.
 fn assemble(acc: Acc, tree: &Tree, params: &ExplorerParams) -> ExplorerIndex {
-    let Acc { positions, moves, candidates, mut files, counted } = acc;
+    let Acc { positions, moves, mut candidates, mut files, counted } = acc;
     files.sort_by_key(|f| f.0);
+    // Workers prune their own lists: what they keep depends on how files were shared out,
+    // the final pruning does not (it keeps the same games from any superset of them).
+    for list in candidates.values_mut() {
+        prune(list, params.top_games, params.recent_games);
+    }
     // Game keys of referenced games.
     let mut referenced: Vec<GameKey> = Vec::new();
     for list in candidates.values() {
@@ -653,8 +658,7 @@ fn assemble(acc: Acc, tree: &Tree, params: &ExplorerParams) -> ExplorerIndex {
             single,
         });
     }
-    for ((node, slice), mut list) in candidates {
-        prune(&mut list, params.top_games, params.recent_games);
+    for ((node, slice), list) in candidates {
         let games = &mut index.nodes[node as usize].games;
         games.extend(list.iter().filter_map(|c| Some(GameAt { slice, mv: c.3, game: *number.get(&c.2)? })));
     }
@@ -702,6 +706,21 @@ mod tests {
         assert_eq!(rating_group(3000), 8);
         assert_eq!(speed_code("blitz"), Some(Speed::Blitz as u8 + 1));
         assert_eq!(speed_name(Speed::Correspondence as u8 + 1), Some("correspondence"));
+    }
+
+    #[test]
+    fn pruning_in_stages_keeps_what_pruning_once_keeps() {
+        let all: Candidates = (0..200u64).map(|i| ((i * 7919 % 97) as u32, i * 104_729 % 1000, i, MoveKey(0))).collect();
+        let mut once = all.clone();
+        prune(&mut once, 15, 8);
+        for split in [1, 37, 100, 199] {
+            let (mut a, mut b) = (all[..split].to_vec(), all[split..].to_vec());
+            prune(&mut a, 15, 8);
+            prune(&mut b, 15, 8);
+            a.extend(b);
+            prune(&mut a, 15, 8);
+            assert_eq!(a, once, "split at {split}");
+        }
     }
 
     #[test]
