@@ -68,7 +68,7 @@ impl Default for ExplorerParams {
 }
 
 /// Games per compressed PGN block.
-pub const BLOCK_GAMES: usize = 64;
+pub const BLOCK_GAMES: usize = 256;
 
 /// Lichess's rating groups (lower bounds), in order.
 pub const RATING_GROUPS: [u32; 9] = [0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500];

@@ -218,10 +218,20 @@ pub struct Query {
     pub recent_games: Option<usize>,
 }
 
+/// One node's part of the index, ready to answer.
+struct NodeData {
+    /// Cells, and kept games sorted best rated first (sum of ratings, then game order).
+    index: NodeIndex,
+    /// The move key of each graph edge of the node (graph order).
+    keys: Vec<MoveKey>,
+    /// Positions in `index.games`, latest first (then game order).
+    recent: Vec<u32>,
+}
+
 /// The explorer index as the server keeps it.
 pub struct Explorer {
-    /// Per graph node: its index and its edges' move keys (graph order).
-    nodes: Vec<Option<(NodeIndex, Vec<MoveKey>)>>,
+    /// Per graph node.
+    nodes: Vec<Option<NodeData>>,
     games: Vec<GameRef>,
     by_id: HashMap<String, u32>,
     pgn: crate::store::explorer::PgnReader,
@@ -230,8 +240,10 @@ pub struct Explorer {
 impl Explorer {
     /// The index `loaded` over `graph`, PGN texts read from the store at `path`.
     pub fn new(graph: &Graph, loaded: crate::store::explorer::Loaded, path: &std::path::Path) -> Result<Explorer, crate::store::StoreError> {
-        let mut nodes: Vec<Option<(NodeIndex, Vec<MoveKey>)>> = vec![None; graph.nodes.len()];
-        for (id, index) in loaded.nodes {
+        let mut nodes: Vec<Option<NodeData>> = Vec::new();
+        nodes.resize_with(graph.nodes.len(), || None);
+        let games = &loaded.games;
+        for (id, mut index) in loaded.nodes {
             let Some(at) = graph.find_id(&id) else { continue };
             let node = graph.node(at);
             let pos = crate::position::parse_fen(&node.epd).map_err(|e| crate::store::StoreError::Corrupt(format!("{}: {e}", path.display())))?;
@@ -246,7 +258,16 @@ impl Explorer {
                         .map_or(MoveKey(u16::MAX), |m| MoveKey::new(&m))
                 })
                 .collect();
-            nodes[at as usize] = Some((index, keys));
+            // Answers walk these orders and stop after a few admitted games.
+            let score = |g: &crate::explorer_index::GameAt| games[g.game as usize].score();
+            index.games.sort_by(|a, b| score(b).cmp(&score(a)).then(a.game.cmp(&b.game)));
+            let played = |i: &u32| {
+                let g = &index.games[*i as usize];
+                (std::cmp::Reverse(games[g.game as usize].played), g.game)
+            };
+            let mut recent: Vec<u32> = (0..index.games.len() as u32).collect();
+            recent.sort_by_key(played);
+            nodes[at as usize] = Some(NodeData { index, keys, recent });
         }
         let mut by_id = HashMap::with_capacity(loaded.games.len());
         for (i, g) in loaded.games.iter().enumerate() {
@@ -332,7 +353,7 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
     let Some(index) = index else { return empty };
     let node = graph.node(index);
     let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
-    let sums = data.map(|(_, (ix, _))| move_sums(&ix.moves, &q.filter)).unwrap_or_default();
+    let sums = data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default();
     let sum_of = |key: MoveKey| sums.binary_search_by_key(&key, |s| s.0).ok().map(|i| sums[i].1);
     let single = |s: &MoveSum| data.filter(|_| s.games.games() == 1 && s.single != NO_GAME).map(|(e, _)| e.game(s.single, lichess));
     let mut answer = ExplorerAnswer { opening: opening(node), ..empty };
@@ -351,11 +372,11 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
-                game: data.and_then(|(_, (_, keys))| sum_of(keys[i])).as_ref().and_then(single),
+                game: data.and_then(|(_, d)| sum_of(d.keys[i])).as_ref().and_then(single),
                 opening: opening(graph.node(e.child)),
             })
             .collect();
-    } else if let Some((_, (ix, keys))) = data {
+    } else if let Some((_, NodeData { index: ix, keys, .. })) = data {
         for c in ix.positions.iter().filter(|c| q.filter.admits(c.slice)) {
             answer.white += u64::from(c.white);
             answer.draws += u64::from(c.draws);
@@ -386,7 +407,7 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
         moves.sort_by_key(|m| std::cmp::Reverse(m.0));
         answer.moves = moves.into_iter().take(q.moves).map(|m| m.1).collect();
     }
-    if let Some((e, (ix, _))) = data
+    if let Some((e, d)) = data
         && (q.top_games > 0 || q.recent_games.is_some_and(|n| n > 0))
     {
         let pos = crate::position::parse_fen(&node.epd).ok();
@@ -394,31 +415,23 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
             uci: pos.as_ref().and_then(|p| g.mv.to_move(p)).map_or_else(String::new, |m| crate::position::uci(&m)),
             game: e.game(g.game, lichess),
         };
-        let mut kept: Vec<&crate::explorer_index::GameAt> = ix.games.iter().filter(|g| q.filter.admits(g.slice)).collect();
-        let score = |g: &&crate::explorer_index::GameAt| e.games[g.game as usize].score();
-        kept.sort_by(|a, b| score(b).cmp(&score(a)).then(a.game.cmp(&b.game)));
+        // Both orders are precomputed: take admitted games until enough distinct ids.
         let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        for g in &kept {
-            if answer.top_games.len() >= q.top_games {
-                break;
-            }
-            if seen.insert(e.games[g.game as usize].id.as_str()) {
-                answer.top_games.push(row(g));
-            }
-        }
-        if let Some(n) = q.recent_games {
-            let played = |g: &&crate::explorer_index::GameAt| e.games[g.game as usize].played;
-            kept.sort_by(|a, b| played(b).cmp(&played(a)).then(a.game.cmp(&b.game)));
-            let mut recent = Vec::new();
-            for g in &kept {
-                if recent.len() >= n {
+        let mut take = |order: &mut dyn Iterator<Item = &crate::explorer_index::GameAt>, n: usize| {
+            let mut rows = Vec::new();
+            for g in order.filter(|g| q.filter.admits(g.slice)) {
+                if rows.len() >= n {
                     break;
                 }
                 if seen.insert(e.games[g.game as usize].id.as_str()) {
-                    recent.push(row(g));
+                    rows.push(row(g));
                 }
             }
-            answer.recent_games = Some(recent);
+            rows
+        };
+        answer.top_games = take(&mut d.index.games.iter(), q.top_games);
+        if let Some(n) = q.recent_games {
+            answer.recent_games = Some(take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
         }
     }
     answer

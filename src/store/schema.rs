@@ -89,7 +89,7 @@ CREATE TABLE pawn_structures (
 CREATE TABLE explorer_nodes (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
     data BLOB NOT NULL
-) WITHOUT ROWID;
+);
 CREATE TABLE explorer_games (
     game INTEGER PRIMARY KEY,
     id TEXT NOT NULL,
