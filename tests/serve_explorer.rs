@@ -359,3 +359,34 @@ fn bad_parameters_are_400s_with_clear_messages() {
     let body = get(&client, &server, "/lichess", 200);
     assert_eq!((body["topGames"].clone(), body["recentGames"].clone()), (json!([]), json!([])));
 }
+
+/// The explorer tables of a store, row by row.
+fn explorer_rows(store: &Path) -> Vec<String> {
+    let db = rusqlite::Connection::open(store).unwrap();
+    let mut rows = Vec::new();
+    for (table, order) in [("explorer_nodes", "node_id"), ("explorer_games", "game"), ("explorer_pgn", "block")] {
+        let mut stmt = db.prepare(&format!("SELECT * FROM {table} ORDER BY {order}")).unwrap();
+        let columns = stmt.column_count();
+        let mut q = stmt.query([]).unwrap();
+        while let Some(r) = q.next().unwrap() {
+            let cells: Vec<String> = (0..columns).map(|i| format!("{:?}", r.get_ref(i).unwrap())).collect();
+            rows.push(format!("{table}: {}", cells.join(" | ")));
+        }
+    }
+    rows
+}
+
+#[test]
+fn the_index_does_not_depend_on_the_thread_count() {
+    let files = masters_files();
+    let stores: Vec<Vec<String>> = ["1", "2"]
+        .iter()
+        .map(|jobs| {
+            let p = project(&files, true);
+            p.make(&["-j", jobs]);
+            explorer_rows(&p.path("build/okb.sqlite"))
+        })
+        .collect();
+    assert!(stores[0].len() > 1000, "{} rows", stores[0].len());
+    assert!(stores[0] == stores[1], "the explorer tables differ between -j 1 and -j 2");
+}
