@@ -250,7 +250,24 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
     steps.push(steps::store_entries::declare(entries.clone()));
     steps.push(steps::node_records::declare(with_engine));
-    steps.push(steps::store::declare(store_path.clone(), entries, previous_dir(loaded), with_engine, with_stubs));
+    if let Some(params) = &pipeline.explorer {
+        // A counts file holds no games: the index (and so every filtered answer) leaves it out.
+        if !options.dry_run
+            && let Some(name) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::Counts).map(|(n, _)| n)
+        {
+            eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {name}", "Note");
+        }
+        let files = game_files
+            .iter()
+            .map(|g| {
+                let spec = crate::explorer_index::FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() };
+                (spec, g.hash.clone(), g.source.clone())
+            })
+            .collect();
+        steps.push(steps::explorer::declare(files, pipeline.tree.max_ply as usize, params.clone()));
+    }
+    let with_explorer = pipeline.explorer.is_some();
+    steps.push(steps::store::declare(store_path.clone(), entries, previous_dir(loaded), with_engine, with_stubs, with_explorer));
     if let Some(target) = pipeline.store.postgres() {
         // The pipeline's validation parsed it already; this cannot fail here.
         let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;

@@ -296,6 +296,9 @@ pub struct Pipeline {
     pub engine: Option<crate::engine::EngineConfig>,
     /// Phase 3: validation against games' Opening tags (absent: no validation).
     pub validate: Option<crate::validate::ValidateParams>,
+    /// The explorer index for `okb serve`'s `/masters` and `/lichess` filters and game
+    /// references (absent: not built).
+    pub explorer: Option<crate::explorer_index::ExplorerParams>,
     /// Where the store lives.
     #[serde(default)]
     pub store: StoreSpec,

@@ -109,7 +109,7 @@ impl Drop for Cluster {
 
 fn pipeline(url: &str, min_games: u32) -> String {
     format!(
-        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmin_games = {min_games}\n[store]\npath = \"build/okb.sqlite\"\nurl = \"{url}\"\nschema = \"kb_test\"\n",
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmin_games = {min_games}\n[store]\npath = \"build/okb.sqlite\"\nurl = \"{url}\"\nschema = \"kb_test\"\n[explorer]\n",
         mini_sources(),
         common::classify_games()
     )
@@ -136,9 +136,10 @@ fn postgres_holds_the_same_knowledge_base_and_answers_the_same_bytes() {
     let run = okb(&p, &["make"], Some(PASSWORD));
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.steps("Building").contains(&"store:postgres".to_string()), "{}", run.stderr);
-    // Every table, every row.
+    // Every table, every row (the explorer index's blobs as bytea).
     let sqlite = p.path("build/okb.sqlite");
-    for table in ["opening_nodes", "node_children", "node_transpositions", "opening_entries", "pawn_structures", "node_changelog", "meta"] {
+    let tables = ["opening_nodes", "node_children", "node_transpositions", "opening_entries", "pawn_structures", "node_changelog", "meta"];
+    for table in tables.iter().chain(&["explorer_nodes", "explorer_games", "explorer_pgn"]) {
         assert_eq!(pg.psql("kb", &format!("SELECT count(*) FROM kb_test.{table}")), sqlite_count(&sqlite, &format!("SELECT count(*) FROM {table}")), "{table}");
     }
     // PostgreSQL types where they help: json engine lines and plans, keys and indexes.
@@ -164,7 +165,7 @@ fn postgres_holds_the_same_knowledge_base_and_answers_the_same_bytes() {
     let local = Server::start(&p, &["--store", "build/okb.sqlite"], &[]);
     let remote = Server::start(&p, &["--store", &store], &[("PGPASSWORD", PASSWORD)]);
     let client = reqwest::blocking::Client::new();
-    for path in ["/node/fen/rnbqkbnr%2Fpppppppp%2F8%2F8%2F4P3%2F8%2FPPPP1PPP%2FRNBQKBNR%20b%20KQkq%20-", "/opening/search?q=sicilian", "/opening/eco/B20", "/masters?play=e2e4,c7c5", "/structure/sicilian/openings", "/openapi.json"] {
+    for path in ["/node/fen/rnbqkbnr%2Fpppppppp%2F8%2F8%2F4P3%2F8%2FPPPP1PPP%2FRNBQKBNR%20b%20KQkq%20-", "/opening/search?q=sicilian", "/opening/eco/B20", "/masters?play=e2e4,c7c5", "/masters?since=1900&topGames=15", "/lichess?recentGames=8", "/structure/sicilian/openings", "/openapi.json"] {
         let a = client.get(format!("{}{path}", local.base)).send().unwrap();
         let b = client.get(format!("{}{path}", remote.base)).send().unwrap();
         assert_eq!(a.status(), b.status(), "{path}");

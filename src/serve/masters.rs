@@ -1,19 +1,47 @@
-//! `GET /masters`: a position in the Lichess opening explorer's masters JSON shape, so
-//! tools written for `explorer.lichess.ovh/masters` can point at an okb build.
+//! `GET /masters` and `GET /lichess`: a position in the Lichess opening explorer's JSON
+//! shapes, so tools written for `explorer.lichess.ovh` can point at an okb build; and
+//! `GET /masters/pgn/{id}`, a referenced game's PGN.
 //!
-//! Differences from Lichess, also stated in the OpenAPI document: `averageRating` is the
-//! mover's average rating (okb keeps no opponent ratings per move), `topGames` is always
-//! empty (the store keeps no game references), and a legal position outside the
-//! knowledge base answers zero counts, as Lichess does for positions nobody played.
+//! Without filters, the counts and moves are the knowledge base's own (the tree's
+//! counting rule), exactly as `GET /node/fen` reports them. With a store built with
+//! `[explorer]` ([`crate::explorer_index`]), the answers also carry game references
+//! (`topGames`, `recentGames`, a move's single `game`), and the filters `since`/`until`
+//! (years for `/masters`, `YYYY-MM` months for `/lichess`), `speeds` and `ratings`
+//! restrict every count to the matching games: a sum of the position's cells in the
+//! matching slices. Filters on a store without the index are refused (400).
+//!
+//! Differences from Lichess, also stated in the OpenAPI document:
+//! - a position's `white`/`draws`/`black` count the games that *reached* it (okb's
+//!   counting rule: games ending there included, moves past the tree's `max_ply` not
+//!   counted), where Lichess sums its moves; a move's counts are the same on both;
+//! - `averageRating` is the mover's average over the games whose mover is rated;
+//! - `/lichess` top games are the best-rated by the average of both ratings (Lichess
+//!   first keeps the games of its two highest rating groups) and recent games the latest
+//!   by date and time; `history` is not available;
+//! - over-the-board games (no `TimeControl`) are indexed by year only: a month filter
+//!   counts them in January, a speed or rating filter leaves them out;
+//! - a legal position outside the knowledge base answers zero counts, as Lichess does for
+//!   positions nobody played.
 
-use serde::Serialize;
+use std::collections::HashMap;
 
+use serde::{Serialize, Serializer};
+
+use crate::explorer_index::{GameRef, MoveCell, NO_GAME, NodeIndex, Slice};
+use crate::games::stats::Outcomes;
 use crate::graph::{Graph, Node};
+use crate::position::MoveKey;
 
 /// Moves listed when `moves` is not given (Lichess's default).
 pub const DEFAULT_MOVES: usize = 12;
 /// The most moves an answer lists (the OpenAPI document's maximum).
 pub const MAX_MOVES: usize = 1000;
+/// `/masters` top games: default and maximum (Lichess's).
+pub const MASTERS_TOP_GAMES: usize = 15;
+/// `/lichess` top games: default and maximum (Lichess's).
+pub const LICHESS_TOP_GAMES: usize = 4;
+/// `/lichess` recent games: default and maximum (Lichess's).
+pub const LICHESS_RECENT_GAMES: (usize, usize) = (4, 8);
 
 /// An opening as the explorer names it.
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -22,6 +50,69 @@ pub struct ExplorerOpening {
     pub eco: String,
     /// Full name.
     pub name: String,
+}
+
+/// A player of a referenced game.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Player {
+    /// Name as the game's tag writes it.
+    pub name: String,
+    /// Rating (0 when unknown).
+    pub rating: u32,
+}
+
+/// `month` of a game: `"YYYY-MM"`; when unknown, absent on `/masters` and `null` on
+/// `/lichess` (each endpoint's schema).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Month {
+    text: Option<String>,
+    nullable: bool,
+}
+
+impl Month {
+    fn absent(&self) -> bool {
+        self.text.is_none() && !self.nullable
+    }
+}
+
+impl Serialize for Month {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.text {
+            Some(t) => s.serialize_str(t),
+            None => s.serialize_none(),
+        }
+    }
+}
+
+/// A referenced game.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ExplorerGame {
+    /// Game id (`GET /masters/pgn/{id}`).
+    pub id: String,
+    /// `"white"`, `"black"`, or `null` for a draw.
+    pub winner: Option<&'static str>,
+    /// Speed (`/lichess` only, when known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speed: Option<&'static str>,
+    /// White.
+    pub white: Player,
+    /// Black.
+    pub black: Player,
+    /// Year (0 when unknown).
+    pub year: u32,
+    /// Month.
+    #[serde(skip_serializing_if = "Month::absent")]
+    pub month: Month,
+}
+
+/// A top or recent game: the move it played from the position, and the game.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct GameRow {
+    /// The move in UCI.
+    pub uci: String,
+    /// The game.
+    #[serde(flatten)]
+    pub game: ExplorerGame,
 }
 
 /// One move of the answer.
@@ -40,8 +131,8 @@ pub struct ExplorerMove {
     pub draws: u64,
     /// Black wins after the move.
     pub black: u64,
-    /// Always `null`: no game references are kept.
-    pub game: Option<()>,
+    /// The game, when exactly one game played the move (needs the explorer index).
+    pub game: Option<ExplorerGame>,
     /// The opening the move leads to, if the resulting position is named (own or inherited).
     pub opening: Option<ExplorerOpening>,
 }
@@ -58,44 +149,290 @@ pub struct ExplorerAnswer {
     pub black: u64,
     /// Moves played from the position, most played first.
     pub moves: Vec<ExplorerMove>,
-    /// Always empty: no game references are kept.
-    pub top_games: Vec<()>,
+    /// The best-rated games that reached the position (needs the explorer index).
+    pub top_games: Vec<GameRow>,
+    /// `/lichess` only: the latest games that reached it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recent_games: Option<Vec<GameRow>>,
     /// The position's opening (own or inherited).
     pub opening: Option<ExplorerOpening>,
+}
+
+/// Which games count: every part is a set of slices; `None` admits all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Filter {
+    /// Years, inclusive (`/masters` since/until).
+    pub years: Option<(u16, u16)>,
+    /// Months as `year * 12 + month - 1`, inclusive (`/lichess` since/until).
+    pub months: Option<(u32, u32)>,
+    /// Bit `1 << code` per admitted speed code (1 + speed index).
+    pub speeds: Option<u16>,
+    /// Bit `1 << code` per admitted rating code (1 + group index).
+    pub ratings: Option<u16>,
+}
+
+impl Filter {
+    /// Whether it admits every game.
+    pub fn is_all(&self) -> bool {
+        *self == Filter::default()
+    }
+
+    /// Whether games of `slice` count.
+    pub fn admits(&self, slice: Slice) -> bool {
+        let year = slice.year();
+        if let Some((a, b)) = self.years
+            && (year == 0 || year < a || year > b)
+        {
+            return false;
+        }
+        if let Some((a, b)) = self.months {
+            let m = u32::from(year) * 12 + u32::from(slice.month().max(1)) - 1;
+            if year == 0 || m < a || m > b {
+                return false;
+            }
+        }
+        if let Some(mask) = self.speeds
+            && (slice.speed() == 0 || mask & (1 << slice.speed()) == 0)
+        {
+            return false;
+        }
+        if let Some(mask) = self.ratings
+            && (slice.rating() == 0 || mask & (1 << slice.rating()) == 0)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+/// What an answer lists.
+#[derive(Clone, Debug)]
+pub struct Query {
+    /// Which games count.
+    pub filter: Filter,
+    /// Most moves.
+    pub moves: usize,
+    /// Most top games.
+    pub top_games: usize,
+    /// Most recent games (`/lichess`); `None` on `/masters`.
+    pub recent_games: Option<usize>,
+}
+
+/// One node's part of the index, ready to answer.
+struct NodeData {
+    /// Cells, and kept games sorted best rated first (sum of ratings, then game order).
+    index: NodeIndex,
+    /// The move key of each graph edge of the node (graph order).
+    keys: Vec<MoveKey>,
+    /// Positions in `index.games`, latest first (then game order).
+    recent: Vec<u32>,
+}
+
+/// The explorer index as the server keeps it.
+pub struct Explorer {
+    /// Per graph node.
+    nodes: Vec<Option<NodeData>>,
+    games: Vec<GameRef>,
+    by_id: HashMap<String, u32>,
+    pgn: crate::store::explorer::PgnReader,
+}
+
+impl Explorer {
+    /// The index `loaded` over `graph`, PGN texts read from the store at `path`.
+    pub fn new(graph: &Graph, loaded: crate::store::explorer::Loaded, path: &std::path::Path) -> Result<Explorer, crate::store::StoreError> {
+        let mut nodes: Vec<Option<NodeData>> = Vec::new();
+        nodes.resize_with(graph.nodes.len(), || None);
+        let games = &loaded.games;
+        for (id, mut index) in loaded.nodes {
+            let Some(at) = graph.find_id(&id) else { continue };
+            let node = graph.node(at);
+            let pos = crate::position::parse_fen(&node.epd).map_err(|e| crate::store::StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+            let keys = node
+                .children
+                .iter()
+                .map(|e| {
+                    e.uci
+                        .parse::<shakmaty::uci::UciMove>()
+                        .ok()
+                        .and_then(|u| u.to_move(&pos).ok())
+                        .map_or(MoveKey(u16::MAX), |m| MoveKey::new(&m))
+                })
+                .collect();
+            // Answers walk these orders and stop after a few admitted games.
+            let score = |g: &crate::explorer_index::GameAt| games[g.game as usize].score();
+            index.games.sort_by(|a, b| score(b).cmp(&score(a)).then(a.game.cmp(&b.game)));
+            let played = |i: &u32| {
+                let g = &index.games[*i as usize];
+                (std::cmp::Reverse(games[g.game as usize].played), g.game)
+            };
+            let mut recent: Vec<u32> = (0..index.games.len() as u32).collect();
+            recent.sort_by_key(played);
+            nodes[at as usize] = Some(NodeData { index, keys, recent });
+        }
+        let mut by_id = HashMap::with_capacity(loaded.games.len());
+        for (i, g) in loaded.games.iter().enumerate() {
+            by_id.entry(g.id.clone()).or_insert(i as u32);
+        }
+        Ok(Explorer { nodes, games: loaded.games, by_id, pgn: crate::store::explorer::PgnReader::open(path)? })
+    }
+
+    /// The PGN of the game with id `id`: `Ok(None)` when no game has it.
+    pub fn pgn(&self, id: &str) -> Result<Option<String>, crate::store::StoreError> {
+        match self.by_id.get(id) {
+            Some(&i) => self.pgn.pgn(&self.games[i as usize]),
+            None => Ok(None),
+        }
+    }
+
+    /// An id of a referenced game (for the OpenAPI document's examples).
+    pub fn some_id(&self) -> Option<&str> {
+        self.games.first().map(|g| g.id.as_str())
+    }
+
+    fn game(&self, index: u32, lichess: bool) -> ExplorerGame {
+        let g = &self.games[index as usize];
+        ExplorerGame {
+            id: g.id.clone(),
+            winner: match g.winner {
+                1 => Some("white"),
+                2 => Some("black"),
+                _ => None,
+            },
+            speed: if lichess { crate::explorer_index::speed_name(g.speed) } else { None },
+            white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
+            black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
+            year: u32::from(g.year),
+            month: Month { text: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)), nullable: lichess },
+        }
+    }
 }
 
 fn opening(node: &Node) -> Option<ExplorerOpening> {
     Some(ExplorerOpening { eco: node.eco.clone()?, name: node.full_name()? })
 }
 
-/// The answer for node `index` (`None`: a position outside the knowledge base), listing
-/// at most `moves` moves that games played.
-pub fn answer(graph: &Graph, index: Option<u32>, moves: usize) -> ExplorerAnswer {
-    let Some(index) = index else {
-        return ExplorerAnswer { white: 0, draws: 0, black: 0, moves: Vec::new(), top_games: Vec::new(), opening: None };
+/// A move's sums over the admitted cells.
+#[derive(Default, Clone, Copy)]
+struct MoveSum {
+    games: Outcomes,
+    rated: u64,
+    rating_sum: u64,
+    single: u32,
+}
+
+/// The sums of each move of `cells` (sorted by move) over the slices `filter` admits.
+fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
+    let mut out: Vec<(MoveKey, MoveSum)> = Vec::new();
+    for c in cells.iter().filter(|c| filter.admits(c.slice)) {
+        if out.last().is_none_or(|l| l.0 != c.mv) {
+            out.push((c.mv, MoveSum { single: NO_GAME, ..Default::default() }));
+        }
+        let s = &mut out.last_mut().expect("pushed above").1;
+        s.games.add(&Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() });
+        s.rated += u64::from(c.rated);
+        s.rating_sum += c.rating_sum;
+        if c.games() == 1 && c.single != NO_GAME {
+            s.single = c.single;
+        }
+    }
+    out
+}
+
+/// The answer for node `index` (`None`: a position outside the knowledge base).
+pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q: &Query) -> ExplorerAnswer {
+    let lichess = q.recent_games.is_some();
+    let empty = ExplorerAnswer {
+        white: 0,
+        draws: 0,
+        black: 0,
+        moves: Vec::new(),
+        top_games: Vec::new(),
+        recent_games: q.recent_games.map(|_| Vec::new()),
+        opening: None,
     };
+    let Some(index) = index else { return empty };
     let node = graph.node(index);
-    ExplorerAnswer {
-        white: node.games.white,
-        draws: node.games.draws,
-        black: node.games.black,
-        moves: node
+    let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
+    let sums = data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default();
+    let sum_of = |key: MoveKey| sums.binary_search_by_key(&key, |s| s.0).ok().map(|i| sums[i].1);
+    let single = |s: &MoveSum| data.filter(|_| s.games.games() == 1 && s.single != NO_GAME).map(|(e, _)| e.game(s.single, lichess));
+    let mut answer = ExplorerAnswer { opening: opening(node), ..empty };
+    if q.filter.is_all() {
+        (answer.white, answer.draws, answer.black) = (node.games.white, node.games.draws, node.games.black);
+        answer.moves = node
             .children
             .iter()
-            .filter(|e| e.games.games() > 0)
-            .take(moves)
-            .map(|e| ExplorerMove {
+            .enumerate()
+            .filter(|(_, e)| e.games.games() > 0)
+            .take(q.moves)
+            .map(|(i, e)| ExplorerMove {
                 uci: e.uci.clone(),
                 san: e.san.clone(),
                 average_rating: e.avg_rating.map_or(0, |r| r.round() as u32),
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
-                game: None,
+                game: data.and_then(|(_, d)| sum_of(d.keys[i])).as_ref().and_then(single),
                 opening: opening(graph.node(e.child)),
             })
-            .collect(),
-        top_games: Vec::new(),
-        opening: opening(node),
+            .collect();
+    } else if let Some((_, NodeData { index: ix, keys, .. })) = data {
+        for c in ix.positions.iter().filter(|c| q.filter.admits(c.slice)) {
+            answer.white += u64::from(c.white);
+            answer.draws += u64::from(c.draws);
+            answer.black += u64::from(c.black);
+        }
+        let mut moves: Vec<(u64, ExplorerMove)> = node
+            .children
+            .iter()
+            .zip(keys)
+            .filter_map(|(e, &key)| {
+                let s = sum_of(key).filter(|s| s.games.games() > 0)?;
+                let average_rating = if s.rated > 0 { (s.rating_sum as f64 / s.rated as f64).round() as u32 } else { 0 };
+                Some((
+                    s.games.games(),
+                    ExplorerMove {
+                        uci: e.uci.clone(),
+                        san: e.san.clone(),
+                        average_rating,
+                        white: s.games.white,
+                        draws: s.games.draws,
+                        black: s.games.black,
+                        game: single(&s),
+                        opening: opening(graph.node(e.child)),
+                    },
+                ))
+            })
+            .collect();
+        moves.sort_by_key(|m| std::cmp::Reverse(m.0));
+        answer.moves = moves.into_iter().take(q.moves).map(|m| m.1).collect();
     }
+    if let Some((e, d)) = data
+        && (q.top_games > 0 || q.recent_games.is_some_and(|n| n > 0))
+    {
+        let pos = crate::position::parse_fen(&node.epd).ok();
+        let row = |g: &crate::explorer_index::GameAt| GameRow {
+            uci: pos.as_ref().and_then(|p| g.mv.to_move(p)).map_or_else(String::new, |m| crate::position::uci(&m)),
+            game: e.game(g.game, lichess),
+        };
+        // Both orders are precomputed: take admitted games until enough distinct ids.
+        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+        let mut take = |order: &mut dyn Iterator<Item = &crate::explorer_index::GameAt>, n: usize| {
+            let mut rows = Vec::new();
+            for g in order.filter(|g| q.filter.admits(g.slice)) {
+                if rows.len() >= n {
+                    break;
+                }
+                if seen.insert(e.games[g.game as usize].id.as_str()) {
+                    rows.push(row(g));
+                }
+            }
+            rows
+        };
+        answer.top_games = take(&mut d.index.games.iter(), q.top_games);
+        if let Some(n) = q.recent_games {
+            answer.recent_games = Some(take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
+        }
+    }
+    answer
 }

@@ -62,6 +62,8 @@ pub struct Catalog {
     pub store_path: std::path::PathBuf,
     /// `GET /structure/{name}/openings` answers.
     structures: structures::StructureIndex,
+    /// The explorer index, if the store has one.
+    explorer: Option<masters::Explorer>,
 }
 
 impl Catalog {
@@ -83,9 +85,15 @@ impl Catalog {
             by_key.insert(crate::position::key(&pos), index as u32);
         }
         let structures = structures::StructureIndex::new(store.structures()?, &graph);
-        let examples = examples(&graph, &by_key, &stems, &structures);
+        let explorer = store.explorer()?.map(|loaded| masters::Explorer::new(&graph, loaded, path)).transpose()?;
+        let mut examples = examples(&graph, &by_key, &stems, &structures);
+        if let Some(e) = &explorer {
+            examples.explorer = true;
+            examples.game_ids = e.some_id().map(str::to_string).into_iter().collect();
+        }
         Ok(Catalog {
             etag,
+            explorer,
             structures,
             store_path: path.to_path_buf(),
             by_key,
@@ -121,7 +129,7 @@ fn examples(
     eco_codes.sort();
     eco_codes.dedup();
     eco_codes.truncate(SHOWN);
-    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec() }
+    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), ..Default::default() }
 }
 
 impl Catalog {
@@ -244,6 +252,8 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/eco/{code}", get(opening_eco))
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
+        .route("/masters/pgn/{id}", get(masters_pgn))
+        .route("/lichess", get(lichess))
         .route("/structure/{name}/openings", get(structure_openings))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
         .route("/", get(explorer::index))
@@ -387,19 +397,38 @@ async fn opening_tree(
 }
 
 #[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct MastersParams {
     fen: Option<String>,
     play: Option<String>,
     moves: Option<usize>,
+    since: Option<String>,
+    until: Option<String>,
+    top_games: Option<usize>,
 }
 
-async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
-    let Query(params) = params?;
-    let mut pos = match &params.fen {
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LichessParams {
+    variant: Option<String>,
+    fen: Option<String>,
+    play: Option<String>,
+    moves: Option<usize>,
+    speeds: Option<String>,
+    ratings: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    top_games: Option<usize>,
+    recent_games: Option<usize>,
+}
+
+/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start).
+fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::Chess, ApiError> {
+    let mut pos = match fen {
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
-    for (i, text) in params.play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
+    for (i, text) in play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
         let m = text
             .parse::<shakmaty::uci::UciMove>()
             .ok()
@@ -407,12 +436,112 @@ async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<Masters
             .ok_or_else(|| ApiError::bad_request(format!("play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
-    let moves = params.moves.unwrap_or(masters::DEFAULT_MOVES);
-    if moves > masters::MAX_MOVES {
-        return Err(ApiError::bad_request(format!("moves must be at most {}", masters::MAX_MOVES)));
+    Ok(pos)
+}
+
+/// `value` if within `max`, else a 400 naming `name`.
+fn at_most(name: &str, value: Option<usize>, default: usize, max: usize) -> Result<usize, ApiError> {
+    let value = value.unwrap_or(default);
+    if value > max {
+        return Err(ApiError::bad_request(format!("{name} must be at most {max}")));
     }
-    let index = c.find(&pos);
-    Ok(c.answer_json(&how, &masters::answer(&c.graph, index, moves)))
+    Ok(value)
+}
+
+/// A `since`/`until` year.
+fn year(name: &str, text: &str) -> Result<u16, ApiError> {
+    text.trim().parse::<u16>().ok().filter(|y| *y <= 9999).ok_or_else(|| ApiError::bad_request(format!("{name} must be a year such as 1990, not {text:?}")))
+}
+
+/// A `since`/`until` month (`YYYY-MM`) as `year * 12 + month - 1`.
+fn month(name: &str, text: &str) -> Result<u32, ApiError> {
+    let bad = || ApiError::bad_request(format!("{name} must be a month such as 2013-01 (YYYY-MM), not {text:?}"));
+    let (y, m) = text.trim().split_once('-').ok_or_else(bad)?;
+    let (y, m) = (y.parse::<u32>().map_err(|_| bad())?, m.parse::<u32>().map_err(|_| bad())?);
+    if y > 9999 || !(1..=12).contains(&m) || y.to_string().len() != 4 {
+        return Err(bad());
+    }
+    Ok(y * 12 + m - 1)
+}
+
+/// Checks that since ≤ until.
+fn range<T: PartialOrd + Copy>(since: Option<T>, until: Option<T>, lowest: T, highest: T, shown: (&str, &str)) -> Result<Option<(T, T)>, ApiError> {
+    if since.is_none() && until.is_none() {
+        return Ok(None);
+    }
+    let (a, b) = (since.unwrap_or(lowest), until.unwrap_or(highest));
+    if a > b {
+        return Err(ApiError::bad_request(format!("since ({}) is after until ({})", shown.0, shown.1)));
+    }
+    Ok(Some((a, b)))
+}
+
+/// A filter on a store without the explorer index is refused.
+fn explorer_answer(c: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, q: &masters::Query) -> Answer {
+    if !q.filter.is_all() && c.explorer.is_none() {
+        return Err(ApiError::bad_request(
+            "this store has no explorer index, so since, until, speeds and ratings cannot be applied: add [explorer] to pipeline.toml and run okb make",
+        ));
+    }
+    let index = c.find(pos);
+    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, q)))
+}
+
+async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
+    let Query(params) = params?;
+    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
+    let top_games = at_most("topGames", params.top_games, masters::MASTERS_TOP_GAMES, masters::MASTERS_TOP_GAMES)?;
+    let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
+    let shown = (params.since.as_deref().unwrap_or(""), params.until.as_deref().unwrap_or(""));
+    let years = range(since, until, 0, u16::MAX, shown)?;
+    let filter = masters::Filter { years, ..Default::default() };
+    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: None })
+}
+
+async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
+    let Query(params) = params?;
+    if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
+        return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
+    }
+    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
+    let top_games = at_most("topGames", params.top_games, masters::LICHESS_TOP_GAMES, masters::LICHESS_TOP_GAMES)?;
+    let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
+    let recent_games = at_most("recentGames", params.recent_games, recent_default, recent_max)?;
+    let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
+    let shown = (params.since.as_deref().unwrap_or(""), params.until.as_deref().unwrap_or(""));
+    let months = range(since, until, 0, u32::MAX, shown)?;
+    let mut speeds = None;
+    for name in params.speeds.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let code = crate::explorer_index::speed_code(name).ok_or_else(|| {
+            ApiError::bad_request(format!("speeds: unknown speed {name:?} (one of {})", crate::explorer_index::SPEEDS.join(", ")))
+        })?;
+        speeds = Some(speeds.unwrap_or(0u16) | 1 << code);
+    }
+    let mut ratings = None;
+    for text in params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let groups = crate::explorer_index::RATING_GROUPS;
+        let at = text.parse::<u32>().ok().and_then(|r| groups.iter().position(|&g| g == r)).ok_or_else(|| {
+            let list: Vec<String> = groups.iter().map(u32::to_string).collect();
+            ApiError::bad_request(format!("ratings: {text:?} is not a rating group (one of {})", list.join(", ")))
+        })?;
+        ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
+    }
+    let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
+    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games) })
+}
+
+async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
+    let UrlPath(id) = id?;
+    let text = match &c.explorer {
+        Some(e) => e.pgn(&id).map_err(|e| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() })?,
+        None => None,
+    };
+    let text = text.ok_or_else(|| ApiError::not_found(format!("no game has id {id:?}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/x-chess-pgn")], format!("{text}\n")).into_response())
 }
 
 /// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.

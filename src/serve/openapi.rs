@@ -18,7 +18,15 @@ pub struct Examples {
     pub eco_codes: Vec<String>,
     /// Every pawn structure the build describes.
     pub structures: Vec<String>,
+    /// Whether the store has the explorer index (else the explorer filters and
+    /// `GET /masters/pgn/{id}` are not offered).
+    pub explorer: bool,
+    /// Ids of referenced games (`GET /masters/pgn/{id}`).
+    pub game_ids: Vec<String>,
 }
+
+/// The explorer endpoints' filter parameters, which need the explorer index.
+const EXPLORER_FILTERS: [&str; 4] = ["since", "until", "speeds", "ratings"];
 
 /// The schema of the first parameter of `GET path`.
 fn schema_of<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
@@ -39,6 +47,23 @@ pub fn document_for(examples: &Examples) -> Value {
         && !examples.structures.is_empty()
     {
         schema["enum"] = json!(examples.structures);
+    }
+    if !examples.explorer {
+        // Without the index no game has an id: the operation would only ever answer 404.
+        if let Some(paths) = doc["paths"].as_object_mut() {
+            paths.remove("/masters/pgn/{id}");
+        }
+        for path in ["/masters", "/lichess"] {
+            let pointer = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
+            if let Some(Value::Array(parameters)) = doc.pointer_mut(&pointer) {
+                parameters.retain(|p| !EXPLORER_FILTERS.contains(&p["name"].as_str().unwrap_or_default()));
+            }
+        }
+    }
+    if let Some(schema) = schema_of(&mut doc, "/masters/pgn/{id}")
+        && !examples.game_ids.is_empty()
+    {
+        schema["examples"] = json!(examples.game_ids);
     }
     doc
 }

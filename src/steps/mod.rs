@@ -11,6 +11,7 @@ pub mod counts;
 pub mod crawl;
 pub mod eco;
 pub mod engine;
+pub mod explorer;
 pub mod export_classified;
 pub mod export_csv;
 pub mod export_eco_json;
@@ -49,6 +50,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &structure_review::RULE,
     &validate::RULE,
     &validation_report::RULE,
+    &explorer::RULE,
     &store_entries::RULE,
     &node_records::RULE,
     &store::RULE,

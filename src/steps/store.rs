@@ -14,10 +14,11 @@ use crate::validate::report::ValidationReport;
 pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base", file: file!() };
 
 /// Writes the store at `path` from the entry part at `entries`; with engine lines when
-/// `with_engine`, and validation stubs when `with_stubs`.
+/// `with_engine`, validation stubs when `with_stubs`, and the explorer index when
+/// `with_explorer`.
 /// The store it replaces is kept as `previous/store.sqlite` (a hard link, so no copy),
 /// for `okb diff`.
-pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: bool, with_stubs: bool) -> Decl<'static> {
+pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: bool, with_stubs: bool, with_explorer: bool) -> Decl<'static> {
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
         let kept = previous.join("store.sqlite");
@@ -26,7 +27,8 @@ pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: 
         let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
         let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
         let stubs = if with_stubs { cx.load::<ValidationReport>("validate")?.stub_nodes() } else { Vec::new() };
-        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, &path)
+        let explorer: Option<Arc<crate::explorer_index::ExplorerIndex>> = if with_explorer { Some(cx.load("explorer")?) } else { None };
+        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, explorer.as_deref(), &path)
             .map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
         Ok(format!(
@@ -44,6 +46,9 @@ pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: 
     }
     if with_stubs {
         decl = decl.reads("validate");
+    }
+    if with_explorer {
+        decl = decl.reads("explorer");
     }
     decl
 }

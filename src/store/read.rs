@@ -149,6 +149,11 @@ impl Store {
         Ok(Store { conn, path: shown })
     }
 
+    /// The explorer index, if the store has one ([`super::explorer`]).
+    pub fn explorer(&self) -> Result<Option<super::explorer::Loaded>, StoreError> {
+        super::explorer::load(&self.conn, &self.path)
+    }
+
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         |source| StoreError::Sqlite { path: self.path.clone(), source }
     }

@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// Settings of a connection that writes a store (or a part of one) from scratch: no
 /// journal, no syncs (a store is written under a temporary name and renamed when
@@ -85,6 +85,30 @@ CREATE TABLE pawn_structures (
     description TEXT NOT NULL,
     white_plans TEXT NOT NULL,
     black_plans TEXT NOT NULL
+);
+CREATE TABLE explorer_nodes (
+    node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
+    data BLOB NOT NULL
+);
+CREATE TABLE explorer_games (
+    game INTEGER PRIMARY KEY,
+    id TEXT NOT NULL,
+    white TEXT NOT NULL,
+    black TEXT NOT NULL,
+    white_rating INTEGER NOT NULL,
+    black_rating INTEGER NOT NULL,
+    year INTEGER NOT NULL,
+    month INTEGER NOT NULL,
+    winner INTEGER NOT NULL,
+    speed INTEGER NOT NULL,
+    played INTEGER NOT NULL,
+    block INTEGER NOT NULL,
+    start INTEGER NOT NULL,
+    len INTEGER NOT NULL
+);
+CREATE TABLE explorer_pgn (
+    block INTEGER PRIMARY KEY,
+    data BLOB NOT NULL
 );
 CREATE TABLE node_changelog (
     build INTEGER NOT NULL,

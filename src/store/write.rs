@@ -181,17 +181,19 @@ pub fn write(
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let records = NodeRecord::tagged(tree, annotations, structures);
-    write_records(tree, &records, entries, annotations, stubs, path)
+    write_records(tree, &records, entries, annotations, stubs, None, path)
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
-/// order), for a caller that shares them with the CSV export.
+/// order), for a caller that shares them with the CSV export; with the explorer index
+/// of the tree when given ([`super::explorer`]).
 pub fn write_records(
     tree: &Tree,
     records: &[NodeRecord],
     entries: &Path,
     annotations: Option<&Annotations>,
     stubs: &[StubNode],
+    explorer: Option<&crate::explorer_index::ExplorerIndex>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -240,6 +242,9 @@ pub fn write_records(
     tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
+    if let Some(index) = explorer {
+        super::explorer::write(&mut conn, &tmp.display().to_string(), &ids.text[..tree.nodes.len()], index)?;
+    }
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
     std::fs::rename(&tmp, path).map_err(io)?;

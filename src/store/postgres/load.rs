@@ -36,6 +36,8 @@ pub(super) enum Kind {
     Text,
     Int,
     Real,
+    /// Bytes (the explorer index's blobs): `bytea`.
+    Blob,
 }
 
 impl Kind {
@@ -46,6 +48,8 @@ impl Kind {
             Kind::Int
         } else if upper.contains("REAL") || upper.contains("FLOA") || upper.contains("DOUB") {
             Kind::Real
+        } else if upper.contains("BLOB") {
+            Kind::Blob
         } else {
             Kind::Text
         }
@@ -56,6 +60,7 @@ impl Kind {
             Kind::Text => Type::TEXT,
             Kind::Int => Type::INT8,
             Kind::Real => Type::FLOAT8,
+            Kind::Blob => Type::BYTEA,
         }
     }
 
@@ -66,6 +71,7 @@ impl Kind {
             Kind::Text => "text COLLATE \"C\"",
             Kind::Int => "bigint",
             Kind::Real => "double precision",
+            Kind::Blob => "bytea",
         }
     }
 }
@@ -99,6 +105,7 @@ enum Cell<'a> {
     Json(Option<&'a str>),
     Int(Option<i64>),
     Real(Option<f64>),
+    Blob(Option<&'a [u8]>),
 }
 
 impl ToSql for Cell<'_> {
@@ -112,11 +119,12 @@ impl ToSql for Cell<'_> {
             }
             Cell::Int(v) => v.to_sql(ty, out),
             Cell::Real(v) => v.to_sql(ty, out),
+            Cell::Blob(v) => v.to_sql(ty, out),
         }
     }
 
     fn accepts(ty: &Type) -> bool {
-        matches!(*ty, Type::TEXT | Type::JSON | Type::INT8 | Type::FLOAT8)
+        matches!(*ty, Type::TEXT | Type::JSON | Type::INT8 | Type::FLOAT8 | Type::BYTEA)
     }
 
     to_sql_checked!();
@@ -133,6 +141,8 @@ fn cell(kind: Kind, value: ValueRef<'_>) -> Cell<'_> {
         (Kind::Real, _) => Cell::Real(None),
         (Kind::Text, ValueRef::Text(t)) => Cell::Text(std::str::from_utf8(t).ok()),
         (Kind::Text, _) => Cell::Text(None),
+        (Kind::Blob, ValueRef::Blob(b)) => Cell::Blob(Some(b)),
+        (Kind::Blob, _) => Cell::Blob(None),
     }
 }
 

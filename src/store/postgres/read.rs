@@ -105,6 +105,7 @@ fn pg_cast(kind: Kind) -> &'static str {
         Kind::Text => "text",
         Kind::Int => "bigint",
         Kind::Real => "double precision",
+        Kind::Blob => "bytea",
     }
 }
 
@@ -113,6 +114,7 @@ fn value(kind: Kind, row: &postgres::binary_copy::BinaryCopyOutRow, i: usize) ->
         Kind::Text => row.try_get::<Option<String>>(i)?.map_or(Value::Null, Value::Text),
         Kind::Int => row.try_get::<Option<i64>>(i)?.map_or(Value::Null, Value::Integer),
         Kind::Real => row.try_get::<Option<f64>>(i)?.map_or(Value::Null, Value::Real),
+        Kind::Blob => row.try_get::<Option<Vec<u8>>>(i)?.map_or(Value::Null, Value::Blob),
     })
 }
 

@@ -1,0 +1,160 @@
+//! The explorer index ([`crate::explorer_index`]) in the store: `explorer_nodes` (one
+//! postcard blob per node: its cells and kept game references), `explorer_games` (the
+//! referenced games, `game` being their index) and `explorer_pgn` (zstd blocks of PGN
+//! text). A store built without `[explorer]` has the tables, empty; a store of an older
+//! schema has none, and reads as having no index.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+use crate::explorer_index::{ExplorerIndex, GameRef, NodeIndex};
+
+fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |source| StoreError::Sqlite { path: path.to_string(), source }
+}
+
+/// Writes `index` on `conn`; `node_ids[i]` is the id of tree node `i`.
+pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &ExplorerIndex) -> Result<(), StoreError> {
+    let tx = conn.transaction().map_err(sql(path))?;
+    {
+        let mut order: Vec<usize> = (0..index.nodes.len().min(node_ids.len())).collect();
+        order.sort_by_key(|&i| node_ids[i]);
+        let mut insert = tx.prepare("INSERT INTO explorer_nodes VALUES (?1, ?2)").map_err(sql(path))?;
+        let mut bytes = Vec::new();
+        for i in order {
+            let node = &index.nodes[i];
+            if node.positions.is_empty() && node.games.is_empty() {
+                continue;
+            }
+            bytes.clear();
+            bytes = postcard::to_extend(node, std::mem::take(&mut bytes)).expect("serializing to memory does not fail");
+            insert.execute(params![node_ids[i], bytes]).map_err(sql(path))?;
+        }
+        let mut insert = tx
+            .prepare("INSERT INTO explorer_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
+            .map_err(sql(path))?;
+        for (i, g) in index.games.iter().enumerate() {
+            insert
+                .execute(params![
+                    i as i64,
+                    g.id,
+                    g.white,
+                    g.black,
+                    g.white_rating,
+                    g.black_rating,
+                    g.year,
+                    g.month,
+                    g.winner,
+                    g.speed,
+                    g.played as i64,
+                    g.block,
+                    g.start,
+                    g.len
+                ])
+                .map_err(sql(path))?;
+        }
+        let mut insert = tx.prepare("INSERT INTO explorer_pgn VALUES (?1, ?2)").map_err(sql(path))?;
+        for (i, block) in index.blocks.iter().enumerate() {
+            insert.execute(params![i as i64, block]).map_err(sql(path))?;
+        }
+    }
+    tx.commit().map_err(sql(path))
+}
+
+/// The explorer index of a store, as the server keeps it: node blobs by node id and the
+/// referenced games (PGN blocks stay in the file, see [`pgn_block`]).
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// (node id, its index).
+    pub nodes: Vec<(String, NodeIndex)>,
+    /// Referenced games by index.
+    pub games: Vec<GameRef>,
+}
+
+/// Whether the store on `conn` has the explorer tables.
+fn has_tables(conn: &Connection, path: &str) -> Result<bool, StoreError> {
+    let found: Option<i64> = conn
+        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'explorer_nodes'", [], |r| r.get(0))
+        .optional()
+        .map_err(sql(path))?;
+    Ok(found.is_some())
+}
+
+/// Reads the explorer index, `None` when the store has none (built without `[explorer]`,
+/// or of an older schema).
+pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError> {
+    if !has_tables(conn, path)? {
+        return Ok(None);
+    }
+    let mut loaded = Loaded::default();
+    let mut stmt = conn.prepare("SELECT node_id, data FROM explorer_nodes").map_err(sql(path))?;
+    let mut rows = stmt.query([]).map_err(sql(path))?;
+    while let Some(r) = rows.next().map_err(sql(path))? {
+        let id: String = r.get(0).map_err(sql(path))?;
+        let data: Vec<u8> = r.get(1).map_err(sql(path))?;
+        let node: NodeIndex = postcard::from_bytes(&data).map_err(|e| StoreError::Corrupt(format!("{path}: explorer node {id}: {e}")))?;
+        loaded.nodes.push((id, node));
+    }
+    if loaded.nodes.is_empty() {
+        return Ok(None);
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT id, white, black, white_rating, black_rating, year, month, winner, speed, played, block, start, len
+             FROM explorer_games ORDER BY game",
+        )
+        .map_err(sql(path))?;
+    let games = stmt
+        .query_map([], |r| {
+            Ok(GameRef {
+                id: r.get(0)?,
+                white: r.get(1)?,
+                black: r.get(2)?,
+                white_rating: r.get(3)?,
+                black_rating: r.get(4)?,
+                year: r.get(5)?,
+                month: r.get(6)?,
+                winner: r.get(7)?,
+                speed: r.get(8)?,
+                played: r.get::<_, i64>(9)? as u64,
+                block: r.get(10)?,
+                start: r.get(11)?,
+                len: r.get(12)?,
+            })
+        })
+        .map_err(sql(path))?;
+    loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
+    Ok(Some(loaded))
+}
+
+/// The compressed PGN block `block`.
+pub fn pgn_block(conn: &Connection, path: &str, block: u32) -> Result<Option<Vec<u8>>, StoreError> {
+    conn.query_row("SELECT data FROM explorer_pgn WHERE block = ?1", [block], |r| r.get(0)).optional().map_err(sql(path))
+}
+
+/// A read-only connection for PGN blocks, shared by the server's request handlers.
+#[derive(Debug)]
+pub struct PgnReader {
+    conn: std::sync::Mutex<Connection>,
+    path: String,
+}
+
+impl PgnReader {
+    /// Opens the store at `path` for PGN reads.
+    pub fn open(path: &std::path::Path) -> Result<PgnReader, StoreError> {
+        let shown = path.display().to_string();
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql(&shown))?;
+        Ok(PgnReader { conn: std::sync::Mutex::new(conn), path: shown })
+    }
+
+    /// The PGN text of `game`.
+    pub fn pgn(&self, game: &GameRef) -> Result<Option<String>, StoreError> {
+        let block = {
+            let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+            pgn_block(&conn, &self.path, game.block)?
+        };
+        let Some(block) = block else { return Ok(None) };
+        let bytes = crate::explorer_index::decompress(&block).map_err(|e| StoreError::Corrupt(format!("{}: PGN block {}: {e}", self.path, game.block)))?;
+        Ok(crate::explorer_index::game_pgn(game, &bytes))
+    }
+}
