@@ -45,6 +45,19 @@ fn crawler(url: &str, max_ply: u16, min_games: u64, extra: &str) -> Project {
     Project::with_pipeline(&pipeline)
 }
 
+trait Retarget {
+    /// The project with its crawl's `database` changed from `from` to `to`.
+    fn retarget(self, from: &str, to: &str) -> Self;
+}
+
+impl Retarget for Project {
+    fn retarget(self, from: &str, to: &str) -> Project {
+        let text = String::from_utf8(self.read("pipeline.toml")).unwrap();
+        std::fs::write(self.path("pipeline.toml"), text.replace(&format!("database = \"{from}\""), &format!("database = \"{to}\""))).unwrap();
+        self
+    }
+}
+
 /// The politeness of a test: no rate limit, short waits, four attempts per request.
 const FAST: &str = "[sources.explorer.politeness]\nrate = 0\nwait_after_429 = 0.3\nbackoff = 0.05\nbackoff_cap = 1\nmax_attempts = 4\ntimeout = 0.5\n";
 
@@ -345,4 +358,34 @@ fn a_crawl_and_game_files_add_up_in_one_tree() {
     twic_only.make(&[]);
     assert!(root_games(&twic_only) > 2000 && root_games(&crawl_only) > 400_000);
     assert_eq!(root_games(&both), root_games(&crawl_only) + root_games(&twic_only));
+}
+
+#[test]
+fn a_filtered_lichess_crawl_asks_okb_serve_with_the_explorers_parameters_and_keeps_its_answers() {
+    let games = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn");
+    let served = Project::with_pipeline(&format!(
+        "{}[sources.lichess]\nkind = \"pgn\"\npaths = [\"{games}\"]\n[tree]\nmax_ply = 6\nmin_games = 5\n[explorer]\n[store]\npath = \"build/okb.sqlite\"\n",
+        taxonomies()
+    ));
+    served.make(&[]);
+    let server = Server::start(&served, &[], &[]);
+    let filters = "speeds = [\"blitz\", \"classical\"]\nratings = [1600, 1800]\nsince = \"2013-01\"\nuntil = \"2013-01\"\n";
+    let p = crawler(&server.base, 4, 5, &format!("{filters}{FAST}")).retarget("masters", "lichess");
+    p.make(&[]);
+    let m = manifest(&p);
+    assert!(m.positions.len() > 10, "{} positions", m.positions.len());
+    let client = reqwest::blocking::Client::new();
+    let conn = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
+    for entry in &m.positions {
+        assert!(entry.request.starts_with("/lichess?") && entry.request.contains("&speeds=blitz%2Cclassical&ratings=1600%2C1800&since=2013-01&until=2013-01"), "{}", entry.request);
+        let served: serde_json::Value = serde_json::from_slice(&client.get(server.url(&entry.request)).send().unwrap().bytes().unwrap()).unwrap();
+        let ours: (i64, i64, i64) = conn
+            .query_row("SELECT white_wins, draws, black_wins FROM opening_nodes WHERE node_id = ?1", [node_id(&entry.fen)], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap();
+        assert_eq!((ours.0, ours.1, ours.2), (served["white"].as_i64().unwrap(), served["draws"].as_i64().unwrap(), served["black"].as_i64().unwrap()), "{}", entry.fen);
+    }
+    let unfiltered: serde_json::Value = serde_json::from_slice(&client.get(server.url("/lichess")).send().unwrap().bytes().unwrap()).unwrap();
+    let root: i64 = conn.query_row("SELECT game_count FROM opening_nodes WHERE ply = 0", [], |r| r.get(0)).unwrap();
+    let all: i64 = ["white", "draws", "black"].iter().map(|k| unfiltered[k].as_i64().unwrap()).sum();
+    assert!(root > 0 && root < all, "the filters select some of the games ({root} of {all})");
 }
