@@ -210,7 +210,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).collect();
     let with_games = !parts.is_empty();
     if with_games {
-        steps.push(steps::games::declare(parts));
+        steps.push(steps::games::declare(parts, pipeline.games.memory_budget_mb));
     }
     steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some(config) = &pipeline.engine {

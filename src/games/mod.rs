@@ -3,19 +3,22 @@
 //! The pipeline is: [`input`] (paths, globs, decompression, splitting a stream into
 //! chunks at game boundaries) → [`pgn`] or [`bgn`] (one game at a time, played with
 //! shakmaty up to the ply limit) → [`filter`] (which games count) → [`aggregate`]
-//! (per-file sorted statistics, spilled to disk over a memory budget, merged into
-//! [`stats::GameStats`]). [`book`] is a separate one-shot path that counts exactly like
+//! (per-file sorted statistics, spilled to disk over a memory budget as sorted
+//! [`runs`], merged into [`stats::GameStats`]). [`book`] is a separate one-shot path that counts exactly like
 //! `polyglot make-book`. Problems with single games never abort a file: they are counted
 //! in a [`report::BadGames`] report.
 
 pub mod aggregate;
 pub mod bgn;
+pub mod combine;
 pub mod counts;
 pub mod filter;
 pub mod input;
 pub mod pgn;
 pub mod report;
+pub mod runs;
 pub mod stats;
+pub mod stored;
 
 use std::path::PathBuf;
 
