@@ -10,7 +10,6 @@
 
 pub mod aggregate;
 pub mod bgn;
-pub mod combine;
 pub mod counts;
 pub mod filter;
 pub mod input;

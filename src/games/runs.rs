@@ -30,7 +30,7 @@ pub type MoveRecord = (PositionKey, MoveKey, MoveStats);
 /// A record of a run: sorted and merged by its key, summed when keys are equal.
 pub trait Record: Copy + Send {
     /// What runs are sorted by.
-    type Key: Ord + Copy + Send + std::hash::Hash;
+    type Key: Ord + Copy + Send;
     /// The longest encoding.
     const MAX_BYTES: usize;
     /// The sort key.
@@ -290,11 +290,17 @@ impl<'a, T: Record> Merge<'a, T> {
     }
 
     fn pop(&mut self) -> Result<Option<T>, RunError> {
-        let Some(Reverse((_, i))) = self.heap.pop() else { return Ok(None) };
+        let Some(mut top) = self.heap.peek_mut() else { return Ok(None) };
+        let i = top.0.1;
         let record = self.heads[i].take().expect("a run in the heap has a head");
-        if let Some(next) = (self.sources[i])()? {
-            self.heap.push(Reverse((next.key(), i)));
-            self.heads[i] = Some(next);
+        match (self.sources[i])()? {
+            // The run's next record takes its place at the top: one sift down, where a
+            // pop and a push would take two.
+            Some(next) => {
+                top.0.0 = next.key();
+                self.heads[i] = Some(next);
+            }
+            None => drop(std::collections::binary_heap::PeekMut::pop(top)),
         }
         Ok(Some(record))
     }
@@ -307,40 +313,25 @@ pub struct MergePlan {
     pub fan_in: usize,
     /// Where intermediate runs go.
     pub spill_dir: PathBuf,
-    /// When set, inputs that share keys are first summed in a hash map of this many
-    /// bytes ([`super::combine`]), read one after another, and only its few sorted runs
-    /// are merged.
-    pub combine_budget: Option<usize>,
 }
 
 impl MergePlan {
     /// The fan-in a budget of `budget_mb` MiB allows (two merges run at once: positions
     /// and moves, and their buffers take an eighth of the budget), between 16 and 256
-    /// (file handles are limited too). Inputs are merged as they are.
+    /// (file handles are limited too).
     pub fn for_budget(budget_mb: usize, spill_dir: PathBuf) -> MergePlan {
         let fan_in = (budget_mb.saturating_mul(1 << 20) / 8 / (2 * READ_BUFFER)).clamp(16, 256);
-        MergePlan { fan_in, spill_dir, combine_budget: None }
-    }
-
-    /// [`MergePlan::for_budget`], summing inputs in a hash map first: each of the two
-    /// merges gets a third of the budget for its map.
-    pub fn combining(budget_mb: usize, spill_dir: PathBuf) -> MergePlan {
-        let combine_budget = Some(budget_mb.saturating_mul(1 << 20) / 3);
-        MergePlan { combine_budget, ..MergePlan::for_budget(budget_mb, spill_dir) }
+        MergePlan { fan_in, spill_dir }
     }
 }
 
 /// Merges the runs `inputs` into one, handing each merged record to `out` in key order.
 /// Past `plan.fan_in` inputs, groups are merged into intermediate runs first.
-pub fn merge_runs<'a, T: Record + 'static>(
+pub fn merge_runs<'a, T: Record + 'a>(
     mut inputs: Vec<Opener<'a, T>>,
     plan: &MergePlan,
     out: &mut dyn FnMut(T) -> io::Result<()>,
 ) -> Result<(), RunError> {
-    if let (Some(budget), true) = (plan.combine_budget, inputs.len() > 1) {
-        let runs = super::combine::combine(inputs, budget, plan.spill_dir.clone())?;
-        return merge_runs(runs, &MergePlan { combine_budget: None, ..plan.clone() }, out);
-    }
     if inputs.len() == 1 {
         // Nothing to merge: the run streams through.
         let mut source = inputs.pop().expect("one input")()?;
@@ -382,7 +373,7 @@ pub fn merge_both<'a>(
 
 /// Merges `group` into an intermediate run in the spill folder; returns its opener (the
 /// file is removed once read, or when the opener is dropped).
-fn spill_merged<'a, T: Record + 'static>(group: Vec<Opener<'a, T>>, plan: &MergePlan) -> Result<Opener<'a, T>, RunError> {
+fn spill_merged<'a, T: Record + 'a>(group: Vec<Opener<'a, T>>, plan: &MergePlan) -> Result<Opener<'a, T>, RunError> {
     let spill = SpillFile::create(&plan.spill_dir)?;
     let file = File::create(&spill.0).map_err(|source| spill.error(source))?;
     let mut w = BufWriter::with_capacity(1 << 18, file);
@@ -467,7 +458,7 @@ mod tests {
     }
 
     fn merged(inputs: Vec<Vec<PosRecord>>, fan_in: usize, dir: &Path) -> Vec<PosRecord> {
-        let plan = MergePlan { fan_in, spill_dir: dir.to_path_buf(), combine_budget: None };
+        let plan = MergePlan { fan_in, spill_dir: dir.to_path_buf() };
         let mut out = Vec::new();
         merge_runs(inputs.into_iter().map(in_memory).collect(), &plan, &mut |r| {
             out.push(r);

@@ -32,7 +32,7 @@ pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'s
         let text = format!("{} games counted of {}, {} positions", c.games_counted, c.games_read, counts.stats.positions.len());
         // Stored as the game files' counts are, so the merge streams both alike (one
         // sorted run each: nothing is merged or spilled here).
-        let plan = MergePlan { fan_in: 2, spill_dir: cx.build.cache.root().join("spill"), combine_budget: None };
+        let plan = MergePlan { fan_in: 2, spill_dir: cx.build.cache.root().join("spill") };
         let store: &Store = &|write| cx.build.cache.put_stream(write);
         let runs = store_both(vec![in_memory(counts.stats.positions)], vec![in_memory(counts.stats.moves)], &plan, store);
         let (positions, moves) = runs.map_err(|e| cx.fail(format!("counts source {source}: {e}")))?;
