@@ -232,3 +232,47 @@ impl<'r> Running<'r> {
         run(&ctx)?.value.downcast::<T>().map_err(|_| wrong_type())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Weak;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::dataflow::{Produced, Rule};
+
+    static RULE: Rule = Rule { name: "test", about: "a step of the scheduler's tests", file: file!() };
+
+    #[test]
+    fn a_value_leaves_memory_when_its_last_reader_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = Build::new(dir.path().to_path_buf(), false, Box::new(|_| {}));
+        let seen: Mutex<Option<Weak<Vec<u8>>>> = Mutex::new(None);
+        let released = AtomicBool::new(false);
+        let reader = |cx: &Ctx<'_>| {
+            let value: Arc<Vec<u8>> = cx.load("big")?;
+            *seen.lock().unwrap() = Some(Arc::downgrade(&value));
+            Ok(Produced::new(value.len(), "read"))
+        };
+        // `last` runs after both readers: by then the value is gone (freed on a
+        // background thread, hence the wait), though the run goes on.
+        let last = |_: &Ctx<'_>| {
+            let weak = seen.lock().unwrap().clone().expect("a reader ran");
+            let start = Instant::now();
+            while weak.upgrade().is_some() && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            released.store(weak.upgrade().is_none(), Ordering::SeqCst);
+            Ok(Produced::new(0u8, "checked"))
+        };
+        let steps = vec![
+            Decl::new("big", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(vec![7u8; 1 << 20], "made"))))),
+            Decl::new("b", &RULE, Action::Value(Box::new(reader))).reads("big"),
+            Decl::new("c", &RULE, Action::Value(Box::new(reader))).reads("big"),
+            Decl::new("last", &RULE, Action::Value(Box::new(last))).reads("b").reads("c"),
+        ];
+        Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap();
+        assert!(released.load(Ordering::SeqCst), "the value outlived its readers");
+    }
+}
