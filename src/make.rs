@@ -230,7 +230,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     steps.extend(crawls);
     let with_games = !parts.is_empty();
     if with_games {
-        steps.push(steps::games::declare(parts));
+        steps.push(steps::games::declare(parts, pipeline.games.memory_budget_mb));
     }
     steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some((config, hash)) = engine_setup(loaded, build)? {

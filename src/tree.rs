@@ -174,6 +174,38 @@ impl PendingEdges {
 /// Builds the tree: every position on an ECO line, and every position reached within
 /// `max_ply` by moves played in at least `min_games` games.
 pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
+    let (pending, root_key) = skeleton_pending(skeleton);
+    finish(pending, root_key, skeleton, games, params)
+}
+
+/// [`build`] with statistics that `games` reads once the skeleton's positions are known,
+/// keeping only what [`Needed`] says the tree can use: a corpus of any size then costs
+/// the tree only the positions it keeps.
+pub fn build_streaming<E>(skeleton: &EcoSkeleton, params: &TreeParams, games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>) -> Result<Tree, E> {
+    let (pending, root_key) = skeleton_pending(skeleton);
+    let stats = games(&Needed { skeleton: &pending, min_games: params.min_games })?;
+    Ok(finish(pending, root_key, skeleton, Some(&stats), params))
+}
+
+/// Which game statistics the tree can use (the pruning rule, applied before statistics
+/// are kept): those of skeleton positions and moves from them, whatever their count, and
+/// any other played in at least `min_games` games. A position the tree reaches by a move
+/// it keeps was reached by every game that played the move, so its own count passes too.
+pub struct Needed<'a> {
+    skeleton: &'a KeyMap<PositionKey, Pending>,
+    min_games: u64,
+}
+
+impl Needed<'_> {
+    /// Whether to keep a statistic of position `key` (its own, or a move's from it) over
+    /// `games` games.
+    pub fn keeps(&self, key: PositionKey, games: u64) -> bool {
+        games >= self.min_games || self.skeleton.contains_key(&key)
+    }
+}
+
+/// The skeleton's positions linked by every legal move between them, with the root's key.
+fn skeleton_pending(skeleton: &EcoSkeleton) -> (KeyMap<PositionKey, Pending>, PositionKey) {
     // Sized for the skeleton; games add positions beyond it.
     let mut pending: KeyMap<PositionKey, Pending> =
         KeyMap::with_capacity_and_hasher(skeleton.entries.len() + 1, Default::default());
@@ -184,6 +216,11 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
     for (parent, m, child) in skeleton_links(&pending) {
         pending.get_mut(&parent).expect("listed by skeleton_links").edges.add(m, child);
     }
+    (pending, root_key)
+}
+
+/// The tree from the skeleton's pending positions and the game statistics.
+fn finish(mut pending: KeyMap<PositionKey, Pending>, root_key: PositionKey, skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
     if let Some(games) = games {
         add_game_moves(&mut pending, root_key, games, params);
     }

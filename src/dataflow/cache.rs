@@ -60,6 +60,30 @@ impl<W: Write> Write for HashingWriter<W> {
     }
 }
 
+/// A blob read as a stream and hashed on the way ([`Cache::open_blob`]).
+pub struct VerifiedReader {
+    inner: std::fs::File,
+    hasher: blake3::Hasher,
+    expected: Hash,
+    checked: bool,
+}
+
+impl std::io::Read for VerifiedReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        if n == 0 && !buf.is_empty() && !self.checked {
+            // End of file: only now is it known whether the bytes were the blob's.
+            self.checked = true;
+            let found = self.hasher.finalize().to_hex().to_string();
+            if found != self.expected {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("cache object {} is corrupt (its bytes hash to {found})", self.expected)));
+            }
+        }
+        Ok(n)
+    }
+}
+
 /// Appends postcard's encoding of the sequence `items` to `out` (its length, then each
 /// item), encoding chunks of items on all cores. The bytes are exactly what
 /// `postcard::to_extend` writes for a slice or `Vec`, so a value whose bulk is one long
@@ -194,18 +218,24 @@ impl Cache {
         self.present_object(hash).is_some()
     }
 
-    /// Stores a serializable value as a blob (postcard).
+    /// Stores a serializable value as a blob (postcard), streamed ([`Cache::put_stream`]):
+    /// step values run to megabytes, and are never held whole in memory.
     pub fn put_value<T: Serialize>(&self, value: &T) -> std::io::Result<Hash> {
-        // Streamed to a temporary file and hashed on the way, then renamed to its hash:
-        // step values run to megabytes, and are never held whole in memory.
+        self.put_stream(|out| postcard::to_io(value, out).map(drop).map_err(std::io::Error::other))
+    }
+
+    /// Stores the bytes `write` writes, returning their hash. They are streamed to a
+    /// temporary file and hashed on the way (never held in memory: game counts run to
+    /// gigabytes), then renamed to their hash. A failure of `write` is returned as it is;
+    /// the cache's own I/O errors convert.
+    pub fn put_stream<E: From<std::io::Error>>(&self, write: impl FnOnce(&mut dyn Write) -> Result<(), E>) -> Result<Hash, E> {
         let dir = self.root.join("objects");
         std::fs::create_dir_all(&dir)?;
         let tmp = super::temp::path(&dir, "value");
-        let stored = (|| {
-            let file = std::fs::File::create(&tmp)?;
-            let hashing = HashingWriter { inner: file, hasher: blake3::Hasher::new() };
+        let stored = (|| -> Result<Hash, E> {
+            let hashing = HashingWriter { inner: std::fs::File::create(&tmp)?, hasher: blake3::Hasher::new() };
             let mut out = std::io::BufWriter::with_capacity(1 << 16, hashing);
-            postcard::to_io(value, &mut out).map_err(std::io::Error::other)?;
+            write(&mut out)?;
             let hashing = out.into_inner().map_err(|e| e.into_error())?;
             let hash = hashing.hasher.finalize().to_hex().to_string();
             std::fs::rename(&tmp, self.object_path(&hash))?;
@@ -215,6 +245,15 @@ impl Cache {
             let _ = std::fs::remove_file(&tmp);
         }
         stored
+    }
+
+    /// Reads blob `hash` as a stream, verified as it is read: the end of the stream is an
+    /// `InvalidData` error instead when the bytes were not the blob's. A reader must so
+    /// read to the end before it trusts what it read (the k-way merges do).
+    pub fn open_blob(&self, hash: &str) -> std::io::Result<VerifiedReader> {
+        let path = self.present_object(hash).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("cache object {hash} is missing")))?;
+        let file = std::fs::File::open(path)?;
+        Ok(VerifiedReader { inner: file, hasher: blake3::Hasher::new(), expected: hash.to_string(), checked: false })
     }
 
     /// Loads a value stored by [`Cache::put_value`]; `None` when missing or corrupt.

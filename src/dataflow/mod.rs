@@ -150,6 +150,16 @@ impl Output {
     pub fn memo(&self) -> Option<Memo> {
         self.memo.clone()
     }
+
+    /// Takes the value out (the scheduler keeps it apart, to drop it early).
+    pub(crate) fn take_memo(&mut self) -> Option<Memo> {
+        self.memo.take()
+    }
+
+    /// An output holding only `memo`: dropping it frees the value in the background.
+    pub(crate) fn with_memo(memo: Option<Memo>) -> Output {
+        Output { hash: String::new(), memo }
+    }
 }
 
 impl Drop for Output {
@@ -382,13 +392,15 @@ impl Build {
         self.finish(StepReport { id, status: Status::Built, summary, warnings, elapsed: start.elapsed(), reason: Some(reason), warning_list: None });
     }
 
-    /// Loads the value of a step output (for a dependent that runs).
+    /// Loads the value of a step output (for a dependent that runs): `memo` when the
+    /// step ran in this process and its value is still in memory, else from the cache.
     pub fn load<T: DeserializeOwned + Send + Sync + 'static>(
         &self,
         step: &str,
         output: &Output,
+        memo: Option<Memo>,
     ) -> Result<std::sync::Arc<T>, BuildError> {
-        if let Some(value) = output.memo.as_ref().and_then(|m| m.clone().downcast::<T>().ok()) {
+        if let Some(value) = memo.or_else(|| output.memo.clone()).and_then(|m| m.downcast::<T>().ok()) {
             return Ok(value);
         }
         match self.cache.get_value(&output.hash) {

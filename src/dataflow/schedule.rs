@@ -5,6 +5,10 @@
 //! first, side work on the idle core). Each step is keyed and then built, found fresh,
 //! or (dry run) reported stale by [`Build`]; the first failure stops new steps from
 //! starting and is returned once the running ones end.
+//!
+//! A step's value stays in memory only while a step that reads it has yet to finish:
+//! when the last reader ends, the value is dropped (the cache still has it), so a run's
+//! memory is that of the values in flight, not of every value the run made.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use super::cache::{Hash, hash_bytes};
 use super::plan::{Action, Ctx, Decl};
-use super::{Build, BuildError, Output, Step};
+use super::{Build, BuildError, Memo, Output, Step};
 use crate::diagnostics::Warning;
 
 /// The declared steps of one pipeline, and the parameters they may depend on.
@@ -28,8 +32,12 @@ pub(super) struct Running<'r> {
     plan: &'r Plan<'r>,
     index: HashMap<&'r str, usize>,
     outputs: Vec<OnceLock<Output>>,
+    /// The in-memory values of finished steps that readers still need.
+    memos: Vec<Mutex<Option<Memo>>>,
     dependents: Vec<Vec<usize>>,
     pending: Vec<AtomicUsize>,
+    /// Per step, its readers that have not finished yet.
+    readers_left: Vec<AtomicUsize>,
     failed: Mutex<Option<BuildError>>,
 }
 
@@ -109,6 +117,8 @@ impl<'r> Running<'r> {
             plan,
             index,
             outputs: plan.steps.iter().map(|_| OnceLock::new()).collect(),
+            memos: plan.steps.iter().map(|_| Mutex::new(None)).collect(),
+            readers_left: dependents.iter().map(|d| AtomicUsize::new(d.len())).collect(),
             dependents,
             pending: plan.steps.iter().map(|d| AtomicUsize::new(d.reads.len())).collect(),
             failed: Mutex::new(None),
@@ -124,8 +134,16 @@ impl<'r> Running<'r> {
                     return;
                 }
                 match self.run_step(build, warnings, i) {
-                    Ok(output) => {
+                    Ok(mut output) => {
+                        // Kept apart for its readers; a value nobody reads goes now.
+                        let memo = output.take_memo();
+                        if self.dependents[i].is_empty() {
+                            drop(Output::with_memo(memo));
+                        } else {
+                            *self.memo_slot(i) = memo;
+                        }
                         let _ = self.outputs[i].set(output);
+                        self.release_inputs(i);
                         let now_ready: Vec<usize> =
                             self.dependents[i].iter().copied().filter(|&d| self.pending[d].fetch_sub(1, Ordering::AcqRel) == 1).collect();
                         self.spawn(scope, build, warnings, now_ready);
@@ -135,6 +153,27 @@ impl<'r> Running<'r> {
                     }
                 }
             });
+        }
+    }
+
+    fn memo_slot(&self, i: usize) -> std::sync::MutexGuard<'_, Option<Memo>> {
+        self.memos[i].lock().expect("memo poisoned")
+    }
+
+    /// The in-memory value of step `id`, while its readers run.
+    fn memo(&self, id: &str) -> Option<Memo> {
+        self.memo_slot(self.index[id]).clone()
+    }
+
+    /// Step `i` finished: the values it read that no other step still has to read leave
+    /// memory.
+    fn release_inputs(&self, i: usize) {
+        for read in &self.plan.steps[i].reads {
+            let r = self.index[read.as_str()];
+            if self.readers_left[r].fetch_sub(1, Ordering::AcqRel) == 1 {
+                let memo = self.memo_slot(r).take();
+                drop(Output::with_memo(memo));
+            }
         }
     }
 
@@ -174,7 +213,7 @@ impl<'r> Running<'r> {
     /// The value of step `id`'s output for a step that reads it: from memory or from
     /// the cache.
     pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
-        build.load(id, self.output(id))
+        build.load(id, self.output(id), self.memo(id))
     }
 
     /// The value of memory step `id`: from memory, or computed again here when the step
@@ -182,7 +221,7 @@ impl<'r> Running<'r> {
     pub(super) fn load_in_memory<T: Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
         let decl = &self.plan.steps[self.index[id]];
         let wrong_type = || BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() };
-        if let Some(memo) = self.output(id).memo() {
+        if let Some(memo) = self.memo(id) {
             return memo.downcast::<T>().map_err(|_| wrong_type());
         }
         let Action::Memory(run) = &decl.action else {
@@ -191,5 +230,49 @@ impl<'r> Running<'r> {
         // Its warnings were reported by the run that built it.
         let ctx = Ctx { build, id: &decl.id, plan: self, warnings: &Mutex::new(Vec::new()) };
         run(&ctx)?.value.downcast::<T>().map_err(|_| wrong_type())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Weak;
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::dataflow::{Produced, Rule};
+
+    static RULE: Rule = Rule { name: "test", about: "a step of the scheduler's tests", file: file!() };
+
+    #[test]
+    fn a_value_leaves_memory_when_its_last_reader_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = Build::new(dir.path().to_path_buf(), false, Box::new(|_| {}));
+        let seen: Mutex<Option<Weak<Vec<u8>>>> = Mutex::new(None);
+        let released = AtomicBool::new(false);
+        let reader = |cx: &Ctx<'_>| {
+            let value: Arc<Vec<u8>> = cx.load("big")?;
+            *seen.lock().unwrap() = Some(Arc::downgrade(&value));
+            Ok(Produced::new(value.len(), "read"))
+        };
+        // `last` runs after both readers: by then the value is gone (freed on a
+        // background thread, hence the wait), though the run goes on.
+        let last = |_: &Ctx<'_>| {
+            let weak = seen.lock().unwrap().clone().expect("a reader ran");
+            let start = Instant::now();
+            while weak.upgrade().is_some() && start.elapsed() < Duration::from_secs(10) {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            released.store(weak.upgrade().is_none(), Ordering::SeqCst);
+            Ok(Produced::new(0u8, "checked"))
+        };
+        let steps = vec![
+            Decl::new("big", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(vec![7u8; 1 << 20], "made"))))),
+            Decl::new("b", &RULE, Action::Value(Box::new(reader))).reads("big"),
+            Decl::new("c", &RULE, Action::Value(Box::new(reader))).reads("big"),
+            Decl::new("last", &RULE, Action::Value(Box::new(last))).reads("b").reads("c"),
+        ];
+        Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap();
+        assert!(released.load(Ordering::SeqCst), "the value outlived its readers");
     }
 }

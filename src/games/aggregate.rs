@@ -10,16 +10,13 @@
 //! sums (order-independent), outputs are sorted by key, and bad-game reports keep the
 //! first locations in (file, line) order. Memory is bounded by `memory_budget_mb`: hash
 //! maps over budget are sorted into runs spilled to a temporary directory and k-way
-//! merged at the end.
+//! merged at the end ([`super::runs`]). [`count_file`] leaves a file's runs unmerged, so
+//! that the build can merge them straight into its cache.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-use std::fs::File;
+use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -30,6 +27,7 @@ use super::filter::{CompiledFilter, GameFilter, GameResult, GameTags};
 use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, StreamBreak};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
+use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, RunError, SpillFile, in_memory};
 use super::stats::{GameStats, MoveStats, Outcomes};
 use crate::position::{MoveKey, PositionKey};
 
@@ -77,6 +75,18 @@ pub struct AggregateOptions {
     pub chunk_bytes: usize,
     /// Input format.
     pub format: Format,
+}
+
+impl AggregateOptions {
+    /// Where spill runs go.
+    pub fn spill_dir(&self) -> PathBuf {
+        self.spill_dir.clone().unwrap_or_else(std::env::temp_dir)
+    }
+
+    /// How merges of this aggregation use memory and disk.
+    pub fn merge_plan(&self) -> MergePlan {
+        MergePlan::for_budget(self.memory_budget_mb, self.spill_dir())
+    }
 }
 
 impl Default for AggregateOptions {
@@ -143,45 +153,79 @@ pub fn aggregate_files(
         .collect()
 }
 
-/// Aggregates one game file (PGN or BGN, possibly compressed).
+/// Aggregates one game file (PGN or BGN, possibly compressed), its statistics merged
+/// in memory.
 pub fn aggregate_file_with(
     path: &Path,
     filter: &GameFilter,
     opts: &AggregateOptions,
 ) -> Result<FileAggregate, GamesError> {
+    let counted = count_file(path, filter, opts)?;
+    let (mut positions, mut moves) = (Vec::new(), Vec::new());
+    let mut to_positions = |r| {
+        positions.push(r);
+        Ok(())
+    };
+    let mut to_moves = |r| {
+        moves.push(r);
+        Ok(())
+    };
+    super::runs::merge_both(counted.positions, counted.moves, &opts.merge_plan(), &mut to_positions, &mut to_moves)
+        .map_err(spill_err)?;
+    Ok(FileAggregate {
+        file: counted.file,
+        max_ply: counted.max_ply,
+        stats: GameStats { positions, moves },
+        bad: counted.bad,
+        counters: counted.counters,
+        broken: counted.broken,
+    })
+}
+
+/// One game file counted: its report, and its statistics as sorted runs still to merge
+/// ([`super::runs::merge_both`]).
+pub struct Counted {
+    /// The file as given.
+    pub file: String,
+    /// The ply limit used.
+    pub max_ply: u32,
+    /// Bad games by reason with first locations.
+    pub bad: BadGames,
+    /// Games read, counted, bad and filtered by reason.
+    pub counters: Counters,
+    /// Where the file's stream broke, if it did (see [`FileAggregate::broken`]).
+    pub broken: Option<StreamBreak>,
+    /// Sorted runs of position counts: spilled ones, and the last one still in memory.
+    pub positions: Vec<Opener<'static, PosRecord>>,
+    /// Sorted runs of move counts, likewise.
+    pub moves: Vec<Opener<'static, MoveRecord>>,
+}
+
+/// Counts one game file (PGN or BGN, possibly compressed) within the memory budget,
+/// leaving its sorted runs unmerged.
+pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> Result<Counted, GamesError> {
     let compiled = filter.compile()?;
     let format = opts.format.resolve(path);
-    let boundary = if format == Format::Bgn {
-        Boundary::Line
-    } else {
-        Boundary::Pgn
-    };
+    let boundary = if format == Format::Bgn { Boundary::Line } else { Boundary::Pgn };
     let file = path.display().to_string();
     let mut chunker = Chunker::open(path, opts.chunk_bytes, boundary)?;
+    let mut counted = Counted {
+        file,
+        max_ply: opts.max_ply as u32,
+        bad: BadGames::default(),
+        counters: Counters::default(),
+        broken: None,
+        positions: Vec::new(),
+        moves: Vec::new(),
+    };
     let Some(first) = whole_games(&mut chunker)? else {
-        return Ok(FileAggregate {
-            file,
-            max_ply: opts.max_ply as u32,
-            broken: chunker.broken().cloned(),
-            ..Default::default()
-        });
+        counted.broken = chunker.broken().cloned();
+        return Ok(counted);
     };
-    let slots = if first.last {
-        1
-    } else {
-        rayon::current_num_threads().max(1)
-    };
+    let slots = if first.last { 1 } else { rayon::current_num_threads().max(1) };
     let budget = opts.memory_budget_mb.max(1).saturating_mul(1 << 20) / slots;
-    let spill_dir = opts.spill_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let accs: Vec<Mutex<Accumulator>> = (0..slots)
-        .map(|_| Mutex::new(Accumulator::new(budget, spill_dir.clone())))
-        .collect();
-    let ctx = ChunkContext {
-        file: &file,
-        filter: &compiled,
-        max_ply: opts.max_ply,
-        format,
-    };
+    let accs: Vec<Mutex<Accumulator>> = (0..slots).map(|_| Mutex::new(Accumulator::new(budget, opts.spill_dir()))).collect();
+    let ctx = ChunkContext { file: &counted.file, filter: &compiled, max_ply: opts.max_ply, format };
     let process = |chunk: Chunk| -> Result<(), GamesError> {
         let slot = rayon::current_thread_index().unwrap_or(0) % slots;
         // One lock per chunk; the slot is this thread's, so it is never contended.
@@ -192,39 +236,18 @@ pub fn aggregate_file_with(
         process(first)?;
     } else {
         let rest = std::iter::from_fn(|| whole_games(&mut chunker).transpose());
-        std::iter::once(Ok(first))
-            .chain(rest)
-            .par_bridge()
-            .try_for_each(|c| process(c?))?;
+        std::iter::once(Ok(first)).chain(rest).par_bridge().try_for_each(|c| process(c?))?;
     }
-    let mut bad = BadGames::default();
-    let mut counters = Counters::default();
-    let mut pos_runs = Vec::new();
-    let mut move_runs = Vec::new();
     for acc in accs {
         let acc = acc.into_inner().unwrap_or_else(|e| e.into_inner());
-        bad.merge(&acc.bad);
-        counters.merge(&acc.counters);
-        let (p, m) = acc.finish()?;
-        pos_runs.extend(p);
-        move_runs.extend(m);
+        counted.bad.merge(&acc.bad);
+        counted.counters.merge(&acc.counters);
+        let (p, m) = acc.finish();
+        counted.positions.extend(p);
+        counted.moves.extend(m);
     }
-    let positions =
-        kmerge(pos_runs, |e: &PosRecord| e.0, |a, b| a.1.add(&b.1)).map_err(spill_err)?;
-    let moves = kmerge(
-        move_runs,
-        |e: &MoveRecord| (e.0, e.1),
-        |a, b| add_move(&mut a.2, &b.2),
-    )
-    .map_err(spill_err)?;
-    Ok(FileAggregate {
-        file,
-        max_ply: opts.max_ply as u32,
-        stats: GameStats { positions, moves },
-        bad,
-        counters,
-        broken: chunker.broken().cloned(),
-    })
+    counted.broken = chunker.broken().cloned();
+    Ok(counted)
 }
 
 /// The next chunk; a broken stream ends the file after its sound games instead of
@@ -236,10 +259,11 @@ fn whole_games(chunker: &mut Chunker) -> Result<Option<Chunk>, GamesError> {
     }
 }
 
-fn spill_err(e: SpillError) -> GamesError {
-    GamesError::Spill {
-        path: e.0,
-        source: e.1,
+/// A failed merge or spill as the error of the aggregation.
+pub fn spill_err(e: RunError) -> GamesError {
+    match e {
+        RunError::Input { input, source } => GamesError::Spill { path: input.into(), source },
+        RunError::Output(source) => GamesError::Spill { path: "the merged counts".into(), source },
     }
 }
 
@@ -319,15 +343,10 @@ pub fn merge_reports(files: &[&FileAggregate]) -> (BadGames, Counters) {
 }
 
 fn add_move(a: &mut MoveStats, b: &MoveStats) {
-    a.outcomes.add(&b.outcomes);
-    a.rating_sum += b.rating_sum;
-    a.rated_games += b.rated_games;
-    a.opponent_rating_sum += b.opponent_rating_sum;
-    a.opponent_rated_games += b.opponent_rated_games;
+    let mut record: MoveRecord = (PositionKey(0), MoveKey(0), *a);
+    record.combine(&(PositionKey(0), MoveKey(0), *b));
+    *a = record.2;
 }
-
-type PosRecord = (PositionKey, Outcomes);
-type MoveRecord = (PositionKey, MoveKey, MoveStats);
 
 /// Hasher for Zobrist keys: they are already uniformly random, so folding is enough.
 #[derive(Default)]
@@ -407,7 +426,7 @@ struct Accumulator {
     games_in_maps: u64,
     budget: usize,
     spill_dir: PathBuf,
-    runs: Vec<SpillRun>,
+    runs: Vec<(SpillFile, SpillFile)>,
     bad: BadGames,
     counters: Counters,
     move_keys: Vec<MoveKey>,
@@ -593,25 +612,23 @@ impl Accumulator {
 
     fn spill(&mut self) -> Result<(), GamesError> {
         let (p, m) = self.sorted();
-        let run = SpillRun::write(&self.spill_dir, &p, &m).map_err(spill_err)?;
-        self.runs.push(run);
+        let positions = SpillFile::write(&self.spill_dir, &p).map_err(spill_err)?;
+        let moves = SpillFile::write(&self.spill_dir, &m).map_err(spill_err)?;
+        self.runs.push((positions, moves));
         Ok(())
     }
 
     /// Sorted runs of everything counted: the spilled ones and what is still in memory.
     #[allow(clippy::type_complexity)]
-    fn finish(
-        mut self,
-    ) -> Result<(Vec<Run<'static, PosRecord>>, Vec<Run<'static, MoveRecord>>), GamesError> {
+    fn finish(mut self) -> (Vec<Opener<'static, PosRecord>>, Vec<Opener<'static, MoveRecord>>) {
         let (p, m) = self.sorted();
-        let mut pos_runs: Vec<Run<'static, PosRecord>> = vec![Box::new(p.into_iter().map(Ok))];
-        let mut move_runs: Vec<Run<'static, MoveRecord>> = vec![Box::new(m.into_iter().map(Ok))];
-        for run in self.runs.drain(..) {
-            let (p, m) = run.open().map_err(spill_err)?;
-            pos_runs.push(p);
-            move_runs.push(m);
+        let mut positions = vec![in_memory(p)];
+        let mut moves = vec![in_memory(m)];
+        for (p, m) in self.runs.drain(..) {
+            positions.push(p.opener());
+            moves.push(m.opener());
         }
-        Ok((pos_runs, move_runs))
+        (positions, moves)
     }
 }
 
@@ -632,187 +649,14 @@ impl BadGames {
     }
 }
 
-/// A sorted stream of records; errors come from reading spill files.
-type Run<'a, T> = Box<dyn Iterator<Item = Result<T, SpillError>> + Send + 'a>;
-
-/// An I/O error on a spill file.
-#[derive(Debug)]
-struct SpillError(PathBuf, io::Error);
-
-/// K-way merge of sorted runs, combining records with equal keys.
-fn kmerge<T, K: Ord + Copy>(
-    mut runs: Vec<Run<'_, T>>,
-    key: impl Fn(&T) -> K,
-    combine: impl Fn(&mut T, &T),
-) -> Result<Vec<T>, SpillError> {
-    let (lower, _) = runs
-        .iter()
-        .map(|r| r.size_hint())
-        .fold((0, None::<usize>), |a, b| (a.0 + b.0, None));
-    let mut out: Vec<T> = Vec::with_capacity(lower);
-    if runs.len() == 1 {
-        for item in runs.pop().into_iter().flatten() {
-            out.push(item?);
-        }
-        return Ok(out);
-    }
-    let mut heads: Vec<Option<T>> = Vec::with_capacity(runs.len());
-    let mut heap = BinaryHeap::with_capacity(runs.len());
-    for (i, r) in runs.iter_mut().enumerate() {
-        let head = r.next().transpose()?;
-        if let Some(h) = &head {
-            heap.push(Reverse((key(h), i)));
-        }
-        heads.push(head);
-    }
-    while let Some(Reverse((k, i))) = heap.pop() {
-        let Some(item) = heads[i].take() else {
-            continue;
-        };
-        if let Some(next) = runs[i].next().transpose()? {
-            heap.push(Reverse((key(&next), i)));
-            heads[i] = Some(next);
-        }
-        match out.last_mut() {
-            Some(last) if key(last) == k => combine(last, &item),
-            _ => out.push(item),
-        }
-    }
-    Ok(out)
-}
-
-static SPILL_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// Number of spill runs written by this process so far (for tests and diagnostics).
+/// Number of spill files written by this process so far (for tests and diagnostics).
 pub fn spill_runs_written() -> u64 {
-    SPILL_COUNTER.load(Ordering::Relaxed)
-}
-
-/// A pair of spill files (positions, moves), removed when dropped.
-struct SpillRun {
-    positions: TempFile,
-    moves: TempFile,
-}
-
-struct TempFile(PathBuf);
-
-impl Drop for TempFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-const POS_RECORD_BYTES: usize = 16 + 3 * 8;
-const MOVE_RECORD_BYTES: usize = 16 + 2 + 7 * 8;
-
-impl SpillRun {
-    fn write(dir: &Path, p: &[PosRecord], m: &[MoveRecord]) -> Result<SpillRun, SpillError> {
-        let n = SPILL_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let base = format!("okb-spill-{}-{n}", std::process::id());
-        let positions = TempFile(dir.join(format!("{base}.pos")));
-        let moves = TempFile(dir.join(format!("{base}.mov")));
-        let write = |path: &Path, f: &mut dyn FnMut(&mut BufWriter<File>) -> io::Result<()>| {
-            let mut w = BufWriter::with_capacity(1 << 20, File::create(path)?);
-            f(&mut w)?;
-            w.flush()
-        };
-        write(&positions.0, &mut |w| {
-            for (k, o) in p {
-                w.write_all(&k.0.to_le_bytes())?;
-                for v in [o.white, o.draws, o.black] {
-                    w.write_all(&v.to_le_bytes())?;
-                }
-            }
-            Ok(())
-        })
-        .map_err(|e| SpillError(positions.0.clone(), e))?;
-        write(&moves.0, &mut |w| {
-            for (k, mk, s) in m {
-                w.write_all(&k.0.to_le_bytes())?;
-                w.write_all(&mk.0.to_le_bytes())?;
-                let o = &s.outcomes;
-                for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games, s.opponent_rating_sum, s.opponent_rated_games] {
-                    w.write_all(&v.to_le_bytes())?;
-                }
-            }
-            Ok(())
-        })
-        .map_err(|e| SpillError(moves.0.clone(), e))?;
-        Ok(SpillRun { positions, moves })
-    }
-
-    #[allow(clippy::type_complexity)]
-    fn open(self) -> Result<(Run<'static, PosRecord>, Run<'static, MoveRecord>), SpillError> {
-        let p = records(self.positions, POS_RECORD_BYTES, |b| {
-            let k = PositionKey(u128::from_le_bytes(b[..16].try_into().unwrap_or_default()));
-            let v = |i: usize| {
-                u64::from_le_bytes(b[16 + 8 * i..24 + 8 * i].try_into().unwrap_or_default())
-            };
-            (
-                k,
-                Outcomes {
-                    white: v(0),
-                    draws: v(1),
-                    black: v(2),
-                },
-            )
-        })?;
-        let m = records(self.moves, MOVE_RECORD_BYTES, |b| {
-            let k = PositionKey(u128::from_le_bytes(b[..16].try_into().unwrap_or_default()));
-            let mk = MoveKey(u16::from_le_bytes([b[16], b[17]]));
-            let v = |i: usize| {
-                u64::from_le_bytes(b[18 + 8 * i..26 + 8 * i].try_into().unwrap_or_default())
-            };
-            let stats = MoveStats {
-                outcomes: Outcomes {
-                    white: v(0),
-                    draws: v(1),
-                    black: v(2),
-                },
-                rating_sum: v(3),
-                rated_games: v(4),
-                opponent_rating_sum: v(5),
-                opponent_rated_games: v(6),
-            };
-            (k, mk, stats)
-        })?;
-        Ok((p, m))
-    }
-}
-
-/// Streams fixed-size records back from a spill file (deleted once fully read).
-fn records<T: 'static>(
-    file: TempFile,
-    size: usize,
-    decode: fn(&[u8]) -> T,
-) -> Result<Run<'static, T>, SpillError> {
-    let f = File::open(&file.0).map_err(|e| SpillError(file.0.clone(), e))?;
-    let mut reader = BufReader::with_capacity(1 << 20, f);
-    let mut buf = vec![0u8; size];
-    Ok(Box::new(std::iter::from_fn(move || {
-        match reader.read_exact(&mut buf) {
-            Ok(()) => Some(Ok(decode(&buf))),
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => None,
-            Err(e) => Some(Err(SpillError(file.0.clone(), e))),
-        }
-    })))
+    super::runs::spill_files_written()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn run_of<T: Copy + Send + 'static>(v: Vec<T>) -> Run<'static, T> {
-        Box::new(v.into_iter().map(Ok))
-    }
-
-    #[test]
-    fn kmerge_combines_equal_keys() {
-        let a = run_of(vec![(1u32, 1u64), (3, 1), (5, 1)]);
-        let b = run_of(vec![(1u32, 10u64), (4, 10), (5, 10)]);
-        let out = kmerge(vec![a, b], |e| e.0, |x, y| x.1 += y.1).unwrap();
-        assert_eq!(out, vec![(1, 11), (3, 1), (4, 10), (5, 11)]);
-    }
 
     #[test]
     fn repeated_positions_count_once_per_game() {
@@ -831,15 +675,4 @@ mod tests {
         assert_eq!(agg.stats.positions.len(), 5);
         assert_eq!(agg.counters.games_counted, 1);
     }
-}
-
-/// The merged statistics of all game files, with what was skipped: the `games` step's value.
-#[derive(Debug, serde::Serialize, serde::Deserialize)]
-pub struct GamesMerged {
-    /// Counts per position and move.
-    pub stats: crate::games::stats::GameStats,
-    /// Bad games by reason.
-    pub bad: crate::games::report::BadGames,
-    /// Games read, counted, filtered.
-    pub counters: crate::games::report::Counters,
 }

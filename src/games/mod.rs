@@ -3,8 +3,9 @@
 //! The pipeline is: [`input`] (paths, globs, decompression, splitting a stream into
 //! chunks at game boundaries) → [`pgn`] or [`bgn`] (one game at a time, played with
 //! shakmaty up to the ply limit) → [`filter`] (which games count) → [`aggregate`]
-//! (per-file sorted statistics, spilled to disk over a memory budget, merged into
-//! [`stats::GameStats`]). [`book`] is a separate one-shot path that counts exactly like
+//! (per-file counts in hash maps, spilled over a memory budget) → sorted [`runs`], merged
+//! k ways into [`stats::GameStats`] or, in a build, into [`stored`] runs that the tree
+//! reads back as streams. `book` is a separate one-shot path that counts exactly like
 //! `polyglot make-book`. Problems with single games never abort a file: they are counted
 //! in a [`report::BadGames`] report.
 
@@ -15,7 +16,9 @@ pub mod filter;
 pub mod input;
 pub mod pgn;
 pub mod report;
+pub mod runs;
 pub mod stats;
+pub mod stored;
 
 use std::path::PathBuf;
 

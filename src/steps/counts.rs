@@ -1,9 +1,16 @@
 //! `counts:<source>`: a counts file (`okb count`) read as one more part of the game
-//! counts (Phase 2).
+//! counts (Phase 2). The file is read as a stream and its statistics stored as the game
+//! files' are (two sorted runs in the cache), so a counts file of any size passes
+//! through without being held.
 
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
+
 use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::games::counts::{CountsError, CountsReader};
+use crate::games::runs::{MoveRecord, PosRecord, Record, write_record};
+use crate::games::stored::{StoredCounts, StoredRun};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "counts", about: "a counts file (okb count) read as game counts", file: file!() };
@@ -13,12 +20,24 @@ pub fn id(name: &str) -> String {
     format!("counts:{name}")
 }
 
+/// Why a counts file could not be stored.
+#[derive(Debug, thiserror::Error)]
+enum Failure {
+    /// The file is damaged or unreadable.
+    #[error(transparent)]
+    Counts(#[from] CountsError),
+    /// The cache could not be written.
+    #[error("storing its counts in the cache: {0}")]
+    Cache(#[from] std::io::Error),
+}
+
 /// Reads the counts source `name` (resolved to `path`, with BLAKE3 `hash`); its ply limit
 /// must be the tree's `max_ply`.
 pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'static> {
     let source = name.to_string();
     let run = move |cx: &Ctx<'_>| {
-        let counts = crate::games::counts::read(&path).map_err(|e| cx.fail(format!("counts source {source}: {e}")))?;
+        let fail = |e: &dyn std::fmt::Display| cx.fail(format!("counts source {source}: {e}"));
+        let mut counts = CountsReader::open(&path).map_err(|e| fail(&e))?;
         if counts.max_ply as usize != max_ply {
             return Err(cx.fail(format!(
                 "counts source {source}: {} was counted to ply {}, the tree is built to ply {max_ply}: recount with `okb count --max-ply {max_ply}`",
@@ -26,9 +45,32 @@ pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'s
                 counts.max_ply
             )));
         }
-        let c = &counts.counters;
-        let text = format!("{} games counted of {}, {} positions", c.games_counted, c.games_read, counts.stats.positions.len());
-        Ok(Produced::new(counts, text))
+        let shown = path.display().to_string();
+        let positions = store_sequence::<PosRecord>(cx, &mut counts, &shown).map_err(|e| fail(&e))?;
+        let moves = store_sequence::<MoveRecord>(cx, &mut counts, &shown).map_err(|e| fail(&e))?;
+        let (file, counted_to) = (std::mem::take(&mut counts.file), counts.max_ply);
+        let (bad, counters) = counts.finish().map_err(|e| fail(&e))?;
+        let text = format!("{} games counted of {}, {} positions", counters.games_counted, counters.games_read, positions.records);
+        Ok(Produced::new(StoredCounts { file, max_ply: counted_to, bad, counters, positions, moves }, text))
     };
     Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).param("tree.max_ply").priority(800)
+}
+
+/// Streams the next sequence of `counts` (read from `shown`) into a cache blob, checking
+/// that it is sorted with each key once, as the merge needs.
+fn store_sequence<T: Record + DeserializeOwned>(cx: &Ctx<'_>, counts: &mut CountsReader, shown: &str) -> Result<StoredRun, Failure> {
+    let mut last: Option<T::Key> = None;
+    let mut records = 0;
+    let name = cx.build.cache.put_stream(|w| -> Result<(), Failure> {
+        records = counts.records(&mut |r: T| {
+            if last.is_some_and(|k| k >= r.key()) {
+                let message = "damaged: statistics out of key order".to_string();
+                return Err(Failure::Counts(CountsError::Format { path: shown.to_string(), message }));
+            }
+            last = Some(r.key());
+            write_record(w, &r).map_err(Failure::from)
+        })?;
+        Ok(())
+    })?;
+    Ok(StoredRun { name, records })
 }

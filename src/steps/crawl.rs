@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use crate::crawl::archive::Archive;
 use crate::crawl::manifest::Manifest;
 use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
-use crate::games::aggregate::FileAggregate;
+use crate::games::runs::{MergePlan, in_memory};
+use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as game counts", file: file!() };
@@ -34,8 +35,13 @@ pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
         let games = root.and_then(|i| stats.position(position_key(&manifest.positions[i].fen)?)).map_or(0, |o| o.games());
         let text = format!("{} positions asked about, {games} games at the root, {} moves", manifest.positions.len(), stats.moves.len());
         let counters = crate::games::report::Counters { games_read: games, games_counted: games, ..Default::default() };
+        // Stored as the game files' counts are: two sorted runs in the cache.
+        let store: &Store = &|write| cx.build.cache.put_stream(write);
+        let plan = MergePlan::for_budget(64, cx.build.cache.root().join("spill"));
+        let (positions, moves) = store_both(vec![in_memory(stats.positions)], vec![in_memory(stats.moves)], &plan, store).map_err(|e| fail(e.to_string()))?;
         let max_ply = u32::from(manifest.params.max_ply);
-        Ok(Produced::new(FileAggregate { file: format!("crawl {source}"), max_ply, stats, counters, ..Default::default() }, text))
+        let part = StoredCounts { file: format!("crawl {source}"), max_ply, bad: Default::default(), counters, positions, moves };
+        Ok(Produced::new(part, text))
     };
     Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).priority(800)
 }

@@ -1,13 +1,19 @@
 //! `games:<source>:<file>`: one game file counted (Phase 2). Every file is a step of its
 //! own, so adding a file to a collection counts only that file.
+//!
+//! The value kept (in memory and in the cache) is small: the file's report and the names
+//! of two cache blobs holding its sorted runs of position and move counts, streamed
+//! there by the file's final merge. The `games` merge streams them back, so no step ever
+//! holds a file's counts whole.
 
 use std::path::PathBuf;
 
 use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
 use crate::diagnostics::Warning;
-use crate::games::report::BadGames;
-use crate::games::aggregate::{AggregateOptions, Format, aggregate_file_with};
+use crate::games::aggregate::{AggregateOptions, Format, count_file, spill_err};
 use crate::games::filter::GameFilter;
+use crate::games::report::BadGames;
+use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games-file", about: "one game file's move counts up to tree.max_ply", file: file!() };
@@ -36,19 +42,31 @@ impl GameFile {
     }
 }
 
+/// The memory budget of one counting step: steps count files on every core at once,
+/// and together stay within `[games] memory_budget_mb`.
+fn budget_per_step(memory_budget_mb: usize) -> usize {
+    (memory_budget_mb / rayon::current_num_threads().max(1)).max(1)
+}
+
 /// Counts `file`; `spill_dir` takes sorted runs past `memory_budget_mb`.
 pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_dir: PathBuf) -> Decl<'static> {
     let id = file.id();
     let (source, hash) = (file.source.clone(), file.hash.clone());
     let run = move |cx: &Ctx<'_>| {
         let format = if file.bgn { Format::Bgn } else { Format::Pgn };
+        let memory_budget_mb = budget_per_step(memory_budget_mb);
         let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, ..Default::default() };
-        let aggregate = aggregate_file_with(&file.path, &file.filter, &options).map_err(|e| cx.fail(format!("game source {}: {e}", file.source)))?;
-        let c = &aggregate.counters;
+        let fail = |e: crate::games::GamesError| cx.fail(format!("game source {}: {e}", file.source));
+        let counted = count_file(&file.path, &file.filter, &options).map_err(fail)?;
+        let c = &counted.counters;
         let text = format!("{} games, {} counted", c.games_read, c.games_counted);
-        cx.warn(bad_games(&aggregate.bad));
-        cx.warn(file_problems(&file, &aggregate));
-        Ok(Produced::new(aggregate, text))
+        cx.warn(bad_games(&counted.bad));
+        cx.warn(file_problems(&file, counted.counters.games_read, counted.broken.as_ref()));
+        // Each run a cache blob, named by its hash.
+        let store: &Store = &|write| cx.build.cache.put_stream(write);
+        let (positions, moves) = store_both(counted.positions, counted.moves, &options.merge_plan(), store).map_err(|e| fail(spill_err(e)))?;
+        let part = StoredCounts { file: counted.file, max_ply: counted.max_ply, bad: counted.bad, counters: counted.counters, positions, moves };
+        Ok(Produced::new(part, text))
     };
     Decl::new(id, &RULE, Action::Value(Box::new(run)))
         .file("file", hash)
@@ -60,9 +78,8 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
 
 /// A file whose stream broke part way (`corrupt-file`, at the line where it broke) or
 /// that holds no game at all (`no-games`: an HTML error page saved as .pgn, random bytes).
-fn file_problems(file: &GameFile, aggregate: &crate::games::aggregate::FileAggregate) -> Vec<Warning> {
-    let counted = aggregate.counters.games_read;
-    if let Some(b) = &aggregate.broken {
+fn file_problems(file: &GameFile, counted: u64, broken: Option<&crate::games::input::StreamBreak>) -> Vec<Warning> {
+    if let Some(b) = broken {
         let message = format!(
             "{b}; the {counted} games before the break are read, the rest of the file is not (the last game started before the break is dropped)"
         );

@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{Action, BuildError, CorruptCache, Ctx, Decl, Produced, Rule};
 use crate::eco::EcoSkeleton;
-use crate::games::aggregate::GamesMerged;
-use crate::tree::{self, Tree, TreeParams};
+use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
+use crate::games::stats::GameStats;
+use crate::games::stored::{MergedCounts, StoredRun};
+use crate::tree::{self, Needed, Tree, TreeParams};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
@@ -15,13 +17,48 @@ pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per
 pub fn declare(with_games: bool, params: TreeParams) -> Decl<'static> {
     let run = move |cx: &Ctx<'_>| {
         let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
-        let games: Option<Arc<GamesMerged>> = if with_games { Some(cx.load("games")?) } else { None };
-        let tree = tree::build(&skeleton, games.as_ref().map(|g| &g.stats), &params);
+        let tree = if with_games {
+            let games: Arc<MergedCounts> = cx.load("games")?;
+            tree::build_streaming(&skeleton, &params, |needed| pruned(cx, &games, needed))?
+        } else {
+            tree::build(&skeleton, None, &params)
+        };
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok(Produced::encoded(tree, text, encode_tree))
     };
     let decl = Decl::new("tree", &RULE, Action::Value(Box::new(run))).reads("eco").param("tree").priority(700);
     if with_games { decl.reads("games") } else { decl }
+}
+
+/// The merged counts the tree can use, read as streams and pruned on the way (positions
+/// and moves at once), so that only what is kept is ever held.
+fn pruned(cx: &Ctx<'_>, games: &MergedCounts, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
+    let (positions, moves) = rayon::join(
+        || kept(cx, &games.positions, |r: &PosRecord| needed.keeps(r.0, r.1.games())),
+        || kept(cx, &games.moves, |r: &MoveRecord| needed.keeps(r.0, r.2.outcomes.games())),
+    );
+    use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
+    // A missing or corrupt run is the games step's: discarding its value reruns it.
+    let failed = |e: RunError| match e {
+        RunError::Input { source, .. } if matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
+            BuildError::from(CorruptCache { step: "games".into(), hash: cx.hash_of("games") })
+        }
+        other => cx.fail(other),
+    };
+    Ok(GameStats { positions: positions.map_err(failed)?, moves: moves.map_err(failed)? })
+}
+
+/// The records of the run `blob` (of the `games` step) that `keep` keeps.
+fn kept<T: Record + 'static>(cx: &Ctx<'_>, run: &StoredRun, keep: impl Fn(&T) -> bool) -> Result<Vec<T>, RunError> {
+    let cache = &cx.build.cache;
+    let mut source: Source<'_, T> = runs::from_reader("games".into(), || cache.open_blob(&run.name))()?;
+    let mut out = Vec::new();
+    while let Some(record) = source()? {
+        if keep(&record) {
+            out.push(record);
+        }
+    }
+    Ok(out)
 }
 
 /// The tree's postcard bytes, its nodes encoded on all cores (as the skeleton's).
