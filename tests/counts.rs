@@ -91,3 +91,32 @@ fn damaged_counts_and_mismatched_ply_limits_are_named() {
     assert!(flat(&run.stderr).contains("counted to ply 12, the others to ply 15"), "{}", run.stderr);
     assert!(!p.path("x.okbc").exists());
 }
+
+#[test]
+fn counting_and_merging_spill_past_the_budget_and_write_the_same_file() {
+    let masters: Vec<String> = ["Alburt", "Ashley", "Berliner", "Adams"]
+        .iter()
+        .map(|n| format!("{}/../shared/corpus/masters/{n}.pgn.zst", env!("CARGO_MANIFEST_DIR")))
+        .collect();
+    let p = from_counts("all.okbc");
+    let count = |out: &str, budget: &str, files: &[String]| {
+        let args: Vec<&str> = ["count", "--memory-budget-mb", budget, "-o", out].into_iter().chain(files.iter().map(String::as_str)).collect();
+        let run = p.okb(&args);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+    };
+    count("roomy.okbc", "2048", &masters);
+    count("tight.okbc", "1", &masters);
+    let read = |f: &str| okb::games::counts::read(&p.path(f)).unwrap();
+    let (roomy, tight) = (read("roomy.okbc"), read("tight.okbc"));
+    assert!(roomy.stats.moves.len() > 10_000, "{} moves", roomy.stats.moves.len());
+    assert_eq!((&roomy.stats, &roomy.counters), (&tight.stats, &tight.counters), "a 1 MiB budget counts the same");
+    count("a.okbc", "1", &masters[..2]);
+    count("b.okbc", "1", &masters[2..]);
+    let run = p.okb(&["count", "--merge", "--memory-budget-mb", "1", "-o", "merged.okbc", "b.okbc", "a.okbc"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // The name inside is the output's; the counts are the same.
+    let merged = read("merged.okbc");
+    assert_eq!((roomy.stats, roomy.counters), (merged.stats, merged.counters));
+    let leftovers: Vec<_> = std::fs::read_dir(p.dir.path()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".okb-tmp")).collect();
+    assert!(leftovers.is_empty(), "spill files left: {leftovers:?}");
+}

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use miette::miette;
 
 use super::output::paint;
-use crate::games::aggregate::{AggregateOptions, FileAggregate, aggregate_file_with};
+use crate::games::aggregate::{AggregateOptions, count_file};
+use crate::games::runs::MergePlan;
 use crate::games::counts;
 
 /// Arguments of `okb count`.
@@ -26,42 +27,49 @@ pub struct CountArgs {
     /// Plies counted per game: the tree's max_ply in the pipeline that reads the counts.
     #[arg(long, default_value_t = 15)]
     pub max_ply: usize,
+    /// Memory for counting and merging, in MiB; past it, sorted runs spill to files
+    /// beside the output and are merged from there (the output is the same).
+    #[arg(long, default_value_t = 2048, value_name = "MIB")]
+    pub memory_budget_mb: usize,
 }
 
-/// Runs `okb count`.
+/// Runs `okb count`: every part (a game file's counted runs, or a counts file read as
+/// a stream) goes to spill files beside the output, and the merge streams them into the
+/// output, so memory stays within `--memory-budget-mb` whatever the number of games.
 pub fn run(args: &CountArgs) -> miette::Result<()> {
     let started = std::time::Instant::now();
-    let parts: Vec<FileAggregate> = if args.merge {
-        args.files.iter().map(|f| counts::read(f).map_err(|e| miette!("{e}"))).collect::<Result<_, _>>()?
-    } else {
-        args.files.iter().map(|f| count_file(f, args.max_ply)).collect::<Result<_, _>>()?
-    };
+    let dir = args.output.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let plan = MergePlan::for_budget(args.memory_budget_mb, dir.clone());
+    let mut parts = counts::Parts::default();
+    for file in &args.files {
+        if args.merge {
+            parts.add_file(file, &dir).map_err(|e| miette!("{e}"))?;
+        } else {
+            count_into(&mut parts, file, args, &plan)?;
+        }
+    }
+    let (games, read) = (parts.counters.games_counted, parts.counters.games_read);
+    let max_ply = parts.max_ply.unwrap_or(args.max_ply as u32);
     let name = args.output.display().to_string();
-    let merged = counts::merge_parts(&name, &parts).map_err(|e| miette!("{e}"))?;
-    counts::write(&args.output, &merged).map_err(|e| miette!("{e}"))?;
-    let c = &merged.counters;
+    let (positions, moves) = parts.write(&args.output, &name, &plan).map_err(|e| miette!("{e}"))?;
     eprintln!(
-        "{} {} ({} games counted of {}, {} positions, {} moves, ply {}) in {:.2}s",
+        "{} {} ({games} games counted of {read}, {positions} positions, {moves} moves, ply {max_ply}) in {:.2}s",
         paint("Finished", "32"),
         args.output.display(),
-        c.games_counted,
-        c.games_read,
-        merged.stats.positions.len(),
-        merged.stats.moves.len(),
-        merged.max_ply,
         started.elapsed().as_secs_f64()
     );
     Ok(())
 }
 
-/// Counts one game file, saying so (and about damage) on stderr.
-fn count_file(path: &std::path::Path, max_ply: usize) -> miette::Result<FileAggregate> {
-    let options = AggregateOptions { max_ply, ..Default::default() };
-    let aggregate = aggregate_file_with(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))?;
-    let c = &aggregate.counters;
+/// Counts one game file into `parts`, saying so (and about damage) on stderr.
+fn count_into(parts: &mut counts::Parts, path: &std::path::Path, args: &CountArgs, plan: &MergePlan) -> miette::Result<()> {
+    let options = AggregateOptions { max_ply: args.max_ply, memory_budget_mb: args.memory_budget_mb, spill_dir: Some(plan.spill_dir.clone()), ..Default::default() };
+    let counted = count_file(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))?;
+    let c = &counted.counters;
     eprintln!("{} {} ({} games, {} counted, {} bad)", paint("Counted", "32"), path.display(), c.games_read, c.games_counted, c.games_bad);
-    if let Some(b) = &aggregate.broken {
+    if let Some(b) = &counted.broken {
         eprintln!("{} {}: {b}; the games before the break are counted", paint("warning", "33"), path.display());
     }
-    Ok(aggregate)
+    let shown = path.display().to_string();
+    parts.add_runs(&shown, counted.max_ply, counted.positions, counted.moves, &counted.bad, &counted.counters, plan).map_err(|e| miette!("{e}"))
 }

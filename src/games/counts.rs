@@ -19,7 +19,8 @@ use std::path::Path;
 
 use serde::de::DeserializeOwned;
 
-use super::aggregate::{FileAggregate, merge, merge_reports};
+use super::aggregate::FileAggregate;
+use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, SpillFile, write_record};
 use super::input::StreamBreak;
 use super::report::{BadGames, Counters};
 
@@ -60,15 +61,6 @@ pub enum CountsError {
     },
 }
 
-/// The bytes of a counts file holding `counts`.
-pub fn encode(counts: &FileAggregate) -> Vec<u8> {
-    let body = postcard::to_allocvec(counts).expect("serializing to memory does not fail");
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&VERSION.to_le_bytes());
-    out.extend(zstd::bulk::compress(&body, 3).expect("compressing to memory does not fail"));
-    out
-}
-
 /// Checks the magic and version at the start of a counts file read from `path`.
 fn check_header(path: &str, bytes: &[u8]) -> Result<(), CountsError> {
     let bad = |message: String| CountsError::Format { path: path.to_string(), message };
@@ -95,22 +87,6 @@ pub fn read(path: &Path) -> Result<FileAggregate, CountsError> {
     let shown = path.display().to_string();
     let bytes = std::fs::read(path).map_err(|source| CountsError::Io { path: shown.clone(), source })?;
     decode(&shown, &bytes)
-}
-
-/// Writes `counts` to `path` (complete or not at all).
-pub fn write(path: &Path, counts: &FileAggregate) -> Result<(), CountsError> {
-    crate::dataflow::cache::write_atomic(path, &encode(counts)).map_err(|source| CountsError::Io { path: path.display().to_string(), source })
-}
-
-/// `parts` merged into one (named `name`); every part must have the same ply limit.
-pub fn merge_parts(name: &str, parts: &[FileAggregate]) -> Result<FileAggregate, CountsError> {
-    let expected = parts.first().map_or(0, |p| p.max_ply);
-    if let Some(odd) = parts.iter().find(|p| p.max_ply != expected) {
-        return Err(CountsError::PlyMismatch { path: odd.file.clone(), found: odd.max_ply, expected });
-    }
-    let refs: Vec<&FileAggregate> = parts.iter().collect();
-    let (bad, counters) = merge_reports(&refs);
-    Ok(FileAggregate { file: name.to_string(), max_ply: expected, stats: merge(&refs), bad, counters, ..Default::default() })
 }
 
 /// A counts file read as a stream, in its layout's order ([`FileAggregate`]'s fields):
@@ -169,4 +145,158 @@ impl CountsReader {
         let _broken: Option<StreamBreak> = self.next()?;
         Ok((bad, counters))
     }
+}
+
+/// Reads one run of a counts file (the positions or the moves) into a spill file in
+/// `dir`, so a part is read once and merged from disk. Returns the spill and its length.
+fn spill_sequence<T: Record + DeserializeOwned>(reader: &mut CountsReader, dir: &Path) -> Result<(SpillFile, u64), CountsError> {
+    let path = reader.path.clone();
+    let spill = SpillFile::create(dir).map_err(|e| CountsError::Io { path: dir.display().to_string(), source: std::io::Error::other(e.to_string()) })?;
+    let io = |source| CountsError::Io { path: spill.path().display().to_string(), source };
+    let mut w = std::io::BufWriter::with_capacity(1 << 18, std::fs::File::create(spill.path()).map_err(io)?);
+    let mut last: Option<T::Key> = None;
+    let n = reader.records(&mut |r: T| {
+        if last.is_some_and(|k| k >= r.key()) {
+            return Err(CountsError::Format { path: path.clone(), message: "damaged: statistics out of key order".into() });
+        }
+        last = Some(r.key());
+        write_record(&mut w, &r).map_err(io)
+    })?;
+    std::io::Write::flush(&mut w).map_err(io)?;
+    Ok((spill, n))
+}
+
+/// Sorted runs of counts on their way into a counts file, and the report that goes with
+/// them.
+#[derive(Default)]
+pub struct Parts {
+    /// Position runs.
+    pub positions: Vec<Opener<'static, PosRecord>>,
+    /// Move runs.
+    pub moves: Vec<Opener<'static, MoveRecord>>,
+    /// Bad games of every part.
+    pub bad: BadGames,
+    /// Counters of every part.
+    pub counters: Counters,
+    /// The parts' ply limit (the first part's; the others must match it).
+    pub max_ply: Option<u32>,
+}
+
+impl Parts {
+    /// Checks that `found` (the ply limit of `path`) matches the parts' so far.
+    fn same_ply(&mut self, path: &str, found: u32) -> Result<(), CountsError> {
+        match self.max_ply {
+            Some(expected) if expected != found => Err(CountsError::PlyMismatch { path: path.into(), found, expected }),
+            _ => {
+                self.max_ply = Some(found);
+                Ok(())
+            }
+        }
+    }
+
+    /// Adds the counts file `path`, read once as a stream into spill files in `dir`.
+    pub fn add_file(&mut self, path: &Path, dir: &Path) -> Result<(), CountsError> {
+        let mut reader = CountsReader::open(path)?;
+        self.same_ply(&reader.path.clone(), reader.max_ply)?;
+        let (positions, _) = spill_sequence::<PosRecord>(&mut reader, dir)?;
+        let (moves, _) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
+        let (bad, counters) = reader.finish()?;
+        self.positions.push(positions.opener());
+        self.moves.push(moves.opener());
+        self.bad.merge(&bad);
+        self.counters.merge(&counters);
+        Ok(())
+    }
+
+    /// Adds counted runs (those of `okb count`'s game files), merged into one spill file
+    /// each at once (a file's last run is in memory), checking their ply limit.
+    #[allow(clippy::too_many_arguments)]
+    pub fn add_runs(
+        &mut self,
+        path: &str,
+        max_ply: u32,
+        positions: Vec<Opener<'static, PosRecord>>,
+        moves: Vec<Opener<'static, MoveRecord>>,
+        bad: &BadGames,
+        counters: &Counters,
+        plan: &MergePlan,
+    ) -> Result<(), CountsError> {
+        self.same_ply(path, max_ply)?;
+        let failed = |e: crate::games::runs::RunError| CountsError::Io { path: path.into(), source: std::io::Error::other(e.to_string()) };
+        self.positions.push(merge_to_spill(positions, plan).map_err(failed)?.0);
+        self.moves.push(merge_to_spill(moves, plan).map_err(failed)?.0);
+        self.bad.merge(bad);
+        self.counters.merge(counters);
+        Ok(())
+    }
+
+    /// Merges every run and writes the counts file `path` (named `name` inside), never
+    /// holding the counts: each sequence is merged into a spill file first (a counts file
+    /// states its length before its records), then copied into the file's zstd stream.
+    /// Returns the number of positions and moves written.
+    pub fn write(self, path: &Path, name: &str, plan: &MergePlan) -> Result<(u64, u64), CountsError> {
+        let out = path.display().to_string();
+        let io = |source: std::io::Error| CountsError::Io { path: out.clone(), source };
+        let runs = |e: crate::games::runs::RunError| CountsError::Io { path: out.clone(), source: std::io::Error::other(e.to_string()) };
+        let (positions, n_pos) = merge_to_spill(self.positions, plan).map_err(runs)?;
+        let (moves, n_moves) = merge_to_spill(self.moves, plan).map_err(runs)?;
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        let tmp = crate::dataflow::temp::path(dir, "counts");
+        let written = (|| -> Result<(), CountsError> {
+            let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
+            std::io::Write::write_all(&mut file, MAGIC).map_err(io)?;
+            std::io::Write::write_all(&mut file, &VERSION.to_le_bytes()).map_err(io)?;
+            let mut z = zstd::stream::write::Encoder::new(file, 3).map_err(io)?;
+            let mut put = |bytes: Vec<u8>| std::io::Write::write_all(&mut z, &bytes).map_err(io);
+            put(postcard_bytes(&name))?;
+            put(postcard_bytes(&self.max_ply.unwrap_or(0)))?;
+            copy_run::<PosRecord>(positions, n_pos, &mut put, &runs)?;
+            copy_run::<MoveRecord>(moves, n_moves, &mut put, &runs)?;
+            put(postcard_bytes(&self.bad))?;
+            put(postcard_bytes(&self.counters))?;
+            put(postcard_bytes(&None::<StreamBreak>))?;
+            let file = z.finish().map_err(io)?;
+            file.into_inner().map_err(|e| io(e.into_error()))?.sync_data().map_err(io)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
+        std::fs::rename(&tmp, path).map_err(io)?;
+        Ok((n_pos, n_moves))
+    }
+}
+
+/// `value`'s postcard bytes.
+fn postcard_bytes<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    postcard::to_allocvec(value).expect("serializing to memory does not fail")
+}
+
+/// `runs` merged into one spill file, and its number of records.
+fn merge_to_spill<T: Record + 'static>(runs: Vec<Opener<'static, T>>, plan: &MergePlan) -> Result<(Opener<'static, T>, u64), crate::games::runs::RunError> {
+    let spill = SpillFile::create(&plan.spill_dir)?;
+    let file = std::fs::File::create(spill.path()).map_err(crate::games::runs::RunError::Output)?;
+    let mut w = std::io::BufWriter::with_capacity(1 << 18, file);
+    let mut n = 0u64;
+    crate::games::runs::merge_runs(runs, plan, &mut |r| {
+        n += 1;
+        write_record(&mut w, &r)
+    })?;
+    std::io::Write::flush(&mut w)?;
+    Ok((spill.opener(), n))
+}
+
+/// Writes a run as a counts file's sequence: its length, then each record (postcard).
+fn copy_run<T: Record + serde::Serialize>(
+    run: Opener<'static, T>,
+    n: u64,
+    put: &mut dyn FnMut(Vec<u8>) -> Result<(), CountsError>,
+    failed: &dyn Fn(crate::games::runs::RunError) -> CountsError,
+) -> Result<(), CountsError> {
+    put(postcard_bytes(&(n as usize)))?;
+    let mut source = run().map_err(failed)?;
+    while let Some(record) = source().map_err(failed)? {
+        put(postcard_bytes(&record))?;
+    }
+    Ok(())
 }

@@ -406,6 +406,11 @@ impl SpillFile {
         Ok(SpillFile(path))
     }
 
+    /// Where the file is.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
     /// Writes the sorted records `records` to a new spill file in `dir`.
     pub fn write<T: Record>(dir: &Path, records: &[T]) -> Result<SpillFile, RunError> {
         let spill = SpillFile::create(dir)?;
