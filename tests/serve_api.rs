@@ -56,14 +56,7 @@ fn post(client: &Client, server: &Server, path: &str, body: impl Into<reqwest::b
 }
 
 fn run_checker(args: &[&str]) {
-    let out = Command::new("python3").arg(root().join("tests/check_json.py")).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "check_json.py {}:\n{}{}",
-        args[0],
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::python_check("check_json.py", args);
 }
 
 /// Collects answers with the OpenAPI schema each must satisfy, then checks them all in

@@ -45,15 +45,7 @@ fn project(files: &[String], explorer: bool) -> Project {
 }
 
 fn checker(args: &[&str]) -> String {
-    let out = Command::new("python3").arg(root().join("tests/check_explorer.py")).args(args).output().unwrap();
-    assert!(
-        out.status.success(),
-        "check_explorer.py {}:\n{}{}",
-        args[0],
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    common::python_check("check_explorer.py", args)
 }
 
 fn get(client: &Client, server: &Server, path: &str, status: u16) -> Value {

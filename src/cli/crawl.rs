@@ -48,15 +48,9 @@ pub(crate) fn crawl_sources(loaded: &Loaded, asked: &[String]) -> miette::Result
 
 /// The games of the answer `hash`, for diffs.
 fn answer_games(archive: &Archive, hash: &str) -> Option<u64> {
-    #[derive(serde::Deserialize)]
-    struct Totals {
-        white: u64,
-        draws: u64,
-        black: u64,
-    }
     let body = archive.get(hash).ok()??;
-    let t: Totals = serde_json::from_slice(&body).ok()?;
-    Some(t.white + t.draws + t.black)
+    let answer: crate::crawl::explorer::Answer = serde_json::from_slice(&body).ok()?;
+    Some(answer.outcomes().games())
 }
 
 /// What changed from the crawl pinned as `pin` (when its manifest is at hand) to `new`.

@@ -105,17 +105,17 @@ fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileSta
 /// has a pin, showing what changed.
 fn pin_crawl(loaded: &Loaded, name: &str, force: bool) -> miette::Result<Outcome> {
     let mut source = super::crawl::crawl_sources(loaded, &[name.to_string()])?.remove(0);
+    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
     let Some(old) = source.pin.take() else {
-        return Ok(Outcome::Pinned(walk_journal(loaded, &source)?.0));
+        return Ok(Outcome::Pinned(walk_journal(&archive, &source)?.0));
     };
     if !force {
         return Ok(Outcome::AlreadyPinned);
     }
-    let (new, manifest) = walk_journal(loaded, &source)?;
+    let (new, manifest) = walk_journal(&archive, &source)?;
     if new == old {
         return Ok(Outcome::Unchanged);
     }
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
     if let Some(changes) = super::crawl::diff_from_pin(&archive, &old, &manifest) {
         eprint!("{}", changes.render(10));
     }
@@ -123,9 +123,8 @@ fn pin_crawl(loaded: &Loaded, name: &str, force: bool) -> miette::Result<Outcome
 }
 
 /// The crawl `source` as its journal has it (the pin ignored), finished over the network.
-fn walk_journal(loaded: &Loaded, source: &crate::crawl::source::CrawlSource) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
-    let available = source.make_available(&archive, crate::crawl::source::How::default())?;
+fn walk_journal(archive: &crate::crawl::archive::Archive, source: &crate::crawl::source::CrawlSource) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
+    let available = source.make_available(archive, crate::crawl::source::How::default())?;
     Ok((available.hash, available.manifest))
 }
 

@@ -72,11 +72,6 @@ impl Client {
         })
     }
 
-    /// The server asked.
-    pub fn server(&self) -> &str {
-        &self.server
-    }
-
     /// GETs `request` (path and query) until the body passes `check`; the error of a body
     /// that never does names the request and what is wrong with it.
     pub fn get<T>(&mut self, request: &str, check: impl Fn(&[u8]) -> Result<T, String>) -> Result<(Vec<u8>, T), CrawlError> {

@@ -42,6 +42,11 @@ impl Manifest {
         Manifest { okb_crawl: FORMAT, params, positions }
     }
 
+    /// The index of the crawl's root: the shallowest position asked about.
+    pub fn root_index(&self) -> Option<usize> {
+        self.positions.iter().enumerate().min_by_key(|(_, e)| e.ply).map(|(i, _)| i)
+    }
+
     /// The canonical bytes: one position per line, so two manifests diff well as text too.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = format!("{{\"okb_crawl\":{},\"params\":{},\"positions\":[", self.okb_crawl, json(&self.params));

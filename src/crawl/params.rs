@@ -141,10 +141,8 @@ impl CrawlParams {
     }
 
     /// The request for `pos`: path and query, without the server (the manifest's form).
-    /// The FEN is the position's identity with counters `0 1`, so a position is asked
-    /// about once, whatever move counters the paths to it had.
     pub fn request(&self, pos: &Chess) -> String {
-        let fen = format!("{} 0 1", crate::position::epd(pos));
+        let fen = request_fen(pos);
         let mut query = form_urlencoded(&[("fen", fen.as_str())]);
         let join = |values: Vec<String>| values.join(",");
         let mut add = |key: &str, value: String| {
@@ -186,6 +184,12 @@ pub fn differences(a: &CrawlParams, b: &CrawlParams) -> String {
     let shown = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), |v| v.to_string());
     let changed = keys.into_iter().filter(|k| a.get(k.as_str()) != b.get(k.as_str()));
     changed.map(|k| format!("{k} {} → {}", shown(a.get(k.as_str())), shown(b.get(k.as_str())))).collect::<Vec<_>>().join(", ")
+}
+
+/// The FEN a crawl asks about `pos` by: its identity with counters `0 1`, so a position
+/// is asked about once, whatever move counters the paths to it had.
+pub fn request_fen(pos: &Chess) -> String {
+    format!("{} 0 1", crate::position::epd(pos))
 }
 
 /// `key=value` pairs in `application/x-www-form-urlencoded` (what browsers and the

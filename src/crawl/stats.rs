@@ -77,7 +77,7 @@ fn add_root_path(
 ) -> Result<(), String> {
     let tokens = crate::eco::line::move_tokens(&manifest.params.root);
     let line = crate::eco::line::play_san(&tokens).map_err(|e| format!("root {:?}: move {} ({}): {}", manifest.params.root, e.ply + 1, e.token, e.reason))?;
-    let Some(root_games) = root_outcomes(manifest, reduced) else { return Ok(()) };
+    let Some(root_games) = manifest.root_index().map(|i| reduced[i].1) else { return Ok(()) };
     let mut pos = Chess::default();
     for m in line {
         let key = crate::position::key(&pos);
@@ -88,11 +88,6 @@ fn add_root_path(
     Ok(())
 }
 
-/// The games of the crawl's root (the shallowest position asked about).
-fn root_outcomes(manifest: &Manifest, reduced: &[Reduced]) -> Option<Outcomes> {
-    let root = manifest.positions.iter().enumerate().min_by_key(|(_, e)| e.ply)?.0;
-    Some(reduced[root].1)
-}
 
 #[cfg(test)]
 mod tests {

@@ -66,8 +66,7 @@ impl Walk<'_> {
                     }
                 }
             }
-            let fen = format!("{} 0 1", crate::position::epd(&pos));
-            entries.push(Entry { fen, ply, request, answer: hash });
+            entries.push(Entry { fen: super::params::request_fen(&pos), ply, request, answer: hash });
             bar.set_length((entries.len() + queue.len()) as u64);
             bar.set(entries.len() as u64);
             bar.set_message(format!("explorer positions ({}, {requested} asked, {} queued)", self.name, queue.len()));

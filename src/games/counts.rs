@@ -129,11 +129,19 @@ impl CountsReader {
     }
 
     /// Hands the records of the next sequence (the positions, then the moves) to `out`;
-    /// returns how many there were. A failure of `out` ends the reading with its error.
-    pub fn records<T: DeserializeOwned, E: From<CountsError>>(&mut self, out: &mut dyn FnMut(T) -> Result<(), E>) -> Result<u64, E> {
+    /// returns how many there were. Records out of key order (or a key twice) are damage,
+    /// since every merge relies on the order. A failure of `out` ends the reading with its
+    /// error.
+    pub fn records<T: Record + DeserializeOwned, E: From<CountsError>>(&mut self, out: &mut dyn FnMut(T) -> Result<(), E>) -> Result<u64, E> {
         let n: usize = self.next()?;
+        let mut last: Option<T::Key> = None;
         for _ in 0..n {
-            out(self.next()?)?;
+            let record: T = self.next()?;
+            if last.is_some_and(|k| k >= record.key()) {
+                return Err(CountsError::Format { path: self.path.clone(), message: "damaged: statistics out of key order".into() }.into());
+            }
+            last = Some(record.key());
+            out(record)?;
         }
         Ok(n as u64)
     }
@@ -150,18 +158,10 @@ impl CountsReader {
 /// Reads one run of a counts file (the positions or the moves) into a spill file in
 /// `dir`, so a part is read once and merged from disk. Returns the spill and its length.
 fn spill_sequence<T: Record + DeserializeOwned>(reader: &mut CountsReader, dir: &Path) -> Result<(SpillFile, u64), CountsError> {
-    let path = reader.path.clone();
     let spill = SpillFile::create(dir).map_err(|e| CountsError::Io { path: dir.display().to_string(), source: std::io::Error::other(e.to_string()) })?;
     let io = |source| CountsError::Io { path: spill.path().display().to_string(), source };
     let mut w = std::io::BufWriter::with_capacity(1 << 18, std::fs::File::create(spill.path()).map_err(io)?);
-    let mut last: Option<T::Key> = None;
-    let n = reader.records(&mut |r: T| {
-        if last.is_some_and(|k| k >= r.key()) {
-            return Err(CountsError::Format { path: path.clone(), message: "damaged: statistics out of key order".into() });
-        }
-        last = Some(r.key());
-        write_record(&mut w, &r).map_err(io)
-    })?;
+    let n = reader.records(&mut |r: T| write_record(&mut w, &r).map_err(io))?;
     std::io::Write::flush(&mut w).map_err(io)?;
     Ok((spill, n))
 }

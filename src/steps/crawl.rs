@@ -31,8 +31,7 @@ pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
             std::fs::read(&path).map_err(|e| format!("{}: {e}", path.display()))
         };
         let stats = crate::crawl::stats::from_manifest(&manifest, read).map_err(fail)?;
-        let root = manifest.positions.iter().enumerate().min_by_key(|(_, e)| e.ply).map(|(i, _)| i);
-        let games = root.and_then(|i| stats.position(position_key(&manifest.positions[i].fen)?)).map_or(0, |o| o.games());
+        let games = manifest.root_index().and_then(|i| stats.position(position_key(&manifest.positions[i].fen)?)).map_or(0, |o| o.games());
         let text = format!("{} positions asked about, {games} games at the root, {} moves", manifest.positions.len(), stats.moves.len());
         let counters = crate::games::report::Counters { games_read: games, games_counted: games, ..Default::default() };
         // Stored as the game files' counts are: two sorted runs in the cache.

@@ -281,3 +281,13 @@ pub fn flat(text: &str) -> String {
     }
     out
 }
+
+/// Runs the Python checker `tests/<script>` with `args` and returns its stdout; a failure
+/// shows what it printed.
+pub fn python_check(script: &str, args: &[&str]) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
+    let out = Command::new("python3").arg(path).args(args).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{script} {}:\n{stdout}{stderr}", args.first().unwrap_or(&""));
+    stdout.into_owned()
+}
