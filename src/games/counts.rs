@@ -95,7 +95,9 @@ pub fn read(path: &Path) -> Result<FileAggregate, CountsError> {
 /// statistics pass through without being held, whatever the file's size.
 pub struct CountsReader {
     path: String,
-    input: zstd::stream::read::Decoder<'static, std::io::BufReader<std::fs::File>>,
+    /// Buffered after the decoder: postcard reads a byte at a time, and each read of the
+    /// bare decoder is a call into zstd (most of a merge's time before the buffer).
+    input: std::io::BufReader<zstd::stream::read::Decoder<'static, std::io::BufReader<std::fs::File>>>,
     scratch: Vec<u8>,
     /// The file the counts were made from, as `okb count` named it.
     pub file: String,
@@ -112,7 +114,7 @@ impl CountsReader {
         let mut header = Vec::with_capacity(12);
         file.by_ref().take(12).read_to_end(&mut header).map_err(io)?;
         check_header(&shown, &header)?;
-        let input = zstd::stream::read::Decoder::new(file).map_err(io)?;
+        let input = std::io::BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::new(file).map_err(io)?);
         let mut reader = CountsReader { path: shown, input, scratch: vec![0; 64 << 10], file: String::new(), max_ply: 0 };
         reader.file = reader.next()?;
         reader.max_ply = reader.next()?;
