@@ -130,7 +130,12 @@ enum Command {
     ///   okb pin --force              # the same for every source
     #[command(verbatim_doc_comment)]
     Pin(okb::cli::pin::PinArgs),
-    /// Remove build outputs (the store and exports).
+    /// Remove build outputs (the store and exports), or the cache's unused entries
+    ///
+    ///   okb clean                    # the store and the exports
+    ///   okb clean --cache            # and the whole cache (the next make starts over)
+    ///   okb clean --unused           # only what the current build no longer uses
+    #[command(verbatim_doc_comment)]
     Clean(okb::cli::clean::CleanArgs),
     /// Build a Polyglot opening book straight from PGN files (no pipeline needed).
     ///

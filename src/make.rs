@@ -41,6 +41,8 @@ pub struct MakeSummary {
     pub fetched: Vec<String>,
     /// Wall time.
     pub elapsed: std::time::Duration,
+    /// The step records and cache objects the run found, read or wrote.
+    pub used: crate::dataflow::cache::Used,
 }
 
 /// Errors of a make run.
@@ -180,6 +182,7 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow:
     let mut warnings = plan.run(&build)?;
     build.save()?;
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
+    summary.used = build.cache.used();
     if options.replay_warnings {
         for report in summary.steps.iter().filter(|r| r.status != Status::Built) {
             warnings.extend(build.warnings_of(report));

@@ -267,3 +267,57 @@ fn a_corrupt_cache_object_is_rebuilt() {
     assert!(run.stderr.contains("corrupt"), "{}", run.stderr);
     assert!(p.read("out/nodes.csv").starts_with(b"node_id,"));
 }
+
+/// The number of step records and objects in a project's cache.
+fn cache_entries(p: &Project) -> (usize, usize) {
+    let count = |dir: &str| std::fs::read_dir(p.path(dir)).map_or(0, |d| d.flatten().filter(|e| e.path().is_file()).count());
+    (count("cache/steps"), count("cache/objects"))
+}
+
+fn swept(run: &common::Run) -> serde_json::Value {
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    serde_json::from_str::<serde_json::Value>(&run.stdout).unwrap()["swept"].clone()
+}
+
+#[test]
+fn clean_unused_keeps_exactly_what_the_build_needs() {
+    let pipeline = |min_games: u32| {
+        format!("{}[tree]\nmin_games = {min_games}\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n", common::SELF_CONTAINED_SOURCES)
+    };
+    let p = Project::self_contained(&pipeline(1), &["openings.pgn", "classify.pgn"]);
+    p.make(&[]);
+    std::fs::write(p.path("pipeline.toml"), pipeline(2)).unwrap();
+    p.make(&[]);
+    let before = cache_entries(&p);
+
+    let dry = swept(&p.okb(&["clean", "--unused", "--dry-run", "--json"]));
+    assert!(dry["records_removed"].as_u64().unwrap() > 0 && dry["objects_removed"].as_u64().unwrap() > 0, "{dry}");
+    assert_eq!(cache_entries(&p), before, "a dry run removes nothing");
+    assert_eq!(swept(&p.okb(&["clean", "--unused", "--json"])), dry, "the sweep removes what the dry run listed");
+    let after = cache_entries(&p);
+    assert_eq!(after.0 as u64, dry["records_kept"].as_u64().unwrap());
+    assert!(after.1 < before.1);
+    assert_eq!(swept(&p.okb(&["clean", "--unused", "--json"]))["records_removed"], 0, "a second sweep finds nothing");
+    assert!(p.make(&[]).stderr.contains("nothing to do"));
+
+    // What the fresh steps' values name is still there: the tree reads the merged runs,
+    // and a new file makes the merge read every other file's runs.
+    std::fs::write(p.path("pipeline.toml"), pipeline(1)).unwrap();
+    let rerun = p.make(&[]);
+    assert!(rerun.steps("Building").contains(&"tree".to_string()) && !rerun.steps("Building").contains(&"games".to_string()), "{}", rerun.stderr);
+    std::fs::copy(p.path("games/openings.pgn"), p.path("games/again.pgn")).unwrap();
+    let merged = p.make(&[]);
+    assert!(merged.steps("Building").contains(&"games".to_string()), "{}", merged.stderr);
+    let clean = Project::self_contained(&pipeline(1), &["openings.pgn", "classify.pgn"]);
+    std::fs::copy(clean.path("games/openings.pgn"), clean.path("games/again.pgn")).unwrap();
+    clean.make(&[]);
+    common::assert_same_outputs(&p, &clean, &["out/nodes.csv"]);
+
+    // A stale step: what it will need is unknown, so nothing goes.
+    std::fs::write(p.path("pipeline.toml"), pipeline(3)).unwrap();
+    let entries = cache_entries(&p);
+    let refused = p.okb(&["clean", "--unused"]);
+    assert_eq!(refused.status, 1, "{}", refused.stderr);
+    assert!(refused.stderr.contains("stale") && refused.stderr.contains("okb make"), "{}", refused.stderr);
+    assert_eq!(cache_entries(&p), entries);
+}

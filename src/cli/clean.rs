@@ -1,19 +1,41 @@
-//! `okb clean`: remove the store and exports (and the cache).
+//! `okb clean`: remove the store and exports (and the cache), or only what the cache
+//! holds that the current build does not use.
 
 use miette::miette;
+use serde_json::json;
 
+use super::output::{paint, print_json};
+use crate::dataflow::Status;
+use crate::dataflow::gc::{self, Swept};
+use crate::make::{self, MakeOptions};
 use crate::pipeline::Loaded;
 
 /// Arguments of `okb clean`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct CleanArgs {
     /// Remove the cache as well.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "unused")]
     pub cache: bool,
+    /// Keep the store, the exports and what the current build uses; remove the cache's
+    /// other step records and objects (those of earlier inputs and parameters, of other
+    /// profiles and other pipeline files in this folder). Build first: it refuses while a
+    /// step is stale. The engine's results always stay.
+    #[arg(long)]
+    pub unused: bool,
+    /// With --unused: say what would be removed, remove nothing.
+    #[arg(long, requires = "unused")]
+    pub dry_run: bool,
+    /// With --unused: print a JSON report on stdout.
+    #[arg(long, requires = "unused")]
+    pub json: bool,
 }
 
-/// `okb clean`: removes the store and the exports (and the cache with `--cache`).
+/// `okb clean`: removes the store and the exports (and the cache with `--cache`), or with
+/// `--unused` only the cache entries the current build does not use.
 pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
+    if args.unused {
+        return unused(loaded, args);
+    }
     let mut removed = Vec::new();
     let store = loaded.path(&loaded.pipeline.store.path);
     let mut targets = vec![store];
@@ -34,3 +56,46 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     Ok(())
 }
 
+/// `okb clean --unused`: a dry run of the plan finds what the build uses (every step
+/// must be fresh, or what it will need is unknown), then the rest goes.
+fn unused(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
+    let cache = make::cache_dir(loaded);
+    // No make may write records while they are being swept.
+    let _lock = crate::dataflow::lock::ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock: {e}"))?;
+    let options = MakeOptions { mirrors: Vec::new(), offline: true, dry_run: true, replay_warnings: false };
+    let summary = make::make(loaded, &options, |_| {})?;
+    let stale: Vec<_> = summary.steps.iter().filter(|s| s.status == Status::Stale).collect();
+    if let Some(first) = stale.first() {
+        let why = first.reason.as_deref().unwrap_or("stale");
+        return Err(miette!(
+            help = "run `okb make` (with the same --pipeline and --profile), then clean",
+            "{} of {} steps are stale (first: {}: {why}); what they will need is not known until they are built, so nothing was removed",
+            stale.len(),
+            summary.steps.len(),
+            first.id
+        ));
+    }
+    let swept = gc::sweep(&cache, &summary.used, args.dry_run).map_err(|e| miette!("cleaning {}: {e}", cache.display()))?;
+    if args.json {
+        print_json(&json!({ "dry_run": args.dry_run, "cache": cache.display().to_string(), "swept": swept }));
+    } else {
+        report(&swept, args.dry_run);
+    }
+    Ok(())
+}
+
+fn report(swept: &Swept, dry_run: bool) {
+    let verb = if dry_run { "Would remove" } else { "Removed" };
+    eprintln!(
+        "{:>12} {} step records and {} objects ({}) the current build does not use",
+        paint(verb, "32"),
+        swept.records_removed,
+        swept.objects_removed,
+        megabytes(swept.bytes_removed)
+    );
+    eprintln!("{:>12} {} step records and {} objects ({})", paint("Kept", "32"), swept.records_kept, swept.objects_kept, megabytes(swept.bytes_kept));
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.1} MB", bytes as f64 / 1e6)
+}

@@ -147,6 +147,19 @@ pub struct Cache {
     root: PathBuf,
     /// `last-parts.json`, read when first asked.
     last_parts: std::sync::Mutex<Option<LastParts>>,
+    /// What this process found, read or wrote ([`Cache::used`]).
+    used: std::sync::Mutex<Used>,
+}
+
+/// The step records and objects a run of the plan found, read or wrote: after a dry
+/// run with every step fresh, exactly what the current build needs (`okb clean
+/// --unused` removes the rest).
+#[derive(Clone, Debug, Default)]
+pub struct Used {
+    /// Step keys (names under `steps/`).
+    pub records: std::collections::BTreeSet<String>,
+    /// Object hashes (names under `objects/`).
+    pub objects: std::collections::BTreeSet<Hash>,
 }
 
 /// The key parts of each step's latest run, by step id.
@@ -159,7 +172,7 @@ struct LastParts {
 impl Cache {
     /// The cache in `root` (created on first write).
     pub fn new(root: PathBuf) -> Cache {
-        Cache { root, last_parts: Default::default() }
+        Cache { root, last_parts: Default::default(), used: Default::default() }
     }
 
     /// The latest key parts, loaded on first use (missing or unreadable: none).
@@ -173,6 +186,24 @@ impl Cache {
             LastParts { by_step, changed: false }
         });
         f(loaded)
+    }
+
+    /// Notes that object `hash` is needed by what this process ran (an object a value
+    /// names, which no read of the cache passes through).
+    pub fn mark(&self, hash: &str) {
+        self.used.lock().expect("used poisoned").objects.insert(hash.to_string());
+    }
+
+    fn mark_record(&self, key: &str, record: &StepRecord) {
+        let mut used = self.used.lock().expect("used poisoned");
+        used.records.insert(key.to_string());
+        used.objects.insert(record.output.clone());
+        used.objects.extend(record.warning_list.iter().cloned());
+    }
+
+    /// The records and objects found, read or written so far.
+    pub fn used(&self) -> Used {
+        self.used.lock().expect("used poisoned").clone()
     }
 
     /// The cache folder.
@@ -204,17 +235,20 @@ impl Cache {
         // Written even when present: only a step that runs stores blobs, and an existing
         // blob may be the corrupt one it is replacing.
         write_atomic(&self.object_path(&hash), bytes)?;
+        self.mark(&hash);
         Ok(hash)
     }
 
     /// The blob `hash`, if present and intact.
     pub fn get_blob(&self, hash: &str) -> Option<Vec<u8>> {
+        self.mark(hash);
         let bytes = std::fs::read(self.present_object(hash)?).ok()?;
         (hash_bytes(&bytes) == hash).then_some(bytes)
     }
 
     /// Whether blob `hash` is present (not verified).
     pub fn has_blob(&self, hash: &str) -> bool {
+        self.mark(hash);
         self.present_object(hash).is_some()
     }
 
@@ -239,6 +273,7 @@ impl Cache {
             let hashing = out.into_inner().map_err(|e| e.into_error())?;
             let hash = hashing.hasher.finalize().to_hex().to_string();
             std::fs::rename(&tmp, self.object_path(&hash))?;
+            self.mark(&hash);
             Ok(hash)
         })();
         if stored.is_err() {
@@ -251,6 +286,7 @@ impl Cache {
     /// `InvalidData` error instead when the bytes were not the blob's. A reader must so
     /// read to the end before it trusts what it read (the k-way merges do).
     pub fn open_blob(&self, hash: &str) -> std::io::Result<VerifiedReader> {
+        self.mark(hash);
         let path = self.present_object(hash).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("cache object {hash} is missing")))?;
         let file = std::fs::File::open(path)?;
         Ok(VerifiedReader { inner: file, hasher: blake3::Hasher::new(), expected: hash.to_string(), checked: false })
@@ -270,11 +306,14 @@ impl Cache {
     /// is a file outside the cache check that file themselves).
     pub fn record(&self, key: &str) -> Option<StepRecord> {
         let bytes = std::fs::read(self.root.join("steps").join(key)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let record = serde_json::from_slice(&bytes).ok()?;
+        self.mark_record(key, &record);
+        Some(record)
     }
 
     /// Records that step key `key` produced `record`.
     pub fn put_step(&self, key: &str, record: &StepRecord) -> std::io::Result<()> {
+        self.mark_record(key, record);
         write_atomic(&self.root.join("steps").join(key), &serde_json::to_vec(record)?)
     }
 

@@ -14,6 +14,7 @@
 pub mod cache;
 pub mod code;
 pub mod filestate;
+pub mod gc;
 pub mod lock;
 pub mod plan;
 pub mod scan;
@@ -426,7 +427,11 @@ impl Build {
         let mut computed: Vec<Vec<u8>> = Vec::new();
         let (manifest, summary, hash) = match self.cache.step(&key) {
             Some(record) => match self.cache.get_value::<Vec<(String, Hash)>>(&record.output) {
-                Some(manifest) => (manifest, record.summary, record.output),
+                Some(manifest) => {
+                    // The files' bytes are objects too, though a fresh step reads none.
+                    manifest.iter().for_each(|(_, hash)| self.cache.mark(hash));
+                    (manifest, record.summary, record.output)
+                }
                 None => return Err(CorruptCache { step: id, hash: record.output }.into()),
             },
             None => {
@@ -532,6 +537,17 @@ impl Build {
     /// Forgets a step record whose output turned out corrupt.
     pub fn discard(&self, corrupt: &CorruptCache) {
         let _ = std::fs::remove_file(self.cache.object_path(&corrupt.hash));
+    }
+
+    /// In a dry run, marks the objects a fresh step's stored value names as used (a step
+    /// that ran marked them as it stored them).
+    pub(crate) fn mark_references(&self, step: &str, output: &Output, references: &plan::References) -> Result<(), BuildError> {
+        if !self.dry_run || output.hash == UNKNOWN {
+            return Ok(());
+        }
+        let names = references(&self.cache, &output.hash).ok_or_else(|| CorruptCache { step: step.to_string(), hash: output.hash.clone() })?;
+        names.iter().for_each(|name| self.cache.mark(name));
+        Ok(())
     }
 
     /// Saves the stat cache and the latest key parts of the steps.

@@ -74,12 +74,18 @@ pub struct Decl<'a> {
     /// For `okb status`: how much work the step has left, in words (a step that does
     /// long, resumable work, such as engine searches).
     pub left: Option<Run<'a, String>>,
+    /// For a value that names other cache objects (sorted runs streamed to the cache):
+    /// reads the stored value and lists them, so that `okb clean --unused` keeps them.
+    pub references: Option<References>,
 }
+
+/// Lists the cache objects the stored value `hash` names; `None` when it cannot be read.
+pub type References = Box<dyn Fn(&Cache, &Hash) -> Option<Vec<Hash>> + Send + Sync>;
 
 impl<'a> Decl<'a> {
     /// A step of `rule` with id `id` (no inputs yet).
     pub fn new(id: impl Into<String>, rule: &'static Rule, action: Action<'a>) -> Decl<'a> {
-        Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action, left: None }
+        Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action, left: None, references: None }
     }
 
     /// Reads the output of step `id`.
@@ -109,6 +115,12 @@ impl<'a> Decl<'a> {
     /// Says how to tell what work is left (see [`Decl::left`]).
     pub fn left(mut self, left: Run<'a, String>) -> Self {
         self.left = Some(left);
+        self
+    }
+
+    /// Says which cache objects the step's stored value (of type `T`) names.
+    pub fn references<T: serde::de::DeserializeOwned + 'static>(mut self, names: fn(&T) -> Vec<Hash>) -> Self {
+        self.references = Some(Box::new(move |cache: &Cache, hash: &Hash| cache.get_value::<T>(hash).map(|value| names(&value))));
         self
     }
 

@@ -200,7 +200,11 @@ impl<'r> Running<'r> {
             Action::Value(run) => {
                 let ctx = &ctx;
                 let left = decl.left.as_ref().map(|left| move || left(ctx));
-                build.value(step, || run(ctx), left.as_ref().map(|l| l as &dyn Fn() -> Result<String, BuildError>))
+                let output = build.value(step, || run(ctx), left.as_ref().map(|l| l as &dyn Fn() -> Result<String, BuildError>));
+                match (output, &decl.references) {
+                    (Ok(output), Some(references)) => build.mark_references(&decl.id, &output, references).map(|()| output),
+                    (output, _) => output,
+                }
             }
             Action::Memory(run) => build.memory(step, || run(&ctx)),
             Action::Files(target, run) => build.files(step, target, || run(&ctx)),

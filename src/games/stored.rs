@@ -36,6 +36,13 @@ pub struct StoredCounts {
     pub moves: StoredRun,
 }
 
+impl StoredCounts {
+    /// The cache objects holding its runs.
+    pub fn objects(&self) -> Vec<String> {
+        vec![self.positions.name.clone(), self.moves.name.clone()]
+    }
+}
+
 /// All parts merged: the `games` step's value.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MergedCounts {
@@ -47,6 +54,13 @@ pub struct MergedCounts {
     pub bad: BadGames,
     /// Games read, counted, filtered.
     pub counters: Counters,
+}
+
+impl MergedCounts {
+    /// The cache objects holding its runs.
+    pub fn objects(&self) -> Vec<String> {
+        vec![self.positions.name.clone(), self.moves.name.clone()]
+    }
 }
 
 /// Stores the bytes a writer writes and names them: the closure is handed the writer.

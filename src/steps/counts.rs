@@ -52,7 +52,7 @@ pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'s
         let text = format!("{} games counted of {}, {} positions", counters.games_counted, counters.games_read, positions.records);
         Ok(Produced::new(StoredCounts { file, max_ply: counted_to, bad, counters, positions, moves }, text))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).param("tree.max_ply").priority(800)
+    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).references(StoredCounts::objects).file(name, hash).param("tree.max_ply").priority(800)
 }
 
 /// Streams the next sequence of `counts` into a cache blob (the reader checks that it is

@@ -42,7 +42,7 @@ pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
         let part = StoredCounts { file: format!("crawl {source}"), max_ply, bad: Default::default(), counters, positions, moves };
         Ok(Produced::new(part, text))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).priority(800)
+    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).references(StoredCounts::objects).file(name, hash).priority(800)
 }
 
 fn position_key(fen: &str) -> Option<crate::position::PositionKey> {

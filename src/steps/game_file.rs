@@ -69,6 +69,7 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         Ok(Produced::new(part, text))
     };
     Decl::new(id, &RULE, Action::Value(Box::new(run)))
+        .references(StoredCounts::objects)
         .file("file", hash)
         .param_at(vec!["sources".into(), source.clone(), "kind".into()])
         .param_at(vec!["sources".into(), source, "filter".into()])

@@ -47,7 +47,7 @@ pub fn declare(files: Vec<String>, memory_budget_mb: usize) -> Decl<'static> {
         );
         Ok(Produced::new(MergedCounts { positions, moves, bad, counters }, text))
     };
-    let mut decl = Decl::new("games", &RULE, Action::Value(Box::new(run))).priority(750);
+    let mut decl = Decl::new("games", &RULE, Action::Value(Box::new(run))).references(MergedCounts::objects).priority(750);
     for read in reads {
         decl = decl.reads(read);
     }

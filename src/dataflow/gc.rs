@@ -1,0 +1,129 @@
+//! Removing what the current build no longer uses from the cache (`okb clean --unused`).
+//!
+//! Every change of an input or a parameter leaves the old step records and objects
+//! behind, so that changing it back is instant; over months they add up (a threshold
+//! changed on a Lichess month leaves a tree's worth of gigabytes). A dry run of the plan
+//! with every step fresh finds, read or names everything the build needs
+//! ([`super::cache::Used`]); [`sweep`] removes the other step records and objects.
+//! Everything else in the cache folder stays: the engine's results, the stat cache, the
+//! store entries, and temporary files (those of ended processes go with the next make).
+
+use std::path::Path;
+
+use super::cache::Used;
+use super::temp;
+
+/// What a sweep removed (or, in a dry run, would remove) and kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Swept {
+    /// Step records removed.
+    pub records_removed: u64,
+    /// Objects removed.
+    pub objects_removed: u64,
+    /// Their bytes.
+    pub bytes_removed: u64,
+    /// Step records kept.
+    pub records_kept: u64,
+    /// Objects kept.
+    pub objects_kept: u64,
+    /// Their bytes.
+    pub bytes_kept: u64,
+}
+
+/// Removes from the cache in `root` every step record and object not in `used`
+/// (nothing when `dry_run`), objects of the earlier sharded layout included.
+pub fn sweep(root: &Path, used: &Used, dry_run: bool) -> std::io::Result<Swept> {
+    let mut swept = Swept::default();
+    for entry in entries(&root.join("steps"))? {
+        let keep = used.records.contains(&entry.name);
+        *if keep { &mut swept.records_kept } else { &mut swept.records_removed } += 1;
+        if !keep && !dry_run {
+            remove(&entry.path)?;
+        }
+    }
+    let objects = root.join("objects");
+    let mut all = entries(&objects)?;
+    for shard in all.iter().filter(|e| e.is_dir && e.name.len() == 2).map(|e| e.path.clone()).collect::<Vec<_>>() {
+        all.extend(entries(&shard)?);
+    }
+    for entry in all.iter().filter(|e| !e.is_dir) {
+        let keep = used.objects.contains(&entry.name);
+        let (count, bytes) = if keep { (&mut swept.objects_kept, &mut swept.bytes_kept) } else { (&mut swept.objects_removed, &mut swept.bytes_removed) };
+        *count += 1;
+        *bytes += entry.len;
+        if !keep && !dry_run {
+            remove(&entry.path)?;
+        }
+    }
+    Ok(swept)
+}
+
+/// A file or folder of the cache, temporary files left out.
+struct Entry {
+    name: String,
+    path: std::path::PathBuf,
+    is_dir: bool,
+    len: u64,
+}
+
+/// The entries of `dir` (none when it does not exist), without temporary files.
+fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut found = Vec::new();
+    for entry in listing {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.ends_with(temp::SUFFIX) {
+            continue;
+        }
+        let meta = entry.metadata()?;
+        found.push(Entry { name, path: entry.path(), is_dir: meta.is_dir(), len: meta.len() });
+    }
+    Ok(found)
+}
+
+/// Removes a file another okb may have removed already.
+fn remove(path: &Path) -> std::io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_what_is_used_stays_and_a_dry_run_removes_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let cache = super::super::cache::Cache::new(root.path().to_path_buf());
+        let kept = cache.put_blob(b"kept").unwrap();
+        let old = cache.put_blob(b"old tree").unwrap();
+        let record = |output: &str| super::super::cache::StepRecord { output: output.into(), summary: String::new(), warnings: 0, warning_list: None };
+        cache.put_step("live", &record(&kept)).unwrap();
+        cache.put_step("dead", &record(&old)).unwrap();
+        let shard = root.path().join("objects").join("ab");
+        std::fs::create_dir_all(&shard).unwrap();
+        std::fs::write(shard.join("ab12"), b"sharded").unwrap();
+        std::fs::write(root.path().join("objects").join(".value.1.2.okb-tmp"), b"being written").unwrap();
+
+        let fresh = super::super::cache::Cache::new(root.path().to_path_buf());
+        assert!(fresh.step("live").is_some());
+        let used = fresh.used();
+        let expected = Swept { records_removed: 1, objects_removed: 2, bytes_removed: 15, records_kept: 1, objects_kept: 1, bytes_kept: 4 };
+        assert_eq!(sweep(root.path(), &used, true).unwrap(), expected);
+        assert!(root.path().join("steps").join("dead").exists(), "a dry run removes nothing");
+        assert_eq!(sweep(root.path(), &used, false).unwrap(), expected);
+        assert!(fresh.get_blob(&kept).is_some() && fresh.step("live").is_some());
+        assert!(!root.path().join("steps").join("dead").exists());
+        assert!(!cache.has_blob(&old) && !shard.join("ab12").exists());
+        assert!(root.path().join("objects").join(".value.1.2.okb-tmp").exists(), "temporary files are left to the make's sweep");
+        let again = Swept { records_kept: 1, objects_kept: 1, bytes_kept: 4, ..Swept::default() };
+        assert_eq!(sweep(root.path(), &used, false).unwrap(), again);
+    }
+}
