@@ -389,3 +389,31 @@ fn a_filtered_lichess_crawl_asks_okb_serve_with_the_explorers_parameters_and_kee
     let all: i64 = ["white", "draws", "black"].iter().map(|k| unfiltered[k].as_i64().unwrap()).sum();
     assert!(root > 0 && root < all, "the filters select some of the games ({root} of {all})");
 }
+
+#[test]
+fn progress_counts_the_requests_left_not_the_answers_replayed() {
+    let (_, server) = served();
+    // A 401 after 5 answers leaves a journal of 5; the next run asks for the rest.
+    let proxy = Misbehaving::start(&server.base, vec![], Some(5));
+    let p = crawler(&proxy.base, 4, 2000, "[sources.explorer.politeness]\nrate = 12\n");
+    assert_eq!(p.okb(&["crawl"]).status, 1);
+    *proxy.allow.lock().unwrap() = None;
+    let run: common::Run = p.command(&["crawl"]).env("OKB_PROGRESS_SECS", "0.25").output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let positions = manifest(&p).positions.len();
+    let left = positions - 5;
+    assert!(left >= 10, "enough requests for several progress lines ({positions} positions)");
+    // `Running explorer requests (explorer) (9 positions, 21 queued): 4/25, 11.8/s, ETA 2 s`
+    let lines: Vec<&str> = run.stderr.lines().filter(|l| l.contains("explorer requests (explorer)")).collect();
+    assert!(!lines.is_empty(), "{}", run.stderr);
+    for line in lines {
+        let counts = line.split("): ").nth(1).unwrap_or_else(|| panic!("{line}"));
+        let (done, total) = counts.split(',').next().unwrap().split_once('/').unwrap();
+        let (done, total): (usize, usize) = (done.parse().unwrap(), total.parse().unwrap());
+        assert!(done <= total && total <= left, "{line}: only requests count, {left} were left");
+        let rate: f64 = counts.split(", ").nth(1).unwrap().trim_end_matches("/s").parse().unwrap();
+        // Limited to 12/s, the first request at once: counting the 5 replayed answers
+        // would more than double it over the first lines' quarter of a second.
+        assert!(rate < 24.0, "{line}: the rate is that of requests");
+    }
+}

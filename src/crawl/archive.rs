@@ -150,6 +150,11 @@ impl Journal {
         Ok(Journal { path, answered, file: None })
     }
 
+    /// Whether the server answered `request` before.
+    pub fn contains(&self, request: &str) -> bool {
+        self.get(request).is_some()
+    }
+
     /// The stored answer's hash for `request`, if the server answered it.
     pub fn get(&self, request: &str) -> Option<&Hash> {
         self.answered.get(request)

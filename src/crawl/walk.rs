@@ -49,11 +49,16 @@ impl Walk<'_> {
         let mut seen = HashSet::from([crate::position::key(&root)]);
         let mut entries = Vec::new();
         let mut requested = 0;
-        let bar = crate::progress::start(1, &format!("explorer positions ({})", self.name));
+        // Queued positions the journal does not answer: the requests left that are known
+        // so far (the crawl finds more as it goes), for the bar and its ETA.
+        let mut to_ask = u64::from(!self.journal.contains(&self.params.request(&root)));
+        let bar = crate::progress::start(1, &format!("explorer requests ({})", self.name));
         while let Some((pos, ply)) = queue.pop_front() {
             let request = self.params.request(&pos);
             let (answer, moves, hash, fetched) = self.answer(&pos, &request)?;
             requested += u64::from(fetched);
+            // (An answer the journal names but the archive lost is asked again, uncounted.)
+            to_ask = to_ask.saturating_sub(u64::from(fetched));
             if ply < self.params.max_ply {
                 for (m, played) in moves.into_iter().zip(&answer.moves) {
                     if played.outcomes().games() < self.params.min_games {
@@ -62,14 +67,15 @@ impl Walk<'_> {
                     let mut child = pos.clone();
                     child.play_unchecked(m);
                     if seen.insert(crate::position::key(&child)) {
+                        to_ask += u64::from(!self.journal.contains(&self.params.request(&child)));
                         queue.push_back((child, ply + 1));
                     }
                 }
             }
             entries.push(Entry { fen: super::params::request_fen(&pos), ply, request, answer: hash });
-            bar.set_length((entries.len() + queue.len()) as u64);
-            bar.set(entries.len() as u64);
-            bar.set_message(format!("explorer positions ({}, {requested} asked, {} queued)", self.name, queue.len()));
+            bar.set_length(requested + to_ask);
+            bar.set(requested);
+            bar.set_message(format!("{} positions, {} queued", entries.len(), queue.len()));
         }
         Ok(Walked { manifest: Manifest::new(self.params.clone(), entries), requested })
     }
