@@ -340,7 +340,6 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
 
 /// The answer for node `index` (`None`: a position outside the knowledge base).
 pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q: &Query) -> ExplorerAnswer {
-    let lichess = q.recent_games.is_some();
     let empty = ExplorerAnswer {
         white: 0,
         draws: 0,
@@ -353,18 +352,52 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
     let Some(index) = index else { return empty };
     let node = graph.node(index);
     let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
-    let sums = data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default();
-    let sum_of = |key: MoveKey| sums.binary_search_by_key(&key, |s| s.0).ok().map(|i| sums[i].1);
-    let single = |s: &MoveSum| data.filter(|_| s.games.games() == 1 && s.single != NO_GAME).map(|(e, _)| e.game(s.single, lichess));
+    let sums = Sums { data, sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(), lichess: q.recent_games.is_some() };
     let mut answer = ExplorerAnswer { opening: opening(node), ..empty };
     if q.filter.is_all() {
         (answer.white, answer.draws, answer.black) = (node.games.white, node.games.draws, node.games.black);
-        answer.moves = node
-            .children
+        answer.moves = sums.all_moves(graph, node, q.moves);
+    } else if let Some((_, d)) = data {
+        for c in d.index.positions.iter().filter(|c| q.filter.admits(c.slice)) {
+            answer.white += u64::from(c.white);
+            answer.draws += u64::from(c.draws);
+            answer.black += u64::from(c.black);
+        }
+        answer.moves = sums.filtered_moves(graph, node, &d.keys, q.moves);
+    }
+    if let Some((e, d)) = data
+        && (q.top_games > 0 || q.recent_games.is_some_and(|n| n > 0))
+    {
+        (answer.top_games, answer.recent_games) = game_rows(node, e, d, q);
+    }
+    answer
+}
+
+/// A node's index data (when the store has the index) and its moves' sums over the
+/// admitted slices.
+struct Sums<'e> {
+    data: Option<(&'e Explorer, &'e NodeData)>,
+    sums: Vec<(MoveKey, MoveSum)>,
+    lichess: bool,
+}
+
+impl Sums<'_> {
+    fn of(&self, key: MoveKey) -> Option<MoveSum> {
+        self.sums.binary_search_by_key(&key, |s| s.0).ok().map(|i| self.sums[i].1)
+    }
+
+    /// The move's only game, when exactly one game played it.
+    fn single(&self, s: &MoveSum) -> Option<ExplorerGame> {
+        self.data.filter(|_| s.games.games() == 1 && s.single != NO_GAME).map(|(e, _)| e.game(s.single, self.lichess))
+    }
+
+    /// Every game counts: the graph's own counts, in its order (most played first).
+    fn all_moves(&self, graph: &Graph, node: &Node, most: usize) -> Vec<ExplorerMove> {
+        node.children
             .iter()
             .enumerate()
             .filter(|(_, e)| e.games.games() > 0)
-            .take(q.moves)
+            .take(most)
             .map(|(i, e)| ExplorerMove {
                 uci: e.uci.clone(),
                 san: e.san.clone(),
@@ -372,67 +405,55 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
-                game: data.and_then(|(_, d)| sum_of(d.keys[i])).as_ref().and_then(single),
+                game: self.data.and_then(|(_, d)| self.of(d.keys[i])).as_ref().and_then(|s| self.single(s)),
                 opening: opening(graph.node(e.child)),
             })
-            .collect();
-    } else if let Some((_, NodeData { index: ix, keys, .. })) = data {
-        for c in ix.positions.iter().filter(|c| q.filter.admits(c.slice)) {
-            answer.white += u64::from(c.white);
-            answer.draws += u64::from(c.draws);
-            answer.black += u64::from(c.black);
-        }
+            .collect()
+    }
+
+    /// A filter: each move's sums over the admitted slices, most played first.
+    fn filtered_moves(&self, graph: &Graph, node: &Node, keys: &[MoveKey], most: usize) -> Vec<ExplorerMove> {
         let mut moves: Vec<(u64, ExplorerMove)> = node
             .children
             .iter()
             .zip(keys)
             .filter_map(|(e, &key)| {
-                let s = sum_of(key).filter(|s| s.games.games() > 0)?;
+                let s = self.of(key).filter(|s| s.games.games() > 0)?;
                 let average_rating = if s.rated > 0 { (s.rating_sum as f64 / s.rated as f64).round() as u32 } else { 0 };
-                Some((
-                    s.games.games(),
-                    ExplorerMove {
-                        uci: e.uci.clone(),
-                        san: e.san.clone(),
-                        average_rating,
-                        white: s.games.white,
-                        draws: s.games.draws,
-                        black: s.games.black,
-                        game: single(&s),
-                        opening: opening(graph.node(e.child)),
-                    },
-                ))
+                let game = self.single(&s);
+                let (white, draws, black) = (s.games.white, s.games.draws, s.games.black);
+                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: opening(graph.node(e.child)) };
+                Some((s.games.games(), mv))
             })
             .collect();
         moves.sort_by_key(|m| std::cmp::Reverse(m.0));
-        answer.moves = moves.into_iter().take(q.moves).map(|m| m.1).collect();
+        moves.into_iter().take(most).map(|m| m.1).collect()
     }
-    if let Some((e, d)) = data
-        && (q.top_games > 0 || q.recent_games.is_some_and(|n| n > 0))
-    {
-        let pos = crate::position::parse_fen(&node.epd).ok();
-        let row = |g: &crate::explorer_index::GameAt| GameRow {
-            uci: pos.as_ref().and_then(|p| g.mv.to_move(p)).map_or_else(String::new, |m| crate::position::uci(&m)),
-            game: e.game(g.game, lichess),
-        };
-        // Both orders are precomputed: take admitted games until enough distinct ids.
-        let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
-        let mut take = |order: &mut dyn Iterator<Item = &crate::explorer_index::GameAt>, n: usize| {
-            let mut rows = Vec::new();
-            for g in order.filter(|g| q.filter.admits(g.slice)) {
-                if rows.len() >= n {
-                    break;
-                }
-                if seen.insert(e.games[g.game as usize].id.as_str()) {
-                    rows.push(row(g));
-                }
+}
+
+/// The top games and (`/lichess`) recent games at a node, among the admitted ones.
+fn game_rows(node: &Node, e: &Explorer, d: &NodeData, q: &Query) -> (Vec<GameRow>, Option<Vec<GameRow>>) {
+    let lichess = q.recent_games.is_some();
+    let pos = crate::position::parse_fen(&node.epd).ok();
+    let row = |g: &crate::explorer_index::GameAt| GameRow {
+        uci: pos.as_ref().and_then(|p| g.mv.to_move(p)).map_or_else(String::new, |m| crate::position::uci(&m)),
+        game: e.game(g.game, lichess),
+    };
+    // Both orders are precomputed: take admitted games until enough distinct ids.
+    let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut take = |order: &mut dyn Iterator<Item = &crate::explorer_index::GameAt>, n: usize| {
+        let mut rows = Vec::new();
+        for g in order.filter(|g| q.filter.admits(g.slice)) {
+            if rows.len() >= n {
+                break;
             }
-            rows
-        };
-        answer.top_games = take(&mut d.index.games.iter(), q.top_games);
-        if let Some(n) = q.recent_games {
-            answer.recent_games = Some(take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
+            if seen.insert(e.games[g.game as usize].id.as_str()) {
+                rows.push(row(g));
+            }
         }
-    }
-    answer
+        rows
+    };
+    let top = take(&mut d.index.games.iter(), q.top_games);
+    let recent = q.recent_games.map(|n| take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
+    (top, recent)
 }
