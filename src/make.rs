@@ -201,40 +201,11 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow:
 pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut Vec<String>) -> Result<Plan<'static>, MakeError> {
     let pipeline = &loaded.pipeline;
     let mut steps: Vec<Decl<'static>> = Vec::new();
-    let mut taxonomies = Vec::new();
     let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
-    let (mut labels, mut counts) = (Vec::new(), Vec::new());
-    for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
-        match format_of(kind) {
-            Some(format) => {
-                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                steps.push(steps::parse::declare(&name, format, path, &hash, size));
-                taxonomies.push((name.clone(), format));
-            }
-            None if kind == SourceKind::Counts => {
-                steps.push(steps::counts::declare(&name, path, &hash, pipeline.tree.max_ply as usize));
-                counts.push(steps::counts::id(&name));
-            }
-            None => {
-                steps.push(steps::structure_labels::declare(&name, path, &hash));
-                labels.push(steps::structure_labels::id(&name));
-            }
-        }
-        facts.sources.insert(name.clone(), source_facts(&pipeline.sources[&name], hash));
-    }
-    steps.push(steps::eco::declare(taxonomies, pipeline.eco.interpolate));
+    let sources = source_steps(loaded, options, build, fetched, &mut steps, &mut facts)?;
+    steps.push(steps::eco::declare(sources.taxonomies, pipeline.eco.interpolate));
     let game_files = list_game_files(loaded, options, build)?;
-    let spill_dir = cache_dir(loaded).join("spill");
-    for file in &game_files {
-        steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
-    }
-    let crawls = crawl_steps(loaded, options, &mut facts)?;
-    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawls.iter().map(|d| d.id.clone())).collect();
-    steps.extend(crawls);
-    let with_games = !parts.is_empty();
-    if with_games {
-        steps.push(steps::games::declare(parts, pipeline.games.memory_budget_mb));
-    }
+    let with_games = phase2_steps(loaded, options, &game_files, sources.counts, &mut steps, &mut facts)?;
     steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some((config, hash)) = engine_setup(loaded, build)? {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
@@ -243,41 +214,15 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    steps.push(steps::structures::declare(labels.clone()));
-    steps.push(steps::structure_review::declare(review_dir.clone(), labels));
+    steps.push(steps::structures::declare(sources.labels.clone()));
+    steps.push(steps::structure_review::declare(review_dir.clone(), sources.labels));
     if let Some(params) = &pipeline.validate {
         steps.push(steps::validate::declare(params.clone(), files_of(&game_files, &params.sources)));
         steps.push(steps::validation_report::declare(review_dir, params.stubs));
     }
-    let entries = cache_dir(loaded).join("store-entries.sqlite");
-    let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
-    steps.push(steps::store_entries::declare(entries.clone()));
-    steps.push(steps::node_records::declare(with_engine));
-    if let Some(params) = &pipeline.explorer {
-        // A counts file holds no games: the index (and so every filtered answer) leaves it out.
-        if !options.dry_run
-            && let Some(name) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::Counts).map(|(n, _)| n)
-        {
-            eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {name}", "Note");
-        }
-        let files = game_files
-            .iter()
-            .map(|g| {
-                let spec = crate::explorer_index::FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() };
-                (spec, g.hash.clone(), g.source.clone())
-            })
-            .collect();
-        steps.push(steps::explorer::declare(files, pipeline.tree.max_ply as usize, params.clone()));
-    }
-    let with_explorer = pipeline.explorer.is_some();
-    steps.push(steps::store::declare(store_path.clone(), entries, previous_dir(loaded), with_engine, with_stubs, with_explorer));
-    if let Some(target) = pipeline.store.postgres() {
-        // The pipeline's validation parsed it already; this cannot fail here.
-        let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;
-        steps.push(steps::store_postgres::declare(store_path.clone(), target));
-    }
+    store_steps(loaded, options, &game_files, &store_path, &mut steps)?;
     for (name, spec) in &pipeline.exports {
-        steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, with_engine));
+        steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, pipeline.engine.is_some()));
     }
     let params = serde_json::to_value(pipeline).map_err(|e| BuildError::Step { step: "pipeline".into(), message: e.to_string() })?;
     facts.pipeline = release::manifest::PipelineFacts { file: release::manifest::relative(&loaded.root, &loaded.file), parameters: params.clone() };
@@ -285,8 +230,118 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         .iter()
         .map(|g| release::manifest::GameFileFacts { source: g.source.clone(), path: g.shown.clone(), blake3: g.hash.clone() })
         .collect();
-    // What the build delivers: files outside the cache (whose own intermediates, such as
-    // store:entries, are no output), the store apart.
+    steps.push(manifest_step(loaded, facts, &steps, store_path));
+    Ok(Plan { steps, params })
+}
+
+/// The sources' steps other than game files: taxonomies, counts files, structure labels.
+struct SourceSteps {
+    taxonomies: Vec<(String, EcoFormat)>,
+    counts: Vec<String>,
+    labels: Vec<String>,
+}
+
+/// Declares a step per taxonomy, counts file and structure-label file (each source
+/// resolved: found, fetched or copied from a mirror), and records the sources' facts.
+fn source_steps(
+    loaded: &Loaded,
+    options: &MakeOptions,
+    build: &Build,
+    fetched: &mut Vec<String>,
+    steps: &mut Vec<Decl<'static>>,
+    facts: &mut Manifest,
+) -> Result<SourceSteps, MakeError> {
+    let mut found = SourceSteps { taxonomies: Vec::new(), counts: Vec::new(), labels: Vec::new() };
+    for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
+        match format_of(kind) {
+            Some(format) => {
+                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+                steps.push(steps::parse::declare(&name, format, path, &hash, size));
+                found.taxonomies.push((name.clone(), format));
+            }
+            None if kind == SourceKind::Counts => {
+                steps.push(steps::counts::declare(&name, path, &hash, loaded.pipeline.tree.max_ply as usize));
+                found.counts.push(steps::counts::id(&name));
+            }
+            None => {
+                steps.push(steps::structure_labels::declare(&name, path, &hash));
+                found.labels.push(steps::structure_labels::id(&name));
+            }
+        }
+        facts.sources.insert(name.clone(), source_facts(&loaded.pipeline.sources[&name], hash));
+    }
+    Ok(found)
+}
+
+/// Phase 2's counting: a step per game file and per crawl, and the `games` merge of
+/// them with the counts files' steps `counts`; returns whether there are any.
+fn phase2_steps(
+    loaded: &Loaded,
+    options: &MakeOptions,
+    game_files: &[GameFile],
+    counts: Vec<String>,
+    steps: &mut Vec<Decl<'static>>,
+    facts: &mut Manifest,
+) -> Result<bool, MakeError> {
+    let pipeline = &loaded.pipeline;
+    let spill_dir = cache_dir(loaded).join("spill");
+    for file in game_files {
+        steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
+    }
+    let crawls = crawl_steps(loaded, options, facts)?;
+    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawls.iter().map(|d| d.id.clone())).collect();
+    steps.extend(crawls);
+    let with_games = !parts.is_empty();
+    if with_games {
+        steps.push(steps::games::declare(parts, pipeline.games.memory_budget_mb));
+    }
+    Ok(with_games)
+}
+
+/// The store's steps: its entries, the node records, the explorer index (`[explorer]`),
+/// the SQLite store and its PostgreSQL copy (`[store] url`).
+fn store_steps(loaded: &Loaded, options: &MakeOptions, game_files: &[GameFile], store_path: &Path, steps: &mut Vec<Decl<'static>>) -> Result<(), MakeError> {
+    let pipeline = &loaded.pipeline;
+    let entries = cache_dir(loaded).join("store-entries.sqlite");
+    let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
+    steps.push(steps::store_entries::declare(entries.clone()));
+    steps.push(steps::node_records::declare(with_engine));
+    if let Some(params) = &pipeline.explorer {
+        steps.push(explorer_step(loaded, options, game_files, params));
+    }
+    let with_explorer = pipeline.explorer.is_some();
+    steps.push(steps::store::declare(store_path.to_path_buf(), entries, previous_dir(loaded), with_engine, with_stubs, with_explorer));
+    if let Some(target) = pipeline.store.postgres() {
+        // The pipeline's validation parsed it already; this cannot fail here.
+        let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;
+        steps.push(steps::store_postgres::declare(store_path.to_path_buf(), target));
+    }
+    Ok(())
+}
+
+/// The explorer index over the game files (`[explorer]`).
+fn explorer_step(loaded: &Loaded, options: &MakeOptions, game_files: &[GameFile], params: &crate::explorer_index::ExplorerParams) -> Decl<'static> {
+    let pipeline = &loaded.pipeline;
+    // A counts file holds no games: the index (and so every filtered answer) leaves it out.
+    if !options.dry_run
+        && let Some(name) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::Counts).map(|(n, _)| n)
+    {
+        eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {name}", "Note");
+    }
+    let files = game_files
+        .iter()
+        .map(|g| {
+            let spec = crate::explorer_index::FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() };
+            (spec, g.hash.clone(), g.source.clone())
+        })
+        .collect();
+    steps::explorer::declare(files, pipeline.tree.max_ply as usize, params.clone())
+}
+
+/// The release manifest: the facts and the outputs of `steps` the build delivers (files
+/// outside the cache, whose own intermediates such as store:entries are no output; the
+/// store apart).
+fn manifest_step(loaded: &Loaded, facts: Manifest, steps: &[Decl<'static>], store_path: PathBuf) -> Decl<'static> {
     let cache = cache_dir(loaded);
     let delivered = |d: &&Decl<'_>| d.id != "store" && d.action.writes().1.is_some_and(|t| !t.starts_with(&cache));
     let outputs = steps.iter().filter(delivered).filter_map(|d| match d.action.writes() {
@@ -294,9 +349,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         ("file", Some(target)) => Some((d.id.clone(), target.clone(), false)),
         _ => None,
     });
-    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path.clone()) };
-    steps.push(steps::manifest::declare(inputs, manifest_path(loaded), previous_dir(loaded)));
-    Ok(Plan { steps, params })
+    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path) };
+    steps::manifest::declare(inputs, manifest_path(loaded), previous_dir(loaded))
 }
 
 /// The steps of the pipeline's explorer crawls, each crawl made available first (walked,
