@@ -41,12 +41,11 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
     let dir = args.output.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from);
     let plan = MergePlan::for_budget(args.memory_budget_mb, dir.clone());
     let mut parts = counts::Parts::default();
-    for file in &args.files {
-        if args.merge {
-            parts.add_file(file, &dir).map_err(|e| miette!("{e}"))?;
-        } else {
-            count_into(&mut parts, file, args, &plan)?;
-        }
+    if args.merge {
+        parts.add_files(&args.files, &dir).map_err(|e| miette!("{e}"))?;
+    }
+    for file in args.files.iter().filter(|_| !args.merge) {
+        count_into(&mut parts, file, args, &plan)?;
     }
     let (games, read) = (parts.counters.games_counted, parts.counters.games_read);
     let max_ply = parts.max_ply.unwrap_or(args.max_ply as u32);

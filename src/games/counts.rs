@@ -168,6 +168,27 @@ fn spill_sequence<T: Record + DeserializeOwned>(reader: &mut CountsReader, dir: 
     Ok((spill, n))
 }
 
+/// A counts file read into spill files: its two sequences and its report.
+struct Spilled {
+    path: String,
+    max_ply: u32,
+    positions: Opener<'static, PosRecord>,
+    moves: Opener<'static, MoveRecord>,
+    bad: BadGames,
+    counters: Counters,
+}
+
+impl Spilled {
+    fn read(path: &Path, dir: &Path) -> Result<Spilled, CountsError> {
+        let mut reader = CountsReader::open(path)?;
+        let (path, max_ply) = (reader.path.clone(), reader.max_ply);
+        let (positions, _) = spill_sequence::<PosRecord>(&mut reader, dir)?;
+        let (moves, _) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
+        let (bad, counters) = reader.finish()?;
+        Ok(Spilled { path, max_ply, positions: positions.opener(), moves: moves.opener(), bad, counters })
+    }
+}
+
 /// Sorted runs of counts on their way into a counts file, and the report that goes with
 /// them.
 #[derive(Default)]
@@ -196,17 +217,19 @@ impl Parts {
         }
     }
 
-    /// Adds the counts file `path`, read once as a stream into spill files in `dir`.
-    pub fn add_file(&mut self, path: &Path, dir: &Path) -> Result<(), CountsError> {
-        let mut reader = CountsReader::open(path)?;
-        self.same_ply(&reader.path.clone(), reader.max_ply)?;
-        let (positions, _) = spill_sequence::<PosRecord>(&mut reader, dir)?;
-        let (moves, _) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
-        let (bad, counters) = reader.finish()?;
-        self.positions.push(positions.opener());
-        self.moves.push(moves.opener());
-        self.bad.merge(&bad);
-        self.counters.merge(&counters);
+    /// Adds the counts files `paths`, each read once as a stream into spill files in
+    /// `dir`, several at a time (reading is decompressing, a core's work per file).
+    pub fn add_files(&mut self, paths: &[std::path::PathBuf], dir: &Path) -> Result<(), CountsError> {
+        use rayon::prelude::*;
+        let spilled: Vec<Result<Spilled, CountsError>> = paths.par_iter().map(|path| Spilled::read(path, dir)).collect();
+        for part in spilled {
+            let part = part?;
+            self.same_ply(&part.path, part.max_ply)?;
+            self.positions.push(part.positions);
+            self.moves.push(part.moves);
+            self.bad.merge(&part.bad);
+            self.counters.merge(&part.counters);
+        }
         Ok(())
     }
 
@@ -240,24 +263,26 @@ impl Parts {
         let out = path.display().to_string();
         let io = |source: std::io::Error| CountsError::Io { path: out.clone(), source };
         let runs = |e: crate::games::runs::RunError| CountsError::Io { path: out.clone(), source: std::io::Error::other(e.to_string()) };
-        let (positions, n_pos) = merge_to_spill(self.positions, plan).map_err(runs)?;
-        let (moves, n_moves) = merge_to_spill(self.moves, plan).map_err(runs)?;
+        // The two sequences merge at once, on two threads.
+        let (positions, moves) = rayon::join(|| merge_to_spill(self.positions, plan), || merge_to_spill(self.moves, plan));
+        let ((positions, n_pos), (moves, n_moves)) = (positions.map_err(runs)?, moves.map_err(runs)?);
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let tmp = crate::dataflow::temp::path(dir, "counts");
         let written = (|| -> Result<(), CountsError> {
             let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
             std::io::Write::write_all(&mut file, MAGIC).map_err(io)?;
             std::io::Write::write_all(&mut file, &VERSION.to_le_bytes()).map_err(io)?;
-            let mut z = zstd::stream::write::Encoder::new(file, 3).map_err(io)?;
-            let mut put = |bytes: Vec<u8>| std::io::Write::write_all(&mut z, &bytes).map_err(io);
-            put(postcard_bytes(&name))?;
-            put(postcard_bytes(&self.max_ply.unwrap_or(0)))?;
+            // Buffered before the encoder: each write into it is a call into zstd.
+            let mut z = std::io::BufWriter::with_capacity(1 << 16, zstd::stream::write::Encoder::new(file, 3).map_err(io)?);
+            let mut put = |bytes: &[u8]| std::io::Write::write_all(&mut z, bytes).map_err(io);
+            put(&postcard_bytes(&name))?;
+            put(&postcard_bytes(&self.max_ply.unwrap_or(0)))?;
             copy_run::<PosRecord>(positions, n_pos, &mut put, &runs)?;
             copy_run::<MoveRecord>(moves, n_moves, &mut put, &runs)?;
-            put(postcard_bytes(&self.bad))?;
-            put(postcard_bytes(&self.counters))?;
-            put(postcard_bytes(&None::<StreamBreak>))?;
-            let file = z.finish().map_err(io)?;
+            put(&postcard_bytes(&self.bad))?;
+            put(&postcard_bytes(&self.counters))?;
+            put(&postcard_bytes(&None::<StreamBreak>))?;
+            let file = z.into_inner().map_err(|e| io(e.into_error()))?.finish().map_err(io)?;
             file.into_inner().map_err(|e| io(e.into_error()))?.sync_data().map_err(io)
         })();
         if let Err(e) = written {
@@ -292,13 +317,16 @@ fn merge_to_spill<T: Record + 'static>(runs: Vec<Opener<'static, T>>, plan: &Mer
 fn copy_run<T: Record + serde::Serialize>(
     run: Opener<'static, T>,
     n: u64,
-    put: &mut dyn FnMut(Vec<u8>) -> Result<(), CountsError>,
+    put: &mut dyn FnMut(&[u8]) -> Result<(), CountsError>,
     failed: &dyn Fn(crate::games::runs::RunError) -> CountsError,
 ) -> Result<(), CountsError> {
-    put(postcard_bytes(&(n as usize)))?;
+    put(&postcard_bytes(&(n as usize)))?;
     let mut source = run().map_err(failed)?;
+    let mut bytes = Vec::with_capacity(64);
     while let Some(record) = source().map_err(failed)? {
-        put(postcard_bytes(&record))?;
+        bytes.clear();
+        bytes = postcard::to_extend(&record, bytes).expect("serializing to memory does not fail");
+        put(&bytes)?;
     }
     Ok(())
 }
