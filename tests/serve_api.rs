@@ -19,6 +19,11 @@ fn root() -> PathBuf {
 /// The mini taxonomy, twelve fixture games, Stockfish at depth 6 on every node, and an
 /// OpeningIQ export cut at `max_depth` plies.
 fn project(max_depth: u32) -> Project {
+    project_with(max_depth, "")
+}
+
+/// [`project`] with more pipeline tables.
+fn project_with(max_depth: u32, extra: &str) -> Project {
     Project::with_pipeline(&format!(
         r#"{}
 [sources.games]
@@ -35,6 +40,7 @@ depth_popular = 6
 format = "openingiq"
 output = "out/iq"
 max_depth = {max_depth}
+{extra}
 "#,
         mini_sources(),
         root().join("fixtures/games/api.pgn").display()
@@ -448,7 +454,8 @@ fn schemathesis(server: &Server, extra: &[&str]) -> String {
 
 #[test]
 fn schemathesis_finds_nothing_and_reaches_every_operation() {
-    let p = project(12);
+    // With the explorer index, so /masters and /lichess answer filters from it.
+    let p = project_with(12, "[explorer]\ntop_games = 4\n");
     p.make(&[]);
     let server = Server::start(&p, &[], &[]);
     for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25"][..]] {
