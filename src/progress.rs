@@ -41,6 +41,12 @@ impl Drop for Task {
     }
 }
 
+/// Whether progress goes to periodic lines (stderr is not a terminal), where work done
+/// side by side can each report its own counts; on a terminal, one bar at a time.
+pub fn periodic_lines() -> bool {
+    !std::io::stderr().is_terminal()
+}
+
 /// Registers work named `label` for the periodic lines (only when stderr is not a
 /// terminal; on a terminal, bars and step lines say enough).
 pub fn task(label: &str) -> Option<Task> {

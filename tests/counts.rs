@@ -120,3 +120,26 @@ fn counting_and_merging_spill_past_the_budget_and_write_the_same_file() {
     let leftovers: Vec<_> = std::fs::read_dir(p.dir.path()).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".okb-tmp")).collect();
     assert!(leftovers.is_empty(), "spill files left: {leftovers:?}");
 }
+
+#[test]
+fn counting_a_large_file_reports_how_far_it_has_read() {
+    // 68 MiB of real Lichess games: past the size where counting reports its progress.
+    let p = Project::with_pipeline("");
+    let sample = std::fs::read(common::shared_sources().join("../corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn")).unwrap();
+    let big = p.path("big.pgn");
+    std::fs::write(&big, sample.repeat(18)).unwrap();
+    let mib = std::fs::metadata(&big).unwrap().len() >> 20;
+    let run: common::Run = p.command(&["count", "-o", "big.okbc", "big.pgn"]).env("OKB_PROGRESS_SECS", "0.02").output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    // `Running MiB of big.pgn: 176/613, 343.8/s, ETA 1 s`
+    let lines: Vec<&str> = run.stderr.lines().filter_map(|l| l.split("MiB of big.pgn: ").nth(1)).collect();
+    assert!(!lines.is_empty(), "{}", run.stderr);
+    let mut last = 0;
+    for line in lines {
+        let (done, total) = line.split(',').next().unwrap().split_once('/').unwrap();
+        let (done, total): (u64, u64) = (done.parse().unwrap(), total.parse().unwrap());
+        assert_eq!(total, mib, "{line}");
+        assert!(done >= last && done <= total, "{line}: the bytes read only grow, up to the file's size");
+        last = done;
+    }
+}

@@ -62,7 +62,8 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
 
 /// Counts one game file into `parts`, saying so (and about damage) on stderr.
 fn count_into(parts: &mut counts::Parts, path: &std::path::Path, args: &CountArgs, plan: &MergePlan) -> miette::Result<()> {
-    let options = AggregateOptions { max_ply: args.max_ply, memory_budget_mb: args.memory_budget_mb, spill_dir: Some(plan.spill_dir.clone()), ..Default::default() };
+    let spill_dir = Some(plan.spill_dir.clone());
+    let options = AggregateOptions { max_ply: args.max_ply, memory_budget_mb: args.memory_budget_mb, spill_dir, progress: true, ..Default::default() };
     let counted = count_file(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))?;
     let c = &counted.counters;
     eprintln!("{} {} ({} games, {} counted, {} bad)", paint("Counted", "32"), path.display(), c.games_read, c.games_counted, c.games_bad);

@@ -16,7 +16,8 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -75,6 +76,8 @@ pub struct AggregateOptions {
     pub chunk_bytes: usize,
     /// Input format.
     pub format: Format,
+    /// Show how far the reading is (a bar, or periodic lines) for files of 64 MiB or more.
+    pub progress: bool,
 }
 
 impl AggregateOptions {
@@ -97,6 +100,7 @@ impl Default for AggregateOptions {
             spill_dir: None,
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             format: Format::Auto,
+            progress: false,
         }
     }
 }
@@ -201,6 +205,13 @@ pub struct Counted {
     pub moves: Vec<Opener<'static, MoveRecord>>,
 }
 
+/// A bar in MiB read of the file at `path`, when it is large enough to take a while.
+fn reading_bar(path: &Path) -> Option<crate::progress::Bar> {
+    let size = std::fs::metadata(path).ok()?.len() >> 20;
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    (size >= 64).then(|| crate::progress::start(size, &format!("MiB of {name}")))
+}
+
 /// Counts one game file (PGN or BGN, possibly compressed) within the memory budget,
 /// leaving its sorted runs unmerged.
 pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> Result<Counted, GamesError> {
@@ -208,7 +219,10 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
     let format = opts.format.resolve(path);
     let boundary = if format == Format::Bgn { Boundary::Line } else { Boundary::Pgn };
     let file = path.display().to_string();
-    let mut chunker = Chunker::open(path, opts.chunk_bytes, boundary)?;
+    let read = Arc::new(AtomicU64::new(0));
+    let mut chunker = Chunker::new(crate::games::input::open_counting(path, read.clone())?, path, opts.chunk_bytes, boundary);
+    let bar = opts.progress.then(|| reading_bar(path)).flatten();
+    let shown = |bar: &Option<crate::progress::Bar>| bar.iter().for_each(|b| b.set(read.load(Ordering::Relaxed) >> 20));
     let mut counted = Counted {
         file,
         max_ply: opts.max_ply as u32,
@@ -235,7 +249,10 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
     if first.last {
         process(first)?;
     } else {
-        let rest = std::iter::from_fn(|| whole_games(&mut chunker).transpose());
+        let rest = std::iter::from_fn(|| {
+            shown(&bar);
+            whole_games(&mut chunker).transpose()
+        });
         std::iter::once(Ok(first)).chain(rest).par_bridge().try_for_each(|c| process(c?))?;
     }
     for acc in accs {

@@ -8,6 +8,8 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
 use super::GamesError;
@@ -68,6 +70,20 @@ pub enum Compression {
     Plain,
 }
 
+/// A reader that counts the bytes passing through it.
+struct Counting<R> {
+    inner: R,
+    read: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 impl Compression {
     /// Detects the compression from a file's first bytes.
     pub fn detect(magic: &[u8]) -> Compression {
@@ -85,11 +101,17 @@ impl Compression {
 
 /// Opens `path` and returns a reader of its decompressed bytes.
 pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, GamesError> {
+    open_counting(path, Arc::default())
+}
+
+/// [`open`], adding to `read` the bytes read from the file itself (compressed, when it
+/// is): against the file's size, how far the reading is.
+pub fn open_counting(path: &Path, read: Arc<AtomicU64>) -> Result<Box<dyn Read + Send>, GamesError> {
     let open_err = |source| GamesError::Open {
         path: path.to_path_buf(),
         source,
     };
-    let mut file = File::open(path).map_err(open_err)?;
+    let mut file = Counting { inner: File::open(path).map_err(open_err)?, read };
     let mut magic = [0u8; 4];
     let mut got = 0;
     while got < magic.len() {

@@ -55,7 +55,9 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
     let run = move |cx: &Ctx<'_>| {
         let format = if file.bgn { Format::Bgn } else { Format::Pgn };
         let memory_budget_mb = budget_per_step(memory_budget_mb);
-        let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, ..Default::default() };
+        // Steps count files side by side: a bar each would overwrite one another.
+        let progress = crate::progress::periodic_lines();
+        let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, progress, ..Default::default() };
         let fail = |e: crate::games::GamesError| cx.fail(format!("game source {}: {e}", file.source));
         let counted = count_file(&file.path, &file.filter, &options).map_err(fail)?;
         let c = &counted.counters;
