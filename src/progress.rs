@@ -50,7 +50,7 @@ pub fn periodic_lines() -> bool {
 /// Registers work named `label` for the periodic lines (only when stderr is not a
 /// terminal; on a terminal, bars and step lines say enough).
 pub fn task(label: &str) -> Option<Task> {
-    if std::io::stderr().is_terminal() {
+    if !periodic_lines() {
         return None;
     }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -157,7 +157,7 @@ impl Drop for Bar {
 /// Starts a bar of `len` units labelled `what` (e.g. "game files"); a no-op when stderr
 /// is not a terminal or `len` is small.
 pub fn start(len: u64, what: &str) -> Bar {
-    if !std::io::stderr().is_terminal() {
+    if periodic_lines() {
         let task = task(what);
         update(&task, |c| c.1 = len);
         return Bar { bar: None, task };

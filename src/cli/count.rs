@@ -43,9 +43,10 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
     let mut parts = counts::Parts::default();
     if args.merge {
         parts.add_files(&args.files, &dir).map_err(|e| miette!("{e}"))?;
-    }
-    for file in args.files.iter().filter(|_| !args.merge) {
-        count_into(&mut parts, file, args, &plan)?;
+    } else {
+        for file in &args.files {
+            count_into(&mut parts, file, args, &plan)?;
+        }
     }
     let (games, read) = (parts.counters.games_counted, parts.counters.games_read);
     let max_ply = parts.max_ply.unwrap_or(args.max_ply as u32);

@@ -45,16 +45,18 @@ impl Walk<'_> {
     pub fn run(mut self) -> Result<Walked, CrawlError> {
         let settings = |why: String| CrawlError::Settings { source_name: self.name.into(), why };
         let (root, root_ply) = self.params.check().map_err(settings)?;
-        let mut queue = VecDeque::from([(root.clone(), root_ply)]);
+        // Each queued position with its request, made once: it says whether the journal
+        // answers it (for the progress) and then asks. `to_ask`: queued positions the
+        // journal does not answer, the requests left that are known so far (the crawl
+        // finds more as it goes), for the bar and its ETA.
+        let root_request = self.params.request(&root);
+        let mut to_ask = u64::from(!self.journal.contains(&root_request));
+        let mut queue = VecDeque::from([(root.clone(), root_ply, root_request)]);
         let mut seen = HashSet::from([crate::position::key(&root)]);
         let mut entries = Vec::new();
         let mut requested = 0;
-        // Queued positions the journal does not answer: the requests left that are known
-        // so far (the crawl finds more as it goes), for the bar and its ETA.
-        let mut to_ask = u64::from(!self.journal.contains(&self.params.request(&root)));
         let bar = crate::progress::start(1, &format!("explorer requests ({})", self.name));
-        while let Some((pos, ply)) = queue.pop_front() {
-            let request = self.params.request(&pos);
+        while let Some((pos, ply, request)) = queue.pop_front() {
             let (answer, moves, hash, fetched) = self.answer(&pos, &request)?;
             requested += u64::from(fetched);
             // (An answer the journal names but the archive lost is asked again, uncounted.)
@@ -67,8 +69,9 @@ impl Walk<'_> {
                     let mut child = pos.clone();
                     child.play_unchecked(m);
                     if seen.insert(crate::position::key(&child)) {
-                        to_ask += u64::from(!self.journal.contains(&self.params.request(&child)));
-                        queue.push_back((child, ply + 1));
+                        let request = self.params.request(&child);
+                        to_ask += u64::from(!self.journal.contains(&request));
+                        queue.push_back((child, ply + 1, request));
                     }
                 }
             }
