@@ -50,6 +50,9 @@ pub struct Engine {
     pub is_busted: bool,
     /// The top lines, best first.
     pub lines: Vec<Line>,
+    /// Where the evaluation came from: the engine's name, or an evaluation source's
+    /// `<name>@<pin>`.
+    pub source: Option<String>,
 }
 
 /// A move from one node to another, with the games that played it.
@@ -206,6 +209,7 @@ impl Graph {
                         is_dubious: a.is_dubious,
                         is_busted: a.is_busted,
                         lines: a.lines.clone(),
+                        source: annotations.and_then(|x| x.origin(&n.epd)).map(str::to_string),
                     }),
                     children: n
                         .children

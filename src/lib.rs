@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod diff;
 pub mod eco;
 pub mod engine;
+pub mod evals;
 pub mod explorer_index;
 pub mod export;
 pub mod games;

@@ -87,7 +87,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
         SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
         SourceKind::ScidEco => Some(EcoFormat::Scid),
         SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer => None,
+        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals => None,
     }
 }
 
@@ -210,7 +210,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     if let Some((config, hash)) = engine_setup(loaded, build)? {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
         facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
-        steps.push(steps::engine::declare(config, hash, engine_cache(loaded)));
+        let sources = evals_refs(&config, &sources.evals);
+        steps.push(steps::engine::declare(config, hash, engine_cache(loaded), sources));
     }
     let store_path = loaded.path(&pipeline.store.path);
     let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
@@ -239,6 +240,18 @@ struct SourceSteps {
     taxonomies: Vec<(String, EcoFormat)>,
     counts: Vec<String>,
     labels: Vec<String>,
+    /// Evaluation sources: (name, pin).
+    evals: Vec<(String, String)>,
+}
+
+/// The evaluation sources `config` names, as the engine step takes them.
+pub fn evals_refs(config: &crate::engine::EngineConfig, evals: &[(String, String)]) -> Vec<steps::engine::SourceRef> {
+    config
+        .sources
+        .iter()
+        .filter_map(|name| evals.iter().find(|(n, _)| n == name))
+        .map(|(name, pin)| steps::engine::SourceRef { name: name.clone(), step: steps::evals::id(name), label: format!("{name}@{}", &pin[..pin.len().min(12)]) })
+        .collect()
 }
 
 /// Declares a step per taxonomy, counts file and structure-label file (each source
@@ -251,13 +264,18 @@ fn source_steps(
     steps: &mut Vec<Decl<'static>>,
     facts: &mut Manifest,
 ) -> Result<SourceSteps, MakeError> {
-    let mut found = SourceSteps { taxonomies: Vec::new(), counts: Vec::new(), labels: Vec::new() };
+    let mut found = SourceSteps { taxonomies: Vec::new(), counts: Vec::new(), labels: Vec::new(), evals: Vec::new() };
     for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
         match format_of(kind) {
             Some(format) => {
                 let size = std::fs::metadata(&path).map_or(0, |m| m.len());
                 steps.push(steps::parse::declare(&name, format, path, &hash, size));
                 found.taxonomies.push((name.clone(), format));
+            }
+            None if kind == SourceKind::LichessEvals => {
+                let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
+                steps.push(steps::evals::declare(&name, path, shown, &hash));
+                found.evals.push((name.clone(), hash.clone()));
             }
             None if kind == SourceKind::Counts => {
                 steps.push(steps::counts::declare(&name, path, &hash, loaded.pipeline.tree.max_ply as usize));
@@ -401,9 +419,21 @@ pub fn engine_config(loaded: &Loaded) -> Result<Option<crate::engine::EngineConf
     Ok(Some(crate::engine::EngineConfig { path: Some(binary), ..config.clone() }))
 }
 
-/// [`engine_config`] and the BLAKE3 of the engine binary (from the stat cache).
+/// [`engine_config`] and the BLAKE3 of the engine binary (from the stat cache). Without
+/// an engine, a pipeline with evaluation sources still builds (`none` for the binary):
+/// the engine step fails only if the sources leave positions to search.
 pub fn engine_setup(loaded: &Loaded, build: &Build) -> Result<Option<(crate::engine::EngineConfig, String)>, MakeError> {
-    let Some(config) = engine_config(loaded)? else { return Ok(None) };
+    let config = match engine_config(loaded) {
+        Ok(Some(config)) => config,
+        Ok(None) => return Ok(None),
+        Err(MakeError::Engine(crate::engine::EngineError::NotFound { .. }))
+            if loaded.pipeline.engine.as_ref().is_some_and(|c| !c.sources.is_empty()) =>
+        {
+            let config = loaded.pipeline.engine.clone().expect("checked above");
+            return Ok(Some((config, "none".to_string())));
+        }
+        Err(e) => return Err(e),
+    };
     let hash = build.hash_file(config.path.as_deref().expect("engine_config resolves the path"))?;
     Ok(Some((config, hash)))
 }
@@ -453,6 +483,7 @@ fn export_step(name: &str, spec: &ExportSpec, target: PathBuf, game_files: &[Gam
         ExportFormat::Pgn => steps::export_pgn::declare(name, target, spec.max_depth, with_engine),
         ExportFormat::Packed => steps::export_packed::declare(name, target),
         ExportFormat::Neo4j => steps::export_neo4j::declare(name, target),
+        ExportFormat::LichessEvals => steps::export_lichess_evals::declare(name, target),
         ExportFormat::OpeningIq => steps::export_openingiq::declare(name, target, spec.max_depth, spec.pretty, with_engine),
         ExportFormat::ClassifiedPgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), false),
         ExportFormat::ClassifiedBgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), true),

@@ -35,6 +35,10 @@ pub enum SourceKind {
     /// by the BLAKE3 of its manifest: its counts are added to the game sources' (declare
     /// sources whose games differ, or they count twice).
     LichessExplorer,
+    /// A dump of engine evaluations in the Lichess evaluation database's format (JSON
+    /// lines, plain or `.zst`), pinned by BLAKE3: `[engine] sources` names it to take
+    /// its evaluations instead of searching.
+    LichessEvals,
 }
 
 impl SourceKind {
@@ -215,6 +219,10 @@ pub enum ExportFormat {
     Packed,
     /// CSV files for `neo4j-admin database import`: positions, MOVE and TRANSPOSES_TO.
     Neo4j,
+    /// The engine evaluations as JSON lines in the Lichess evaluation database's
+    /// format (zstd when the output ends in `.zst`): another pipeline pins the file as a
+    /// `lichess-evals` source.
+    LichessEvals,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.
@@ -550,10 +558,28 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
     if let Some(Err(e)) = loaded.pipeline.store.postgres() {
         return Err(Box::new(loaded.error_at("[store]", e.to_string(), None)));
     }
-    if let Some(engine) = &loaded.pipeline.engine
-        && let Err(e) = engine.validate() {
+    if let Some(engine) = &loaded.pipeline.engine {
+        if let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
+        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind == SourceKind::LichessEvals);
+        if let Some(bad) = engine.sources.iter().find(|s| !evals_source(s)) {
+            return Err(Box::new(loaded.error_at(
+                "[engine]",
+                format!("[engine] sources: {bad:?} is not an evaluation source"),
+                Some("list names of [sources.NAME] tables with kind = \"lichess-evals\"".into()),
+            )));
+        }
+    }
+    for (name, spec) in &loaded.pipeline.exports {
+        if spec.format == ExportFormat::LichessEvals && loaded.pipeline.engine.is_none() {
+            return Err(Box::new(loaded.error_at(
+                &format!("[exports.{name}]"),
+                format!("export {name:?}: format \"lichess-evals\" exports the engine's evaluations, and there is no [engine] table"),
+                None,
+            )));
+        }
+    }
     let game_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind == SourceKind::Pgn);
     if let Some(validate) = &loaded.pipeline.validate
         && let Some(bad) = validate.sources.iter().find(|s| !game_source(s)) {

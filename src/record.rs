@@ -68,6 +68,11 @@ pub struct NodeRecord {
     pub resulting_structure: Option<String>,
     /// How the tag was found: `label`, `exact`, `near` or `rule` (none for Unknown).
     pub structure_confidence: Option<String>,
+    /// Where the evaluation came from: the engine's name (okb's own search), or an
+    /// evaluation source's `<name>@<first 12 digits of its pin>`.
+    pub eval_source: Option<String>,
+    /// Nodes the evaluation's search took (thousands × 1000 for an evaluation source).
+    pub eval_nodes: Option<u64>,
 }
 
 /// `part` as a percentage of `whole`, rounded to two decimals.
@@ -84,8 +89,10 @@ pub fn split_name(name: &str) -> (String, Option<String>) {
 }
 
 impl NodeRecord {
-    /// The record of `node`, with its engine annotation if there is one.
-    pub fn new(node: &Node, analysis: Option<&Analysis>) -> NodeRecord {
+    /// The record of `node`, with its engine annotation and where it came from, if there
+    /// is one.
+    pub fn new(node: &Node, analysis: Option<(&Analysis, &str)>) -> NodeRecord {
+        let (analysis, origin) = analysis.unzip();
         let stats = node.stats.unwrap_or_default();
         let games = stats.games();
         let (opening_name, variation_name) = match &node.opening {
@@ -123,6 +130,8 @@ impl NodeRecord {
             is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
             structure_confidence: None,
+            eval_source: origin.map(str::to_string),
+            eval_nodes: analysis.map(|a| a.nodes),
         }
     }
 
@@ -160,6 +169,8 @@ impl NodeRecord {
             is_busted: None,
             resulting_structure: Some(stub.structure.clone()),
             structure_confidence: stub.structure_confidence.map(|c| c.as_str().to_string()),
+            eval_source: None,
+            eval_nodes: None,
         }
     }
 
@@ -168,7 +179,7 @@ impl NodeRecord {
         use rayon::prelude::*;
         tree.nodes
             .par_iter()
-            .map(|n| NodeRecord::new(n, annotations.and_then(|a| a.results.get(&n.epd))))
+            .map(|n| NodeRecord::new(n, annotations.and_then(|a| Some((a.results.get(&n.epd)?, a.origin(&n.epd)?)))))
             .collect()
     }
 

@@ -129,9 +129,42 @@ impl Analysis {
             let bound = (l.bound != Bound::Exact).then_some(l.bound);
             lines.push(Line { multipv: l.multipv, depth: l.depth, eval, mate, bound, pv_uci, pv_san });
         }
-        let Some(first) = lines.first() else {
+        if lines.is_empty() {
             return Err(protocol(format!("no scored line with a legal move before `bestmove {}`", out.best_move)));
-        };
+        }
+        Ok(Analysis::judged(turn, lines, best, out.nodes))
+    }
+
+    /// Builds the stored result from an evaluation made elsewhere (an evaluation
+    /// source): `pvs` are (score from White's view as (cp, mate), UCI moves), best first,
+    /// searched to `depth` with `nodes` nodes; at most `multipv` lines are kept. `None`
+    /// when no line starts with a legal move of `pos`.
+    pub fn from_source(pos: &Chess, depth: u32, nodes: u64, pvs: &[((i32, Option<i32>), Vec<String>)], multipv: u32) -> Option<Analysis> {
+        let has_moves = !pos.legal_moves().is_empty();
+        let mut lines = Vec::new();
+        for ((cp, mate), pv) in pvs {
+            let (pv_uci, pv_san) = legal_line(pos, pv);
+            if (pv_uci.is_empty() && has_moves) || lines.len() as u32 >= multipv {
+                continue;
+            }
+            // The same caps as okb's own searches: ±999 cp, a mate as exactly ±1000.
+            let eval = match mate {
+                Some(0) => if pos.turn() == Color::White { -MATE_CAP } else { MATE_CAP },
+                Some(m) => m.signum() * MATE_CAP,
+                None => (*cp).clamp(-(MATE_CAP - 1), MATE_CAP - 1),
+            };
+            let multipv = lines.len() as u32 + 1;
+            lines.push(Line { multipv, depth, eval, mate: *mate, bound: None, pv_uci, pv_san });
+        }
+        let first = lines.first()?;
+        let best = first.pv_uci.first().cloned().zip(first.pv_san.first().cloned());
+        Some(Analysis::judged(pos.turn(), lines, best, nodes))
+    }
+
+    /// The result of scored `lines` (best first, at least one) in a position with
+    /// `turn` to move: the best line's score and the mover's flags.
+    fn judged(turn: Color, lines: Vec<Line>, best: Option<(String, String)>, nodes: u64) -> Analysis {
+        let first = &lines[0];
         let (stockfish_eval, stockfish_mate, stockfish_depth) = (first.eval, first.mate, first.depth);
         // The mover is the side not to move; its view is the negation of the mover-to-be's.
         let mover_sign = if turn == Color::White { -1 } else { 1 };
@@ -140,7 +173,7 @@ impl Analysis {
         let is_busted = mover_eval <= BUSTED_CP || mate_against_mover;
         let is_dubious = is_busted || mover_eval <= DUBIOUS_CP;
         let (best_move_uci, best_move_san) = best.unzip();
-        Ok(Analysis {
+        Analysis {
             stockfish_eval,
             stockfish_mate,
             stockfish_depth,
@@ -149,8 +182,8 @@ impl Analysis {
             lines,
             is_dubious,
             is_busted,
-            nodes: out.nodes,
-        })
+            nodes,
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! The persistent engine cache: one SQLite row per analysed position.
 //!
 //! Rows are keyed by (engine identity, position identity [`position::epd`], multipv,
-//! depth). The cache is shared by every pipeline and every rebuild on the machine: a
-//! stored result **at a depth greater than or equal to the requested one, with the same
-//! multipv and engine identity, serves the request** (the deepest such row wins). So a
-//! deeper pipeline enriches a shallower one's later builds, and exports are a function
-//! of the cache contents and the requests.
+//! depth). The cache is shared by every pipeline and every rebuild on the machine, and
+//! **serves only the exact search asked**: the same engine identity, depth and multipv.
+//! A deeper row never answers a shallower request, so the knowledge base stays a
+//! function of the pins and the engine, whatever searches this machine ran before;
+//! deeper evaluations enter a build only as pinned evaluation sources
+//! ([`super::sources`]), okb's own exported ones included.
 //!
 //! Each [`EngineCache::put`] is its own transaction in WAL mode, so an interrupted run
 //! loses at most the searches in flight. A row that cannot be decoded (corrupt, or from
@@ -99,15 +100,14 @@ impl EngineCache {
         &self.path
     }
 
-    /// The deepest decodable result for (`engine`, `epd`, `multipv`) at depth ≥ `depth`.
+    /// The decodable result of the search (`engine`, `epd`, `depth`, `multipv`).
     pub fn get(&self, engine: &str, epd: &str, depth: u32, multipv: u32) -> Result<Option<Analysis>, EngineError> {
         let err = |source| EngineError::Cache { context: format!("reading {epd} from {}", self.path.display()), source };
         let mut stmt = self
             .conn
             .prepare_cached(
                 "SELECT format, result FROM engine_analyses
-                 WHERE engine = ?1 AND epd = ?2 AND multipv = ?3 AND depth >= ?4
-                 ORDER BY depth DESC",
+                 WHERE engine = ?1 AND epd = ?2 AND multipv = ?3 AND depth = ?4",
             )
             .map_err(err)?;
         let mut rows = stmt.query(params![engine, epd, multipv, depth]).map_err(err)?;
@@ -250,11 +250,12 @@ mod tests {
     const EPD: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
 
     #[test]
-    fn deeper_results_serve_shallower_requests_not_the_reverse() {
+    fn only_the_exact_search_serves_a_request() {
         let c = EngineCache::in_memory().unwrap();
         c.put("sf", EPD, 20, 3, &analysis(20, 20)).unwrap();
         c.put("sf", EPD, 24, 3, &analysis(24, 24)).unwrap();
-        assert_eq!(c.get("sf", EPD, 18, 3).unwrap().unwrap().stockfish_eval, 24);
+        assert!(c.get("sf", EPD, 18, 3).unwrap().is_none(), "a deeper row must not serve a shallower request");
+        assert_eq!(c.get("sf", EPD, 20, 3).unwrap().unwrap().stockfish_eval, 20);
         assert_eq!(c.get("sf", EPD, 24, 3).unwrap().unwrap().stockfish_eval, 24);
         assert!(c.get("sf", EPD, 25, 3).unwrap().is_none());
         assert!(c.get("sf", EPD, 18, 1).unwrap().is_none(), "multipv must match");
@@ -272,9 +273,6 @@ mod tests {
         assert!(c.get("sf", EPD, 20, 3).unwrap().is_none());
         c.conn.execute("UPDATE engine_analyses SET result = 17", []).unwrap();
         assert!(c.get("sf", EPD, 20, 3).unwrap().is_none());
-        // A corrupt deeper row does not hide a good shallower one.
-        c.put("sf", EPD, 18, 3, &analysis(7, 18)).unwrap();
-        assert_eq!(c.get("sf", EPD, 18, 3).unwrap().unwrap().stockfish_eval, 7);
         c.put("sf", EPD, 20, 3, &analysis(12, 20)).unwrap();
         drop(c);
         let reopened = EngineCache::open(&path).unwrap();

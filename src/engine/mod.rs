@@ -28,6 +28,7 @@ pub mod policy;
 pub mod pool;
 pub mod queue;
 pub mod results;
+pub mod sources;
 pub mod uci;
 
 use std::collections::BTreeMap;
@@ -42,6 +43,7 @@ pub use analysis::{Analysis, Line};
 pub use cache::EngineCache;
 pub use identity::Identity;
 pub use policy::EngineConfig;
+pub use sources::EvalSource;
 
 use crate::position;
 use pool::{Event, Scheduler, Stop, Task};
@@ -179,6 +181,12 @@ pub struct AnnotationReport {
     pub failures: BTreeMap<String, Failure>,
     /// Positions served from the cache.
     pub cached: usize,
+    /// Positions served by each evaluation source (in `sources` order): the depths of
+    /// the evaluations taken.
+    pub from_sources: Vec<(String, Vec<u32>)>,
+    /// The positions an evaluation source served, keyed by [`position::epd`], with the
+    /// source's label ([`EvalSource::label`]).
+    pub origins: BTreeMap<String, String>,
     /// Positions searched in this run.
     pub analysed: usize,
     /// Positions that failed.
@@ -205,6 +213,21 @@ pub struct Annotations {
     pub results: BTreeMap<String, Analysis>,
     /// Positions that failed after all attempts, keyed by [`position::epd`].
     pub failures: BTreeMap<String, Failure>,
+    /// Where each result came from when okb's engine did not make it: the evaluation
+    /// source's `<name>@<pin>`, keyed by [`position::epd`] (a result not listed here is
+    /// the engine's, `engine_name`).
+    pub origins: BTreeMap<String, String>,
+}
+
+impl Annotations {
+    /// Where the result of `epd` came from: an evaluation source's `<name>@<pin>`, or
+    /// the engine's name.
+    pub fn origin(&self, epd: &str) -> Option<&str> {
+        if !self.results.contains_key(epd) {
+            return None;
+        }
+        Some(self.origins.get(epd).map_or(self.engine_name.as_str(), String::as_str))
+    }
 }
 
 /// Finds the engine binary: `configured` if given (a bare name is looked up on PATH),
@@ -242,12 +265,16 @@ pub fn engine_identity(path: &Path, config: &EngineConfig, cache: &EngineCache) 
     Ok((identity.key(), identity.id_name, spawned))
 }
 
-/// Annotates `jobs`: cache hits first, then engine searches by priority, each committed
-/// to `cache` as it finishes.
+/// Annotates `jobs`: evaluation sources first, then the engine cache, then engine
+/// searches by priority, each committed to `cache` as it finishes.
 ///
 /// Jobs for the same position (same [`position::epd`]) are merged, keeping the deepest
-/// depth and highest priority. Engine faults never fail the phase: a position whose
-/// search crashes, hangs or returns garbage `max_attempts` times is reported in
+/// depth and highest priority. A position an evaluation source covers ([`sources::best`])
+/// takes that evaluation; the cache serves only the exact search asked (engine identity,
+/// depth, MultiPV), so the results are a function of the pins and the engine. The engine
+/// is looked for only when something is left to search: a pipeline whose sources cover
+/// every position builds without it. Engine faults never fail the phase: a position
+/// whose search crashes, hangs or returns garbage `max_attempts` times is reported in
 /// [`AnnotationReport::failures`]. Errors are returned for a missing or unstartable
 /// engine, an invalid configuration and cache (SQLite) errors. `progress` is called on
 /// the calling thread after every position.
@@ -255,33 +282,48 @@ pub fn annotate(
     jobs: Vec<Job>,
     config: &EngineConfig,
     cache: &EngineCache,
+    sources: &[EvalSource],
     progress: &dyn Fn(Progress),
 ) -> Result<AnnotationReport, EngineError> {
     let start = Instant::now();
     config.validate()?;
-    let path = resolve_engine(config.path.as_deref())?;
-    let (identity, name, spawned) = engine_identity(&path, config, cache)?;
     let mut report = AnnotationReport {
-        engine_identity: identity,
-        engine_name: name,
+        engine_identity: String::new(),
+        engine_name: String::new(),
         results: BTreeMap::new(),
         failures: BTreeMap::new(),
         cached: 0,
+        from_sources: sources.iter().map(|s| (s.name.clone(), Vec::new())).collect(),
+        origins: BTreeMap::new(),
         analysed: 0,
         failed: 0,
         left: 0,
         stopped: None,
-        engines_started: spawned,
+        engines_started: 0,
         nodes: 0,
         elapsed: Duration::ZERO,
     };
     let (merged, failures) = merge_jobs(jobs);
     report.failed = failures.len();
     report.failures = failures;
+    let merged = serve_from_sources(merged, sources, config.multipv, &mut report);
+    if merged.is_empty() {
+        progress(Progress { total: report.results.len() + report.failed, invalid: report.failed, ..Progress::default() });
+        report.elapsed = start.elapsed();
+        return Ok(report);
+    }
+    let path = resolve_engine(config.path.as_deref()).map_err(|e| match e {
+        EngineError::NotFound { searched } => EngineError::NotFound {
+            searched: format!("{searched}, for {} positions no evaluation source covers", merged.len()),
+        },
+        other => other,
+    })?;
+    let (identity, name, spawned) = engine_identity(&path, config, cache)?;
+    (report.engine_identity, report.engine_name, report.engines_started) = (identity, name, spawned);
     let (epds, tasks) = serve_from_cache(merged, cache, config.multipv, &mut report)?;
     let mut snapshot = Progress {
         total: report.results.len() + tasks.len() + report.failed,
-        cached: report.cached,
+        cached: report.cached + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
         to_analyse: tasks.len(),
         analysed: 0,
         failed: 0,
@@ -322,6 +364,32 @@ pub(crate) fn merge_jobs(jobs: Vec<Job>) -> (BTreeMap<String, Task>, BTreeMap<St
         }
     }
     (merged, failures)
+}
+
+/// Takes the evaluations the sources have into `report`; returns the positions left.
+fn serve_from_sources(
+    merged: BTreeMap<String, Task>,
+    sources: &[EvalSource],
+    multipv: u32,
+    report: &mut AnnotationReport,
+) -> BTreeMap<String, Task> {
+    if sources.is_empty() {
+        return merged;
+    }
+    let mut left = BTreeMap::new();
+    for (epd, task) in merged {
+        match sources::best(sources, &epd, &task.pos, task.depth, multipv) {
+            Some((i, analysis)) => {
+                report.from_sources[i].1.push(analysis.stockfish_depth);
+                report.origins.insert(epd.clone(), sources[i].label.clone());
+                report.results.insert(epd, analysis);
+            }
+            None => {
+                left.insert(epd, task);
+            }
+        }
+    }
+    left
 }
 
 /// Takes the cached results into `report`; returns the positions left to search.

@@ -29,6 +29,7 @@ use super::uci::EngineOptions;
 /// handshake_timeout = 10          # seconds for uci/isready
 /// max_attempts = 3                # per position, then it is reported as failed
 /// max_consecutive_failures = 20   # then the engine is considered broken
+/// sources = ["evals"]             # lichess-evals sources to take evaluations from first
 /// new_game = true                 # ucinewgame between units: reproducible results
 /// tt_locality = false             # subtree per engine, ~25% faster, weaker determinism
 /// ```
@@ -83,6 +84,10 @@ pub struct EngineConfig {
     pub min_games: u64,
     /// Annotate only tree nodes at most this many plies from the start (none: all).
     pub max_ply: Option<u32>,
+    /// Evaluation sources (names of `kind = "lichess-evals"` sources), in order of
+    /// preference: a node takes the deepest of their evaluations that is at least as deep
+    /// as its depth and has `multipv` lines, and the engine searches only the rest.
+    pub sources: Vec<String>,
 }
 
 impl Default for EngineConfig {
@@ -107,6 +112,7 @@ impl Default for EngineConfig {
             max_consecutive_failures: 20,
             min_games: 0,
             max_ply: None,
+            sources: Vec::new(),
         }
     }
 }

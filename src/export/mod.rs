@@ -6,6 +6,7 @@ pub mod csv;
 pub mod bgn;
 pub mod book;
 pub mod eco_json;
+pub mod lichess_evals;
 pub mod named;
 pub mod neo4j;
 pub mod openingiq;

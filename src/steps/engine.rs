@@ -12,26 +12,54 @@ use crate::dataflow::{Action, BuildError, Ctx, Decl, Produced, Rule};
 use crate::diagnostics::Warning;
 use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
 use crate::engine::queue::{self, Planned};
-use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, Job};
+use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, EvalSource, Job};
+use crate::evals::Selection;
 use crate::tree::Tree;
+
+/// An evaluation source the engine step takes evaluations from: its name in
+/// pipeline.toml, the id of the step that read it, and the label its evaluations carry.
+#[derive(Clone, Debug)]
+pub struct SourceRef {
+    /// The source's name.
+    pub name: String,
+    /// The step holding its [`Selection`].
+    pub step: String,
+    /// What its evaluations say they came from (`<name>@<pin>`).
+    pub label: String,
+}
+
+/// The evaluation sources' selections, in `[engine] sources` order.
+fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, crate::dataflow::BuildError> {
+    sources
+        .iter()
+        .map(|s| {
+            let selection: Arc<Selection> = cx.load(&s.step)?;
+            Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection })
+        })
+        .collect()
+}
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
 
-/// Annotates the tree's nodes that `config` selects (games, ply), most played first, with
-/// the engine at `config.path` whose binary has BLAKE3 `binary_hash`; results are kept
-/// in `cache_path`.
-pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -> Decl<'static> {
+/// Annotates the tree's nodes that `config` selects (games, ply): from the evaluation
+/// `sources` where they cover a node, otherwise with the engine at `config.path` whose
+/// binary has BLAKE3 `binary_hash` (`none` when no engine is installed), most played
+/// first; results are kept in `cache_path`.
+pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf, sources: Vec<SourceRef>) -> Decl<'static> {
     let (left_config, left_cache) = (config.clone(), cache_path.clone());
+    let reads: Vec<String> = sources.iter().map(|s| s.step.clone()).collect();
+    let run_sources = sources.clone();
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
+        let sources = load_sources(cx, &run_sources)?;
         let jobs = jobs(&tree, &config);
         let mean_cost = jobs.iter().map(|j| estimate::cost(j.depth)).sum::<f64>() / jobs.len().max(1) as f64;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let bar = crate::progress::start(jobs.len() as u64, "engine positions");
         // The bar counts engine searches only: cache hits are instant and would make the
         // rate and the ETA meaningless.
-        let report = crate::engine::annotate(jobs, &config, &cache, &|p| {
+        let report = crate::engine::annotate(jobs, &config, &cache, &sources, &|p| {
             bar.set_length(p.to_analyse as u64);
             bar.set((p.analysed + p.failed) as u64);
             bar.set_message(format!("engine positions ({} cached, {} failed)", p.cached, p.failed));
@@ -51,11 +79,14 @@ pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf) -
             text: Some(epd.clone()),
         }));
         let (complete, failed) = (report.left == 0, report.failed);
-        let annotations = Annotations { engine_name: report.engine_name, results: report.results, failures: report.failures };
+        let annotations = Annotations { engine_name: report.engine_name, results: report.results, failures: report.failures, origins: report.origins };
         Ok(Produced::new(annotations, summary).warnings(failed).complete(complete))
     };
-    let left = move |cx: &Ctx<'_>| left(cx, &left_config, &left_cache);
-    Decl::new("engine", &RULE, Action::Value(Box::new(run)))
+    let left_sources = sources.clone();
+    let left = move |cx: &Ctx<'_>| left(cx, &left_config, &left_cache, &left_sources);
+    reads
+        .into_iter()
+        .fold(Decl::new("engine", &RULE, Action::Value(Box::new(run))), Decl::reads)
         .reads("tree")
         .file("engine-binary", binary_hash)
         .param("engine")
@@ -70,18 +101,39 @@ pub static QUEUE_RULE: Rule =
 /// The queue of the searches [`declare`] would run and `cache_path` cannot serve, handed
 /// to the caller in `out`. The step is never recorded (its answer depends on the cache's
 /// contents, which no key covers), so it runs every time it is declared.
-pub fn declare_queue(config: EngineConfig, binary_hash: String, cache_path: PathBuf, out: Arc<Mutex<Option<Planned>>>) -> Decl<'static> {
+pub fn declare_queue(config: EngineConfig, binary_hash: String, cache_path: PathBuf, sources: Vec<SourceRef>, out: Arc<Mutex<Option<Planned>>>) -> Decl<'static> {
+    let reads: Vec<String> = sources.iter().map(|s| s.step.clone()).collect();
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let path = config.path.clone().unwrap_or_default();
-        let planned = queue::plan(jobs(&tree, &config), &path, &config, &cache).map_err(|e| cx.fail(e))?;
+        let jobs = uncovered(jobs(&tree, &config), &config, &load_sources(cx, &sources)?);
+        let planned = queue::plan(jobs, &path, &config, &cache).map_err(|e| cx.fail(e))?;
         let queued = planned.queue.entries.len();
         let summary = format!("{} positions: {} cached, {queued} queued", planned.total, planned.cached);
         *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
         Ok(Produced::new(queued, summary).complete(false))
     };
-    Decl::new("engine-queue", &QUEUE_RULE, Action::Value(Box::new(run))).reads("tree").file("engine-binary", binary_hash).param("engine")
+    reads
+        .into_iter()
+        .fold(Decl::new("engine-queue", &QUEUE_RULE, Action::Value(Box::new(run))), Decl::reads)
+        .reads("tree")
+        .file("engine-binary", binary_hash)
+        .param("engine")
+}
+
+/// The jobs no evaluation source covers (the ones the engine cache and engine serve).
+fn uncovered(jobs: Vec<Job>, config: &EngineConfig, sources: &[EvalSource]) -> Vec<Job> {
+    if sources.is_empty() {
+        return jobs;
+    }
+    jobs.into_iter()
+        .filter(|job| {
+            let Ok(pos) = crate::position::parse_fen(&job.fen) else { return true };
+            let epd = crate::position::epd(&pos);
+            crate::engine::sources::best(sources, &epd, &pos, job.depth, config.multipv).is_none()
+        })
+        .collect()
 }
 
 /// The searches `config` asks for: nodes with at least `min_games` games and at most
@@ -98,8 +150,15 @@ fn jobs(tree: &Tree, config: &EngineConfig) -> Vec<Job> {
 /// The step's line: what was served, searched and failed, and when it stopped early,
 /// what is left and how to continue.
 fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig, mean_cost: f64) -> String {
+    let mut from_sources = String::new();
+    for (name, depths) in &report.from_sources {
+        let mut depths = depths.clone();
+        depths.sort_unstable();
+        let median = depths.get(depths.len() / 2).map_or(String::new(), |d| format!(" (median depth {d})"));
+        from_sources.push_str(&format!("{} from {name}{median}, ", depths.len()));
+    }
     let mut summary = format!(
-        "{} positions: {} cached, {} analysed, {} failed, {} engines started",
+        "{} positions: {from_sources}{} cached, {} analysed, {} failed, {} engines started",
         report.results.len() + report.failures.len(),
         report.cached,
         report.analysed,
@@ -117,13 +176,19 @@ fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig
 }
 
 /// For `okb status`: the positions not in the engine cache yet, and the time they take.
-fn left(cx: &Ctx<'_>, config: &EngineConfig, cache_path: &std::path::Path) -> Result<String, BuildError> {
+fn left(cx: &Ctx<'_>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[SourceRef]) -> Result<String, BuildError> {
     let tree: Arc<Tree> = cx.load("tree")?;
+    let all = jobs(&tree, config);
+    let total = all.len();
+    let jobs = uncovered(all, config, &load_sources(cx, sources)?);
+    if jobs.is_empty() {
+        return Ok(format!("0 of {total} positions left: the evaluation sources cover them all"));
+    }
     let cache = EngineCache::open(cache_path).map_err(|e| cx.fail(e))?;
     let path = config.path.clone().unwrap_or_default();
     let (identity, _, _) = crate::engine::engine_identity(&path, config, &cache).map_err(|e| cx.fail(e))?;
     let mut depths: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
-    for job in jobs(&tree, config) {
+    for job in jobs {
         let epd = crate::position::parse_fen(&job.fen).map(|p| crate::position::epd(&p)).unwrap_or(job.fen);
         let depth = depths.entry(epd).or_insert(0);
         *depth = (*depth).max(job.depth);

@@ -11,10 +11,12 @@ pub mod counts;
 pub mod crawl;
 pub mod eco;
 pub mod engine;
+pub mod evals;
 pub mod explorer;
 pub mod export_classified;
 pub mod export_csv;
 pub mod export_eco_json;
+pub mod export_lichess_evals;
 pub mod export_neo4j;
 pub mod export_openingiq;
 pub mod export_packed;
@@ -44,6 +46,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &crawl::RULE,
     &games::RULE,
     &tree::RULE,
+    &evals::RULE,
     &engine::RULE,
     &structure_labels::RULE,
     &structures::RULE,
@@ -62,6 +65,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_packed::RULE,
     &export_openingiq::RULE,
     &export_neo4j::RULE,
+    &export_lichess_evals::RULE,
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
     &manifest::RULE,

@@ -101,6 +101,11 @@ pub struct NodeJson {
     pub resulting_structure: Option<String>,
     /// How the tag was found: `label`, `exact`, `near` or `rule` (null for Unknown).
     pub structure_confidence: Option<String>,
+    /// Where the evaluation came from: the engine's name, or an evaluation source's
+    /// `<name>@<pin>`.
+    pub eval_source: Option<String>,
+    /// Nodes the evaluation's search took.
+    pub eval_nodes: Option<i64>,
 }
 
 impl NodeJson {
@@ -132,7 +137,7 @@ pub struct Store {
 const NODE_COLUMNS: &str = "n.node_id, n.fen, n.moves, n.pgn_move, n.eco_code, n.opening_name, n.variation_name,
     n.name_src, n.name_inherited, e.scid, e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.is_branching_node,
     n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure,
-    n.best_move_uci, n.stockfish_lines, n.structure_confidence";
+    n.best_move_uci, n.stockfish_lines, n.structure_confidence, n.eval_source, n.eval_nodes";
 
 impl Store {
     /// Opens the store at `path` read-only.
@@ -263,6 +268,8 @@ impl Store {
                     is_busted: r.get(19)?,
                     resulting_structure: r.get(20)?,
                     structure_confidence: r.get(23)?,
+                    eval_source: r.get(24)?,
+                    eval_nodes: r.get(25)?,
                 })
             })
             .map_err(self.err())?;

@@ -47,7 +47,9 @@ CREATE TABLE opening_nodes (
     resulting_structure TEXT,
     stockfish_mate INTEGER,
     stockfish_lines TEXT,
-    structure_confidence TEXT
+    structure_confidence TEXT,
+    eval_source TEXT,
+    eval_nodes INTEGER
 ) WITHOUT ROWID;
 CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
@@ -152,6 +154,7 @@ pub const TRACKED_FIELDS: &[&str] = &[
     "is_branching_node",
     "stockfish_eval",
     "stockfish_depth",
+    "eval_source",
     "best_move",
     "is_dubious",
     "is_busted",

@@ -58,6 +58,7 @@ fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
         Some((r.is_branching_node as u8).to_string()),
         r.stockfish_eval.map(|v| v.to_string()),
         r.stockfish_depth.map(|v| v.to_string()),
+        r.eval_source.clone(),
         r.best_move.clone(),
         r.is_dubious.map(|v| (v as u8).to_string()),
         r.is_busted.map(|v| (v as u8).to_string()),
@@ -272,10 +273,10 @@ fn write_main(
             "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
              variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
              draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
-             is_busted, resulting_structure, stockfish_mate, stockfish_lines, structure_confidence)
+             is_busted, resulting_structure, stockfish_mate, stockfish_lines, structure_confidence, eval_source, eval_nodes)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28)",
-            28,
+             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+            30,
         )
         .map_err(sql(tmp))?;
         // Primary-key order makes every insert an append to the b-tree.
@@ -312,6 +313,8 @@ fn write_main(
                     analysis.and_then(|a| a.stockfish_mate).map(i64::from).into(),
                     lines.as_ref().into(),
                     r.structure_confidence.as_ref().into(),
+                    r.eval_source.as_ref().into(),
+                    r.eval_nodes.map(|n| n as i64).into(),
                 ])
                 .map_err(sql(tmp))?;
         }

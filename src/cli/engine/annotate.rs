@@ -91,7 +91,7 @@ fn check_binary(queue: &Queue, queue_path: &Path, engine: &Path) -> miette::Resu
 fn search(entries: &[&queue::Entry], config: &crate::engine::EngineConfig, cache: &EngineCache) -> miette::Result<AnnotationReport> {
     let jobs = entries.iter().map(|e| e.job()).collect();
     let bar = crate::progress::start(entries.len() as u64, "engine positions");
-    let report = crate::engine::annotate(jobs, config, cache, &|p| {
+    let report = crate::engine::annotate(jobs, config, cache, &[], &|p| {
         bar.set((p.analysed + p.failed) as u64);
         bar.set_message(format!("engine positions ({} failed)", p.failed));
     });

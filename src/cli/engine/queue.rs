@@ -35,8 +35,12 @@ pub fn run(args: &QueueArgs, loaded: &Loaded) -> miette::Result<()> {
     let found = out.clone();
     let adapt = move |loaded: &Loaded, build: &crate::dataflow::Build, plan| {
         let (config, hash) = make::engine_setup(loaded, build)?.expect("the pipeline has [engine]");
-        let mut plan = make::upstream_of(plan, "tree");
-        plan.steps.push(crate::steps::engine::declare_queue(config, hash, make::engine_cache(loaded), found.clone()));
+        // The engine step's inputs (the tree and the evaluation sources), not the step.
+        let mut plan = make::upstream_of(plan, "engine");
+        plan.steps.retain(|d| d.id != "engine");
+        let pins: Vec<(String, String)> = loaded.pipeline.sources.iter().map(|(n, s)| (n.clone(), s.blake3.clone().unwrap_or_default())).collect();
+        let sources = make::evals_refs(&config, &pins);
+        plan.steps.push(crate::steps::engine::declare_queue(config, hash, make::engine_cache(loaded), sources, found.clone()));
         Ok(plan)
     };
     let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: false };
