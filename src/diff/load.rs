@@ -19,9 +19,11 @@ pub struct Snapshot {
     pub files: Option<BTreeMap<String, (String, u64)>>,
 }
 
+/// The node columns compared; `{source}` is `n.eval_source`, or NULL in a store made
+/// before evaluations recorded their source.
 const NODES: &str = "SELECT n.position_key, n.moves, n.eco_code, n.opening_name, n.variation_name, n.name_inherited,
     e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.stockfish_eval, n.stockfish_mate, n.best_move,
-    n.resulting_structure
+    n.resulting_structure, n.stockfish_depth, {source}
     FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id";
 
 const LINKS: &str = "SELECT a.moves, b.moves FROM node_transpositions t
@@ -37,7 +39,9 @@ impl Snapshot {
         let conn = Connection::open_with_flags(store, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| format!("{shown}: {e}"))?;
         let sql = |e: rusqlite::Error| format!("{shown}: not an okb store ({e})");
         let mut nodes = BTreeMap::new();
-        let mut stmt = conn.prepare(NODES).map_err(sql)?;
+        let has_source = conn.prepare("SELECT eval_source FROM opening_nodes LIMIT 0").is_ok();
+        let nodes_sql = NODES.replace("{source}", if has_source { "n.eval_source" } else { "NULL" });
+        let mut stmt = conn.prepare(&nodes_sql).map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
         while let Some(r) = rows.next().map_err(sql)? {
             let key: String = r.get(0).map_err(sql)?;
@@ -77,6 +81,8 @@ fn node(r: &rusqlite::Row<'_>) -> rusqlite::Result<NodeFacts> {
         mate: r.get(11)?,
         best_move: r.get(12)?,
         structure: r.get(13)?,
+        eval_depth: r.get(14)?,
+        eval_source: r.get(15)?,
     })
 }
 

@@ -55,6 +55,10 @@ pub struct NodeFacts {
     pub mate: Option<i64>,
     /// Engine's best move (SAN).
     pub best_move: Option<String>,
+    /// Depth of the evaluation.
+    pub eval_depth: Option<i64>,
+    /// Where the evaluation came from (the engine, or an evaluation source and its pin).
+    pub eval_source: Option<String>,
     /// Pawn-structure tag.
     pub structure: Option<String>,
 }
@@ -111,6 +115,10 @@ pub struct Eval {
     pub mate: Option<i64>,
     /// Best move.
     pub best_move: Option<String>,
+    /// Depth.
+    pub depth: Option<i64>,
+    /// Where it came from.
+    pub source: Option<String>,
 }
 
 /// An export file that changed.
@@ -209,8 +217,9 @@ fn compare_node(o: &NodeFacts, n: &NodeFacts, t: Thresholds, d: &mut Diff) {
         let stats = |x: &NodeFacts| Stats { games: x.games, white_pct: x.white_pct, draw_pct: x.draw_pct };
         d.stats.push(Change { moves: n.moves.clone(), games: n.games, old: stats(o), new: stats(n) });
     }
-    if (o.eval_cp, o.mate, &o.best_move) != (n.eval_cp, n.mate, &n.best_move) {
-        let eval = |x: &NodeFacts| Eval { cp: x.eval_cp, mate: x.mate, best_move: x.best_move.clone() };
+    let key = |x: &NodeFacts| (x.eval_cp, x.mate, x.best_move.clone(), x.eval_depth, x.eval_source.clone());
+    if key(o) != key(n) {
+        let eval = |x: &NodeFacts| Eval { cp: x.eval_cp, mate: x.mate, best_move: x.best_move.clone(), depth: x.eval_depth, source: x.eval_source.clone() };
         d.evals.push(Change { moves: n.moves.clone(), games: n.games, old: eval(o), new: eval(n) });
     }
     if o.structure != n.structure {

@@ -72,7 +72,12 @@ fn eval(c: &Change<Eval>) -> String {
             (None, Some(cp)) => format!("{cp:+} cp"),
             (None, None) => "-".into(),
         };
-        format!("{score} {}", e.best_move.as_deref().unwrap_or("-"))
+        let origin = match (e.depth, &e.source) {
+            (Some(d), Some(s)) => format!(" (depth {d}, {s})"),
+            (Some(d), None) => format!(" (depth {d})"),
+            _ => String::new(),
+        };
+        format!("{score} {}{origin}", e.best_move.as_deref().unwrap_or("-"))
     };
     let delta = match (c.old.cp, c.new.cp) {
         (Some(a), Some(b)) => format!(" ({:+} cp)", b - a),

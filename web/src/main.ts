@@ -25,6 +25,7 @@ interface Node {
   game_count: number; white_win_pct: number | null; draw_pct: number | null;
   stockfish_eval: number | null; stockfish_depth: number | null; best_move: string | null;
   stockfish_lines: EngineLine[] | null; is_dubious: boolean | null; is_busted: boolean | null;
+  eval_source: string | null; eval_nodes: number | null;
   resulting_structure: string | null; structure_confidence: string | null;
 }
 interface TreeNode { san: string; name: string | null; eco: string | null; games: number; children: TreeNode[] }
@@ -133,6 +134,7 @@ async function renderInfo(node: Node | null) {
   if (node.stockfish_lines?.length) {
     html.push('<h3>Engine</h3><ol class="engine">' + node.stockfish_lines.map(l =>
       `<li><b>${l.mate !== null ? `#${l.mate}` : evalText(l.eval)}</b> <small>d${l.depth}</small> ${esc(l.pv_san.slice(0, 8).join(' '))}</li>`).join('') + '</ol>');
+    if (node.eval_source) html.push(`<p id="eval-source" class="source">depth ${node.stockfish_depth}, ${esc(node.eval_source)}${node.eval_nodes ? `, ${(node.eval_nodes / 1e6).toLocaleString('en', { maximumFractionDigits: 1 })}M nodes` : ''}</p>`);
   }
   if (node.is_busted) html.push('<p class="flag">The move into this position loses (engine).</p>');
   else if (node.is_dubious) html.push('<p class="flag">The move into this position is dubious (engine).</p>');
