@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     // Learn the engine's name outside the timed run, as a pipeline's warm cache would.
     engine_identity(&resolve_engine(config.path.as_deref())?, &config, &cache)?;
     let bar = okb::progress::start(jobs.len() as u64, "engine positions");
-    let report = annotate(jobs, &config, &cache, &|p| {
+    let report = annotate(jobs, &config, &cache, &[], &|p| {
         bar.set_length(p.to_analyse as u64);
         bar.set((p.analysed + p.failed) as u64);
     })?;

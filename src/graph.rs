@@ -53,6 +53,8 @@ pub struct Engine {
     /// Where the evaluation came from: the engine's name, or an evaluation source's
     /// `<name>@<pin>`.
     pub source: Option<String>,
+    /// Nodes the search took.
+    pub nodes: u64,
 }
 
 /// A move from one node to another, with the games that played it.
@@ -210,6 +212,7 @@ impl Graph {
                         is_busted: a.is_busted,
                         lines: a.lines.clone(),
                         source: annotations.and_then(|x| x.origin(&n.epd)).map(str::to_string),
+                        nodes: a.nodes,
                     }),
                     children: n
                         .children

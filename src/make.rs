@@ -87,7 +87,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
         SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
         SourceKind::ScidEco => Some(EcoFormat::Scid),
         SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals => None,
+        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals | SourceKind::LichessCloudEval => None,
     }
 }
 
@@ -210,7 +210,9 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     if let Some((config, hash)) = engine_setup(loaded, build)? {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
         facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
-        let sources = evals_refs(&config, &sources.evals);
+        let mut evals = sources.evals.clone();
+        evals.extend(cloud_steps(loaded, options, &config, &mut steps, &mut facts));
+        let sources = evals_refs(&config, &evals);
         steps.push(steps::engine::declare(config, hash, engine_cache(loaded), sources));
     }
     let store_path = loaded.path(&pipeline.store.path);
@@ -240,17 +242,39 @@ struct SourceSteps {
     taxonomies: Vec<(String, EcoFormat)>,
     counts: Vec<String>,
     labels: Vec<String>,
-    /// Evaluation sources: (name, pin).
-    evals: Vec<(String, String)>,
+    /// Evaluation sources: (name, step id, pin).
+    evals: Vec<(String, String, String)>,
+}
+
+/// The steps of the pipeline's cloud-eval sources; returns their (name, step id, pin)
+/// for the engine step (`unpinned` for a source without `blake3`).
+fn cloud_steps(loaded: &Loaded, options: &MakeOptions, engine: &crate::engine::EngineConfig, steps: &mut Vec<Decl<'static>>, facts: &mut Manifest) -> Vec<(String, String, String)> {
+    let mut found = Vec::new();
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessCloudEval) {
+        let source = crate::evals::cloud::CloudSource {
+            name: name.clone(),
+            server: spec.url.clone().unwrap_or_default().trim_end_matches('/').to_string(),
+            token_env: spec.token_env.clone(),
+            politeness: spec.politeness.clone().unwrap_or_default(),
+            multipv: spec.multipv.unwrap_or(engine.multipv),
+            pin: spec.blake3.clone(),
+        };
+        let pin = spec.blake3.clone().unwrap_or_else(|| "unpinned".into());
+        facts.sources.insert(name.clone(), source_facts(spec, pin.clone()));
+        let offline = options.offline || options.dry_run;
+        steps.push(steps::cloud_eval::declare(source, engine.clone(), loaded.path("sources"), options.mirrors.clone(), offline));
+        found.push((name.clone(), steps::cloud_eval::id(name), pin));
+    }
+    found
 }
 
 /// The evaluation sources `config` names, as the engine step takes them.
-pub fn evals_refs(config: &crate::engine::EngineConfig, evals: &[(String, String)]) -> Vec<steps::engine::SourceRef> {
+pub fn evals_refs(config: &crate::engine::EngineConfig, evals: &[(String, String, String)]) -> Vec<steps::engine::SourceRef> {
     config
         .sources
         .iter()
-        .filter_map(|name| evals.iter().find(|(n, _)| n == name))
-        .map(|(name, pin)| steps::engine::SourceRef { name: name.clone(), step: steps::evals::id(name), label: format!("{name}@{}", &pin[..pin.len().min(12)]) })
+        .filter_map(|name| evals.iter().find(|(n, _, _)| n == name))
+        .map(|(name, step, pin)| steps::engine::SourceRef { name: name.clone(), step: step.clone(), label: format!("{name}@{}", &pin[..pin.len().min(12)]) })
         .collect()
 }
 
@@ -275,7 +299,7 @@ fn source_steps(
             None if kind == SourceKind::LichessEvals => {
                 let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
                 steps.push(steps::evals::declare(&name, path, shown, &hash));
-                found.evals.push((name.clone(), hash.clone()));
+                found.evals.push((name.clone(), steps::evals::id(&name), hash.clone()));
             }
             None if kind == SourceKind::Counts => {
                 steps.push(steps::counts::declare(&name, path, &hash, loaded.pipeline.tree.max_ply as usize));

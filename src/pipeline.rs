@@ -39,13 +39,22 @@ pub enum SourceKind {
     /// lines, plain or `.zst`), pinned by BLAKE3: `[engine] sources` names it to take
     /// its evaluations instead of searching.
     LichessEvals,
+    /// A server that speaks Lichess's `/api/cloud-eval` (`url`), asked about the
+    /// positions the engine step takes, politely, every answer kept; `blake3` pins the
+    /// manifest of the answers used. `[engine] sources` names it like a dump.
+    LichessCloudEval,
 }
 
 impl SourceKind {
     /// Whether this kind is one file pinned by BLAKE3 (`url` or `path`), as opposed to a
     /// game collection (`paths`, each file hashed as it is read).
     pub fn is_pinned_file(self) -> bool {
-        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer)
+        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer | SourceKind::LichessCloudEval)
+    }
+
+    /// Whether this kind gives evaluations (`[engine] sources`).
+    pub fn is_evals(self) -> bool {
+        matches!(self, SourceKind::LichessEvals | SourceKind::LichessCloudEval)
     }
 
     /// Whether this kind is game collections (`paths`).
@@ -91,8 +100,10 @@ pub struct SourceSpec {
     pub min_games: Option<u64>,
     /// Explorer crawls: moves listed per answer (default 100).
     pub moves: Option<u32>,
-    /// Explorer crawls: rate limit, waits and attempts.
+    /// Explorer crawls and cloud evaluations: rate limit, waits and attempts.
     pub politeness: Option<crate::crawl::Politeness>,
+    /// Cloud evaluations: lines asked for (default: `[engine] multipv`).
+    pub multipv: Option<u32>,
 }
 
 impl SourceSpec {
@@ -516,6 +527,22 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     Some("run `okb pin` to compute it".into()),
                 )));
             }
+        if spec.kind == SourceKind::LichessCloudEval {
+            let stray = spec.crawl_fields().into_iter().find(|f| !matches!(*f, "token_env" | "politeness"));
+            let why = match (&spec.url, stray, &loaded.pipeline.engine) {
+                (None, _, _) => Some("a cloud-eval source needs `url`, the server (\"https://lichess.org\")".to_string()),
+                (_, Some(field), _) => Some(format!("`{field}` is a setting of explorer crawls")),
+                (_, _, None) => Some("a cloud-eval source serves [engine], and there is no [engine] table".to_string()),
+                _ => None,
+            };
+            if let Some(why) = why {
+                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
+            }
+            continue;
+        }
+        if spec.multipv.is_some() {
+            return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: `multipv` is a setting of cloud-eval sources"), None)));
+        }
         if spec.kind == SourceKind::LichessExplorer {
             if let Err(why) = spec.crawl(name, &loaded.pipeline.tree) {
                 return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
@@ -562,12 +589,12 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         if let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
-        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind == SourceKind::LichessEvals);
+        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind.is_evals());
         if let Some(bad) = engine.sources.iter().find(|s| !evals_source(s)) {
             return Err(Box::new(loaded.error_at(
                 "[engine]",
                 format!("[engine] sources: {bad:?} is not an evaluation source"),
-                Some("list names of [sources.NAME] tables with kind = \"lichess-evals\"".into()),
+                Some("list names of [sources.NAME] tables with kind = \"lichess-evals\" or \"lichess-cloud-eval\"".into()),
             )));
         }
     }

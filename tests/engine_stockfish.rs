@@ -45,7 +45,7 @@ fn epd_after(line: &str) -> String {
 }
 
 fn run(jobs: Vec<Job>, config: &EngineConfig, cache: &EngineCache) -> AnnotationReport {
-    annotate(jobs, config, cache, &|_| {}).unwrap()
+    annotate(jobs, config, cache, &[], &|_| {}).unwrap()
 }
 
 #[test]
@@ -164,7 +164,7 @@ fn limits_stop_scheduling_and_the_next_run_continues() {
     // Results are committed one by one: a second connection sees each as it arrives.
     let observer = EngineCache::open(&db).unwrap();
     let seen = std::cell::RefCell::new(Vec::new());
-    let report = annotate(jobs(), &limited, &cache, &|p| {
+    let report = annotate(jobs(), &limited, &cache, &[], &|p| {
         seen.borrow_mut().push((p.analysed, observer.len().unwrap()));
     })
     .unwrap();

@@ -133,21 +133,6 @@ fn mini_project(extra: &str) -> Project {
     ))
 }
 
-/// The evaluation columns of a CSV export, by position (provenance apart).
-fn eval_columns(p: &Project) -> Vec<Vec<String>> {
-    let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
-    let mut rows = csv.lines();
-    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
-    let keep = ["position_key", "stockfish_eval", "stockfish_depth", "best_move", "best_move_uci", "is_dubious", "is_busted"];
-    let index: Vec<usize> = keep.iter().map(|k| header.iter().position(|h| h == k).unwrap()).collect();
-    // No field of the mini tree's rows holds a comma inside quotes before these columns.
-    rows.map(|r| {
-        let cells: Vec<&str> = r.split(',').collect();
-        index.iter().map(|&i| cells[i].to_string()).collect()
-    })
-    .collect()
-}
-
 #[test]
 fn okb_s_evaluations_exported_and_pinned_elsewhere_give_the_same_columns_without_stockfish() {
     let engine = "[engine]\nmultipv = 2\ndepth_branching = 7\ndepth_leaf = 6\ndepth_popular = 7\n\n[exports.evals]\nformat = \"lichess-evals\"\noutput = \"out/evals.jsonl\"\n";
@@ -163,7 +148,7 @@ fn okb_s_evaluations_exported_and_pinned_elsewhere_give_the_same_columns_without
     std::fs::write(elsewhere.path("okb.jsonl"), &exported).unwrap();
     let run = elsewhere.make(&[]);
     assert!(engine_line(&run).contains("17 from okb"), "{}", run.stderr);
-    assert_eq!(eval_columns(&made), eval_columns(&elsewhere));
+    assert_eq!(common::eval_columns(&made), common::eval_columns(&elsewhere));
     let (a, b) = (node(&made, "1. e4 c5"), node(&elsewhere, "1. e4 c5"));
     assert_eq!(a["stockfish_lines"], b["stockfish_lines"], "the lines come back too");
     assert_eq!(a["eval_source"].as_str().map(|s| s.starts_with("Stockfish")), Some(true), "{a}");

@@ -31,7 +31,13 @@ pub struct Archive {
 impl Archive {
     /// The archive of a project whose source store is `sources` and mirrors `mirrors`.
     pub fn new(sources: &Path, mirrors: &[PathBuf]) -> Archive {
-        Archive { root: sources.join("explorer"), mirrors: mirrors.iter().map(|m| m.join("explorer")).collect() }
+        Archive::at(sources, mirrors, "explorer")
+    }
+
+    /// The same layout under `folder` of the source store and the mirrors (the answers of
+    /// another API: `cloud-eval`).
+    pub fn at(sources: &Path, mirrors: &[PathBuf], folder: &str) -> Archive {
+        Archive { root: sources.join(folder), mirrors: mirrors.iter().map(|m| m.join(folder)).collect() }
     }
 
     fn object_in(dir: &Path, hash: &str) -> PathBuf {

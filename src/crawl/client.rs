@@ -75,16 +75,32 @@ impl Client {
     /// GETs `request` (path and query) until the body passes `check`; the error of a body
     /// that never does names the request and what is wrong with it.
     pub fn get<T>(&mut self, request: &str, check: impl Fn(&[u8]) -> Result<T, String>) -> Result<(Vec<u8>, T), CrawlError> {
+        let answer = self.get_or_missing(request, false, check)?;
+        Ok(answer.expect("a 404 is an error unless it is an answer"))
+    }
+
+    /// [`Client::get`] for an API whose 404 is an answer ("nothing known"), when
+    /// `missing_is_answer`: then `None`.
+    pub fn get_or_missing<T>(
+        &mut self,
+        request: &str,
+        missing_is_answer: bool,
+        check: impl Fn(&[u8]) -> Result<T, String>,
+    ) -> Result<Option<(Vec<u8>, T)>, CrawlError> {
         let url = format!("{}{request}", self.server);
         let mut backoff = Duration::from_secs_f64(self.politeness.backoff);
         let cap = Duration::from_secs_f64(self.politeness.backoff_cap);
         for attempt in 1..=self.politeness.max_attempts {
-            let failure = match self.attempt(&url).map(|body| check(&body).map(|value| (body, value))) {
-                Ok(Ok(answer)) => {
+            let failure = match self.attempt(&url, missing_is_answer).map(|body| body.map(|body| check(&body).map(|value| (body, value)))) {
+                Ok(None) => {
                     self.counters.answered += 1;
-                    return Ok(answer);
+                    return Ok(None);
                 }
-                Ok(Err(why)) => Failure::Retry { reason: format!("the answer is not explorer JSON: {why}"), server_wait: None, rate_limited: false },
+                Ok(Some(Ok(answer))) => {
+                    self.counters.answered += 1;
+                    return Ok(Some(answer));
+                }
+                Ok(Some(Err(why))) => Failure::Retry { reason: format!("the answer is not the API's JSON: {why}"), server_wait: None, rate_limited: false },
                 Err(failure) => failure,
             };
             let (reason, wait) = match failure {
@@ -105,8 +121,9 @@ impl Client {
         unreachable!("the last attempt returns")
     }
 
-    /// One GET, spaced by the rate limit; the body read whole.
-    fn attempt(&mut self, url: &str) -> Result<Vec<u8>, Failure> {
+    /// One GET, spaced by the rate limit; the body read whole (`None`: a 404 that is an
+    /// answer).
+    fn attempt(&mut self, url: &str, missing_is_answer: bool) -> Result<Option<Vec<u8>>, Failure> {
         self.take_token();
         let mut request = self.http.get(url).header(reqwest::header::ACCEPT, "application/json");
         if let Some(token) = &self.token {
@@ -116,7 +133,8 @@ impl Client {
         let status = response.status().as_u16();
         let retry_after = retry_after(&response);
         match status {
-            200 => response.bytes().map(|b| b.to_vec()).map_err(|e| self.network(e)),
+            200 => response.bytes().map(|b| Some(b.to_vec())).map_err(|e| self.network(e)),
+            404 if missing_is_answer => Ok(None),
             401 | 403 => Err(Failure::Unauthorized(status)),
             429 => {
                 self.counters.rate_limited += 1;

@@ -194,7 +194,7 @@ pub fn request_fen(pos: &Chess) -> String {
 
 /// `key=value` pairs in `application/x-www-form-urlencoded` (what browsers and the
 /// explorer's own front end send).
-fn form_urlencoded(pairs: &[(&str, &str)]) -> String {
+pub fn form_urlencoded(pairs: &[(&str, &str)]) -> String {
     let mut url = reqwest::Url::parse("http://x/").expect("static URL");
     url.query_pairs_mut().extend_pairs(pairs);
     url.query().unwrap_or_default().to_string()

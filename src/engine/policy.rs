@@ -130,6 +130,12 @@ impl EngineConfig {
         }
     }
 
+    /// Whether the engine step takes a node reached by `game_count` games, `ply` plies
+    /// from the start (`min_games`, `max_ply`).
+    pub fn selects(&self, game_count: u64, ply: usize) -> bool {
+        game_count >= self.min_games && self.max_ply.is_none_or(|max| ply <= max as usize)
+    }
+
     /// The UCI options set on every engine.
     pub fn options(&self) -> EngineOptions {
         EngineOptions { threads: self.threads, hash_mb: self.hash, multipv: self.multipv }

@@ -18,6 +18,7 @@
 //! is normalised by the same rule (kept only when an en-passant capture is legal), so a
 //! line whose FEN names a pseudo-legal en-passant square still matches.
 
+pub mod cloud;
 pub mod dump;
 pub mod scan;
 

@@ -7,6 +7,7 @@
 //! Every error is JSON (`{"error": "...", "status": N}`): bad input is 400, an unknown
 //! position or id 404, a body over [`BODY_LIMIT`] 413; user input never yields a 500.
 
+pub mod cloud_eval;
 pub mod compress;
 pub mod eco_tree;
 pub mod masters;
@@ -255,6 +256,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/masters/pgn/{id}", get(masters_pgn))
         .route("/lichess", get(lichess))
         .route("/structure/{name}/openings", get(structure_openings))
+        .route("/api/cloud-eval", get(cloud_eval::answer))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
         .route("/", get(explorer::index))
         .route("/assets/app.js", get(explorer::script))

@@ -139,10 +139,9 @@ fn uncovered(jobs: Vec<Job>, config: &EngineConfig, sources: &[EvalSource]) -> V
 /// The searches `config` asks for: nodes with at least `min_games` games and at most
 /// `max_ply` plies deep.
 fn jobs(tree: &Tree, config: &EngineConfig) -> Vec<Job> {
-    let max_ply = config.max_ply.map_or(usize::MAX, |p| p as usize);
     tree.nodes
         .iter()
-        .filter(|n| n.game_count() >= config.min_games && n.line.len() <= max_ply)
+        .filter(|n| config.selects(n.game_count(), n.line.len()))
         .map(|n| Job::for_node(n.fen.clone(), n.is_branching(), n.game_count(), n.movetext.clone(), config))
         .collect()
 }

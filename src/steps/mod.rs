@@ -7,6 +7,7 @@
 //! modules never name each other (`super::`): editing one step's declaration reruns that
 //! step only.
 
+pub mod cloud_eval;
 pub mod counts;
 pub mod crawl;
 pub mod eco;
@@ -47,6 +48,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &games::RULE,
     &tree::RULE,
     &evals::RULE,
+    &cloud_eval::RULE,
     &engine::RULE,
     &structure_labels::RULE,
     &structures::RULE,

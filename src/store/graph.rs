@@ -17,7 +17,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
             "SELECT n.node_id, n.position_key, n.fen, n.ply, n.moves, n.eco_code, n.opening_name, n.variation_name,
              n.white_wins, n.draws, n.black_wins, n.stockfish_eval, n.stockfish_mate, n.stockfish_depth, n.best_move,
              n.best_move_uci, n.is_dubious, n.is_busted, n.stockfish_lines,
-             e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root, n.resulting_structure, n.name_src, n.eval_source
+             e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root, n.resulting_structure, n.name_src, n.eval_source, n.eval_nodes
              FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
              ORDER BY n.position_key",
         )
@@ -41,6 +41,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
                         .and_then(|text| serde_json::from_str(&text).ok())
                         .unwrap_or_default(),
                     source: r.get(27)?,
+                    nodes: r.get::<_, Option<i64>>(28)?.map_or(0, |n| n.max(0) as u64),
                 }),
             };
             let src: Option<String> = r.get(19)?;

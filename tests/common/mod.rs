@@ -2,6 +2,8 @@
 //! the real `okb` binary in it.
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -290,4 +292,19 @@ pub fn python_check(script: &str, args: &[&str]) -> String {
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{script} {}:\n{stdout}{stderr}", args.first().unwrap_or(&""));
     stdout.into_owned()
+}
+
+/// The evaluation columns of `out/nodes.csv`, by position (provenance apart).
+pub fn eval_columns(p: &Project) -> Vec<Vec<String>> {
+    let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
+    let mut rows = csv.lines();
+    let header: Vec<&str> = rows.next().unwrap().split(',').collect();
+    let keep = ["position_key", "stockfish_eval", "stockfish_depth", "best_move", "best_move_uci", "is_dubious", "is_busted"];
+    let index: Vec<usize> = keep.iter().map(|k| header.iter().position(|h| h == k).unwrap()).collect();
+    // No field of the mini tree's rows holds a comma inside quotes before these columns.
+    rows.map(|r| {
+        let cells: Vec<&str> = r.split(',').collect();
+        index.iter().map(|&i| cells[i].to_string()).collect()
+    })
+    .collect()
 }

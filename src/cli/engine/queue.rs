@@ -38,7 +38,15 @@ pub fn run(args: &QueueArgs, loaded: &Loaded) -> miette::Result<()> {
         // The engine step's inputs (the tree and the evaluation sources), not the step.
         let mut plan = make::upstream_of(plan, "engine");
         plan.steps.retain(|d| d.id != "engine");
-        let pins: Vec<(String, String)> = loaded.pipeline.sources.iter().map(|(n, s)| (n.clone(), s.blake3.clone().unwrap_or_default())).collect();
+        let pins: Vec<(String, String, String)> = loaded
+            .pipeline
+            .sources
+            .iter()
+            .map(|(n, s)| {
+                let step = if s.kind == crate::pipeline::SourceKind::LichessCloudEval { crate::steps::cloud_eval::id(n) } else { crate::steps::evals::id(n) };
+                (n.clone(), step, s.blake3.clone().unwrap_or_default())
+            })
+            .collect();
         let sources = make::evals_refs(&config, &pins);
         plan.steps.push(crate::steps::engine::declare_queue(config, hash, make::engine_cache(loaded), sources, found.clone()));
         Ok(plan)
