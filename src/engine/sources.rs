@@ -30,6 +30,9 @@ pub struct EvalSource {
 pub fn best(sources: &[EvalSource], epd: &str, pos: &Chess, depth: u32, multipv: u32) -> Option<(usize, Analysis)> {
     let legal = pos.legal_moves().len();
     let needed = (multipv as usize).min(legal.max(1));
+    // Mate or stalemate on the board: there is nothing to search, any depth will do
+    // (an engine reports depth 0 there).
+    let depth = if legal == 0 { 0 } else { depth };
     let mut chosen: Option<(u32, u64, usize, &crate::evals::Eval)> = None;
     for (i, source) in sources.iter().enumerate() {
         for eval in source.selection.evals.get(epd).into_iter().flatten() {
@@ -97,6 +100,11 @@ mod tests {
         assert_eq!((a.stockfish_eval, a.stockfish_mate), (-1000, Some(-1)));
         assert_eq!(a.best_move_san.as_deref(), Some("Qh4#"));
         assert!(a.is_busted && a.is_dubious);
+        // The mated position itself: depth 0 is all there is, and it serves any request.
+        let mated = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -";
+        let s = [source("evals", &[r#"{"fen":"rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -","evals":[{"pvs":[{"mate":0,"line":""}],"knodes":0,"depth":0}]}"#])];
+        let (_, a) = pick(&s, mated, 22, 3).unwrap();
+        assert_eq!((a.stockfish_eval, a.stockfish_mate, a.best_move_uci), (-1000, Some(0), None));
     }
 
     #[test]
