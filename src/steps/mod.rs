@@ -25,6 +25,9 @@ pub mod manifest;
 pub mod games;
 pub mod node_records;
 pub mod parse;
+pub mod repertoire;
+pub mod repertoire_games;
+pub mod repertoire_report;
 pub mod store;
 pub mod store_entries;
 pub mod store_postgres;
@@ -64,6 +67,9 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_neo4j::RULE,
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
+    &repertoire::RULE,
+    &repertoire_report::RULE,
+    &repertoire_games::RULE,
     &manifest::RULE,
 ];
 
