@@ -81,7 +81,7 @@ def main():
             children = nodes[epd][1]
             if not children:
                 ended += mass
-            elif mine(epd) or games.get(epd, 0) == 0:
+            elif mine(epd) or games.get(epd, 0) == 0 or not edges[epd]:
                 for c in children:
                     nxt[c] += mass / len(children)
             else:
@@ -100,7 +100,7 @@ def main():
 
     gaps = []
     for epd, (_, children) in nodes.items():
-        if mine(epd) or not children or reach[epd] == 0 or games.get(epd, 0) == 0:
+        if mine(epd) or not children or reach[epd] == 0 or games.get(epd, 0) == 0 or not edges[epd]:
             continue
         for child, san, n, w, d, b in edges[epd]:
             share = n / games[epd]

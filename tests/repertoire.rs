@@ -22,12 +22,13 @@ fn repertoire_fixture() -> PathBuf {
 
 /// The mini taxonomies, the masters files as `games`, Kasparov's as player collection
 /// `kasparov` (not counted twice: the KB reads `games/`, the collection `players/`), and
-/// the black repertoire.
+/// the black and white repertoires.
 fn project() -> Project {
     let pipeline = format!(
         "{}\n[sources.kasparov]\nkind = \"pgn\"\npaths = [\"players/Kasparov.pgn.zst\"]\nplayers = [\"Kasparov, Gary\"]\n\n\
          [tree]\nmax_ply = 14\nmin_games = 5\n\n\
-         [repertoires.black]\npath = \"rep/black.pgn\"\ncolor = \"black\"\ngames = [\"kasparov\"]\n",
+         [repertoires.black]\npath = \"rep/black.pgn\"\ncolor = \"black\"\ngames = [\"kasparov\"]\n\n\
+         [repertoires.white]\npath = \"rep/white.pgn\"\ncolor = \"white\"\n",
         SELF_CONTAINED_SOURCES.replace("games/*.pgn", "games/*.pgn.zst")
     );
     let p = Project::with_pipeline(&pipeline);
@@ -41,6 +42,7 @@ fn project() -> Project {
     }
     std::fs::copy(masters(MASTERS[0]), p.path("players/Kasparov.pgn.zst")).unwrap();
     std::fs::copy(repertoire_fixture(), p.path("rep/black.pgn")).unwrap();
+    std::fs::copy(repertoire_fixture().with_file_name("white.pgn"), p.path("rep/white.pgn")).unwrap();
     p
 }
 
@@ -128,4 +130,23 @@ fn a_players_games_are_judged_against_the_repertoire() {
     insta::with_settings!({snapshot_path => "../snapshots", prepend_module_to_snapshot => false}, {
         insta::assert_snapshot!("repertoire_kasparov_black_games", head);
     });
+}
+
+#[test]
+fn prep_shows_the_opponents_moves_and_where_they_leave_my_repertoire() {
+    let p = project();
+    let run = p.okb(&["prep", "--player", "Kasparov, Gary", "--side", "black", "--since", "1985", "--limit", "5"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let out = &run.stdout;
+    assert!(out.starts_with("Kasparov, Gary with black: "), "{out}");
+    // His most reached position as Black is after 1. d4, where he played 1... Nf6 most.
+    assert!(out.lines().nth(3).unwrap().contains("1. d4: Nf6"), "{out}");
+    // Against the white repertoire's English Attack he played 6... Ng4 (Kasparov's line).
+    let against = &out[out.find("Against repertoire white:").expect("the white repertoire")..];
+    assert!(against.contains("6. Be3 Ng4"), "{against}");
+    // The black repertoire is for his colour: not compared.
+    assert!(!out.contains("Against repertoire black"), "{out}");
+    let json = p.okb(&["prep", "--player", "Kasparov,G", "--side", "black", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert!(v["games"].as_u64().unwrap() > 800, "{v}");
 }

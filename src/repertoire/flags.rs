@@ -67,3 +67,49 @@ pub fn flags(rep: &Repertoire, annotations: &Annotations, eval_floor: i32, max_l
     out.sort_by(|a, b| a.eval.cmp(&b.eval).then(b.loss.cmp(&a.loss)).then_with(|| a.line.cmp(&b.line)));
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::{Analysis, Line};
+    use crate::repertoire::{Side, parse};
+
+    fn analysis(eval: i32, lines: &[(&str, i32)]) -> Analysis {
+        let lines: Vec<Line> = lines
+            .iter()
+            .enumerate()
+            .map(|(i, (uci, eval))| Line { multipv: i as u32 + 1, depth: 10, eval: *eval, mate: None, bound: None, pv_uci: vec![uci.to_string()], pv_san: Vec::new() })
+            .collect();
+        Analysis {
+            stockfish_eval: eval,
+            stockfish_mate: None,
+            stockfish_depth: 10,
+            best_move_san: (!lines.is_empty()).then(|| "Nf6".to_string()),
+            best_move_uci: None,
+            lines,
+            is_dubious: false,
+            is_busted: false,
+            nodes: 0,
+        }
+    }
+
+    #[test]
+    fn moves_below_the_floor_or_losing_too_much_are_flagged_from_the_repertoires_side() {
+        // Black's 1... f6 is bad, 1... e5 fine; 1... c5 is evaluated only by the line
+        // starting with it at the position before.
+        let rep = parse::parse("t", Side::Black, "t.pgn", "1. e4 e5 (1... f6) (1... c5) *").unwrap();
+        let epd = |line: &[&str]| rep.nodes.iter().find(|n| n.line == line).unwrap().epd.clone();
+        let mut a = Annotations::default();
+        a.results.insert(epd(&["e4"]), analysis(30, &[("g8f6", 25), ("e7e5", 30), ("c7c5", 35)]));
+        a.results.insert(epd(&["e4", "e5"]), analysis(30, &[]));
+        a.results.insert(epd(&["e4", "f6"]), analysis(140, &[]));
+        let flags = flags(&rep, &a, -100, 50);
+        let found: Vec<(&str, i32, Option<i32>, &[&str])> = flags.iter().map(|f| (f.san.as_str(), f.eval, f.loss, f.reasons.as_slice())).collect();
+        assert_eq!(found, [("f6", -140, Some(115), &["below-floor", "loses"][..])]);
+        assert_eq!(flags[0].line, "1. e4 f6");
+        // A stricter loss flags 1... e5 (−30 against −25) and 1... c5 (−35, from the line).
+        let strict = super::flags(&rep, &a, -100, 4);
+        let sans: Vec<&str> = strict.iter().map(|f| f.san.as_str()).collect();
+        assert_eq!(sans, ["f6", "c5", "e5"]);
+    }
+}

@@ -96,12 +96,13 @@ pub fn compute(rep: &Repertoire, tree: &Tree, annotations: Option<&Annotations>,
     let by_epd: std::collections::HashMap<&str, u32> = rep.nodes.iter().enumerate().map(|(i, n)| (n.epd.as_str(), i as u32)).collect();
     let (coverage, reach) = spread(rep, tree, &kb, &by_epd, &params.plies);
     let gaps = gaps(rep, tree, annotations, &kb, &by_epd, &reach, params.min_share);
-    Flow { coverage, reach, gaps, known: kb.iter().filter(|k| k.is_some_and(|k| tree.nodes[k as usize].game_count() > 0)).count() }
+    Flow { coverage, reach, gaps, known: kb.iter().filter(|&&k| with_games(tree, k).is_some()).count() }
 }
 
-/// The knowledge base's node if it has games.
+/// The knowledge base's node if it has games and moves from it: a node at the tree's
+/// depth limit has games but no moves, which says nothing about what opponents play.
 fn with_games(tree: &Tree, kb: Option<u32>) -> Option<&Node> {
-    kb.map(|k| &tree.nodes[k as usize]).filter(|n| n.game_count() > 0)
+    kb.map(|k| &tree.nodes[k as usize]).filter(|n| n.game_count() > 0 && !n.children.is_empty())
 }
 
 /// Moves the mass ply by ply to the last of `plies`: the coverage points and each
@@ -149,7 +150,8 @@ fn spread(
         }
         current = next;
         if plies.contains(&ply) {
-            points.push(CoveragePoint { ply, inside: current.values().sum(), left, ended });
+            // `+ 0.0`: an empty sum of floats is −0.0.
+            points.push(CoveragePoint { ply, inside: current.values().sum::<f64>() + 0.0, left, ended });
         }
     }
     (points, reach)

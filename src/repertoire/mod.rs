@@ -15,6 +15,7 @@ pub mod games;
 pub mod judge;
 pub mod parse;
 pub mod players;
+pub mod prep;
 pub mod report;
 
 use serde::{Deserialize, Serialize};
