@@ -95,7 +95,7 @@ fn editing_the_repertoire_rebuilds_only_the_repertoire_steps() {
     let run = p.make(&[]);
     let mut built = run.steps("Building");
     built.sort();
-    assert_eq!(built, ["manifest", "repertoire-games:black", "repertoire-report:black", "repertoire:black"], "{}", run.stderr);
+    assert_eq!(built, ["manifest", "repertoire-export:black", "repertoire-games:black", "repertoire-report:black", "repertoire:black"], "{}", run.stderr);
     let again = p.make(&[]);
     assert!(again.steps("Building").is_empty(), "{}", again.stderr);
 }
@@ -149,4 +149,19 @@ fn prep_shows_the_opponents_moves_and_where_they_leave_my_repertoire() {
     let json = p.okb(&["prep", "--player", "Kasparov,G", "--side", "black", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(v["games"].as_u64().unwrap() > 800, "{v}");
+}
+
+#[test]
+fn exports_hold_the_repertoire_for_python_chess() {
+    let p = project();
+    p.make(&[]);
+    let dir = p.path("build/repertoire-black");
+    let arg = |name: &str| dir.join(name).display().to_string();
+    let rep = repertoire_fixture().display().to_string();
+    let out = python_check("check_repertoire_exports.py", &[&rep, &arg("repertoire.pgn"), &arg("cards.csv"), &arg("book.bin")]);
+    assert!(out.contains("book agrees"), "{out}");
+    // The main line is the knowledge base's most played first move.
+    let pgn = String::from_utf8(p.read("build/repertoire-black/repertoire.pgn")).unwrap();
+    assert!(pgn.contains("\n\n1. e4 "), "{pgn}");
+    assert!(pgn.contains("1. e4 {King's Pawn Game}"), "opening names as comments: {pgn}");
 }

@@ -1,7 +1,8 @@
 //! The steps of `[repertoires.*]`: each repertoire's file resolved like a pinned source
 //! (store, mirrors, download; its BLAKE3 checked), read by `repertoire:<name>`, and
 //! reported on by `repertoire-report:<name>` into `build/repertoire-<name>/`, with the
-//! games of its player collections judged by `repertoire-games:<name>`.
+//! games of its player collections judged by `repertoire-games:<name>`, and exported by
+//! `repertoire-export:<name>`.
 
 use std::path::Path;
 
@@ -40,6 +41,7 @@ pub(super) fn steps(
         out.push(steps::repertoire::declare(name, spec.color, resolved.path, shown, &resolved.hash));
         let dir = build_dir.join(format!("repertoire-{name}"));
         out.push(steps::repertoire_report::declare(name, spec, dir.clone(), loaded.pipeline.engine.is_some()));
+        out.push(steps::repertoire_export::declare(name, dir.clone(), loaded.pipeline.engine.is_some()));
         if !spec.games.is_empty() {
             out.push(steps::repertoire_games::declare(name, player_files(loaded, game_files, &spec.games), dir));
         }
