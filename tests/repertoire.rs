@@ -165,3 +165,21 @@ fn exports_hold_the_repertoire_for_python_chess() {
     assert!(pgn.contains("\n\n1. e4 "), "{pgn}");
     assert!(pgn.contains("1. e4 {King's Pawn Game}"), "opening names as comments: {pgn}");
 }
+
+#[test]
+fn a_repertoire_is_pinned_like_a_source() {
+    let p = project();
+    let locked = p.okb(&["make", "--locked"]);
+    assert_ne!(locked.status, 0);
+    assert!(common::flat(&locked.stderr).contains("repertoires.black"), "{}", locked.stderr);
+    let pin = p.okb(&["pin"]);
+    assert_eq!(pin.status, 0, "{}", pin.stderr);
+    let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let hash = blake3::hash(&std::fs::read(repertoire_fixture()).unwrap()).to_hex().to_string();
+    assert!(text.contains(&format!("blake3 = \"{hash}\"")), "{text}");
+    // Other bytes than the pinned ones are refused, naming both hashes.
+    std::fs::write(p.path("rep/black.pgn"), "1. e4 c5 *\n").unwrap();
+    let run = p.okb(&["make"]);
+    assert_ne!(run.status, 0);
+    assert!(common::flat(&run.stderr).contains(&hash), "{}", run.stderr);
+}
