@@ -57,7 +57,7 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
     let depth = repertoires.iter().map(|r| usize::from(r.depth()) + 1).max().unwrap_or(0).max(16);
     let read: Vec<Vec<games::PlayerGame>> = files
         .par_iter()
-        .map(|(path, matcher)| games::read_file(path, &path.display().to_string(), matcher, depth))
+        .map(|(path, matcher)| games::read_file(path, &path.display().to_string(), matcher, depth, None))
         .collect::<Result<_, _>>()
         .map_err(|e| miette!("{e}"))?;
     let theirs: Vec<games::PlayerGame> =

@@ -178,7 +178,7 @@ fn gaps(
             let share = stats.outcomes.games() as f64 / kb_node.game_count() as f64;
             let child = &tree.nodes[edge.child as usize];
             let answered = by_epd.get(child.epd.as_str()).is_some_and(|&c| !rep.nodes[c as usize].moves.is_empty());
-            if share < min_share || answered {
+            if share < min_share || answered || stats.outcomes.games() == 0 {
                 continue;
             }
             let mut line = node.line.clone();

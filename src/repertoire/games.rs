@@ -17,7 +17,7 @@ use shakmaty::{Chess, Move, Position};
 use super::Side;
 use super::players::Matcher;
 use crate::games::filter::GameResult;
-use crate::position::{self, PositionKey};
+use crate::position::{self, KeyMap, PositionKey};
 
 /// One game of a listed player.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -67,6 +67,8 @@ impl PlayerGame {
 /// The visitor: tags first, then moves only for a listed player's standard game.
 struct Collect<'m> {
     matcher: &'m Matcher,
+    /// When judging: the repertoire's positions; a game is read until it leaves them.
+    book: Option<&'m KeyMap<PositionKey, u32>>,
     max_ply: usize,
     tags: Tags,
     pos: Chess,
@@ -132,6 +134,10 @@ impl Visitor for Collect<'_> {
         self.pos.play_unchecked(m);
         self.keys.push(key);
         self.moves.push(m);
+        // Out of the book, the rest of the game cannot change its judgment.
+        if self.book.is_some_and(|b| !b.contains_key(&key)) {
+            return ControlFlow::Break(self.player());
+        }
         ControlFlow::Continue(())
     }
 
@@ -150,21 +156,28 @@ impl Collect<'_> {
     }
 }
 
-/// The listed players' games of `path` (shown as `shown`), `max_ply` plies of each.
-/// Illegal or non-standard games are left out.
-pub fn read_file(path: &Path, shown: &str, matcher: &Matcher, max_ply: usize) -> Result<Vec<PlayerGame>, crate::games::GamesError> {
+/// The listed players' games of `path` (shown as `shown`), `max_ply` plies of each, or
+/// with a `book`, up to the first position outside it. Illegal or non-standard games are
+/// left out.
+pub fn read_file(
+    path: &Path,
+    shown: &str,
+    matcher: &Matcher,
+    max_ply: usize,
+    book: Option<&KeyMap<PositionKey, u32>>,
+) -> Result<Vec<PlayerGame>, crate::games::GamesError> {
     let mut bytes = Vec::new();
     crate::games::input::open(path)?
         .read_to_end(&mut bytes)
         .map_err(|source| crate::games::GamesError::Read { path: path.to_path_buf(), line: 0, byte: 0, source })?;
-    Ok(read_bytes(&bytes, shown, matcher, max_ply))
+    Ok(read_bytes(&bytes, shown, matcher, max_ply, book))
 }
 
 /// [`read_file`] over bytes already read.
-pub fn read_bytes(bytes: &[u8], shown: &str, matcher: &Matcher, max_ply: usize) -> Vec<PlayerGame> {
+pub fn read_bytes(bytes: &[u8], shown: &str, matcher: &Matcher, max_ply: usize, book: Option<&KeyMap<PositionKey, u32>>) -> Vec<PlayerGame> {
     let taken = Cell::new(0);
     let mut reader = Reader::new(crate::games::pgn::CountingSlice::new(bytes, &taken));
-    let mut visitor = Collect { matcher, max_ply, tags: Tags::default(), pos: Chess::default(), keys: Vec::new(), moves: Vec::new(), illegal: false };
+    let mut visitor = Collect { matcher, book, max_ply, tags: Tags::default(), pos: Chess::default(), keys: Vec::new(), moves: Vec::new(), illegal: false };
     let (mut out, mut line, mut counted) = (Vec::new(), 1u64, 0usize);
     while let Ok(true) = reader.has_more() {
         let offset = taken.get() - reader.buffer().len();

@@ -107,9 +107,14 @@ impl<'r> Judge<'r> {
         }
     }
 
-    /// Judges a player's game read `max_ply` plies deep.
+    /// Judges a player's game read `max_ply` plies deep (or until it left the book).
     pub fn judge_game(&self, game: &PlayerGame, max_ply: usize) -> Judgment {
         self.judge(&game.keys, game.moves.len() < max_ply)
+    }
+
+    /// The repertoire's positions, for reading games only as far as they stay in book.
+    pub fn book(&self) -> &KeyMap<PositionKey, u32> {
+        &self.index
     }
 }
 

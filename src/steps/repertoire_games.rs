@@ -26,7 +26,8 @@ pub fn declare(name: &str, files: Vec<PlayerFile>, dir: PathBuf) -> Decl<'static
     let run = move |cx: &Ctx<'_>| {
         let rep: Arc<Repertoire> = cx.load(&source)?;
         let max_ply = usize::from(rep.depth()) + 1;
-        let read = files.par_iter().map(|(path, shown, _, _, players)| games::read_file(path, shown, &Matcher::new(players), max_ply));
+        let book = rep.index();
+        let read = files.par_iter().map(|(path, shown, _, _, players)| games::read_file(path, shown, &Matcher::new(players), max_ply, Some(&book)));
         let per_file: Vec<Vec<games::PlayerGame>> = read.collect::<Result<_, _>>().map_err(|e| cx.fail(e))?;
         let rows = judge::rows(&rep, per_file.into_iter().flatten().collect(), max_ply);
         let files = vec![
