@@ -22,6 +22,7 @@ pub mod position;
 pub mod progress;
 pub mod record;
 pub mod release;
+pub mod repertoire;
 pub mod search;
 pub mod serve;
 pub mod sources;

@@ -190,6 +190,14 @@ enum Command {
     ///   okb structure --list            # the 78 structures okb names
     #[command(verbatim_doc_comment)]
     Structure(okb::cli::structure::StructureArgs),
+    /// Prepare for an opponent: their games from the pipeline's player collections
+    ///
+    /// The positions they reach most with that colour, their moves there and their
+    /// score, and where their games leave each of your repertoires for the other colour.
+    ///
+    ///   okb prep --player "Kasparov, Gary" --side black --since 1990
+    #[command(verbatim_doc_comment)]
+    Prep(okb::cli::prep::PrepArgs),
     /// Serve the built store over HTTP: the opening explorer at / and the JSON API
     ///
     /// Loads the store into memory, then answers the explorer page (a board over the
@@ -249,7 +257,7 @@ fn main() -> ExitCode {
     // failure (an engine that died, a download cut off).
     let prints = matches!(
         cli.command,
-        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_) | Command::Review(_)
+        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Prep(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_) | Command::Review(_)
     );
     match run(cli) {
         Ok(code) => code,
@@ -330,6 +338,7 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
             done(cli::classify::run(&args, store.path.clone()))
         }
         Command::Structure(args) => done(cli::structure::run(&args)),
+        Command::Prep(args) => done(cli::prep::run(&load()?, &args)),
         Command::Serve(args) => {
             let file = cli::store_path(args.store.clone(), load)?;
             done(cli::serve::run(&args, file.path.clone()))

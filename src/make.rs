@@ -16,6 +16,8 @@ use crate::release::{self, Manifest};
 use crate::sources::{Origin, Resolver, Wanted};
 use crate::steps::{self, game_file::GameFile};
 
+mod repertoires;
+
 /// Options of one `okb make` (or `okb status`) run.
 #[derive(Clone, Debug, Default)]
 pub struct MakeOptions {
@@ -227,6 +229,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     for (name, spec) in &pipeline.exports {
         steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, pipeline.engine.is_some()));
     }
+    let build_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
+    steps.extend(repertoires::steps(loaded, options, build, &build_dir, &game_files, fetched, &mut facts)?);
     let params = serde_json::to_value(pipeline).map_err(|e| BuildError::Step { step: "pipeline".into(), message: e.to_string() })?;
     facts.pipeline = release::manifest::PipelineFacts { file: release::manifest::relative(&loaded.root, &loaded.file), parameters: params.clone() };
     facts.game_files = game_files

@@ -103,7 +103,12 @@ pub struct SourceSpec {
     /// Explorer crawls and cloud evaluations: rate limit, waits and attempts.
     pub politeness: Option<crate::crawl::Politeness>,
     /// Cloud evaluations: lines asked for (default: `[engine] multipv`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub multipv: Option<u32>,
+    /// Game sources: the players whose games the collection is read as (repertoire
+    /// `games` reports), by White/Black tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub players: Option<Vec<crate::repertoire::players::PlayerSpec>>,
 }
 
 impl SourceSpec {
@@ -324,6 +329,9 @@ pub struct Pipeline {
     /// Exports by name.
     #[serde(default)]
     pub exports: BTreeMap<String, ExportSpec>,
+    /// Repertoires by name: reports of each against the knowledge base.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub repertoires: BTreeMap<String, crate::repertoire::RepertoireSpec>,
     /// What `okb make --strict` lets pass.
     #[serde(default)]
     pub strict: StrictSpec,
@@ -564,10 +572,10 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     None,
                 )));
             }
-            if spec.paths.is_some() || spec.filter.is_some() {
+            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() {
                 return Err(Box::new(loaded.error_at(
                     &header,
-                    format!("source {name:?}: `paths` and `filter` are for game sources (kind pgn or bgn)"),
+                    format!("source {name:?}: `paths`, `filter` and `players` are for game sources (kind pgn or bgn)"),
                     None,
                 )));
             }
@@ -582,6 +590,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             }
         }
     }
+    validate_repertoires(loaded)?;
     if let Some(Err(e)) = loaded.pipeline.store.postgres() {
         return Err(Box::new(loaded.error_at("[store]", e.to_string(), None)));
     }
@@ -631,6 +640,27 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                 format!("export {name:?}: delimiter must be one ASCII character"),
                 None,
             )));
+        }
+    }
+    Ok(())
+}
+
+/// `[repertoires.*]`: a file to read, a well-formed pin, game sources with players.
+fn validate_repertoires(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
+    for (name, spec) in &loaded.pipeline.repertoires {
+        let header = format!("[repertoires.{name}]");
+        let wrong = if spec.path.is_none() && spec.url.is_none() {
+            Some("needs `path` or `url`".to_string())
+        } else if spec.blake3.as_ref().is_some_and(|p| p.len() != 64 || !p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))) {
+            Some("blake3 must be 64 lowercase hex digits".into())
+        } else if !(0.0..=1.0).contains(&spec.min_share) {
+            Some(format!("min_share must be a share between 0 and 1 (got {})", spec.min_share))
+        } else {
+            let players = |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.kind.is_games() && s.players.is_some());
+            spec.games.iter().find(|s| !players(s)).map(|s| format!("games: {s:?} is not a game source with `players`"))
+        };
+        if let Some(why) = wrong {
+            return Err(Box::new(loaded.error_at(&header, format!("repertoire {name:?}: {why}"), None)));
         }
     }
     Ok(())

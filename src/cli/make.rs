@@ -179,11 +179,12 @@ pub(crate) fn build_adapted(
 }
 
 /// `--locked`: every source but game collections (taxonomies, counts, structure labels,
-/// explorer crawls) has a pin
+/// explorer crawls) and every repertoire has a pin
 /// (game files are hashed as read and listed in the manifest).
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
-    let unpinned: Vec<&str> =
-        loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_games() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
+    let mut unpinned: Vec<String> =
+        loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_games() && s.blake3.is_none()).map(|(n, _)| n.clone()).collect();
+    unpinned.extend(loaded.pipeline.repertoires.iter().filter(|(_, r)| r.blake3.is_none()).map(|(n, _)| format!("repertoires.{n}")));
     if unpinned.is_empty() {
         return Ok(());
     }

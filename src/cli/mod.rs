@@ -19,6 +19,7 @@ pub mod make;
 pub mod openingiq;
 pub mod output;
 pub mod pin;
+pub mod prep;
 pub mod query;
 pub mod review;
 pub mod serve;

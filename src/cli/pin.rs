@@ -57,6 +57,16 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
             Outcome::Unchanged | Outcome::AlreadyPinned => {}
         }
     }
+    // Repertoires are pinned with the sources when no source is named.
+    for (name, spec) in loaded.pipeline.repertoires.iter().filter(|_| args.sources.is_empty()) {
+        let w = Wanted { name, blake3: spec.blake3.as_deref(), path: spec.path.as_deref().map(|p| loaded.path(p)), url: spec.url.as_deref() };
+        let outcome = pin_one(&resolver, &w, args.force, &mut files)?;
+        report(&format!("repertoires.{name}"), &outcome);
+        if let Outcome::Pinned(new) | Outcome::Repinned { new, .. } = outcome {
+            set_pin_in(&mut doc, "repertoires", name, &new).map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
+            changed += 1;
+        }
+    }
     files.save().into_diagnostic()?;
     if changed > 0 {
         crate::dataflow::cache::write_atomic(&loaded.file, doc.to_string().as_bytes()).into_diagnostic()?;
@@ -140,12 +150,17 @@ fn report(name: &str, outcome: &Outcome) {
 
 /// Sets `sources.<name>.blake3`, keeping the comment after an old value.
 fn set_pin(doc: &mut DocumentMut, name: &str, hash: &str) -> Result<(), String> {
+    set_pin_in(doc, "sources", name, hash)
+}
+
+/// Sets `<group>.<name>.blake3` (`sources`, `repertoires`), keeping its comment.
+fn set_pin_in(doc: &mut DocumentMut, group: &str, name: &str, hash: &str) -> Result<(), String> {
     let table = doc
-        .get_mut("sources")
+        .get_mut(group)
         .and_then(|s| s.as_table_like_mut())
         .and_then(|s| s.get_mut(name))
         .and_then(|t| t.as_table_like_mut())
-        .ok_or_else(|| format!("cannot find the table of source {name} to write its pin"))?;
+        .ok_or_else(|| format!("cannot find the table [{group}.{name}] to write its pin"))?;
     match table.get_mut("blake3").and_then(|item| item.as_value_mut()) {
         Some(value) => {
             let decor = value.decor().clone();

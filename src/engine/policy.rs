@@ -87,6 +87,7 @@ pub struct EngineConfig {
     /// Evaluation sources (names of `kind = "lichess-evals"` sources), in order of
     /// preference: a node takes the deepest of their evaluations that is at least as deep
     /// as its depth and has `multipv` lines, and the engine searches only the rest.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub sources: Vec<String>,
 }
 

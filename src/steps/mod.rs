@@ -28,6 +28,10 @@ pub mod manifest;
 pub mod games;
 pub mod node_records;
 pub mod parse;
+pub mod repertoire;
+pub mod repertoire_export;
+pub mod repertoire_games;
+pub mod repertoire_report;
 pub mod store;
 pub mod store_entries;
 pub mod store_postgres;
@@ -70,6 +74,10 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &export_lichess_evals::RULE,
     &export_classified::PGN_RULE,
     &export_classified::BGN_RULE,
+    &repertoire::RULE,
+    &repertoire_report::RULE,
+    &repertoire_games::RULE,
+    &repertoire_export::RULE,
     &manifest::RULE,
 ];
 
@@ -99,7 +107,10 @@ mod tests {
         assert_eq!(invalidated_by("src/steps/tree.rs"), BTreeSet::from(["tree"]));
         // One export format: that export only.
         assert_eq!(invalidated_by("src/export/csv.rs"), BTreeSet::from(["export:csv"]));
-        assert_eq!(invalidated_by("src/export/polyglot.rs"), BTreeSet::from(["export:polyglot"]));
+        // (the repertoire's Polyglot book is written by the same code)
+        assert_eq!(invalidated_by("src/export/polyglot.rs"), BTreeSet::from(["export:polyglot", "repertoire-export"]));
+        // A repertoire's reports: not the knowledge base.
+        assert_eq!(invalidated_by("src/repertoire/flow.rs"), BTreeSet::from(["repertoire-report"]));
         // The tree's code: the tree and the steps whose code uses it, never the phases before it.
         let tree = invalidated_by("src/tree.rs");
         assert!(tree.contains("tree") && tree.contains("store") && tree.contains("structures"), "{tree:?}");

@@ -1,0 +1,75 @@
+//! `okb prep --player NAME --side white|black [--since YEAR]` (`--side`: `--color` is
+//! every command's colour-output flag): an opponent's games from
+//! the pipeline's player collections (game sources with `players`), their moves with that
+//! colour, and where they leave my repertoires for the other colour.
+
+use miette::{IntoDiagnostic, miette};
+use rayon::prelude::*;
+
+use crate::pipeline::Loaded;
+use crate::repertoire::players::{Matcher, PlayerSpec};
+use crate::repertoire::{Side, games, parse, prep};
+
+/// Arguments of `okb prep`.
+#[derive(clap::Args, Debug)]
+pub struct PrepArgs {
+    /// The opponent, as game files name them (`Kasparov, Gary`; initials and a listed
+    /// player's aliases match too).
+    #[arg(long)]
+    pub player: String,
+    /// The colour the opponent will have.
+    #[arg(long, value_parser = ["white", "black"])]
+    pub side: String,
+    /// Only games of this year and later.
+    #[arg(long)]
+    pub since: Option<u32>,
+    /// Positions and leaving lines shown.
+    #[arg(long, default_value_t = 20)]
+    pub limit: usize,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Reads the collections and repertoires and prints the preparation.
+pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
+    let side = if args.side == "white" { Side::White } else { Side::Black };
+    let wanted = Matcher::new(&[PlayerSpec::Name(args.player.clone())]);
+    let mut files = Vec::new();
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.players.is_some()) {
+        let players = spec.players.clone().unwrap_or_default();
+        // A listed player the name matches brings their aliases along.
+        let spec_of = players.iter().find(|p| p.spellings().iter().any(|s| wanted.find(s).is_some()));
+        let matcher = Matcher::new(&[spec_of.cloned().unwrap_or_else(|| PlayerSpec::Name(args.player.clone()))]);
+        let patterns: Vec<String> = spec.game_paths().iter().map(|p| loaded.path(p).display().to_string()).collect();
+        let paths = crate::games::input::expand_paths(&patterns).map_err(|e| miette!("player collection {name}: {e}"))?;
+        files.extend(paths.into_iter().map(|p| (p, matcher.clone())));
+    }
+    if files.is_empty() {
+        return Err(miette!(help = "add `players = [\"Name, First\"]` to a [sources.NAME] game source", "the pipeline has no player collection"));
+    }
+    let mut repertoires = Vec::new();
+    for (name, spec) in &loaded.pipeline.repertoires {
+        let Some(path) = &spec.path else { continue };
+        let text = std::fs::read(loaded.path(path)).into_diagnostic()?;
+        repertoires.push(parse::parse(name, spec.color, path, &String::from_utf8_lossy(&text)).map_err(miette::Report::new)?);
+    }
+    let depth = repertoires.iter().map(|r| usize::from(r.depth()) + 1).max().unwrap_or(0).max(16);
+    let read: Vec<Vec<games::PlayerGame>> = files
+        .par_iter()
+        .map(|(path, matcher)| games::read_file(path, &path.display().to_string(), matcher, depth, None))
+        .collect::<Result<_, _>>()
+        .map_err(|e| miette!("{e}"))?;
+    let theirs: Vec<games::PlayerGame> =
+        read.into_iter().flatten().filter(|g| g.side == side && args.since.is_none_or(|y| g.year().is_some_and(|gy| gy >= y))).collect();
+    if theirs.is_empty() {
+        return Err(miette!("no game of {:?} with {} in the player collections", args.player, args.side));
+    }
+    let prep = prep::prepare(&args.player, side, &theirs, &repertoires, args.limit);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&prep).into_diagnostic()?);
+    } else {
+        print!("{}", prep.to_text());
+    }
+    Ok(())
+}
