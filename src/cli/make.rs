@@ -178,12 +178,12 @@ pub(crate) fn build_adapted(
     Ok((lock, make::make_adapted(loaded, &options, on_report, adapt)?))
 }
 
-/// `--locked`: every source but game collections (taxonomies, counts, structure labels,
-/// explorer crawls) has a pin
-/// (game files are hashed as read and listed in the manifest).
+/// `--locked`: every source but game collections given by `paths` (taxonomies, counts,
+/// structure labels, explorer crawls, collections' manifests, Lichess database months)
+/// has a pin (game files are hashed as read and listed in the manifest).
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
     let unpinned: Vec<&str> =
-        loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_games() && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
+        loaded.pipeline.sources.iter().filter(|(_, s)| (!s.kind.is_games() || s.manifest.is_some()) && s.blake3.is_none()).map(|(n, _)| n.as_str()).collect();
     if unpinned.is_empty() {
         return Ok(());
     }

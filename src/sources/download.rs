@@ -67,7 +67,8 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
     unreachable!("the last attempt returns")
 }
 
-fn first_delay() -> Duration {
+/// The first wait before a retry: 0.5 s, or `OKB_RETRY_DELAY_MS` (tests make it short).
+pub(super) fn first_delay() -> Duration {
     let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
     Duration::from_millis(ms)
 }
