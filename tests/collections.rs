@@ -100,6 +100,10 @@ fn a_collection_is_downloaded_or_taken_compressed_from_a_mirror_with_the_same_st
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("Fetched masters: 2 of 2 files from mirror"), "{}", run.stderr);
     assert_eq!(mirrored.read("build/nodes.csv"), downloaded.read("build/nodes.csv"));
+    let status = okb(&mirrored, None, &["status"]);
+    assert!(status.stderr.contains("masters 2 of 2 files fetched; the latest fetched 20") && status.stderr.contains("from mirror "), "{}", status.stderr);
+    let status = okb(&downloaded, None, &["status"]);
+    assert!(status.stderr.contains(&format!("from {base}/data/")), "{}", status.stderr);
     let packed = mirrored.path(&format!("sources/{}.zst", blake3::hash(&files[0].1).to_hex()));
     assert!(packed.exists(), "the store keeps the compressed copy");
     // A second make is fresh, offline, without the mirror.

@@ -161,6 +161,12 @@ fn a_month_is_fetched_verified_pinned_and_built_offline() {
     assert_eq!(record["sha256"], sha256(month_bytes()));
     assert_eq!(record["last_modified"], "Tue, 01 Jan 2013 00:00:00 GMT");
     assert_eq!(record["etag"], "\"month-2013-01\"");
+    // Freshness: when it was fetched and what upstream said, in okb status.
+    let status = okb(&p, &["status", "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&status.stdout).unwrap();
+    let line = status["sources"]["db"][0].as_str().unwrap().to_string();
+    assert!(line.starts_with("2013-01: fetched 20") && line.contains(&format!("UTC from {}/standard/{MONTH}", server.base)), "{line}");
+    assert!(line.ends_with("; Last-Modified Tue, 01 Jan 2013 00:00:00 GMT; ETag \"month-2013-01\""), "{line}");
     let run = okb(&p, &["pin"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(std::fs::read_to_string(p.path("pipeline.toml")).unwrap().contains("blake3 = "));
@@ -239,7 +245,8 @@ fn sums_that_disagree_fail_naming_both_and_leave_nothing_that_looks_complete() {
     assert_eq!(run.status, 1, "{}", run.stderr);
     let stderr = flat(&run.stderr);
     assert!(stderr.contains(&format!("published sha256 {wrong}")) && stderr.contains(&sha256(month_bytes())) && stderr.contains(MONTH), "{stderr}");
-    let left: Vec<_> = std::fs::read_dir(p.path("sources")).unwrap().flatten().map(|e| e.file_name()).collect();
-    assert!(left.iter().all(|n| n == "lichess-db" || n.to_string_lossy().ends_with(".json")), "{left:?}");
+    // Folders of records only: no month, no .part, in the store.
+    let left: Vec<_> = std::fs::read_dir(p.path("sources")).unwrap().flatten().filter(|e| !e.path().is_dir()).map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
     assert!(!p.path(&format!("sources/lichess-db/{MONTH}.json")).exists());
 }

@@ -134,6 +134,19 @@ struct Published {
     sums: String,
 }
 
+/// Freshness lines of `db`: one per month, when it was fetched and what upstream said.
+pub fn freshness(db: &LichessDb, store: &Path) -> Vec<String> {
+    let describe = |month: &String| {
+        let file_name = db.file_name(month);
+        let record: Option<Record> = std::fs::read(record_path(store, &file_name)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        match record.and_then(|r| super::fetched::read(store, &r.blake3)) {
+            Some(fetched) => format!("{month}: {}", fetched.describe()),
+            None => format!("{month}: not fetched (`okb fetch` gets it)"),
+        }
+    };
+    db.months.iter().map(describe).collect()
+}
+
 impl Resolver {
     /// Every month of `db`, from the store or downloaded (resuming, verified by the
     /// published SHA-256); `pin`, when given, must be the months' manifest hash.
@@ -189,6 +202,8 @@ impl Resolver {
         let fetched_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
         let record = Record { url: url.clone(), size: fetched.size, sha256, blake3: fetched.blake3, fetched_at, last_modified: fetched.last_modified, etag: fetched.etag };
         let json = serde_json::to_vec_pretty(&record).map_err(|e| fail(e.to_string()))?;
+        let upstream = super::fetched::FetchRecord { from: url.clone(), fetched_at, last_modified: record.last_modified.clone(), etag: record.etag.clone() };
+        super::fetched::write(&self.store, &record.blake3, &upstream);
         let at = record_path(&self.store, file_name);
         crate::dataflow::cache::write_atomic(&at, &json).map_err(|e| fail(format!("{}: {e}", at.display())))?;
         Ok((fetched.path, record))
@@ -198,10 +213,11 @@ impl Resolver {
     fn published(&self, db: &LichessDb) -> Result<Published, SourceError> {
         let get = |file: &str| {
             let url = db.url(file);
-            let (path, _) = self.download(&db.name, &url, None)?;
+            let (path, hash) = self.download(&db.name, &url, None)?;
             let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io { name: db.name.clone(), path: path.display().to_string(), source });
             // Lists change every month: not kept in the store.
             let _ = std::fs::remove_file(&path);
+            super::fetched::forget(&self.store, &hash);
             text
         };
         Ok(Published { list: get("list.txt")?, sums: get("sha256sums.txt")? })

@@ -9,6 +9,7 @@
 
 pub mod collection;
 mod download;
+pub mod fetched;
 pub mod lichess_db;
 pub mod resume;
 
@@ -172,6 +173,7 @@ impl Resolver {
         if let Some(found) = self.compressed_in_mirrors(wanted.url, pin, files) {
             copy_atomic(&found, &packed).map_err(io(&packed))?;
             files.record_decoded(&packed, pin);
+            fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
             return Ok(Resolved { path: packed, hash: pin.into(), origin: Origin::Mirror(found) });
         }
         for mirror in &self.mirrors {
@@ -179,6 +181,7 @@ impl Resolver {
                 let bytes = std::fs::read(&found).map_err(io(&found))?;
                 write_atomic(&stored, &bytes).map_err(io(&stored))?;
                 files.record(&stored, pin);
+                fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
                 return Ok(Resolved { path: stored, hash: pin.into(), origin: Origin::Mirror(found) });
             }
         }
