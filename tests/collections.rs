@@ -175,8 +175,10 @@ fn the_shipped_pipeline_builds_the_454278_master_games_from_the_mirror() {
     std::fs::copy(format!("{ROOT}/collections/masters.tsv"), p.path("collections/masters.tsv")).unwrap();
     let mirror: PathBuf = shared_sources();
     let mirrors = format!("{}:{}", mirror.display(), mirror.join("../corpus").display());
-    let run: common::Run = p.command(&["make", "--offline"]).env("OKB_MIRROR", &mirrors).output().unwrap().into();
+    let run: common::Run = p.command(&["make", "--offline", "--strict", "--json"]).env("OKB_MIRROR", &mirrors).output().unwrap().into();
     assert_eq!(run.status, 0, "{}", run.stderr);
+    let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(report["warnings"].as_array().unwrap().len(), 4, "the four reviewed duplicates, none from the games: {report}");
     assert!(run.stderr.contains("Fetched masters: 240 of 240 files from mirror"), "{}", run.stderr);
     assert!(run.stderr.contains("454191 games counted of 454278"), "{}", run.stderr);
     let root = p.okb(&["query", "moves", "", "--json"]);
