@@ -38,6 +38,8 @@ struct Misbehave {
     wrong_length: bool,
     /// The sums file's line for the month says this instead.
     sums: Option<String>,
+    /// Send the month in 20 pieces, this many milliseconds apart.
+    trickle_ms: u64,
 }
 
 /// A server in Lichess's layout and what it has sent of the month.
@@ -64,8 +66,8 @@ fn serve(misbehave: Misbehave) -> Server {
         for mut stream in listener.incoming().flatten() {
             let (path, range) = read_request(&stream);
             let _ = match path.as_str() {
-                "/standard/list.txt" => respond(&mut stream, "200 OK", &[], list.as_bytes(), None),
-                "/standard/sha256sums.txt" => respond(&mut stream, "200 OK", &[], sums.as_bytes(), None),
+                "/standard/list.txt" => respond(&mut stream, "200 OK", &[], list.as_bytes(), None, 0),
+                "/standard/sha256sums.txt" => respond(&mut stream, "200 OK", &[], sums.as_bytes(), None, 0),
                 p if p == format!("/standard/{MONTH}") => {
                     let n = requests.fetch_add(1, Ordering::SeqCst);
                     if let Some(r) = &range {
@@ -73,7 +75,7 @@ fn serve(misbehave: Misbehave) -> Server {
                     }
                     let start: usize = range.as_deref().and_then(|r| r.strip_prefix("bytes=")?.strip_suffix('-')?.parse().ok()).unwrap_or(0);
                     if start >= body.len() {
-                        respond(&mut stream, "416 Range Not Satisfiable", &[format!("Content-Range: bytes */{}", body.len())], b"", None)
+                        respond(&mut stream, "416 Range Not Satisfiable", &[format!("Content-Range: bytes */{}", body.len())], b"", None, 0)
                     } else {
                         let cut = cuts.lock().unwrap().first().copied().map(|f| (f * body.len() as f64) as usize).filter(|c| *c > start);
                         if cut.is_some() {
@@ -90,10 +92,10 @@ fn serve(misbehave: Misbehave) -> Server {
                         headers.push("Last-Modified: Tue, 01 Jan 2013 00:00:00 GMT".into());
                         headers.push("ETag: \"month-2013-01\"".into());
                         sent.fetch_add((end - start) as u64, Ordering::SeqCst);
-                        respond(&mut stream, status, &headers, &body[start..end], length)
+                        respond(&mut stream, status, &headers, &body[start..end], length, misbehave.trickle_ms)
                     }
                 }
-                _ => respond(&mut stream, "404 Not Found", &[], b"", None),
+                _ => respond(&mut stream, "404 Not Found", &[], b"", None, 0),
             };
         }
     });
@@ -121,15 +123,19 @@ fn read_request(stream: &std::net::TcpStream) -> (String, Option<String>) {
     (path, range)
 }
 
-/// Writes a response announcing `length` bytes (default: the body's), then closes.
-fn respond(stream: &mut std::net::TcpStream, status: &str, headers: &[String], body: &[u8], length: Option<usize>) -> std::io::Result<()> {
+/// Writes a response announcing `length` bytes (default: the body's) in 20 pieces
+/// `trickle_ms` apart, then closes.
+fn respond(stream: &mut std::net::TcpStream, status: &str, headers: &[String], body: &[u8], length: Option<usize>, trickle_ms: u64) -> std::io::Result<()> {
     let mut head = format!("HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n", length.unwrap_or(body.len()));
     for h in headers {
         head.push_str(&format!("{h}\r\n"));
     }
     head.push_str("\r\n");
     stream.write_all(head.as_bytes())?;
-    stream.write_all(body)?;
+    for piece in body.chunks(body.len().div_ceil(20).max(1)) {
+        stream.write_all(piece)?;
+        std::thread::sleep(std::time::Duration::from_millis(trickle_ms));
+    }
     stream.flush()?;
     stream.shutdown(std::net::Shutdown::Both)
 }
@@ -249,4 +255,15 @@ fn sums_that_disagree_fail_naming_both_and_leave_nothing_that_looks_complete() {
     let left: Vec<_> = std::fs::read_dir(p.path("sources")).unwrap().flatten().filter(|e| !e.path().is_dir()).map(|e| e.file_name()).collect();
     assert!(left.is_empty(), "{left:?}");
     assert!(!p.path(&format!("sources/lichess-db/{MONTH}.json")).exists());
+}
+
+#[test]
+fn a_download_shows_its_bytes_rate_and_eta_in_logs() {
+    let server = serve(Misbehave { trickle_ms: 40, ..Default::default() });
+    let p = project(&server.base, "\"2013-01\"");
+    let run: common::Run = p.command(&["fetch"]).env_remove("OKB_MIRROR").env("OKB_PROGRESS_SECS", "0.1").output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let size = month_bytes().len();
+    let line = run.stderr.lines().find(|l| l.contains(&format!("download {MONTH} (bytes): "))).unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(line.contains(&format!("/{size}, ")) && line.contains("/s") && line.contains("ETA"), "{line}");
 }

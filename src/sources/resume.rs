@@ -58,10 +58,10 @@ pub fn download(store: &Path, url: &str, file_name: &str, sha256: &str) -> Resul
     std::fs::create_dir_all(store).map_err(|e| format!("{}: {e}", store.display()))?;
     let part = store.join(format!("{file_name}.part"));
     let resumed_from = std::fs::metadata(&part).map_or(0, |m| m.len());
-    let bar = crate::progress::start(0, &format!("download {file_name}"));
+    let label = format!("download {file_name} (bytes)");
     let (mut received, mut headers) = (0u64, (None, None));
     for attempt in 1..=ATTEMPTS {
-        match try_once(&client, url, &part, &bar, &mut received, &mut headers)? {
+        match try_once(&client, url, &part, &label, &mut received, &mut headers)? {
             Outcome::Complete => return finish(store, url, &part, sha256, received, resumed_from, headers),
             Outcome::Stale => {
                 crate::progress::println(&format!("{:>12} {url}: the server refused the range of {} (HTTP 416): starting again", "Warning", part.display()));
@@ -83,7 +83,7 @@ fn try_once(
     client: &reqwest::blocking::Client,
     url: &str,
     part: &Path,
-    bar: &crate::progress::Bar,
+    label: &str,
     received: &mut u64,
     headers: &mut (Option<String>, Option<String>),
 ) -> Result<Outcome, String> {
@@ -114,9 +114,8 @@ fn try_once(
     }
     let mut file = std::fs::OpenOptions::new().create(true).append(start > 0).write(true).truncate(start == 0).open(part).map_err(|e| format!("{}: {e}", part.display()))?;
     let length = response.content_length();
-    if let Some(length) = length {
-        bar.set_length(start + length);
-    }
+    // Bytes with a rate and an ETA: a bar on a terminal, periodic lines in logs.
+    let bar = crate::progress::start(start + length.unwrap_or(0), label);
     bar.set(start);
     let mut got = 0u64;
     let mut buf = vec![0u8; 1 << 16];
