@@ -183,7 +183,7 @@ fn the_shipped_pipeline_builds_the_454278_master_games_from_the_mirror() {
     assert!(run.stderr.contains("454191 games counted of 454278"), "{}", run.stderr);
     let root = p.okb(&["query", "moves", "", "--json"]);
     let node: serde_json::Value = serde_json::from_str(&root.stdout).unwrap();
-    assert_eq!(node["stats"]["games"], 454191, "{node}");
+    assert_eq!(node["game_count"], 454191, "{node}");
     let again = p.okb(&["make", "--offline"]);
     assert!(again.stderr.contains("nothing to do"), "{}", again.stderr);
 }
