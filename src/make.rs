@@ -89,7 +89,7 @@ fn format_of(kind: SourceKind) -> Option<EcoFormat> {
         SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
         SourceKind::ScidEco => Some(EcoFormat::Scid),
         SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals | SourceKind::LichessCloudEval => None,
+        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals | SourceKind::LichessCloudEval | SourceKind::LichessDb => None,
     }
 }
 
@@ -206,7 +206,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
     let sources = source_steps(loaded, options, build, fetched, &mut steps, &mut facts)?;
     steps.push(steps::eco::declare(sources.taxonomies, pipeline.eco.interpolate));
-    let game_files = list_game_files(loaded, options, build)?;
+    let game_files = list_game_files(loaded, options, build, fetched, &mut facts)?;
     let with_games = phase2_steps(loaded, options, &game_files, sources.counts, &mut steps, &mut facts)?;
     steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
     if let Some((config, hash)) = engine_setup(loaded, build)? {
@@ -553,10 +553,27 @@ fn resolve_files(
     Ok(found)
 }
 
-/// The files of every game source, sorted, with their hashes (from the stat cache).
-fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Result<Vec<GameFile>, MakeError> {
+/// The files of every game source, sorted, with their hashes (from the stat cache); a
+/// collection's files in its manifest's order, found like pinned sources.
+fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut Vec<String>, facts: &mut Manifest) -> Result<Vec<GameFile>, MakeError> {
     let mut game_files = Vec::new();
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_games()) {
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_games() || s.kind == SourceKind::LichessDb) {
+        if spec.kind == SourceKind::LichessDb {
+            let (files, manifest_hash) = lichess_db_files(loaded, options, build, name, fetched)?;
+            game_files.extend(files);
+            facts.sources.insert(name.clone(), source_facts(spec, manifest_hash));
+            continue;
+        }
+        if let Some(manifest) = &spec.manifest {
+            let manifest = loaded.path(manifest);
+            let pin = match &spec.blake3 {
+                Some(pin) => pin.clone(),
+                None => unpinned_manifest(name, &manifest, build, options)?,
+            };
+            game_files.extend(collection_files(loaded, options, build, name, &manifest, &pin, fetched)?);
+            facts.sources.insert(name.clone(), source_facts(spec, pin));
+            continue;
+        }
         let mut files = Vec::new();
         for pattern in spec.game_paths() {
             let full = loaded.path(&pattern).display().to_string();
@@ -590,6 +607,82 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
         }
     }
     Ok(game_files)
+}
+
+/// The hash of collection `name`'s unpinned manifest, with a note saying how to pin it.
+fn unpinned_manifest(name: &str, manifest: &Path, build: &Build, options: &MakeOptions) -> Result<String, MakeError> {
+    let hash = build.hash_file(manifest)?;
+    if !options.dry_run {
+        eprintln!("{:>12} collection {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
+    }
+    Ok(hash)
+}
+
+/// The game files of collection `name`: its manifest (at `manifest`, pinned by `pin`)
+/// read, and each file it lists found in the store, a mirror or downloaded. A file's step
+/// is keyed by its pin, so a compressed mirror copy and a download are the same input.
+fn collection_files(
+    loaded: &Loaded,
+    options: &MakeOptions,
+    build: &Build,
+    name: &str,
+    manifest: &Path,
+    pin: &str,
+    fetched: &mut Vec<String>,
+) -> Result<Vec<GameFile>, MakeError> {
+    let spec = &loaded.pipeline.sources[name];
+    let filter = spec.game_filter().map_err(|message| BuildError::Step { step: format!("games:{name}"), message })?;
+    let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
+    let mut files = build.files.lock().expect("file states poisoned");
+    let entries = crate::sources::collection::read(name, manifest, pin, &mut files)?;
+    let resolved = resolver.resolve_collection(name, &entries, &mut files)?;
+    let copied: Vec<&Origin> = resolved.iter().map(|(_, r)| &r.origin).filter(|o| !matches!(o, Origin::Store | Origin::Local)).collect();
+    if let Some(first) = copied.first() {
+        let from = match first {
+            Origin::Mirror(path) => format!("mirror {}", path.parent().unwrap_or(path).display()),
+            Origin::Download(url) => url.rsplit_once('/').map_or(url.clone(), |(base, _)| base.to_string()),
+            Origin::Store | Origin::Local => unreachable!("filtered out"),
+        };
+        let note = format!("{name}: {} of {} files from {from}", copied.len(), entries.len());
+        eprintln!("{:>12} {note}", "Fetched");
+        fetched.push(note);
+    }
+    let bgn = spec.kind == SourceKind::Bgn;
+    Ok(resolved
+        .into_iter()
+        .map(|(entry, r)| GameFile { source: name.into(), bgn, filter: filter.clone(), path: r.path, shown: entry.file_name().into(), hash: entry.blake3 })
+        .collect())
+}
+
+/// The game files of Lichess database source `name`, one per month (from the store or
+/// downloaded, resuming), and the hash of its months' manifest. A dry run downloads
+/// nothing: a month never fetched shows as a stale step.
+fn lichess_db_files(loaded: &Loaded, options: &MakeOptions, build: &Build, name: &str, fetched: &mut Vec<String>) -> Result<(Vec<GameFile>, String), MakeError> {
+    let spec = &loaded.pipeline.sources[name];
+    let step_error = |message| BuildError::Step { step: format!("games:{name}"), message };
+    let db = spec.lichess_db(name).map_err(step_error)?;
+    let filter = spec.game_filter().map_err(step_error)?;
+    let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline || options.dry_run };
+    let game_file = |file_name: String, path: PathBuf, hash: String| GameFile { source: name.into(), bgn: false, filter: filter.clone(), path, shown: file_name, hash };
+    let months = match resolver.resolve_lichess_db(&db, spec.blake3.as_deref(), &mut build.files.lock().expect("file states poisoned")) {
+        Ok(months) => months,
+        Err(crate::sources::SourceError::NotFound { .. }) if options.dry_run => {
+            let unfetched = db.months.iter().map(|m| game_file(db.file_name(m), loaded.path("sources"), "unfetched".into()));
+            return Ok((unfetched.collect(), "unfetched".into()));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let now = months.iter().filter(|m| m.fetched_now).count();
+    if now > 0 {
+        let note = format!("{name}: {now} of {} months from {}", months.len(), db.url(""));
+        eprintln!("{:>12} {note}", "Fetched");
+        fetched.push(note);
+    }
+    let (_, hash) = crate::sources::lichess_db::LichessDb::manifest(&months);
+    if spec.blake3.is_none() && !options.dry_run {
+        eprintln!("{:>12} source {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
+    }
+    Ok((months.into_iter().map(|m| game_file(m.file_name, m.path, m.entry.blake3)).collect(), hash))
 }
 
 /// The symbolic links that `pattern` matches whose targets do not exist, with their targets.

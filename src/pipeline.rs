@@ -43,13 +43,16 @@ pub enum SourceKind {
     /// positions the engine step takes, politely, every answer kept; `blake3` pins the
     /// manifest of the answers used. `[engine] sources` names it like a dump.
     LichessCloudEval,
+    /// Months of Lichess's database dumps (`months`, `variant`, `url` the server), each
+    /// verified by the published SHA-256 and pinned together by `blake3` (`okb pin`).
+    LichessDb,
 }
 
 impl SourceKind {
     /// Whether this kind is one file pinned by BLAKE3 (`url` or `path`), as opposed to a
     /// game collection (`paths`, each file hashed as it is read).
     pub fn is_pinned_file(self) -> bool {
-        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer | SourceKind::LichessCloudEval)
+        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer | SourceKind::LichessCloudEval | SourceKind::LichessDb)
     }
 
     /// Whether this kind gives evaluations (`[engine] sources`).
@@ -75,10 +78,17 @@ pub struct SourceSpec {
     pub path: Option<String>,
     /// Local files or globs, relative to pipeline.toml (game sources).
     pub paths: Option<Vec<String>>,
-    /// BLAKE3 of the file's bytes (64 hex digits).
+    /// Game sources: a collection's manifest file (relative to pipeline.toml), lines of
+    /// `url<TAB>bytes<TAB>blake3`, pinned by `blake3`: every file it lists is a game file.
+    pub manifest: Option<String>,
+    /// BLAKE3 of the file's bytes (64 hex digits); of the manifest's, for a collection.
     pub blake3: Option<String>,
     /// Game filters (game sources), passed to Phase 2.
     pub filter: Option<toml::Table>,
+    /// Lichess database (`lichess-db`): months, `YYYY-MM` or `YYYY-MM..YYYY-MM`.
+    pub months: Option<Vec<String>>,
+    /// Lichess database: the variant's folder (default `standard`).
+    pub variant: Option<String>,
     /// Explorer crawls: `masters` or `lichess`.
     pub database: Option<crate::crawl::Database>,
     /// Explorer crawls: the environment variable holding the OAuth token (never stored).
@@ -161,6 +171,31 @@ impl SourceSpec {
             ("politeness", self.politeness.is_some()),
         ];
         set.into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect()
+    }
+
+    /// The Lichess database months of a `lichess-db` source.
+    pub fn lichess_db(&self, name: &str) -> Result<crate::sources::lichess_db::LichessDb, String> {
+        let months = crate::sources::lichess_db::expand_months(self.months.as_deref().ok_or("needs `months`, e.g. [\"2013-01\", \"2024-03..2024-05\"]")?)?;
+        if months.is_empty() {
+            return Err("`months` is empty".into());
+        }
+        let variant = self.variant.clone().unwrap_or_else(|| "standard".into());
+        if variant.is_empty() || !variant.bytes().all(|b| b.is_ascii_alphanumeric()) {
+            return Err(format!("variant {variant:?} is not a folder name of the Lichess database (standard, chess960, …)"));
+        }
+        let base = self.url.as_deref().unwrap_or(crate::sources::lichess_db::DEFAULT_BASE).trim_end_matches('/').to_string();
+        Ok(crate::sources::lichess_db::LichessDb { name: name.into(), base, variant, months })
+    }
+
+    /// Checks that a game source names its files one way: `paths` (or `path`), or a
+    /// `manifest` (pinned by `blake3`, or unpinned until `okb pin`).
+    fn game_files_given(&self) -> Result<(), &'static str> {
+        let listed = self.paths.is_some() || self.path.is_some();
+        match (listed, &self.manifest, &self.blake3) {
+            (true, Some(_), _) => Err("has both `paths` and `manifest`: give one"),
+            (false, None, _) => Err("needs `paths` or `manifest`"),
+            _ => Ok(()),
+        }
     }
 
     /// The paths or globs of a game source, as written.
@@ -557,6 +592,18 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             }
             continue;
         }
+        let lichess_db = spec.kind == SourceKind::LichessDb;
+        let db_fields = spec.months.is_some() || spec.variant.is_some();
+        if (!lichess_db && db_fields) || (lichess_db && (spec.paths.is_some() || spec.path.is_some() || spec.manifest.is_some())) {
+            let why = if lichess_db { "takes `months`, `variant`, `url`, `blake3` and `filter`" } else { "`months` and `variant` are settings of kind \"lichess-db\"" };
+            return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
+        }
+        if lichess_db {
+            if let Err(why) = spec.lichess_db(name).and_then(|_| spec.game_filter()) {
+                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
+            }
+            continue;
+        }
         if let Some(field) = spec.crawl_fields().first() {
             return Err(Box::new(loaded.error_at(
                 &header,
@@ -572,16 +619,16 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     None,
                 )));
             }
-            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() {
+            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() || spec.manifest.is_some() {
                 return Err(Box::new(loaded.error_at(
                     &header,
-                    format!("source {name:?}: `paths`, `filter` and `players` are for game sources (kind pgn or bgn)"),
+                    format!("source {name:?}: `paths`, `manifest`, `filter` and `players` are for game sources (kind pgn or bgn)"),
                     None,
                 )));
             }
         } else {
-            if spec.paths.is_none() && spec.path.is_none() {
-                return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} needs `paths`"), None)));
+            if let Err(why) = spec.game_files_given() {
+                return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} {why}"), None)));
             }
             if let Err(message) = spec.game_filter() {
                 let at = format!("[sources.{name}.filter]");

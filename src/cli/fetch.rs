@@ -19,17 +19,52 @@ pub struct FetchArgs {
     pub offline: bool,
 }
 
-/// What the resolver needs to find the pinned file source `name` (a taxonomy, counts or structure labels) (game sources: `None`).
+/// What the resolver needs to find the pinned file source `name` (a taxonomy, counts or
+/// structure labels), or a collection's manifest (other game sources: `None`).
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
-    spec.kind.is_pinned_file().then(|| Wanted {
-        name,
-        blake3: spec.blake3.as_deref(),
-        path: spec.path.as_deref().map(|p| loaded.path(p)),
-        url: spec.url.as_deref(),
-    })
+    let path = spec.manifest.as_deref().or(spec.path.as_deref()).map(|p| loaded.path(p));
+    (spec.kind.is_pinned_file() || spec.manifest.is_some()).then(|| Wanted { name, blake3: spec.blake3.as_deref(), path, url: spec.url.as_deref() })
 }
 
+/// Fetches and verifies every file of collection `name` (its manifest is `manifest`);
+/// the number of files that failed.
+fn fetch_collection(resolver: &Resolver, name: &str, manifest: &crate::sources::Resolved, files: &mut FileStates) -> usize {
+    let fetched = crate::sources::collection::read(name, &manifest.path, &manifest.hash, files)
+        .and_then(|entries| resolver.resolve_collection(name, &entries, files));
+    match fetched {
+        Ok(all) => {
+            let copied = all.iter().filter(|(_, r)| !matches!(r.origin, Origin::Store)).count();
+            eprintln!("{:>12} {name}: {} files ({copied} fetched now)", "Verified", all.len());
+            0
+        }
+        Err(e) => {
+            eprintln!("{:?}", miette::Report::new(e));
+            1
+        }
+    }
+}
+
+
+/// Fetches (resuming) and verifies every month of Lichess database source `name`; the
+/// number of sources that failed (0 or 1).
+fn fetch_lichess_db(resolver: &Resolver, name: &str, spec: &crate::pipeline::SourceSpec, files: &mut FileStates) -> usize {
+    let months = spec.lichess_db(name).map_err(|why| miette!("source {name}: {why}")).and_then(|db| {
+        resolver.resolve_lichess_db(&db, spec.blake3.as_deref(), files).map_err(miette::Report::new)
+    });
+    match months {
+        Ok(months) => {
+            let now = months.iter().filter(|m| m.fetched_now).count();
+            let (_, hash) = crate::sources::lichess_db::LichessDb::manifest(&months);
+            eprintln!("{:>12} {name}: {} months ({now} fetched now), manifest blake3 {}…", "Verified", months.len(), &hash[..16]);
+            0
+        }
+        Err(e) => {
+            eprintln!("{e:?}");
+            1
+        }
+    }
+}
 
 /// `okb fetch`: makes every pinned source available in `sources/`, verified, and every
 /// explorer crawl complete (a pinned one's missing answers, an unpinned one walked).
@@ -55,17 +90,23 @@ pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
             }
         }
     }
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == crate::pipeline::SourceKind::LichessDb) {
+        failures += fetch_lichess_db(&resolver, name, spec, &mut files);
+    }
     for name in loaded.pipeline.sources.keys() {
         let Some(w) = wanted(loaded, name) else { continue };
         match resolver.resolve(&w, &mut files) {
             Ok(r) => {
-                let from = match r.origin {
+                let from = match &r.origin {
                     Origin::Store => "already in sources/".to_string(),
                     Origin::Local => format!("local file {}", r.path.display()),
                     Origin::Mirror(p) => format!("copied from {}", p.display()),
                     Origin::Download(u) => format!("downloaded from {u}"),
                 };
                 eprintln!("{:>12} {name} ({from}, blake3 {}…)", "Verified", &r.hash[..16]);
+                if loaded.pipeline.sources[name].manifest.is_some() {
+                    failures += fetch_collection(&resolver, name, &r, &mut files);
+                }
             }
             Err(e) => {
                 eprintln!("{:>12} {e}", "error");

@@ -178,12 +178,18 @@ pub(crate) fn build_adapted(
     Ok((lock, make::make_adapted(loaded, &options, on_report, adapt)?))
 }
 
-/// `--locked`: every source but game collections (taxonomies, counts, structure labels,
-/// explorer crawls) and every repertoire has a pin
-/// (game files are hashed as read and listed in the manifest).
+/// `--locked`: every source but game collections given by `paths` (taxonomies, counts,
+/// structure labels, explorer crawls, evaluation sources, collections' manifests, Lichess
+/// database months) and every repertoire has a pin (game files are hashed as read and
+/// listed in the manifest).
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
-    let mut unpinned: Vec<String> =
-        loaded.pipeline.sources.iter().filter(|(_, s)| !s.kind.is_games() && s.blake3.is_none()).map(|(n, _)| n.clone()).collect();
+    let mut unpinned: Vec<String> = loaded
+        .pipeline
+        .sources
+        .iter()
+        .filter(|(_, s)| (!s.kind.is_games() || s.manifest.is_some()) && s.blake3.is_none())
+        .map(|(n, _)| n.clone())
+        .collect();
     unpinned.extend(loaded.pipeline.repertoires.iter().filter(|(_, r)| r.blake3.is_none()).map(|(n, _)| format!("repertoires.{n}")));
     if unpinned.is_empty() {
         return Ok(());

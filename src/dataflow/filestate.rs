@@ -41,14 +41,19 @@ impl FileStates {
 
     /// The BLAKE3 of the file at `file`, from the stat cache when the file is unchanged.
     pub fn hash(&mut self, file: &Path) -> std::io::Result<Hash> {
+        self.cached(file.display().to_string(), file, hash_file)
+    }
+
+    /// The hash recorded under `key` if `file` is unchanged since, else `compute`'s
+    /// (recorded with the file's stamp).
+    fn cached(&mut self, key: String, file: &Path, compute: impl FnOnce(&Path) -> std::io::Result<Hash>) -> std::io::Result<Hash> {
         let meta = std::fs::metadata(file)?;
         let (len, mtime_ns, inode) = stamp_of(&meta);
-        let key = file.display().to_string();
         if let Some(s) = self.stamps.get(&key)
             && s.len == len && s.mtime_ns == mtime_ns && s.inode == inode {
                 return Ok(s.hash.clone());
             }
-        let hash = hash_file(file)?;
+        let hash = compute(file)?;
         self.stamps.insert(key, Stamp { len, mtime_ns, inode, hash: hash.clone() });
         self.dirty = true;
         Ok(hash)
@@ -59,11 +64,30 @@ impl FileStates {
         self.hash(file).is_ok_and(|h| h == hash)
     }
 
+    /// The BLAKE3 of the bytes that the zstd file `file` decompresses to, from the stat
+    /// cache when the file is unchanged (kept apart from [`FileStates::hash`]'s entry).
+    pub fn decoded_hash(&mut self, file: &Path) -> std::io::Result<Hash> {
+        self.cached(format!("zstd:{}", file.display()), file, |file| {
+            let mut hasher = blake3::Hasher::new();
+            hasher.update_reader(zstd::stream::read::Decoder::new(std::fs::File::open(file)?)?)?;
+            Ok(hasher.finalize().to_hex().to_string())
+        })
+    }
+
+    /// Records that the zstd file `file` (just written) decompresses to bytes with `hash`.
+    pub fn record_decoded(&mut self, file: &Path, hash: &str) {
+        self.record_as(format!("zstd:{}", file.display()), file, hash);
+    }
+
     /// Records that `file` (just written) holds bytes with `hash`.
     pub fn record(&mut self, file: &Path, hash: &str) {
+        self.record_as(file.display().to_string(), file, hash);
+    }
+
+    fn record_as(&mut self, key: String, file: &Path, hash: &str) {
         if let Ok(meta) = std::fs::metadata(file) {
             let (len, mtime_ns, inode) = stamp_of(&meta);
-            self.stamps.insert(file.display().to_string(), Stamp { len, mtime_ns, inode, hash: hash.to_string() });
+            self.stamps.insert(key, Stamp { len, mtime_ns, inode, hash: hash.to_string() });
             self.dirty = true;
         }
     }

@@ -47,7 +47,11 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
     let mut delay = first_delay();
     for attempt in 1..=ATTEMPTS {
         let failure = match try_once(&client, store, url) {
-            Ok((tmp, hash)) => return keep(store, name, url, pin, tmp, hash),
+            Ok((tmp, hash, upstream)) => {
+                let kept = keep(store, name, url, pin, tmp, hash)?;
+                super::fetched::write(store, &kept.1, &super::fetched::FetchRecord::now(url, upstream.0, upstream.1));
+                return Ok(kept);
+            }
             Err(failure) => failure,
         };
         if !failure.transient || attempt == ATTEMPTS {
@@ -67,7 +71,8 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
     unreachable!("the last attempt returns")
 }
 
-fn first_delay() -> Duration {
+/// The first wait before a retry: 0.5 s, or `OKB_RETRY_DELAY_MS` (tests make it short).
+pub(super) fn first_delay() -> Duration {
     let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
     Duration::from_millis(ms)
 }
@@ -86,8 +91,11 @@ fn keep(store: &Path, name: &str, url: &str, pin: Option<&str>, tmp: PathBuf, ha
     Ok((path, hash))
 }
 
+/// Upstream's `Last-Modified` and `ETag`, when sent.
+type Upstream = (Option<String>, Option<String>);
+
 /// One GET, streamed into a temporary file in `store`; removed again on any failure.
-fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Result<(PathBuf, Hash), Failure> {
+fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Result<(PathBuf, Hash, Upstream), Failure> {
     let mut response = client.get(url).send().map_err(|e| {
         let transient = e.is_connect() || e.is_timeout() || e.is_request();
         Failure { reason: crate::diagnostics::error_chain(&e), transient, retry_after: None }
@@ -103,13 +111,15 @@ fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Resu
             .map(Duration::from_secs);
         return Err(Failure { reason: format!("HTTP {status}"), transient, retry_after });
     }
+    let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
+    let upstream = (header(reqwest::header::LAST_MODIFIED), header(reqwest::header::ETAG));
     let expected_len = response.content_length();
     let tmp = crate::dataflow::temp::path(store, "download");
     let result = stream_to(&mut response, &tmp, expected_len);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
-    result.map(|hash| (tmp, hash))
+    result.map(|hash| (tmp, hash, upstream))
 }
 
 /// Copies the body to `tmp`, hashing it; a short body is a transient failure.

@@ -1,8 +1,17 @@
 //! Getting a pinned source's bytes: the project's content-addressed store `sources/`,
 //! then mirror folders (matched by content hash, whatever the file names), then a
 //! download. Every byte is verified against the pin before anything reads it.
+//!
+//! A mirror may hold a file zstd-compressed: `<name>.zst`, where `<name>` is the last
+//! segment of the source's URL, is taken when its *decompressed* bytes match the pin,
+//! and is kept compressed in the store as `sources/<pin>.zst` (game readers decompress
+//! by magic bytes; the pin stays the BLAKE3 of the original bytes).
 
+pub mod collection;
 mod download;
+pub mod fetched;
+pub mod lichess_db;
+pub mod resume;
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +80,16 @@ pub enum SourceError {
         /// Why no download was tried.
         why: String,
     },
+    /// A collection's manifest is malformed.
+    #[error("source {name}: {error}")]
+    #[diagnostic(code(okb::source::collection))]
+    Collection {
+        /// Source name.
+        name: String,
+        /// The line at fault.
+        #[source]
+        error: Box<collection::ManifestError>,
+    },
     /// A local file could not be read.
     #[error("source {name}: cannot read {path}: {source}")]
     #[diagnostic(code(okb::source::io))]
@@ -135,6 +154,10 @@ impl Resolver {
         if stored.exists() && files.matches(&stored, pin) {
             return Ok(Resolved { path: stored, hash: pin.to_string(), origin: Origin::Store });
         }
+        let packed = self.store.join(format!("{pin}.zst"));
+        if packed.exists() && files.decoded_hash(&packed).is_ok_and(|h| h == pin) {
+            return Ok(Resolved { path: packed, hash: pin.to_string(), origin: Origin::Store });
+        }
         if let Some(path) = &wanted.path {
             let hash = files.hash(path).map_err(io(path))?;
             if hash != pin {
@@ -147,11 +170,18 @@ impl Resolver {
             }
             return Ok(Resolved { path: path.clone(), hash, origin: Origin::Local });
         }
+        if let Some(found) = self.compressed_in_mirrors(wanted.url, pin, files) {
+            copy_atomic(&found, &packed).map_err(io(&packed))?;
+            files.record_decoded(&packed, pin);
+            fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
+            return Ok(Resolved { path: packed, hash: pin.into(), origin: Origin::Mirror(found) });
+        }
         for mirror in &self.mirrors {
             if let Some(found) = find_in_mirror(mirror, pin, files) {
                 let bytes = std::fs::read(&found).map_err(io(&found))?;
                 write_atomic(&stored, &bytes).map_err(io(&stored))?;
                 files.record(&stored, pin);
+                fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
                 return Ok(Resolved { path: stored, hash: pin.into(), origin: Origin::Mirror(found) });
             }
         }
@@ -206,6 +236,23 @@ impl Resolver {
         Some((path, hash))
     }
 
+    /// A mirror file `<url's file name>.zst` that decompresses to bytes hashing to `pin`.
+    fn compressed_in_mirrors(&self, url: Option<&str>, pin: &str, files: &mut FileStates) -> Option<PathBuf> {
+        let file_name = url?.split(['?', '#']).next()?.rsplit('/').next().filter(|n| !n.is_empty())?;
+        let packed_name = format!("{file_name}.zst");
+        for mirror in &self.mirrors {
+            let mut candidates: Vec<PathBuf> = files_in(mirror, true)
+                .into_iter()
+                .filter(|p| p.file_name().and_then(|n| n.to_str()) == Some(packed_name.as_str()))
+                .collect();
+            candidates.sort();
+            if let Some(found) = candidates.into_iter().find(|p| files.decoded_hash(p).is_ok_and(|h| h == pin)) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
     /// The mirror folders for a message, flagging those that do not exist.
     fn describe_mirrors(&self) -> String {
         if self.mirrors.is_empty() {
@@ -221,6 +268,15 @@ impl Resolver {
     pub fn download(&self, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
         download::download(&self.store, name, url, pin)
     }
+}
+
+/// Copies `from` to `to` through a temporary file, so `to` is whole or absent.
+fn copy_atomic(from: &Path, to: &Path) -> std::io::Result<()> {
+    let dir = to.parent().unwrap_or(Path::new(""));
+    std::fs::create_dir_all(dir)?;
+    let tmp = crate::dataflow::temp::path(dir, "mirror");
+    std::fs::copy(from, &tmp)?;
+    std::fs::rename(&tmp, to)
 }
 
 /// A file under `dir` (recursively) whose bytes hash to `pin`.
