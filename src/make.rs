@@ -71,6 +71,18 @@ pub enum MakeError {
         help("install Stockfish (`apt-get install stockfish`) or set `path` in [engine] of pipeline.toml; remove [engine] to skip annotation")
     )]
     Engine(#[from] crate::engine::EngineError),
+    /// A game source's paths and globs matched no file, and it does not allow that.
+    #[error("game source {source_name}: no file matches {}", patterns.join(", "))]
+    #[diagnostic(
+        code(okb::games),
+        help("check the paths (a typo? a disk not mounted?); a source that may be empty says `allow_empty = true` in [sources.{source_name}]")
+    )]
+    NoGameFiles {
+        /// The source.
+        source_name: String,
+        /// Its paths and globs, as written.
+        patterns: Vec<String>,
+    },
     /// A game source could not be read as a whole.
     #[error("game source {source_name}: {error}")]
     #[diagnostic(code(okb::games))]
@@ -511,15 +523,18 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
             }
             match crate::games::input::expand_paths(&[&full]) {
                 Ok(found) => files.extend(found),
-                // An empty drop folder (`games/*.pgn`) is a tree with the skeleton only;
-                // a plain path that does not exist is an error.
+                // A glob may match nothing (the source as a whole is judged below); a
+                // plain path that does not exist is an error.
                 Err(crate::games::GamesError::NoMatch { .. }) if pattern.contains(['*', '?', '[']) => {
                     if !options.dry_run {
-                        eprintln!("{:>12} {name}: 0 files matched {pattern} (the tree has the ECO skeleton only)", "Note");
+                        eprintln!("{:>12} {name}: 0 files matched {pattern}", "Note");
                     }
                 }
                 Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
             }
+        }
+        if files.is_empty() && spec.allow_empty != Some(true) {
+            return Err(MakeError::NoGameFiles { source_name: name.clone(), patterns: spec.game_paths() });
         }
         files.sort();
         files.dedup();
