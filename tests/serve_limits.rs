@@ -195,3 +195,16 @@ fn the_limits_are_flags_of_okb_serve() {
     assert_eq!(run.status, 2, "{}", run.stderr);
     assert!(run.stderr.contains("\"0\" is not a positive number of seconds"), "{}", run.stderr);
 }
+
+#[test]
+fn a_huge_fen_is_not_echoed_whole() {
+    let p = store();
+    let server = Served::start(&p, 1024, &[]);
+    let fen = "0".repeat(10_000);
+    let mut tcp = TcpStream::connect(server.addr).unwrap();
+    write!(tcp, "GET /node/fen/{fen} HTTP/1.1\r\nHost: okb\r\nConnection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 400"), "{}", &answer[..answer.len().min(300)]);
+    assert!(answer.len() < 1000 && answer.contains("invalid FEN \\\"0000000000"), "{} bytes: {}", answer.len(), &answer[..answer.len().min(600)]);
+}

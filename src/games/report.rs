@@ -60,6 +60,16 @@ impl BadKind {
         }
     }
 
+    /// Why a game of this kind was skipped, when the name alone does not say (the limit).
+    pub fn why(self) -> Option<String> {
+        use super::pgn::{MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
+        match self {
+            BadKind::BadTag => Some(format!("a tag line that is unterminated or longer than {MAX_TAG_LINE_BYTES} bytes")),
+            BadKind::OverlongComment => Some(format!("a comment longer than {MAX_COMMENT_BYTES} bytes")),
+            _ => None,
+        }
+    }
+
     /// Stable snake_case name, as serialized.
     pub fn name(self) -> &'static str {
         match self {
