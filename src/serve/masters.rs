@@ -14,7 +14,8 @@
 //! - a position's `white`/`draws`/`black` count the games that *reached* it (okb's
 //!   counting rule: games ending there included, moves past the tree's `max_ply` not
 //!   counted), where Lichess sums its moves; a move's counts are the same on both;
-//! - `averageRating` is the mover's average over the games whose mover is rated;
+//! - `averageRating` is the mover's average over the games whose mover is rated,
+//!   truncated as Lichess does;
 //! - `/lichess` top games are the best-rated by the average of both ratings (Lichess
 //!   first keeps the games of its two highest rating groups) and recent games the latest
 //!   by date and time; `history` is not available;
@@ -320,6 +321,13 @@ struct MoveSum {
     single: u32,
 }
 
+impl MoveSum {
+    /// The mover's average rating, truncated as Lichess truncates it (0: none rated).
+    fn average_rating(&self) -> u32 {
+        self.rating_sum.checked_div(self.rated).map_or(0, |a| a as u32)
+    }
+}
+
 /// The sums of each move of `cells` (sorted by move) over the slices `filter` admits.
 fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
     let mut out: Vec<(MoveKey, MoveSum)> = Vec::new();
@@ -401,7 +409,11 @@ impl Sums<'_> {
             .map(|(i, e)| ExplorerMove {
                 uci: e.uci.clone(),
                 san: e.san.clone(),
-                average_rating: e.avg_rating.map_or(0, |r| r.round() as u32),
+                // Lichess truncates: from the index's exact sums when the store has them.
+                average_rating: match self.data.and_then(|(_, d)| self.of(d.keys[i])) {
+                    Some(s) => s.average_rating(),
+                    None => e.avg_rating.map_or(0, |r| r.floor() as u32),
+                },
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
@@ -419,7 +431,7 @@ impl Sums<'_> {
             .zip(keys)
             .filter_map(|(e, &key)| {
                 let s = self.of(key).filter(|s| s.games.games() > 0)?;
-                let average_rating = if s.rated > 0 { (s.rating_sum as f64 / s.rated as f64).round() as u32 } else { 0 };
+                let average_rating = s.average_rating();
                 let game = self.single(&s);
                 let (white, draws, black) = (s.games.white, s.games.draws, s.games.black);
                 let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: opening(graph.node(e.child)) };
