@@ -514,11 +514,7 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
         for pattern in spec.game_paths() {
             let full = loaded.path(&pattern).display().to_string();
             if let Some((link, target)) = broken_links(&full).first() {
-                let message = format!(
-                    "{} is a link to {}, which does not exist (a relative link resolves from the link's own folder: link to an absolute path, e.g. `ln -s \"$PWD\"/../shared/…`)",
-                    link.display(),
-                    target.display()
-                );
+                let message = broken_link_message(link, target);
                 return Err(MakeError::Games { source_name: name.clone(), error: crate::games::GamesError::Open { path: link.clone(), source: std::io::Error::other(message) } });
             }
             match crate::games::input::expand_paths(&[&full]) {
@@ -546,6 +542,20 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build) -> Res
         }
     }
     Ok(game_files)
+}
+
+/// Why the link `link` (to `target`) leads nowhere: a loop, or a missing target.
+fn broken_link_message(link: &Path, target: &Path) -> String {
+    // ELOOP: following the links comes back to one of them.
+    const ELOOP: i32 = 40;
+    if std::fs::metadata(link).err().and_then(|e| e.raw_os_error()) == Some(ELOOP) {
+        return format!("{} is a link to {}, which leads back to itself (a loop of symbolic links)", link.display(), target.display());
+    }
+    format!(
+        "{} is a link to {}, which does not exist (a relative link resolves from the link's own folder: link to an absolute path, e.g. `ln -s \"$PWD\"/../shared/…`)",
+        link.display(),
+        target.display()
+    )
 }
 
 /// The symbolic links that `pattern` matches whose targets do not exist, with their targets.

@@ -29,3 +29,16 @@ fn an_export_that_cannot_be_written_is_named() {
     assert_eq!(run.status, 1, "{stderr}");
     assert!(stderr.contains("export:nodes: writing ") && stderr.contains("/table: Is a directory"), "{stderr}");
 }
+
+#[test]
+fn a_loop_of_links_is_called_a_loop() {
+    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*\"]\n", mini_sources()));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    std::os::unix::fs::symlink("b.pgn", p.path("games/a.pgn")).unwrap();
+    std::os::unix::fs::symlink("a.pgn", p.path("games/b.pgn")).unwrap();
+    let run = p.okb(&["make"]);
+    let stderr = common::flat(&run.stderr);
+    assert_eq!(run.status, 1, "{stderr}");
+    assert!(stderr.contains("which leads back to itself (a loop of symbolic links)"), "{stderr}");
+    assert!(!stderr.contains("does not exist"), "{stderr}");
+}
