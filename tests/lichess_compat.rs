@@ -52,6 +52,20 @@ fn numbers_and_requests_are_as_lichess_has_them() {
         let games = m["white"].as_u64().unwrap() + m["draws"].as_u64().unwrap() + m["black"].as_u64().unwrap();
         assert_eq!(serde_json::json!([games, m["averageRating"]]), expected[uci], "{uci}");
     }
+    // A move's opening is a name of the Lichess taxonomy (here fixtures/eco/mini.tsv) or
+    // none, never a SCID or inherited name.
+    let tsv = std::fs::read_to_string(common::fixture("mini.tsv")).unwrap();
+    let lichess_names: Vec<&str> = tsv.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).collect();
+    let mut named = 0;
+    for line in ["", "e2e4", "d2d4", "e2e4,c7c5", "d2d4,d7d5", "d2d4,d7d5,c2c4"] {
+        let answer: Value = serde_json::from_str(&client.get(server.url(&format!("/lichess?play={line}&moves=100"))).send().unwrap().text().unwrap()).unwrap();
+        for m in answer["moves"].as_array().unwrap().iter().filter(|m| !m["opening"].is_null()) {
+            named += 1;
+            let name = m["opening"]["name"].as_str().unwrap();
+            assert!(lichess_names.contains(&name), "after {line:?}, {}: {name:?} is not a Lichess name", m["san"]);
+        }
+    }
+    assert!(named >= 3, "{named} named moves");
     // Clients send the token Lichess requires: it is accepted and changes nothing.
     let plain = client.get(server.url("/lichess?moves=5")).send().unwrap();
     let with_token = client.get(server.url("/lichess?moves=5")).bearer_auth("lip_anything").send().unwrap();

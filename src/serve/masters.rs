@@ -312,6 +312,13 @@ fn opening(node: &Node) -> Option<ExplorerOpening> {
     Some(ExplorerOpening { eco: node.eco.clone()?, name: node.full_name()? })
 }
 
+/// A move's `opening`, as Lichess gives it: the position's own name in the Lichess
+/// taxonomy, or none (a SCID or inherited name is one Lichess never shows there).
+fn move_opening(node: &Node) -> Option<ExplorerOpening> {
+    let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
+    Some(ExplorerOpening { eco: entry.eco.clone(), name: entry.name.clone() })
+}
+
 /// A move's sums over the admitted cells.
 #[derive(Default, Clone, Copy)]
 struct MoveSum {
@@ -418,7 +425,7 @@ impl Sums<'_> {
                 draws: e.games.draws,
                 black: e.games.black,
                 game: self.data.and_then(|(_, d)| self.of(d.keys[i])).as_ref().and_then(|s| self.single(s)),
-                opening: opening(graph.node(e.child)),
+                opening: move_opening(graph.node(e.child)),
             })
             .collect()
     }
@@ -434,7 +441,7 @@ impl Sums<'_> {
                 let average_rating = s.average_rating();
                 let game = self.single(&s);
                 let (white, draws, black) = (s.games.white, s.games.draws, s.games.black);
-                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: opening(graph.node(e.child)) };
+                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: move_opening(graph.node(e.child)) };
                 Some((s.games.games(), mv))
             })
             .collect();
