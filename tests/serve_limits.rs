@@ -14,6 +14,14 @@ use std::time::{Duration, Instant};
 
 use common::{Project, mini_sources};
 
+/// The tests of this file one at a time: the throughput test compares windows of time,
+/// and another test building a store meanwhile would weigh on one side only.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn store() -> Project {
     let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/api.pgn");
     let p = Project::with_pipeline(&format!(
@@ -121,23 +129,25 @@ fn slowloris(addr: SocketAddr, count: usize, stop: Arc<AtomicBool>) -> std::thre
 
 #[test]
 fn a_thousand_slow_connections_leave_new_clients_their_throughput() {
+    let _one = one_at_a_time();
     let p = store();
     // 256 descriptors: without a connection limit the slow clients take them all.
     let server = Served::start(&p, 256, &["--header-timeout", "3", "--max-connections", "100"]);
-    let window = Duration::from_millis(1500);
-    let before = throughput(server.addr, window);
+    // Best of several one-second windows on each side: load from elsewhere on the machine
+    // (other builds, other tests) only ever lowers a window, so the best ones compare the
+    // server with itself.
+    let window = Duration::from_secs(1);
+    let best = |n: usize| (0..n).map(|_| throughput(server.addr, window)).max().unwrap();
+    let calm_before = best(2);
     let stop = Arc::new(AtomicBool::new(false));
     let attack = slowloris(server.addr, 1000, stop.clone());
     std::thread::sleep(Duration::from_secs(1));
-    let attacked = throughput(server.addr, window) + throughput(server.addr, window);
+    let attacked = best(3);
     stop.store(true, Ordering::Relaxed);
     attack.join().unwrap();
-    let after = throughput(server.addr, window);
-    // Calm windows before and after, so that load from elsewhere on the machine weighs
-    // on both sides alike.
-    let calm = before + after;
-    assert!(calm > 20, "the server answers at all ({before} + {after})");
-    assert!(attacked * 10 >= calm * 9, "attacked {attacked} requests in two windows against {before} + {after} without the attack");
+    let calm = calm_before.max(best(1));
+    assert!(calm > 20, "the server answers at all ({calm})");
+    assert!(attacked * 10 >= calm * 9, "attacked {attacked} requests in the best window against {calm} without the attack");
 }
 
 /// Whether the server closes `tcp` (EOF or reset) within `within`.
@@ -156,6 +166,7 @@ fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
 
 #[test]
 fn idle_and_half_sent_connections_are_closed() {
+    let _one = one_at_a_time();
     let p = store();
     let server = Served::start(&p, 1024, &["--header-timeout", "1", "--idle-timeout", "2"]);
     let connect = || TcpStream::connect(server.addr).unwrap();
@@ -186,6 +197,7 @@ fn idle_and_half_sent_connections_are_closed() {
 
 #[test]
 fn the_limits_are_flags_of_okb_serve() {
+    let _one = one_at_a_time();
     let p = Project::with_pipeline("");
     let help = p.okb(&["serve", "--help"]);
     for flag in ["--header-timeout <SECS>", "--idle-timeout <SECS>", "--max-connections <N>"] {
@@ -198,6 +210,7 @@ fn the_limits_are_flags_of_okb_serve() {
 
 #[test]
 fn a_huge_fen_is_not_echoed_whole() {
+    let _one = one_at_a_time();
     let p = store();
     let server = Served::start(&p, 1024, &[]);
     let fen = "0".repeat(10_000);
