@@ -24,7 +24,7 @@ use crate::classify::Classifier;
 use crate::diagnostics::decode_text;
 use crate::export::bgn::{self, BgnOpening, PgnGame};
 use crate::games::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, count_newlines};
-use crate::games::pgn::{CountingSlice, MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
+use crate::games::pgn::{ChunkOrigin, CountingSlice, MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
 use crate::games::report::{BadGames, BadKind, Location};
 
 
@@ -368,12 +368,16 @@ fn convert_chunk(chunk: &Chunk, file: &str, lookup: &dyn OpeningLookup) -> Chunk
         .finish();
     let mut visitor = FullGame::default();
     let locate = |offset: usize| Location { file: file.to_string(), line: chunk.first_line + count_newlines(&chunk.data[..offset.min(chunk.data.len())]) };
+    ChunkOrigin::of(file, chunk).record_repairs(&mut out.bad);
     while let Ok(true) = reader.has_more() {
         let offset = taken.get() - reader.buffer().len();
         match reader.read_game(&mut visitor) {
             Ok(None) => break,
             Ok(Some(Ok(game))) => {
                 out.games += 1;
+                if visitor.lenient_san {
+                    record(&mut out.bad, BadKind::LenientSan, locate(offset));
+                }
                 out.variations += visitor.variations;
                 bgn::write_line(&game, lookup.lookup(&game).as_ref(), &mut out.text);
                 out.written += 1;
@@ -406,6 +410,8 @@ struct FullGame {
     outcome: Option<String>,
     variations: u64,
     saw_anything: bool,
+    /// Whether a move was read leniently ([`crate::games::pgn::san_move`]).
+    lenient_san: bool,
 }
 
 impl Visitor for FullGame {
@@ -419,6 +425,7 @@ impl Visitor for FullGame {
         self.outcome = None;
         self.variations = 0;
         self.saw_anything = false;
+        self.lenient_san = false;
         ControlFlow::Continue(())
     }
 
@@ -443,14 +450,14 @@ impl Visitor for FullGame {
 
     fn san(&mut self, _: &mut (), san_plus: SanPlus) -> ControlFlow<Self::Output> {
         self.saw_anything = true;
-        match san_plus.san.to_move(&self.pos) {
-            Ok(m) => {
+        match crate::games::pgn::san_move(san_plus.san, &self.pos) {
+            Ok((m, lenient)) => {
+                self.lenient_san |= lenient;
                 self.pos.play_unchecked(m);
                 self.game.moves.push((m, Vec::new(), None));
                 ControlFlow::Continue(())
             }
-            Err(shakmaty::san::SanError::AmbiguousSan) => ControlFlow::Break(Err(BadKind::AmbiguousSan)),
-            Err(_) => ControlFlow::Break(Err(BadKind::IllegalSan)),
+            Err(kind) => ControlFlow::Break(Err(kind)),
         }
     }
 

@@ -454,7 +454,7 @@ fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) ->
             Err(GamesError::Read { .. }) if chunker.broken().is_some() => break,
             Err(e) => return Err(e),
         };
-        let origin = ChunkOrigin { file: &shown, first_line: chunk.first_line, last: chunk.last };
+        let origin = ChunkOrigin::of(&shown, &chunk);
         let mut bad = BadGames::default();
         if file.bgn {
             crate::games::bgn::read_chunk(&chunk.data, origin, cx.max_ply, &mut bad, |game| {

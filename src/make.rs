@@ -73,6 +73,18 @@ pub enum MakeError {
         help("install Stockfish (`apt-get install stockfish`) or set `path` in [engine] of pipeline.toml; remove [engine] to skip annotation")
     )]
     Engine(#[from] crate::engine::EngineError),
+    /// A game source's paths and globs matched no file, and it does not allow that.
+    #[error("game source {source_name}: no file matches {}", patterns.join(", "))]
+    #[diagnostic(
+        code(okb::games),
+        help("check the paths (a typo? a disk not mounted?); a source that may be empty says `allow_empty = true` in [sources.{source_name}]")
+    )]
+    NoGameFiles {
+        /// The source.
+        source_name: String,
+        /// Its paths and globs, as written.
+        patterns: Vec<String>,
+    },
     /// A game source could not be read as a whole.
     #[error("game source {source_name}: {error}")]
     #[diagnostic(code(okb::games))]
@@ -578,24 +590,23 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetche
         for pattern in spec.game_paths() {
             let full = loaded.path(&pattern).display().to_string();
             if let Some((link, target)) = broken_links(&full).first() {
-                let message = format!(
-                    "{} is a link to {}, which does not exist (a relative link resolves from the link's own folder: link to an absolute path, e.g. `ln -s \"$PWD\"/../shared/…`)",
-                    link.display(),
-                    target.display()
-                );
+                let message = broken_link_message(link, target);
                 return Err(MakeError::Games { source_name: name.clone(), error: crate::games::GamesError::Open { path: link.clone(), source: std::io::Error::other(message) } });
             }
             match crate::games::input::expand_paths(&[&full]) {
                 Ok(found) => files.extend(found),
-                // An empty drop folder (`games/*.pgn`) is a tree with the skeleton only;
-                // a plain path that does not exist is an error.
+                // A glob may match nothing (the source as a whole is judged below); a
+                // plain path that does not exist is an error.
                 Err(crate::games::GamesError::NoMatch { .. }) if pattern.contains(['*', '?', '[']) => {
                     if !options.dry_run {
-                        eprintln!("{:>12} {name}: 0 files matched {pattern} (the tree has the ECO skeleton only)", "Note");
+                        eprintln!("{:>12} {name}: 0 files matched {pattern}", "Note");
                     }
                 }
                 Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
             }
+        }
+        if files.is_empty() && spec.allow_empty != Some(true) {
+            return Err(MakeError::NoGameFiles { source_name: name.clone(), patterns: spec.game_paths() });
         }
         files.sort();
         files.dedup();
@@ -683,6 +694,20 @@ fn lichess_db_files(loaded: &Loaded, options: &MakeOptions, build: &Build, name:
         eprintln!("{:>12} source {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
     }
     Ok((months.into_iter().map(|m| game_file(m.file_name, m.path, m.entry.blake3)).collect(), hash))
+}
+
+/// Why the link `link` (to `target`) leads nowhere: a loop, or a missing target.
+fn broken_link_message(link: &Path, target: &Path) -> String {
+    // ELOOP: following the links comes back to one of them.
+    const ELOOP: i32 = 40;
+    if std::fs::metadata(link).err().and_then(|e| e.raw_os_error()) == Some(ELOOP) {
+        return format!("{} is a link to {}, which leads back to itself (a loop of symbolic links)", link.display(), target.display());
+    }
+    format!(
+        "{} is a link to {}, which does not exist (a relative link resolves from the link's own folder: link to an absolute path, e.g. `ln -s \"$PWD\"/../shared/…`)",
+        link.display(),
+        target.display()
+    )
 }
 
 /// The symbolic links that `pattern` matches whose targets do not exist, with their targets.

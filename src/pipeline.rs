@@ -89,6 +89,10 @@ pub struct SourceSpec {
     pub months: Option<Vec<String>>,
     /// Lichess database: the variant's folder (default `standard`).
     pub variant: Option<String>,
+    /// Game sources: whether matching no file at all is fine (an empty drop folder, a
+    /// tree with the ECO skeleton only). Otherwise it is an error: a typo or an unmounted
+    /// disk would silently rebuild the store without games.
+    pub allow_empty: Option<bool>,
     /// Explorer crawls: `masters` or `lichess`.
     pub database: Option<crate::crawl::Database>,
     /// Explorer crawls: the environment variable holding the OAuth token (never stored).
@@ -559,6 +563,23 @@ fn deep_merge(base: &mut toml::Table, overrides: toml::Table, path: &str) -> Vec
     skipped
 }
 
+/// The game source and pattern that match an export's `output`, or a file the export
+/// writes into it when it is a folder: such an export would be read back as games.
+fn input_reading<'a>(loaded: &'a Loaded, output: &str) -> Option<(&'a str, String)> {
+    let tidy = |p: PathBuf| p.components().collect::<PathBuf>();
+    let out = tidy(loaded.path(output));
+    let probes: Vec<PathBuf> = std::iter::once(out.clone())
+        .chain(["pgn", "bgn", "zst", "json", "csv"].iter().map(|ext| out.join(format!("x.{ext}"))))
+        .collect();
+    let sources = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_games());
+    sources.flat_map(|(name, s)| s.game_paths().into_iter().map(move |p| (name.as_str(), p))).find(|(_, pattern)| {
+        let full = tidy(loaded.path(pattern));
+        // As glob() walks folders, `*` stays within one of them.
+        let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
+        glob::Pattern::new(&full.to_string_lossy()).is_ok_and(|g| probes.iter().any(|f| g.matches_path_with(f, options)))
+    })
+}
+
 fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
     for (name, spec) in &loaded.pipeline.sources {
         let header = format!("[sources.{name}]");
@@ -619,10 +640,10 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     None,
                 )));
             }
-            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() || spec.manifest.is_some() {
+            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() || spec.manifest.is_some() || spec.allow_empty.is_some() {
                 return Err(Box::new(loaded.error_at(
                     &header,
-                    format!("source {name:?}: `paths`, `manifest`, `filter` and `players` are for game sources (kind pgn or bgn)"),
+                    format!("source {name:?}: `paths`, `manifest`, `filter`, `players` and `allow_empty` are for game sources (kind pgn or bgn)"),
                     None,
                 )));
             }
@@ -681,6 +702,13 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
                     None,
                 )));
             }
+        if let Some((source, pattern)) = input_reading(loaded, &spec.output) {
+            return Err(Box::new(loaded.error_at(
+                &format!("[exports.{name}]"),
+                format!("export {name:?}: output {:?} is matched by {pattern:?} of game source {source:?}, so the next make would read it back as games", spec.output),
+                Some("write the export outside the game sources' paths (e.g. under out/)".into()),
+            )));
+        }
         if spec.delimiter.len() != 1 {
             return Err(Box::new(loaded.error_at(
                 &format!("[exports.{name}]"),

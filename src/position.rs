@@ -203,9 +203,9 @@ pub fn node_id(epd: &str) -> String {
 
 /// Error returned by [`parse_fen`].
 #[derive(Debug, thiserror::Error)]
-#[error("invalid FEN {text:?}: {reason}")]
+#[error("invalid FEN {:?}: {reason}", crate::diagnostics::shorten(text, 100))]
 pub struct FenError {
-    /// The text that was given.
+    /// The text that was given (shown cut to 100 characters: a client may send 10 KB).
     pub text: String,
     /// Why it was rejected.
     pub reason: String,

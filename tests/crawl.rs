@@ -313,3 +313,19 @@ fn progress_counts_the_requests_left_not_the_answers_replayed() {
         assert!(rate < 24.0, "{line}: the rate is that of requests");
     }
 }
+
+#[test]
+fn a_token_is_never_sent_over_plain_http_except_to_loopback() {
+    // 192.0.2.1 is TEST-NET-1: the refusal comes before any connection is tried.
+    let p = crawler("http://192.0.2.1:9", 4, 2000, &format!("token_env = \"OKB_TEST_TOKEN\"\n{FAST}"));
+    let run = p.command(&["crawl"]).env("OKB_TEST_TOKEN", "lip_secret").output().unwrap();
+    let stderr = common::flat(&String::from_utf8_lossy(&run.stderr));
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("refusing to send the token in $OKB_TEST_TOKEN over plain http to 192.0.2.1"), "{stderr}");
+    assert!(!stderr.contains("lip_secret"), "{stderr}");
+    // To a loopback address over plain http the token is sent (tests' own servers).
+    let (_, server) = served();
+    let p = crawler(&server.base, 2, 2000, &format!("token_env = \"OKB_TEST_TOKEN\"\n{FAST}"));
+    let run = p.command(&["crawl"]).env("OKB_TEST_TOKEN", "lip_fresh").output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+}

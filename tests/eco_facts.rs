@@ -92,3 +92,15 @@ fn the_real_skeleton_store_is_complete_and_consistent() {
         std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(names, vec!["okb.sqlite".to_string()]);
 }
+
+#[test]
+fn a_duplicate_warning_names_the_row_dropped_and_the_row_kept() {
+    let skeleton = real_skeleton();
+    let warnings: Vec<String> = skeleton.warnings.iter().filter(|w| w.kind == "duplicate").map(|w| w.to_string()).collect();
+    let gifford = warnings.iter().find(|w| w.contains("Gifford")).unwrap_or_else(|| panic!("{warnings:#?}"));
+    assert!(
+        gifford.contains("bishop's gambit, Gifford variation\" dropped")
+            && gifford.ends_with("bishop's gambit, Chigorin's attack\"), which is kept"),
+        "{gifford}"
+    );
+}

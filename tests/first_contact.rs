@@ -205,9 +205,10 @@ fn a_games_folder_of_broken_links_is_an_error_naming_the_link() {
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(run.stderr.contains("Anand.pgn.zst") && run.stderr.contains("which does not exist"), "{}", run.stderr);
-    // An empty folder is said, not silent.
+    // An empty folder is said, not silent (and an error unless the source allows it).
     std::fs::remove_file(p.path("games/Anand.pgn.zst")).unwrap();
-    let run = p.make(&[]);
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(run.stderr.contains("games: 0 files matched games/*"), "{}", run.stderr);
 }
 
@@ -355,4 +356,23 @@ fn broken_and_gameless_files_are_named_counted_and_survived() {
     assert_eq!(status, 3, "{json}");
     let failing = json["strict_failures"].to_string();
     assert!(failing.contains("corrupt-file:games/cut.pgn.zst") && failing.contains("no-games:games/page.pgn"), "{failing}");
+}
+
+#[test]
+fn an_export_inside_a_game_source_is_refused_naming_both() {
+    let cases = [
+        ("games/*", "[exports.csv]\nformat = \"csv\"\noutput = \"./games/nodes.pgn\"\n", "\"./games/nodes.pgn\" is matched by \"games/*\""),
+        ("games/**/*.pgn", "[exports.pgn]\nformat = \"pgn\"\noutput = \"games/by-opening\"\n", "\"games/by-opening\" is matched by \"games/**/*.pgn\""),
+    ];
+    for (pattern, export, said) in cases {
+        let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"{pattern}\"]\nallow_empty = true\n{export}", mini_sources()));
+        let run = p.okb(&["make"]);
+        assert_ne!(run.status, 0, "{}", run.stderr);
+        let stderr = common::flat(&run.stderr);
+        assert!(stderr.contains(said) && stderr.contains("game source \"games\""), "{stderr}");
+        assert!(!p.path("games").exists(), "nothing was written");
+    }
+    // Beside the games, not inside the pattern, is fine.
+    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\nallow_empty = true\n[exports.csv]\nformat = \"csv\"\noutput = \"games/nodes.csv\"\n", mini_sources()));
+    p.make(&[]);
 }

@@ -109,11 +109,21 @@ fn adding_or_removing_a_file_reparses_only_that_file() {
 }
 
 #[test]
-fn an_empty_games_folder_gives_the_skeleton_only() {
+fn a_game_source_matching_no_file_is_an_error_unless_it_allows_empty() {
     let p = project(&[]);
+    // A typo or an unmounted disk must not rebuild the store without games, --strict or not.
+    for args in [&["make"][..], &["make", "--strict"]] {
+        let run = p.okb(args);
+        assert_eq!(run.status, 1, "{}", run.stderr);
+        assert!(run.stderr.contains("game source games: no file matches games/*.pgn.zst"), "{}", run.stderr);
+        assert!(run.stderr.contains("allow_empty = true"), "{}", run.stderr);
+    }
+    assert!(!p.path("build/okb.sqlite").exists());
+    let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    std::fs::write(p.path("pipeline.toml"), text.replace("paths = [\"games/*.pgn.zst\"]", "paths = [\"games/*.pgn.zst\"]\nallow_empty = true")).unwrap();
     let run = p.make(&[]);
     assert!(run.stderr.contains("0 files matched games/*.pgn.zst"), "{}", run.stderr);
-    assert_eq!(node(&p, "1. e4 c5")["game_count"], 0);
+    assert_eq!(node(&p, "1. e4 c5")["game_count"], 0, "an allowed empty folder gives the skeleton only");
 }
 
 #[test]

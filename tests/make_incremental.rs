@@ -321,3 +321,33 @@ fn clean_unused_keeps_exactly_what_the_build_needs() {
     assert!(refused.stderr.contains("stale") && refused.stderr.contains("okb make"), "{}", refused.stderr);
     assert_eq!(cache_entries(&p), entries);
 }
+
+#[test]
+fn an_interrupted_rebuild_writes_the_same_store_as_an_uninterrupted_one() {
+    let add_line = |p: &Project| {
+        let file = p.path("src/a.tsv");
+        let mut text = std::fs::read_to_string(&file).unwrap();
+        text.push_str("A00\tTest Opening: Made Up\t1. a3 a6 2. b3 b6\n");
+        std::fs::write(&file, text).unwrap();
+    };
+    let (straight, interrupted) = (Project::full(), Project::full());
+    for p in [&straight, &interrupted] {
+        p.make(&[]);
+        add_line(p);
+    }
+    straight.make(&[]);
+    // The second rebuild happens seconds later: no clock may reach the store.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let mut child = interrupted.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = child.kill(); // SIGKILL
+    let _ = child.wait();
+    interrupted.make(&[]);
+    let changes = rusqlite::Connection::open(straight.path("build/okb.sqlite"))
+        .unwrap()
+        .query_row("SELECT count(*) FROM node_changelog WHERE build = 2", [], |r| r.get::<_, i64>(0))
+        .unwrap();
+    assert!(changes > 0, "the rebuild logged its changes");
+    assert!(straight.read("build/okb.sqlite") == interrupted.read("build/okb.sqlite"), "the stores differ");
+    assert_eq!(straight.read("build/manifest.json"), interrupted.read("build/manifest.json"));
+}

@@ -46,7 +46,7 @@ impl ClassifyReport {
 /// Classifies the games of one chunk; returns the rewritten text and the counts.
 fn classify_chunk(classifier: &Classifier, file: &str, chunk: &Chunk) -> (Vec<u8>, ClassifyReport) {
     let mut report = ClassifyReport::default();
-    let origin = ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last };
+    let origin = ChunkOrigin::of(file, chunk);
     let mut visitor = GameVisitor::<IdentityKeys>::new(classifier.depth(), None);
     // (start offset, known index and ply) of every readable or filtered game.
     let mut games: Vec<(usize, Option<(u32, usize)>)> = Vec::new();

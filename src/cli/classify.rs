@@ -61,7 +61,7 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
         }
     };
     eprintln!("{}", summary(&report, start.elapsed().as_secs_f64()));
-    if report.bad.skipped() > 0 {
+    if !report.bad.is_empty() {
         eprintln!("{}", report.bad.render_table().trim_end());
     }
     Ok(())
@@ -86,7 +86,7 @@ fn to_bgn(classifier: &Classifier, paths: &[PathBuf], path: &std::path::Path, po
         converted.bad.skipped(),
         converted.games as f64 / secs.max(1e-9)
     );
-    if converted.bad.skipped() > 0 {
+    if !converted.bad.is_empty() {
         eprintln!("{}", converted.bad.render_table().trim_end());
     }
     Ok(())

@@ -109,7 +109,7 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
         ConvertFormat::Packed => games_to_packed(&inputs, &args.output, args.max_ply, args.min_games),
     })?;
     let bad = summary.bad.skipped();
-    if bad > 0 {
+    if !summary.bad.is_empty() {
         eprintln!("{}", summary.bad.render_table().trim_end());
     }
     if let Some(lookup) = &knowledge_base {

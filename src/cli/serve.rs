@@ -16,10 +16,33 @@ pub struct ServeArgs {
     /// browser: Access-Control-Allow-Origin on every answer, preflight requests answered.
     #[arg(long, value_name = "ORIGIN")]
     pub cors: Option<String>,
+    /// Seconds a client has to send a request's headers before its connection is closed
+    /// (a client sending a byte now and then holds nothing for long).
+    #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = positive_secs)]
+    pub header_timeout: f64,
+    /// Seconds a connection may move no byte either way before it is closed.
+    #[arg(long, default_value_t = 60.0, value_name = "SECS", value_parser = positive_secs)]
+    pub idle_timeout: f64,
+    /// Connections open at once; at the limit a new one replaces the open connection that
+    /// has waited longest without a request in progress.
+    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: u32,
+}
+
+fn positive_secs(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs > 0.0 && secs.is_finite() => Ok(secs),
+        _ => Err(format!("{text:?} is not a positive number of seconds")),
+    }
 }
 
 /// Serves `store` until Ctrl-C.
 pub fn run(args: &ServeArgs, store: PathBuf) -> miette::Result<()> {
-    crate::serve::run(&store, args.addr, args.cors.as_deref())?;
+    let limits = crate::serve::limits::Limits {
+        header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
+        idle_timeout: std::time::Duration::from_secs_f64(args.idle_timeout),
+        max_connections: args.max_connections as usize,
+    };
+    crate::serve::run(&store, args.addr, args.cors.as_deref(), limits)?;
     Ok(())
 }

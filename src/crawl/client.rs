@@ -33,6 +33,16 @@ pub struct Counters {
     pub waited: Duration,
 }
 
+/// The host of `server` when a token sent there would cross the network in clear text:
+/// plain `http://` to anything but a loopback address (`localhost`, 127.0.0.0/8, ::1).
+fn cleartext_host(server: &str) -> Option<String> {
+    let url = reqwest::Url::parse(server).ok()?;
+    let host = url.host_str()?;
+    let ip = host.trim_start_matches('[').trim_end_matches(']').parse::<std::net::IpAddr>();
+    let loopback = host.eq_ignore_ascii_case("localhost") || ip.is_ok_and(|ip| ip.is_loopback());
+    (url.scheme() == "http" && !loopback).then(|| host.to_string())
+}
+
 /// One crawl's connection to one server.
 pub struct Client {
     http: reqwest::blocking::Client,
@@ -60,6 +70,12 @@ impl Client {
             .build()
             .map_err(|e| fail(format!("cannot set up HTTP: {e}")))?;
         let token = token_env.and_then(|var| std::env::var(var).ok()).filter(|t| !t.trim().is_empty());
+        if let (Some(var), Some(_)) = (token_env, &token)
+            && let Some(host) = cleartext_host(server) {
+                return Err(fail(format!(
+                    "refusing to send the token in ${var} over plain http to {host} ({server}): anyone on the way could read it; use https (plain http is for loopback addresses only)"
+                )));
+            }
         Ok(Client {
             http,
             server: server.trim_end_matches('/').to_string(),

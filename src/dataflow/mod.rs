@@ -474,7 +474,7 @@ impl Build {
             };
             // A copy, not a link to the cached blob: an output edited in place must not
             // edit the cache.
-            cache::write_atomic(&path, &bytes).map_err(Self::io(format!("writing {}", path.display())))?;
+            cache::write_atomic(&path, &bytes).map_err(Self::io(format!("{id}: writing {}", path.display())))?;
             self.record_file(&path, file_hash);
             restored.push(path.display().to_string());
         }

@@ -276,8 +276,14 @@ fn deduplicate<'a>(ordered: &[&MergeInput<'_>], played_rows: Vec<PlayedRow<'a>>,
         let end = *row_played.keys.last().expect("a line has its start position");
         if let Some(&first) = seen.get(&end) {
             let first = &played[first];
-            let message = format!("position already named by {}:{} ({:?}); keeping the first", first.file, first.row.line, first.row.name);
-            skeleton.warnings.push(Warning::at("duplicate", row_played.file, row.line, message, &row.name));
+            // Both names in the message: the text after it would read as the one kept.
+            let message = format!(
+                "{:?} dropped: the position is already named by {}:{} ({:?}), which is kept",
+                row.name, first.file, first.row.line, first.row.name
+            );
+            let mut warning = Warning::at("duplicate", row_played.file, row.line, message, "");
+            warning.text = None;
+            skeleton.warnings.push(warning);
             continue;
         }
         count.1 += 1;

@@ -86,11 +86,7 @@ struct ChunkOutput {
 
 fn parse_chunk(file: &str, chunk: &Chunk, max_ply: usize) -> ChunkOutput {
     let mut out = ChunkOutput::default();
-    let origin = ChunkOrigin {
-        file,
-        first_line: chunk.first_line,
-        last: chunk.last,
-    };
+    let origin = ChunkOrigin::of(file, chunk);
     let mut visitor = GameVisitor::<PolyglotKeys>::new(max_ply, None);
     let occ = &mut out.occurrences;
     let counters = &mut out.counters;

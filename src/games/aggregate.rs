@@ -465,11 +465,7 @@ impl Accumulator {
     }
 
     fn process_chunk(&mut self, chunk: &Chunk, ctx: &ChunkContext<'_>) -> Result<(), GamesError> {
-        let origin = ChunkOrigin {
-            file: ctx.file,
-            first_line: chunk.first_line,
-            last: chunk.last,
-        };
+        let origin = ChunkOrigin::of(ctx.file, chunk);
         let mut chunk_bad = BadGames::default();
         let mut error = None;
         let games = match ctx.format {

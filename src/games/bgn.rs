@@ -275,6 +275,7 @@ not json
             file: "g.bgn",
             first_line: 1,
             last: true,
+            repaired_tags: &[],
         };
         let mut bad = BadGames::default();
         let mut seen = Vec::new();
@@ -298,7 +299,7 @@ not json
         let text = br#"{"result":"1-0","datetime":"2013-01-05T18:02:17Z","moves":[{"p":"P","f":"e2","t":"e4"},{"p":"P","f":"e7","t":"e5","a":{"clk":"0:05:00"}},"Ng1f3"]}
 {"result":"0-1","moves":[{"p":"B","f":"e2","t":"e4"}]}
 "#;
-        let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true };
+        let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true, repaired_tags: &[] };
         let mut bad = BadGames::default();
         let mut seen = Vec::new();
         read_chunk(text, origin, 15, &mut bad, |g| seen.push((g.moves.len(), g.tags.date.is_some())));

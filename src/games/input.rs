@@ -145,6 +145,9 @@ pub struct Chunk {
     pub data: Vec<u8>,
     /// Whether this is the file's last chunk (where a truncated game can occur).
     pub last: bool,
+    /// Lines (1-based, in the file) of PGN tag lines whose inner quotes were escaped
+    /// ([`super::tagfix`]); the readers report them as `repaired-tag`.
+    pub repaired_tags: Vec<u64>,
 }
 
 /// Default chunk size: big enough that per-chunk overhead vanishes, small enough that
@@ -276,7 +279,12 @@ impl Chunker {
             return Ok(None);
         }
         self.offset += data.len() as u64;
+        let repaired_tags = match self.boundary {
+            Boundary::Pgn => super::tagfix::repair(&mut data, self.next_line),
+            Boundary::Line => Vec::new(),
+        };
         let chunk = Chunk {
+            repaired_tags,
             index: self.next_index,
             first_line: self.next_line,
             last: self.eof && (self.carry.is_empty() || self.broken.is_some()),

@@ -19,6 +19,7 @@ pub mod report;
 pub mod runs;
 pub mod stats;
 pub mod stored;
+pub mod tagfix;
 
 use std::path::PathBuf;
 

@@ -18,7 +18,7 @@ use std::io::{self, Read};
 use std::ops::ControlFlow;
 
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
-use shakmaty::san::SanError;
+use shakmaty::san::{San, SanError};
 use shakmaty::zobrist::{Zobrist64, Zobrist128};
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
@@ -110,6 +110,8 @@ pub struct GameVisitor<'f, S: KeyScheme> {
     pub moves: Vec<Move>,
     /// Termination marker of the movetext, if it was read.
     pub outcome: Option<GameResult>,
+    /// Whether a move of the current game was read leniently ([`san_move`]).
+    pub lenient_san: bool,
     pos: Chess,
     stop_early: bool,
 }
@@ -128,6 +130,7 @@ impl<'f, S: KeyScheme> GameVisitor<'f, S> {
             keys: Vec::with_capacity(max_ply.min(1024) + 1),
             moves: Vec::with_capacity(max_ply.min(1024)),
             outcome: None,
+            lenient_san: false,
             pos,
             stop_early: false,
         }
@@ -152,6 +155,7 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
         self.keys.clear();
         self.moves.clear();
         self.outcome = None;
+        self.lenient_san = false;
         ControlFlow::Continue(())
     }
 
@@ -187,12 +191,12 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
                 ControlFlow::Continue(())
             };
         }
-        let m = match san_plus.san.to_move(&self.pos) {
-            Ok(m) => m,
-            Err(SanError::AmbiguousSan) => {
-                return ControlFlow::Break(GameEnd::Bad(BadKind::AmbiguousSan));
+        let m = match san_move(san_plus.san, &self.pos) {
+            Ok((m, lenient)) => {
+                self.lenient_san |= lenient;
+                m
             }
-            Err(_) => return ControlFlow::Break(GameEnd::Bad(BadKind::IllegalSan)),
+            Err(kind) => return ControlFlow::Break(GameEnd::Bad(kind)),
         };
         let key = *self.keys.last().unwrap_or(&self.start_key);
         let updated = S::update(&self.pos, key, m);
@@ -276,6 +280,43 @@ pub struct ChunkOrigin<'a> {
     pub first_line: u64,
     /// Whether the chunk ends its file (so its last game may be truncated).
     pub last: bool,
+    /// Lines of tag lines repaired before reading ([`super::input::Chunk::repaired_tags`]).
+    pub repaired_tags: &'a [u64],
+}
+
+impl<'a> ChunkOrigin<'a> {
+    /// The origin of `chunk`, a chunk of `file`.
+    pub fn of(file: &'a str, chunk: &'a super::input::Chunk) -> Self {
+        ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last, repaired_tags: &chunk.repaired_tags }
+    }
+
+    /// Records a `repaired-tag` warning in `bad` for each repaired tag line.
+    pub fn record_repairs(&self, bad: &mut BadGames) {
+        for &line in self.repaired_tags {
+            bad.record(BadKind::RepairedTag, Location { file: self.file.to_string(), line });
+        }
+    }
+}
+
+/// The move `san` names in `pos`, read as python-chess and polyglot read it: a capture
+/// written without `x` (`Bc4` for Bxc4, `dc6`) is the capture when that is unambiguous,
+/// and the `bool` says the SAN was read leniently. An ambiguous or impossible move is bad.
+pub fn san_move(san: San, pos: &Chess) -> Result<(Move, bool), BadKind> {
+    let bad = |e| match e {
+        SanError::AmbiguousSan => BadKind::AmbiguousSan,
+        SanError::IllegalSan => BadKind::IllegalSan,
+    };
+    match san.to_move(pos) {
+        Ok(m) => Ok((m, false)),
+        Err(SanError::IllegalSan) => match san {
+            San::Normal { role, file, rank, capture: false, to, promotion } => {
+                let capture = San::Normal { role, file, rank, capture: true, to, promotion };
+                capture.to_move(pos).map(|m| (m, true)).map_err(bad)
+            }
+            _ => Err(BadKind::IllegalSan),
+        },
+        Err(e) => Err(bad(e)),
+    }
 }
 
 /// Reads every game of `data` (whole games, as cut by [`super::input::Chunker`]) and
@@ -313,6 +354,7 @@ pub fn read_chunk_at<S: KeyScheme>(
             bad.count_only(kind);
         }
     };
+    origin.record_repairs(bad);
     let (body, tail) = match origin.last.then(|| truncated_tail(data)).flatten() {
         Some(t) => (&data[..t], Some(t)),
         None => (data, None),
@@ -340,6 +382,9 @@ pub fn read_chunk_at<S: KeyScheme>(
                 games += 1;
                 if visitor.tags.non_utf8 {
                     record(bad, BadKind::NonUtf8Tag, offset);
+                }
+                if visitor.lenient_san {
+                    record(bad, BadKind::LenientSan, offset);
                 }
                 on_game(visitor, end, offset);
             }
@@ -436,6 +481,7 @@ mod tests {
             file: "t.pgn",
             first_line: 1,
             last: true,
+            repaired_tags: &[],
         };
         let n = read_chunk(text, origin, &mut v, &mut bad, |v, end| {
             out.push((end, v.moves.len(), v.result()))
@@ -454,6 +500,7 @@ mod tests {
             file: "t.pgn",
             first_line: 1,
             last: true,
+            repaired_tags: &[],
         };
         let mut checked = false;
         read_chunk(text, origin, &mut v, &mut bad, |v, end| {
@@ -482,6 +529,7 @@ mod tests {
             file: "t.pgn",
             first_line: 1,
             last: true,
+            repaired_tags: &[],
         };
         read_chunk(text, origin, &mut v, &mut bad, |v, _| {
             let mut pos = Chess::default();

@@ -37,12 +37,37 @@ pub enum BadKind {
     PieceMismatch,
     /// A BGN move that is malformed or not legal.
     IllegalMove,
+    /// A tag value with unescaped inner quotes, read up to the last quote before `]` as
+    /// python-chess reads it; the game is kept. Located at the tag line.
+    RepairedTag,
+    /// A capture written without `x` (`Bc4` for Bxc4), read as the one capture it can
+    /// be, as python-chess and polyglot read it; the game is kept.
+    LenientSan,
 }
 
 impl BadKind {
     /// Whether games of this kind are left out of the statistics.
     pub fn skipped(self) -> bool {
-        !matches!(self, BadKind::NonUtf8Tag)
+        !matches!(self, BadKind::NonUtf8Tag | BadKind::RepairedTag | BadKind::LenientSan)
+    }
+
+    /// For a kept game whose input was read leniently, what was done (a warning's text).
+    pub fn repair(self) -> Option<&'static str> {
+        match self {
+            BadKind::RepairedTag => Some("tag value with unescaped inner quotes read up to the last quote before ] (as python-chess reads it)"),
+            BadKind::LenientSan => Some("game kept: a capture written without x read as the one capture it can be (as python-chess reads it)"),
+            _ => None,
+        }
+    }
+
+    /// Why a game of this kind was skipped, when the name alone does not say (the limit).
+    pub fn why(self) -> Option<String> {
+        use super::pgn::{MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
+        match self {
+            BadKind::BadTag => Some(format!("a tag line that is unterminated or longer than {MAX_TAG_LINE_BYTES} bytes")),
+            BadKind::OverlongComment => Some(format!("a comment longer than {MAX_COMMENT_BYTES} bytes")),
+            _ => None,
+        }
     }
 
     /// Stable snake_case name, as serialized.
@@ -58,6 +83,8 @@ impl BadKind {
             BadKind::BadJson => "bad_json",
             BadKind::PieceMismatch => "piece_mismatch",
             BadKind::IllegalMove => "illegal_move",
+            BadKind::RepairedTag => "repaired_tag",
+            BadKind::LenientSan => "lenient_san",
         }
     }
 }

@@ -14,7 +14,8 @@
 //! - a position's `white`/`draws`/`black` count the games that *reached* it (okb's
 //!   counting rule: games ending there included, moves past the tree's `max_ply` not
 //!   counted), where Lichess sums its moves; a move's counts are the same on both;
-//! - `averageRating` is the mover's average over the games whose mover is rated;
+//! - `averageRating` is the mover's average over the games whose mover is rated,
+//!   truncated as Lichess does;
 //! - `/lichess` top games are the best-rated by the average of both ratings (Lichess
 //!   first keeps the games of its two highest rating groups) and recent games the latest
 //!   by date and time; `history` is not available;
@@ -311,6 +312,13 @@ fn opening(node: &Node) -> Option<ExplorerOpening> {
     Some(ExplorerOpening { eco: node.eco.clone()?, name: node.full_name()? })
 }
 
+/// A move's `opening`, as Lichess gives it: the position's own name in the Lichess
+/// taxonomy, or none (a SCID or inherited name is one Lichess never shows there).
+fn move_opening(node: &Node) -> Option<ExplorerOpening> {
+    let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
+    Some(ExplorerOpening { eco: entry.eco.clone(), name: entry.name.clone() })
+}
+
 /// A move's sums over the admitted cells.
 #[derive(Default, Clone, Copy)]
 struct MoveSum {
@@ -318,6 +326,13 @@ struct MoveSum {
     rated: u64,
     rating_sum: u64,
     single: u32,
+}
+
+impl MoveSum {
+    /// The mover's average rating, truncated as Lichess truncates it (0: none rated).
+    fn average_rating(&self) -> u32 {
+        self.rating_sum.checked_div(self.rated).map_or(0, |a| a as u32)
+    }
 }
 
 /// The sums of each move of `cells` (sorted by move) over the slices `filter` admits.
@@ -401,12 +416,16 @@ impl Sums<'_> {
             .map(|(i, e)| ExplorerMove {
                 uci: e.uci.clone(),
                 san: e.san.clone(),
-                average_rating: e.avg_rating.map_or(0, |r| r.round() as u32),
+                // Lichess truncates: from the index's exact sums when the store has them.
+                average_rating: match self.data.and_then(|(_, d)| self.of(d.keys[i])) {
+                    Some(s) => s.average_rating(),
+                    None => e.avg_rating.map_or(0, |r| r.floor() as u32),
+                },
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
                 game: self.data.and_then(|(_, d)| self.of(d.keys[i])).as_ref().and_then(|s| self.single(s)),
-                opening: opening(graph.node(e.child)),
+                opening: move_opening(graph.node(e.child)),
             })
             .collect()
     }
@@ -419,10 +438,10 @@ impl Sums<'_> {
             .zip(keys)
             .filter_map(|(e, &key)| {
                 let s = self.of(key).filter(|s| s.games.games() > 0)?;
-                let average_rating = if s.rated > 0 { (s.rating_sum as f64 / s.rated as f64).round() as u32 } else { 0 };
+                let average_rating = s.average_rating();
                 let game = self.single(&s);
                 let (white, draws, black) = (s.games.white, s.games.draws, s.games.black);
-                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: opening(graph.node(e.child)) };
+                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: move_opening(graph.node(e.child)) };
                 Some((s.games.games(), mv))
             })
             .collect();

@@ -14,6 +14,7 @@ pub mod masters;
 pub mod openapi;
 pub mod structures;
 pub mod explorer;
+pub mod limits;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -554,7 +555,7 @@ pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
 /// Loads the store at `store` and serves it on `addr` until Ctrl-C, with CORS for the
 /// origin `cors`. Progress goes to stderr: the load time and the address actually bound
 /// (useful with port 0).
-pub fn run(store: &Path, addr: SocketAddr, cors: Option<&str>) -> miette::Result<()> {
+pub fn run(store: &Path, addr: SocketAddr, cors: Option<&str>, limits: limits::Limits) -> miette::Result<()> {
     use miette::{IntoDiagnostic, WrapErr};
     let cors = cors
         .map(|origin| header::HeaderValue::from_str(origin).map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin")))
@@ -574,15 +575,10 @@ pub fn run(store: &Path, addr: SocketAddr, cors: Option<&str>) -> miette::Result
             tokio::net::TcpListener::bind(addr).await.into_diagnostic().wrap_err_with(|| format!("binding {addr}"))?;
         let bound = listener.local_addr().into_diagnostic()?;
         eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
-        // Answers are small and written whole: send them now rather than wait for an ACK.
-        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-            let _ = tcp.set_nodelay(true);
-        });
-        axum::serve(listener, app(Arc::new(catalog), cors))
-            .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await
-            .into_diagnostic()
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        limits::serve(listener, app(Arc::new(catalog), cors), limits, shutdown).await;
+        Ok(())
     })
 }

@@ -108,17 +108,27 @@ fn first_text(path: &std::path::Path) -> Option<String> {
     Some(crate::diagnostics::shorten(text.trim_start(), 40))
 }
 
-/// The skipped games of a file as warnings (`illegal-san`, `truncated`…), one per
+/// `game skipped: bad-tag (a tag line … longer than 4096 bytes)`.
+fn skipped(kind: crate::games::report::BadKind) -> String {
+    let name = kind.name().replace('_', "-");
+    match kind.why() {
+        Some(why) => format!("game skipped: {name} ({why})"),
+        None => format!("game skipped: {name}"),
+    }
+}
+
+/// The skipped games of a file, and the games kept by reading them leniently
+/// (`repaired-tag`, `lenient-san`), as warnings (`illegal-san`, `truncated`…), one per
 /// example kept by the report, the count of the rest in the last one's message.
 fn bad_games(bad: &BadGames) -> Vec<Warning> {
     let mut warnings = Vec::new();
-    for (kind, report) in bad.kinds.iter().filter(|(kind, _)| kind.skipped()) {
+    for (kind, report) in bad.kinds.iter().filter(|(kind, _)| kind.skipped() || kind.repair().is_some()) {
         let name = kind.name().replace('_', "-");
         let shown = report.examples.len() as u64;
         for (i, at) in report.examples.iter().enumerate() {
             let more = if i as u64 + 1 == shown && report.count > shown { format!(" ({} more like it)", report.count - shown) } else { String::new() };
             let line = u32::try_from(at.line).ok();
-            warnings.push(Warning { kind: name.clone(), file: at.file.clone(), line, message: format!("game skipped: {name}{more}"), text: None });
+            warnings.push(Warning { kind: name.clone(), file: at.file.clone(), line, message: format!("{}{more}", kind.repair().map_or_else(|| skipped(*kind), str::to_string)), text: None });
         }
     }
     warnings

@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 6;
+pub const SCHEMA_VERSION: u32 = 7;
 
 /// Settings of a connection that writes a store (or a part of one) from scratch: no
 /// journal, no syncs (a store is written under a temporary name and renamed when
@@ -114,7 +114,6 @@ CREATE TABLE explorer_pgn (
 );
 CREATE TABLE node_changelog (
     build INTEGER NOT NULL,
-    changed_at INTEGER NOT NULL,
     node_id TEXT NOT NULL,
     field TEXT NOT NULL,
     old_value TEXT,

@@ -66,7 +66,7 @@ fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
     ]
 }
 
-type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, i64, String, String, Option<String>, Option<String>)>, i64);
+type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, String, String, Option<String>, Option<String>)>, i64);
 
 /// Reads the tracked values and the changelog of an existing store, if it is readable.
 fn read_previous(path: &Path) -> Option<PreviousStore> {
@@ -96,10 +96,10 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
         values.insert(id, v);
     }
     let mut stmt = conn
-        .prepare("SELECT build, changed_at, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid")
+        .prepare("SELECT build, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid")
         .ok()?;
     let log = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)))
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
         .ok()?
         .collect::<Result<Vec<_>, _>>()
         .ok()?;
@@ -264,7 +264,8 @@ fn write_main(
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
     let mut conn = open_writer(tmp)?;
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+    // The rebuild's number is the log's only clock: a wall-clock time would make an
+    // interrupted and an uninterrupted rebuild write different stores.
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
     {
@@ -326,10 +327,10 @@ fn write_main(
             insert_transposition.row(&[a.into(), b.into(), ids.text[target as usize].into()]).map_err(sql(tmp))?;
             summary.transpositions += 1;
         }
-        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5, ?6)").map_err(sql(tmp))?;
+        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)").map_err(sql(tmp))?;
         if let Some((old_values, old_log, _)) = previous {
             for row in old_log {
-                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4, row.5]).map_err(sql(tmp))?;
+                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4]).map_err(sql(tmp))?;
             }
             for r in records {
                 let new_values = tracked_values(r);
@@ -343,7 +344,7 @@ fn write_main(
                         continue;
                     }
                     insert_log
-                        .execute(params![build, now, r.node_id, field, old_value, new_values[f]])
+                        .execute(params![build, r.node_id, field, old_value, new_values[f]])
                         .map_err(sql(tmp))?;
                     summary.changes += 1;
                 }
@@ -353,7 +354,7 @@ fn write_main(
             removed.sort();
             for id in removed {
                 insert_log
-                    .execute(params![build, now, id, "node", "present", Option::<String>::None])
+                    .execute(params![build, id, "node", "present", Option::<String>::None])
                     .map_err(sql(tmp))?;
                 summary.changes += 1;
             }

@@ -198,7 +198,7 @@ fn tag_value<'a>(game: &'a [u8], name: &str) -> Option<&'a str> {
 
 fn validate_chunk(names: &TreeNames, max_ply: usize, file: &str, chunk: &Chunk) -> Validation {
     let mut v = Validation::default();
-    let origin = ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last };
+    let origin = ChunkOrigin::of(file, chunk);
     let mut visitor = GameVisitor::<IdentityKeys>::new(max_ply, None);
     let data = &chunk.data;
     let mut pairs = Vec::new();
