@@ -64,7 +64,8 @@ fn okb_serve_s_evaluations_come_back_through_the_api_and_replay_pinned_offline()
 fn faults_are_waited_out_a_404_is_an_answer_and_nothing_is_asked_twice() {
     let served = evaluated(2);
     let server = Server::start(&served, &[], &[]);
-    let script = vec![Fault::Pass, Fault::Status(429, None), Fault::Status(500, None), Fault::Truncated, Fault::Invalid, Fault::Drop];
+    let slow = Fault::Slow(std::time::Duration::from_millis(1500));
+    let script = vec![Fault::Pass, Fault::Status(429, None), Fault::Status(500, None), Fault::Truncated, Fault::Invalid, Fault::Drop, slow];
     let bad = Misbehaving::start(&server.base, script, None);
     // Positions deeper than ply 2 are unknown to the server: Stockfish searches them.
     let p = asker(&bad.base, "depth_branching = 6\ndepth_leaf = 6\ndepth_popular = 6");
@@ -74,12 +75,12 @@ fn faults_are_waited_out_a_404_is_an_answer_and_nothing_is_asked_twice() {
     assert!(cloud.contains(&format!("{asked} positions: {known} evaluated, {} unknown to the server, {asked} asked", asked - known)), "{}", run.stderr);
     assert!(line(&run, " engine (").contains(&format!("{known} from cloud (median depth 12), 0 cached, {} analysed", asked - known)), "{}", run.stderr);
     let paths = bad.paths();
-    assert_eq!(paths.len(), asked + 5, "five faults, each retried once: {paths:#?}");
+    assert_eq!(paths.len(), asked + 6, "six faults (the slow answer outlasts the 1 s timeout), each retried once: {paths:#?}");
     // A make that lost its build cache replays the journal: the server is not asked again.
     std::fs::remove_dir_all(p.path("cache")).unwrap();
     let again = p.make(&[]);
     assert!(line(&again, " cloud-eval:cloud (").contains(&format!("0 asked, {asked} replayed")), "{}", again.stderr);
-    assert_eq!(bad.paths().len(), asked + 5);
+    assert_eq!(bad.paths().len(), asked + 6);
 }
 
 #[test]

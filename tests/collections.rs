@@ -165,14 +165,17 @@ fn pin_writes_the_manifest_pin_and_fetch_gets_every_file() {
 }
 
 /// The shipped pipeline (without its engine, which tests/make_engine.rs covers) in a
-/// fresh folder with its collections: the master games from the compressed mirror.
+/// fresh folder with its committed inputs: the master games from the compressed mirror.
 #[test]
 fn the_shipped_pipeline_builds_the_454278_master_games_from_the_mirror() {
     let shipped = std::fs::read_to_string(format!("{ROOT}/pipeline.toml")).unwrap();
     let (start, end) = (shipped.find("[engine]").unwrap(), shipped.find("[store]").unwrap());
     let p = Project::with_pipeline(&format!("{}{}", &shipped[..start], &shipped[end..]));
-    std::fs::create_dir_all(p.path("collections")).unwrap();
-    std::fs::copy(format!("{ROOT}/collections/masters.tsv"), p.path("collections/masters.tsv")).unwrap();
+    // The pipeline's committed inputs: the collection's manifest and the pinned evaluations.
+    for file in ["collections/masters.tsv", "evals/okb-shipped.jsonl.zst"] {
+        std::fs::create_dir_all(p.path(file).parent().unwrap()).unwrap();
+        std::fs::copy(format!("{ROOT}/{file}"), p.path(file)).unwrap();
+    }
     let mirror: PathBuf = shared_sources();
     let mirrors = format!("{}:{}", mirror.display(), mirror.join("../corpus").display());
     let run: common::Run = p.command(&["make", "--offline", "--strict", "--json"]).env("OKB_MIRROR", &mirrors).output().unwrap().into();

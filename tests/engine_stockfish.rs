@@ -125,10 +125,12 @@ fn second_run_is_served_from_cache_without_starting_an_engine() {
     assert_eq!(starts(&log), first.engines_started, "the cached run started an engine");
     assert_eq!(second.results, first.results);
 
-    // A shallower request is served by the deeper stored result; a deeper one is not.
+    // Only the exact search serves a request: a shallower one is searched anew (a deeper
+    // row would make the result depend on what this machine searched before), and so is
+    // a deeper one.
     let shallow = run(vec![job("e4", 6, 1)], &config, &cache);
-    assert_eq!((shallow.cached, shallow.engines_started), (1, 0));
-    assert_eq!(shallow.results[&epd_after("e4")].stockfish_depth, 8);
+    assert_eq!((shallow.cached, shallow.analysed), (0, 1));
+    assert_eq!(shallow.results[&epd_after("e4")].stockfish_depth, 6);
     let deeper = run(vec![job("e4", 9, 1)], &config, &cache);
     assert_eq!((deeper.cached, deeper.analysed), (0, 1));
 }

@@ -165,3 +165,17 @@ fn a_shallower_build_after_a_deeper_one_is_the_fresh_shallower_build() {
     fresh.make(&[]);
     assert_eq!(used.read("out/nodes.csv"), fresh.read("out/nodes.csv"), "a deeper cached search must not serve a shallower request");
 }
+
+#[test]
+fn okb_diff_says_where_a_changed_evaluation_came_from() {
+    let engine = "[engine]\nmultipv = 3\ndepth_branching = 6\ndepth_leaf = 6\ndepth_popular = 6\n";
+    let p = mini_project(engine);
+    p.make(&[]);
+    let with_dump = format!("[sources.evals]\nkind = \"lichess-evals\"\npath = \"{}\"\n{engine}sources = [\"evals\"]\n", dump().display());
+    std::fs::write(p.path("pipeline.toml"), std::fs::read_to_string(p.path("pipeline.toml")).unwrap().replace(engine, &with_dump)).unwrap();
+    p.make(&[]);
+    let diff = p.okb(&["diff"]);
+    assert_eq!(diff.status, 1, "the builds differ: {}", diff.stderr);
+    let text = common::flat(&diff.stdout);
+    assert!(text.contains("(depth 6, Stockfish") && text.contains("(depth 12, evals@"), "{text}");
+}
