@@ -5,7 +5,8 @@
 #
 # The clone's target/ is a link to this checkout's, so only okb itself compiles (the
 # dependencies are built already); its cache/, sources/ and build/ start empty, so the
-# make copies every source from the mirrors and the engine analyses every position.
+# make copies every source from the mirrors and takes the engine evaluations from the
+# pinned source (evals/okb-shipped.jsonl.zst).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 clone="$(mktemp -d "$repo/../okb-fresh-clone.XXXXXX")"
