@@ -11,12 +11,18 @@ use common::{Project, Server};
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 
-/// The shipped taxonomies (from the mirror) and the 454,278 master games; no engine.
+/// The shipped taxonomies (from the mirror), the 454,278 master games, and the shipped
+/// pinned evaluations as the engine's only source (no engine runs).
 fn masters_project() -> Project {
     let shipped = std::fs::read_to_string(format!("{ROOT}/pipeline.toml")).unwrap();
     let taxonomies = &shipped[..shipped.find("# ---- Phase 2 sources").expect("the shipped pipeline's layout")];
     let masters = common::shared_sources().join("../corpus/masters/*.pgn.zst");
-    Project::with_pipeline(&format!("{taxonomies}\n[sources.masters]\nkind = \"pgn\"\npaths = [\"{}\"]\n", masters.display()))
+    let evals = format!("{ROOT}/evals/okb-shipped.jsonl.zst");
+    Project::with_pipeline(&format!(
+        "{taxonomies}\n[sources.masters]\nkind = \"pgn\"\npaths = [\"{}\"]\n[sources.okb-evals]\nkind = \"lichess-evals\"\npath = \"{evals}\"\n\
+         [engine]\npath = \"/nonexistent/stockfish\"\nmultipv = 3\ndepth_branching = 10\ndepth_leaf = 10\ndepth_popular = 10\nmax_ply = 4\nsources = [\"okb-evals\"]\n",
+        masters.display()
+    ))
 }
 
 #[test]

@@ -52,6 +52,9 @@ assert.deepEqual(sicRows, sicExpected, 'table after 1. e4 c5 = /node/fen');
 const m2 = await api('/masters?play=e2e4,c7c5');
 assert.deepEqual(sicRows.slice(0, 3), m2.moves.map(m => [m.san, m.white + m.draws + m.black]).sort((a, b) => b[1] - a[1]).slice(0, 3));
 assert.ok(page.url().includes('moves=e4+c5'), page.url());
+// The engine section says where the evaluation came from (the store's eval_source).
+assert.equal(node.eval_source?.startsWith('okb-evals@'), true, `eval_source: ${node.eval_source}`);
+assert.match(await page.textContent('#eval-source'), new RegExp(`depth ${node.stockfish_depth}, okb-evals@`));
 await page.screenshot({ path: `${out}/sicilian.png` });
 
 // A transposition: 1. d4 Nf6 2. c4 e6 3. Nc3 d5 reaches the QGD position; follow the other move order.
