@@ -143,7 +143,8 @@ fn okb_s_evaluations_exported_and_pinned_elsewhere_give_the_same_columns_without
     let pin = blake3::hash(&exported).to_hex().to_string();
     let source = format!("[sources.okb]\nkind = \"lichess-evals\"\npath = \"okb.jsonl\"\nblake3 = \"{pin}\"\n");
     let elsewhere = mini_project(&format!(
-        "{source}[engine]\npath = \"/nonexistent/stockfish\"\nmultipv = 2\ndepth_branching = 7\ndepth_leaf = 6\ndepth_popular = 7\nsources = [\"okb\"]\n"
+        "{source}[engine]\npath = \"/nonexistent/stockfish\"\nmultipv = 2\ndepth_branching = 7\ndepth_leaf = 6\ndepth_popular = 7\nsources = [\"okb\"]\n\
+         [exports.pgn]\nformat = \"pgn\"\noutput = \"out/pgn\"\n"
     ));
     std::fs::write(elsewhere.path("okb.jsonl"), &exported).unwrap();
     let run = elsewhere.make(&[]);
@@ -153,6 +154,9 @@ fn okb_s_evaluations_exported_and_pinned_elsewhere_give_the_same_columns_without
     assert_eq!(a["stockfish_lines"], b["stockfish_lines"], "the lines come back too");
     assert_eq!(a["eval_source"].as_str().map(|s| s.starts_with("Stockfish")), Some(true), "{a}");
     assert_eq!(b["eval_source"], format!("okb@{}", &pin[..12]));
+    // The PGN export names the evaluations' origin in its Annotator tag.
+    let sicilian = String::from_utf8(elsewhere.read("out/pgn/B20-sicilian-defense.pgn")).unwrap();
+    assert!(sicilian.contains(&format!("[Annotator \"okb; evaluations: okb@{}\"]", &pin[..12])), "{sicilian}");
 }
 
 #[test]

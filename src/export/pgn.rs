@@ -4,7 +4,8 @@
 //!
 //! Each file is one game: the Seven Tag Roster (`?` where a tree has no value, result
 //! `*`), `ECO` and `Opening` (the full Lichess name, as Lichess writes its own PGN), and
-//! `Annotator "okb"`. At every node the most-played move is the main continuation and the
+//! `Annotator "okb"` (with the engine evaluations' origins when there are any:
+//! `okb; evaluations: okb-evals@73e4abda3fcb, Stockfish 15.1`). At every node the most-played move is the main continuation and the
 //! others follow as variations, in the tree's order (games, then SAN). A position the
 //! engine annotated gets `{[%eval 0.25]}` after the move reaching it (pawns from White's
 //! side; `[%eval #3]`/`[%eval #-3]` for mates), the convention of Lichess and
@@ -32,17 +33,29 @@ const LINE_WIDTH: usize = 79;
 /// Renders one `<ECO>-<slug>.pgn` file per named opening of `tree`.
 pub fn render_all(tree: &Tree, annotations: Option<&Annotations>, max_depth: u16) -> Vec<ExportFile> {
     use rayon::prelude::*;
+    let annotator = annotator(annotations);
     named_openings(tree)
         .par_iter()
         .map(|opening| ExportFile {
             name: format!("{}.pgn", opening.stem),
-            bytes: render_opening(tree, annotations, opening, max_depth).into_bytes(),
+            bytes: render_opening(tree, annotations, opening, max_depth, &annotator).into_bytes(),
         })
         .collect()
 }
 
-/// The PGN text of one named opening.
-pub fn render_opening(tree: &Tree, annotations: Option<&Annotations>, opening: &NamedOpening, max_depth: u16) -> String {
+/// The `Annotator` tag: okb, and where the engine evaluations came from (evaluation
+/// sources as `<name>@<pin>`, and the engine's name for its own searches), sorted.
+fn annotator(annotations: Option<&Annotations>) -> String {
+    let Some(a) = annotations.filter(|a| !a.results.is_empty()) else { return "okb".into() };
+    let mut origins: std::collections::BTreeSet<&str> = a.origins.values().map(String::as_str).collect();
+    if a.results.len() > a.origins.len() && !a.engine_name.is_empty() {
+        origins.insert(&a.engine_name);
+    }
+    format!("okb; evaluations: {}", origins.into_iter().collect::<Vec<_>>().join(", "))
+}
+
+/// The PGN text of one named opening, its `Annotator` tag `annotator`.
+pub fn render_opening(tree: &Tree, annotations: Option<&Annotations>, opening: &NamedOpening, max_depth: u16, annotator: &str) -> String {
     let mut out = String::new();
     let tags = [
         ("Event", "okb opening tree"),
@@ -54,7 +67,7 @@ pub fn render_opening(tree: &Tree, annotations: Option<&Annotations>, opening: &
         ("Result", "*"),
         ("ECO", opening.eco.as_str()),
         ("Opening", opening.name.as_str()),
-        ("Annotator", "okb"),
+        ("Annotator", annotator),
     ];
     for (name, value) in tags {
         out.push_str(&format!("[{name} \"{}\"]\n", escape_tag(value)));
