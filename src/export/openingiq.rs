@@ -114,6 +114,9 @@ pub struct OpeningNode {
     pub mate: Option<i32>,
     /// Depth of the evaluation.
     pub depth: Option<u32>,
+    /// Where the evaluation came from: the engine's name, or an evaluation source's
+    /// `<name>@<pin>`.
+    pub eval_source: Option<String>,
     /// The engine's best move (SAN).
     pub best_move: Option<String>,
     /// The move into this node is dubious for its mover.
@@ -212,6 +215,7 @@ fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> Op
         eval: engine.map(|e| e.eval),
         mate: engine.and_then(|e| e.mate),
         depth: engine.map(|e| e.depth),
+        eval_source: engine.and_then(|e| e.source.clone()),
         best_move: engine.and_then(|e| e.best_san.clone()),
         is_dubious: engine.map(|e| e.is_dubious),
         is_busted: engine.map(|e| e.is_busted),
