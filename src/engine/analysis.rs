@@ -81,7 +81,7 @@ fn white_view(score: Score, turn: Color) -> (i32, Option<i32>) {
 }
 
 /// The UCI line turned into legal moves from `pos`, cut at the first illegal one.
-fn legal_line(pos: &Chess, pv: &[String]) -> (Vec<String>, Vec<String>) {
+fn legal_line<'a>(pos: &Chess, pv: impl IntoIterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
     let mut pos = pos.clone();
     let (mut ucis, mut sans) = (Vec::new(), Vec::new());
     for text in pv {
@@ -119,7 +119,7 @@ impl Analysis {
         };
         let mut lines = Vec::new();
         for l in &out.lines {
-            let (pv_uci, pv_san) = legal_line(pos, &l.pv);
+            let (pv_uci, pv_san) = legal_line(pos, l.pv.iter().map(String::as_str));
             // A line whose first move is illegal is garbage, except in a position with
             // no legal move where the only line is the depth-0 verdict.
             if pv_uci.is_empty() && has_moves {
@@ -135,30 +135,31 @@ impl Analysis {
         Ok(Analysis::judged(turn, lines, best, out.nodes))
     }
 
-    /// Builds the stored result from an evaluation made elsewhere (an evaluation
-    /// source): `pvs` are (score from White's view as (cp, mate), UCI moves), best first,
-    /// searched to `depth` with `nodes` nodes; at most `multipv` lines are kept. `None`
-    /// when no line starts with a legal move of `pos`.
-    pub fn from_source(pos: &Chess, depth: u32, nodes: u64, pvs: &[((i32, Option<i32>), Vec<String>)], multipv: u32) -> Option<Analysis> {
+    /// Builds the stored result from an evaluation made elsewhere (an evaluation source,
+    /// scores from White's view): at most `multipv` of its lines are kept, its nodes are
+    /// its thousands × 1000. `None` when no line starts with a legal move of `pos`.
+    pub fn from_source(pos: &Chess, eval: &crate::evals::Eval, multipv: u32) -> Option<Analysis> {
         let has_moves = !pos.legal_moves().is_empty();
+        // The source speaks from White's side, an engine from the side to move's: turn
+        // it into the latter and cap it as okb's own searches are (`white_view`).
+        let sign = if pos.turn() == Color::White { 1 } else { -1 };
         let mut lines = Vec::new();
-        for ((cp, mate), pv) in pvs {
-            let (pv_uci, pv_san) = legal_line(pos, pv);
+        for pv in &eval.pvs {
+            let (pv_uci, pv_san) = legal_line(pos, pv.line.split_ascii_whitespace());
             if (pv_uci.is_empty() && has_moves) || lines.len() as u32 >= multipv {
                 continue;
             }
-            // The same caps as okb's own searches: ±999 cp, a mate as exactly ±1000.
-            let eval = match mate {
-                Some(0) => if pos.turn() == Color::White { -MATE_CAP } else { MATE_CAP },
-                Some(m) => m.signum() * MATE_CAP,
-                None => (*cp).clamp(-(MATE_CAP - 1), MATE_CAP - 1),
+            let to_move = match pv.score {
+                crate::evals::Score::Cp(cp) => Score::Cp(cp.saturating_mul(sign)),
+                crate::evals::Score::Mate(m) => Score::Mate(m * sign),
             };
+            let (score, mate) = white_view(to_move, pos.turn());
             let multipv = lines.len() as u32 + 1;
-            lines.push(Line { multipv, depth, eval, mate: *mate, bound: None, pv_uci, pv_san });
+            lines.push(Line { multipv, depth: eval.depth, eval: score, mate, bound: None, pv_uci, pv_san });
         }
         let first = lines.first()?;
         let best = first.pv_uci.first().cloned().zip(first.pv_san.first().cloned());
-        Some(Analysis::judged(pos.turn(), lines, best, nodes))
+        Some(Analysis::judged(pos.turn(), lines, best, eval.knodes.saturating_mul(1000)))
     }
 
     /// The result of scored `lines` (best first, at least one) in a position with

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use shakmaty::{Chess, Position};
 
 use super::Analysis;
-use crate::evals::{Score, Selection};
+use crate::evals::Selection;
 
 /// One evaluation source as the engine phase sees it.
 #[derive(Clone, Debug)]
@@ -46,19 +46,7 @@ pub fn best(sources: &[EvalSource], epd: &str, pos: &Chess, depth: u32, multipv:
         }
     }
     let (_, _, i, eval) = chosen?;
-    let pvs: Vec<((i32, Option<i32>), Vec<String>)> = eval
-        .pvs
-        .iter()
-        .map(|pv| {
-            let score = match pv.score {
-                Score::Cp(cp) => (cp, None),
-                Score::Mate(m) => (0, Some(m)),
-            };
-            (score, pv.line.split_ascii_whitespace().map(str::to_string).collect())
-        })
-        .collect();
-    let nodes = eval.knodes.saturating_mul(1000);
-    Analysis::from_source(pos, eval.depth, nodes, &pvs, multipv).map(|a| (i, a))
+    Analysis::from_source(pos, eval, multipv).map(|a| (i, a))
 }
 
 #[cfg(test)]

@@ -67,10 +67,9 @@ struct Manifest {
     answers: BTreeMap<String, String>,
 }
 
+/// An answer; its `fen` (the position asked about) is not needed and not read.
 #[derive(Deserialize)]
 struct RawAnswer {
-    #[allow(dead_code)]
-    fen: String,
     knodes: u64,
     depth: u32,
     pvs: Vec<RawPv>,
