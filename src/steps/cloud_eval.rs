@@ -24,7 +24,6 @@ pub fn id(name: &str) -> String {
 /// `sources` (and are searched in `mirrors`); `offline` asks nothing.
 pub fn declare(source: CloudSource, engine: EngineConfig, sources: PathBuf, mirrors: Vec<PathBuf>, offline: bool) -> Decl<'static> {
     let name = source.name.clone();
-    let pinned = source.pin.clone().unwrap_or_else(|| "unpinned".into());
     let run = move |cx: &Ctx<'_>| {
         let tree: Arc<Tree> = cx.load("tree")?;
         let mut nodes: Vec<(u64, &str)> =
@@ -57,7 +56,7 @@ pub fn declare(source: CloudSource, engine: EngineConfig, sources: PathBuf, mirr
     };
     Decl::new(id(&name), &RULE, Action::Value(Box::new(run)))
         .reads("tree")
-        .file(format!("{name}-pin"), pinned)
+        // The source's table holds its pin, so the key changes with the pinned answers.
         .param_at(vec!["sources".into(), name.clone()])
         .param("engine.max_ply")
         .param("engine.min_games")
