@@ -341,7 +341,8 @@ fn run(cli: Cli) -> miette::Result<ExitCode> {
         Command::Prep(args) => done(cli::prep::run(&load()?, &args)),
         Command::Serve(args) => {
             let file = cli::store_path(args.store.clone(), load)?;
-            done(cli::serve::run(&args, file.path.clone()))
+            let project = if args.store.is_none() { load().ok() } else { None };
+            done(cli::serve::run(&args, file.path.clone(), project))
         }
         Command::Openingiq(args) => {
             let file = cli::store_path(args.store.clone(), load)?;

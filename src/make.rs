@@ -219,8 +219,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     let sources = source_steps(loaded, options, build, fetched, &mut steps, &mut facts)?;
     steps.push(steps::eco::declare(sources.taxonomies, pipeline.eco.interpolate));
     let game_files = list_game_files(loaded, options, build, fetched, &mut facts)?;
-    let with_games = phase2_steps(loaded, options, &game_files, sources.counts, &mut steps, &mut facts)?;
-    steps.push(steps::tree::declare(with_games, pipeline.tree.clone()));
+    let parts = phase2_steps(loaded, options, &game_files, sources.counts, &mut steps, &mut facts)?;
+    steps.push(steps::tree::declare(!parts.is_empty(), pipeline.tree.clone()));
     if let Some((config, hash)) = engine_setup(loaded, build)? {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
         facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
@@ -237,6 +237,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
         steps.push(steps::validate::declare(params.clone(), files_of(&game_files, &params.sources)));
         steps.push(steps::validation_report::declare(review_dir, params.stubs));
     }
+    steps.push(steps::coverage::declare(parts));
     store_steps(loaded, options, &game_files, &store_path, &mut steps)?;
     for (name, spec) in &pipeline.exports {
         steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, pipeline.engine.is_some()));
@@ -256,7 +257,8 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
 /// The sources' steps other than game files: taxonomies, counts files, structure labels.
 struct SourceSteps {
     taxonomies: Vec<(String, EcoFormat)>,
-    counts: Vec<String>,
+    /// Counts sources: (name, step id).
+    counts: Vec<(String, String)>,
     labels: Vec<String>,
     /// Evaluation sources: (name, step id, pin).
     evals: Vec<(String, String, String)>,
@@ -319,7 +321,7 @@ fn source_steps(
             }
             None if kind == SourceKind::Counts => {
                 steps.push(steps::counts::declare(&name, path, &hash, loaded.pipeline.tree.max_ply as usize));
-                found.counts.push(steps::counts::id(&name));
+                found.counts.push((name.clone(), steps::counts::id(&name)));
             }
             None => {
                 steps.push(steps::structure_labels::declare(&name, path, &hash));
@@ -332,28 +334,30 @@ fn source_steps(
 }
 
 /// Phase 2's counting: a step per game file and per crawl, and the `games` merge of
-/// them with the counts files' steps `counts`; returns whether there are any.
+/// them with the counts files' steps `counts`; returns every counting step as (source
+/// name, step id), none when the tree has no games.
 fn phase2_steps(
     loaded: &Loaded,
     options: &MakeOptions,
     game_files: &[GameFile],
-    counts: Vec<String>,
+    counts: Vec<(String, String)>,
     steps: &mut Vec<Decl<'static>>,
     facts: &mut Manifest,
-) -> Result<bool, MakeError> {
+) -> Result<Vec<(String, String)>, MakeError> {
     let pipeline = &loaded.pipeline;
     let spill_dir = cache_dir(loaded).join("spill");
     for file in game_files {
         steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
     }
     let crawls = crawl_steps(loaded, options, facts)?;
-    let parts: Vec<String> = game_files.iter().map(GameFile::id).chain(counts).chain(crawls.iter().map(|d| d.id.clone())).collect();
-    steps.extend(crawls);
-    let with_games = !parts.is_empty();
-    if with_games {
-        steps.push(steps::games::declare(parts, pipeline.games.memory_budget_mb));
+    let files = game_files.iter().map(|g| (g.source.clone(), g.id()));
+    let crawled = crawls.iter().map(|(name, d)| (name.clone(), d.id.clone()));
+    let parts: Vec<(String, String)> = files.chain(counts).chain(crawled).collect();
+    steps.extend(crawls.into_iter().map(|(_, d)| d));
+    if !parts.is_empty() {
+        steps.push(steps::games::declare(parts.iter().map(|(_, id)| id.clone()).collect(), pipeline.games.memory_budget_mb));
     }
-    Ok(with_games)
+    Ok(parts)
 }
 
 /// The store's steps: its entries, the node records, the explorer index (`[explorer]`),
@@ -414,8 +418,9 @@ fn manifest_step(loaded: &Loaded, facts: Manifest, steps: &[Decl<'static>], stor
 /// The steps of the pipeline's explorer crawls, each crawl made available first (walked,
 /// resumed, or its missing answers fetched). Their counts are parts of the `games` merge,
 /// added to the game files' and counts files'. A dry run never asks a server: a crawl it
-/// cannot replay is declared unfinished, so the steps after it show as stale.
-fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<Decl<'static>>, MakeError> {
+/// cannot replay is declared unfinished, so the steps after it show as stale. Each step
+/// comes with its source's name.
+fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<(String, Decl<'static>)>, MakeError> {
     let pipeline = &loaded.pipeline;
     let mut steps = Vec::new();
     for (name, spec) in pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer) {
@@ -433,7 +438,7 @@ fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> 
         };
         facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
         let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
-        steps.push(steps::crawl::declare(name, archive, &hash));
+        steps.push((name.clone(), steps::crawl::declare(name, archive, &hash)));
     }
     Ok(steps)
 }

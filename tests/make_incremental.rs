@@ -4,7 +4,7 @@ mod common;
 
 use common::{Project, tree_bytes};
 
-const ALL_STEPS: usize = 17;
+const ALL_STEPS: usize = 18;
 
 #[test]
 fn second_make_does_nothing_and_says_so() {
@@ -60,7 +60,7 @@ fn changing_one_source_rebuilds_only_what_depends_on_it() {
     );
     assert!(run.stderr.contains("because lichess-a changed"), "{}", run.stderr);
     let fresh = run.steps("Fresh");
-    assert_eq!(fresh.len(), 6, "{}", run.stderr);
+    assert_eq!(fresh.len(), 7, "{}", run.stderr);
     // The new name is in the store.
     let q = p.okb(&["query", "moves", "1. a3 a6 2. b3 b6", "--json"]);
     assert_eq!(q.status, 0, "{}", q.stderr);

@@ -36,13 +36,14 @@ fn positive_secs(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Serves `store` until Ctrl-C.
-pub fn run(args: &ServeArgs, store: PathBuf) -> miette::Result<()> {
+/// Serves `store` until Ctrl-C; `project` is the pipeline whose store it is, when it is
+/// (what it says of its sources joins the API's metadata).
+pub fn run(args: &ServeArgs, store: PathBuf, project: Option<crate::pipeline::Loaded>) -> miette::Result<()> {
     let limits = crate::serve::limits::Limits {
         header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
         idle_timeout: std::time::Duration::from_secs_f64(args.idle_timeout),
         max_connections: args.max_connections as usize,
     };
-    crate::serve::run(&store, args.addr, args.cors.as_deref(), limits)?;
+    crate::serve::run(&store, project.as_ref(), args.addr, args.cors.as_deref(), limits)?;
     Ok(())
 }

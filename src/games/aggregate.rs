@@ -535,6 +535,9 @@ impl Accumulator {
             }
         };
         self.counters.games_counted += 1;
+        if let Some(date) = tags.date {
+            self.counters.add_dated(date.earliest);
+        }
         for (i, k) in keys.iter().enumerate() {
             if keys[..i].contains(k) {
                 continue;

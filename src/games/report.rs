@@ -253,6 +253,12 @@ pub struct Counters {
     pub games_bad: u64,
     /// Games rejected by filters, by reason.
     pub filtered: BTreeMap<FilterReason, u64>,
+    /// The dates the counted games span, as `yyyymmdd`: the earliest day the oldest
+    /// dated game can be on, and the earliest day the newest one can be on (a game dated
+    /// `2025.??.??` counts as 2025-01-01, so the span never claims more than the tags say).
+    /// `None` when no counted game has a date.
+    #[serde(default)]
+    pub dated: Option<(u32, u32)>,
 }
 
 impl Counters {
@@ -264,6 +270,18 @@ impl Counters {
         for (k, v) in &other.filtered {
             *self.filtered.entry(*k).or_default() += v;
         }
+        if let Some((first, last)) = other.dated {
+            self.add_dated(first);
+            self.add_dated(last);
+        }
+    }
+
+    /// Widens [`Counters::dated`] to take in a game on `day` (`yyyymmdd`).
+    pub fn add_dated(&mut self, day: u32) {
+        self.dated = Some(match self.dated {
+            None => (day, day),
+            Some((first, last)) => (first.min(day), last.max(day)),
+        });
     }
 
     /// Total games rejected by filters.

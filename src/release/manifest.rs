@@ -21,6 +21,12 @@ pub struct Manifest {
     pub sources: BTreeMap<String, SourceFacts>,
     /// Game files, in path order.
     pub game_files: Vec<GameFileFacts>,
+    /// What each game source holds, read from its games (how many, and the dates they
+    /// span): how fresh the knowledge base is, in facts that the same inputs reproduce.
+    /// (When a source was fetched is not here, since it would change with every fetch;
+    /// `okb status` and the API's metadata show it.)
+    #[serde(skip_serializing_if = "BTreeMap::is_empty", default)]
+    pub coverage: BTreeMap<String, Coverage>,
     /// The engine, when the pipeline annotates.
     pub engine: Option<EngineFacts>,
     /// Output files (exports and side reports), in path order.
@@ -68,6 +74,52 @@ pub struct SourceFacts {
     pub path: Option<String>,
     /// BLAKE3 of the bytes read.
     pub blake3: String,
+}
+
+/// What one game source's games cover.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Game files (or counts files and crawls) of the source.
+    pub files: u64,
+    /// Games read, whatever became of them.
+    pub games_read: u64,
+    /// Games counted in the tree.
+    pub games_counted: u64,
+    /// The earliest day the oldest dated game can be on (`YYYY-MM-DD`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub first_date: Option<String>,
+    /// The earliest day the newest dated game can be on (`YYYY-MM-DD`; a game dated
+    /// `2025.??.??` counts as 2025-01-01, so this never claims more than the tags say).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub last_date: Option<String>,
+}
+
+impl Coverage {
+    /// Adds the counters of one of the source's files.
+    pub fn add(&mut self, counters: &crate::games::report::Counters) {
+        self.files += 1;
+        self.games_read += counters.games_read;
+        self.games_counted += counters.games_counted;
+        if let Some((first, last)) = counters.dated {
+            let (first, last) = (iso_day(first), iso_day(last));
+            self.first_date = Some(self.first_date.take().map_or(first.clone(), |d| d.min(first)));
+            self.last_date = Some(self.last_date.take().map_or(last.clone(), |d| d.max(last)));
+        }
+    }
+
+    /// `454191 games, 1749-01 to 2025-05` (months: days say more than the tags often know).
+    pub fn summary(&self) -> String {
+        let month = |d: &str| d.get(..7).unwrap_or(d).to_string();
+        match (&self.first_date, &self.last_date) {
+            (Some(first), Some(last)) => format!("{} games, {} to {}", self.games_counted, month(first), month(last)),
+            _ => format!("{} games, undated", self.games_counted),
+        }
+    }
+}
+
+/// `yyyymmdd` as `YYYY-MM-DD`.
+fn iso_day(day: u32) -> String {
+    format!("{:04}-{:02}-{:02}", day / 10000, day / 100 % 100, day % 100)
 }
 
 /// One game file.

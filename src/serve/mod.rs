@@ -66,6 +66,8 @@ pub struct Catalog {
     structures: structures::StructureIndex,
     /// The explorer index, if the store has one.
     explorer: Option<masters::Explorer>,
+    /// `GET /` answered as JSON: what the store was built from ([`Catalog::metadata`]).
+    metadata: serde_json::Value,
 }
 
 impl Catalog {
@@ -88,6 +90,7 @@ impl Catalog {
         }
         let structures = structures::StructureIndex::new(store.structures()?, &graph);
         let explorer = store.explorer()?.map(|loaded| masters::Explorer::new(&graph, loaded, path)).transpose()?;
+        let metadata = Catalog::metadata(&store, graph.nodes.len())?;
         let mut examples = examples(&graph, &by_key, &stems, &structures);
         if let Some(e) = &explorer {
             examples.explorer = true;
@@ -96,6 +99,7 @@ impl Catalog {
         Ok(Catalog {
             etag,
             explorer,
+            metadata,
             structures,
             store_path: path.to_path_buf(),
             by_key,
@@ -105,6 +109,46 @@ impl Catalog {
             graph,
             openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&examples)).expect("the OpenAPI document serializes")),
         })
+    }
+}
+
+impl Catalog {
+    /// The store's metadata: okb's version, the schema, the build number, the node count,
+    /// and what each game source's games cover (how many, the dates they span).
+    fn metadata(store: &Store, nodes: usize) -> Result<serde_json::Value, StoreError> {
+        let meta = store.meta()?;
+        let number = |key: &str| meta.get(key).and_then(|v| v.parse::<u64>().ok());
+        let coverage: serde_json::Map<String, serde_json::Value> = meta.get("coverage").and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+        let sources: serde_json::Map<String, serde_json::Value> = coverage.into_iter().map(|(name, games)| (name, serde_json::json!({ "games": games }))).collect();
+        Ok(serde_json::json!({
+            "okb_version": meta.get("okb_version"),
+            "schema_version": number("schema_version"),
+            "build": number("build"),
+            "nodes": nodes,
+            "sources": sources,
+        }))
+    }
+
+    /// Adds what the project `loaded` (whose store this is) says of its sources: each
+    /// one's kind, URL and pin, and how its bytes were fetched (when, from where,
+    /// upstream's Last-Modified and ETag) from the records in its `sources/` folder. Only
+    /// a source fetched as one file has such a record.
+    pub fn with_project(mut self, loaded: &crate::pipeline::Loaded) -> Catalog {
+        let Some(sources) = self.metadata.get_mut("sources").and_then(|s| s.as_object_mut()) else { return self };
+        for (name, spec) in &loaded.pipeline.sources {
+            let entry = sources.entry(name.clone()).or_insert_with(|| serde_json::json!({}));
+            entry["kind"] = serde_json::to_value(spec.kind).unwrap_or_default();
+            if let Some(url) = &spec.url {
+                entry["url"] = url.clone().into();
+            }
+            let Some(pin) = &spec.blake3 else { continue };
+            entry["blake3"] = pin.clone().into();
+            if let Some(record) = crate::sources::fetched::read(&loaded.path("sources"), pin) {
+                let at = crate::sources::fetched::utc(record.fetched_at);
+                entry["fetched"] = serde_json::json!({ "at": at, "from": record.from, "last_modified": record.last_modified, "etag": record.etag });
+            }
+        }
+        self
     }
 }
 
@@ -259,7 +303,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/structure/{name}/openings", get(structure_openings))
         .route("/api/cloud-eval", get(cloud_eval::answer))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
-        .route("/", get(explorer::index))
+        .route("/", get(root))
         .route("/assets/app.js", get(explorer::script))
         .route("/assets/app.css", get(explorer::style))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
@@ -544,6 +588,16 @@ async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection
     Ok(([(header::CONTENT_TYPE, "application/x-chess-pgn")], format!("{text}\n")).into_response())
 }
 
+/// `GET /`: the explorer page for a browser, the store's metadata for a client that asks
+/// for JSON (`Accept: application/json` without `text/html`).
+async fn root(how: Negotiated, State(c): Shared, headers: header::HeaderMap) -> Response {
+    let accepts = |kind: &str| headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains(kind));
+    if accepts("application/json") && !accepts("text/html") {
+        return c.answer_json(&how, &c.metadata);
+    }
+    explorer::index().await
+}
+
 /// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.
 pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
     match cors {
@@ -553,15 +607,19 @@ pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
 }
 
 /// Loads the store at `store` and serves it on `addr` until Ctrl-C, with CORS for the
-/// origin `cors`. Progress goes to stderr: the load time and the address actually bound
+/// origin `cors` (the metadata says what `project` says of its sources, when the store is
+/// the project's own). Progress goes to stderr: the load time and the address actually bound
 /// (useful with port 0).
-pub fn run(store: &Path, addr: SocketAddr, cors: Option<&str>, limits: limits::Limits) -> miette::Result<()> {
+pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, addr: SocketAddr, cors: Option<&str>, limits: limits::Limits) -> miette::Result<()> {
     use miette::{IntoDiagnostic, WrapErr};
     let cors = cors
         .map(|origin| header::HeaderValue::from_str(origin).map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin")))
         .transpose()?;
     let started = std::time::Instant::now();
-    let catalog = Catalog::load(store).map_err(|e| miette::miette!("{e}"))?;
+    let mut catalog = Catalog::load(store).map_err(|e| miette::miette!("{e}"))?;
+    if let Some(loaded) = project {
+        catalog = catalog.with_project(loaded);
+    }
     eprintln!(
         "{:>12} {} nodes from {} in {:.0} ms",
         "Loaded",

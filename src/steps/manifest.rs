@@ -1,11 +1,12 @@
 //! `manifest`: `manifest.json` beside the store, written after every other output: what
 //! the build was made from and the BLAKE3 and size of every file it made.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
-use crate::release::manifest::{Manifest, OutputFile, relative};
+use crate::release::manifest::{Coverage, Manifest, OutputFile, relative};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "manifest", about: "what the build was made from and made (release manifest)", file: file!() };
@@ -24,9 +25,9 @@ pub struct Inputs {
     pub store: Option<PathBuf>,
 }
 
-/// Declares the manifest step at `target`, reading every step in `inputs.outputs` and the
-/// store. Its key covers every parameter and input hash, so it is fresh exactly when the
-/// files it describes are.
+/// Declares the manifest step at `target`, reading every step in `inputs.outputs`, the
+/// store and the sources' `coverage`. Its key covers every parameter and input hash, so
+/// it is fresh exactly when the files it describes are.
 /// The manifest it replaces is kept in `previous` (for `okb diff`'s export section).
 pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'static> {
     let written = target.clone();
@@ -56,6 +57,7 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
             }
         }
         manifest.outputs.sort_by(|a, b| a.path.cmp(&b.path));
+        manifest.coverage = cx.load::<BTreeMap<String, Coverage>>("coverage")?.as_ref().clone();
         if let Some(store) = &inputs.store {
             manifest.store = Some(single("store", store)?);
         }
@@ -66,6 +68,7 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
     };
     let mut decl = Decl::new("manifest", &RULE, Action::Files(target, Box::new(run)))
         .file("facts", blake3::hash(&facts).to_hex().to_string())
+        .reads("coverage")
         .priority(0);
     for id in ids {
         decl = decl.reads(id);

@@ -9,6 +9,7 @@
 
 pub mod cloud_eval;
 pub mod counts;
+pub mod coverage;
 pub mod crawl;
 pub mod eco;
 pub mod engine;
@@ -50,6 +51,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &counts::RULE,
     &crawl::RULE,
     &games::RULE,
+    &coverage::RULE,
     &tree::RULE,
     &evals::RULE,
     &cloud_eval::RULE,

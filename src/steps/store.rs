@@ -28,8 +28,10 @@ pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: 
         let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
         let stubs = if with_stubs { cx.load::<ValidationReport>("validate")?.stub_nodes() } else { Vec::new() };
         let explorer: Option<Arc<crate::explorer_index::ExplorerIndex>> = if with_explorer { Some(cx.load("explorer")?) } else { None };
-        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, explorer.as_deref(), &path)
-            .map_err(|e| cx.fail(e))?;
+        let coverage: Arc<std::collections::BTreeMap<String, crate::release::manifest::Coverage>> = cx.load("coverage")?;
+        let coverage = serde_json::to_string(&*coverage).map_err(|e| cx.fail(e))?;
+        let extra = crate::store::write::Extra { explorer: explorer.as_deref(), coverage: Some(&coverage) };
+        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, &extra, &path).map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
         Ok(format!(
             "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
@@ -40,6 +42,7 @@ pub fn declare(path: PathBuf, entries: PathBuf, previous: PathBuf, with_engine: 
         .reads("tree")
         .reads("store:entries")
         .reads("node-records")
+        .reads("coverage")
         .priority(500);
     if with_engine {
         decl = decl.reads("engine");

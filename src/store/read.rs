@@ -159,6 +159,14 @@ impl Store {
         super::explorer::load(&self.conn, &self.path)
     }
 
+    /// The `meta` table: schema version, build number, okb version and what each game
+    /// source covers (`coverage`, JSON), by key.
+    pub fn meta(&self) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+        let mut stmt = self.conn.prepare("SELECT key, value FROM meta").map_err(self.err())?;
+        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(self.err())?;
+        rows.collect::<Result<_, _>>().map_err(self.err())
+    }
+
     fn err(&self) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
         |source| StoreError::Sqlite { path: self.path.clone(), source }
     }

@@ -182,19 +182,29 @@ pub fn write(
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let records = NodeRecord::tagged(tree, annotations, structures);
-    write_records(tree, &records, entries, annotations, stubs, None, path)
+    write_records(tree, &records, entries, annotations, stubs, &Extra::default(), path)
+}
+
+/// What a store may hold besides its nodes, edges and entries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extra<'a> {
+    /// The explorer index of the tree ([`super::explorer`]).
+    pub explorer: Option<&'a crate::explorer_index::ExplorerIndex>,
+    /// What each game source's games cover, as JSON (the `coverage` row of `meta`, which
+    /// the API's metadata shows).
+    pub coverage: Option<&'a str>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
-/// order), for a caller that shares them with the CSV export; with the explorer index
-/// of the tree when given ([`super::explorer`]).
+/// order), for a caller that shares them with the CSV export; with the `extra` parts
+/// given.
 pub fn write_records(
     tree: &Tree,
     records: &[NodeRecord],
     entries: &Path,
     annotations: Option<&Annotations>,
     stubs: &[StubNode],
-    explorer: Option<&crate::explorer_index::ExplorerIndex>,
+    extra: &Extra<'_>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -243,8 +253,11 @@ pub fn write_records(
     tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
-    if let Some(index) = explorer {
+    if let Some(index) = extra.explorer {
         super::explorer::write(&mut conn, &tmp.display().to_string(), &ids.text[..tree.nodes.len()], index)?;
+    }
+    if let Some(coverage) = extra.coverage {
+        conn.execute("INSERT INTO meta VALUES ('coverage', ?1)", [coverage]).map_err(sql(&tmp))?;
     }
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
