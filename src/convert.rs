@@ -117,7 +117,8 @@ pub struct SplitWriter {
     base: PathBuf,
     bz2: bool,
     split: Option<u64>,
-    current: Option<Sink>,
+    /// The file being written, under its temporary name.
+    current: Option<(Sink, PathBuf)>,
     written: u64,
     files: Vec<PathBuf>,
 }
@@ -151,23 +152,19 @@ impl SplitWriter {
         }
         // Written beside the target and renamed when complete: an interrupted or failed
         // conversion leaves no torn file and an older output in place.
-        let tmp = in_progress(&path);
+        let tmp = crate::files::temp::for_file(&path);
         let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
         let file = BufWriter::with_capacity(1 << 20, file);
-        self.current = Some(if self.bz2 {
-            Sink::Bz2(Bz2Segments::new(file))
-        } else {
-            Sink::Plain(file)
-        });
+        let sink = if self.bz2 { Sink::Bz2(Bz2Segments::new(file)) } else { Sink::Plain(file) };
+        self.current = Some((sink, tmp));
         self.files.push(path);
         self.written = 0;
         Ok(())
     }
 
     fn close(&mut self) -> miette::Result<()> {
-        if let Some(w) = self.current.take() {
+        if let Some((w, tmp)) = self.current.take() {
             let path = self.files.last().expect("a file is open").clone();
-            let tmp = in_progress(&path);
             w.finish().wrap_err_with(|| format!("writing {}", tmp.display()))?;
             std::fs::rename(&tmp, &path).into_diagnostic().wrap_err_with(|| format!("writing {}", path.display()))?;
         }
@@ -184,7 +181,7 @@ impl SplitWriter {
             if self.current.is_none() {
                 self.open()?;
             }
-            let w = self.current.as_mut().expect("opened above");
+            let (w, _) = self.current.as_mut().expect("opened above");
             w.write_all(line).into_diagnostic()?;
             self.written += line.len() as u64;
         }
@@ -204,23 +201,15 @@ impl SplitWriter {
 impl Drop for SplitWriter {
     /// A conversion that stopped on an error leaves no partial file behind.
     fn drop(&mut self) {
-        if self.current.take().is_some()
-            && let Some(path) = self.files.last() {
-                let _ = std::fs::remove_file(in_progress(path));
-            }
+        if let Some((_, tmp)) = self.current.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
     }
 }
 
 /// Whether the name of `path` asks for bzip2 (`.bz2`, any case).
 pub fn names_bz2(path: &Path) -> bool {
     path.to_string_lossy().to_ascii_lowercase().ends_with(".bz2")
-}
-
-/// Where `path` is written until it is complete.
-fn in_progress(path: &Path) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".okb-tmp");
-    path.with_file_name(name)
 }
 
 /// One output file, plain or bzip2-compressed.
@@ -570,6 +559,6 @@ pub fn games_to_packed(inputs: &[PathBuf], output: &Path, max_ply: usize, min_ga
     let params = crate::tree::TreeParams { max_ply: max_ply.min(u16::MAX as usize) as u16, min_games };
     let tree = crate::tree::build(&Default::default(), Some(&stats), &params);
     let (file, _) = crate::export::packed::render(&tree);
-    crate::dataflow::cache::write_atomic(output, &file.bytes).into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
+    crate::files::write_atomic(output, &file.bytes).into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
     Ok(ConvertSummary { games: counters.games_read, written: counters.games_counted, variations: 0, bad, files: vec![output.to_path_buf()] })
 }

@@ -14,6 +14,7 @@ pub mod engine;
 pub mod evals;
 pub mod explorer_index;
 pub mod export;
+pub mod files;
 pub mod games;
 pub mod graph;
 pub mod make;

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::dataflow::temp::{self, UnfinishedMark};
+use crate::dataflow::mark::UnfinishedMark;
+use crate::files::temp;
 use crate::diagnostics::Warning;
 use crate::dataflow::{Build, BuildError, CorruptCache, Decl, Plan, Status, StepReport};
 use crate::eco::EcoFormat;

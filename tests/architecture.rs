@@ -71,9 +71,45 @@ fn modules_import_each_other_in_one_direction_only() {
             assert!(!reaches(&uses, to, from, &mut BTreeSet::new()), "{from} uses {to}, and {to} leads back to {from}");
         }
     }
+    // Files are below everything: they use no other module of okb.
+    assert!(uses.get("files").is_none_or(BTreeSet::is_empty), "files must use no other module: {:?}", uses.get("files"));
+    // Only the build's own layers use the build engine: the phases, stores, exports and
+    // the server know nothing of it.
+    let engine_users = ["steps", "make", "cli", "main", "lib"];
+    for (from, targets) in &uses {
+        assert!(engine_users.contains(&from.as_str()) || !targets.contains("dataflow"), "{from} must not use the build engine (dataflow)");
+    }
     // The layering ARCHITECTURE.md describes.
     let never = [("dataflow", "steps"), ("tree", "store"), ("eco", "tree"), ("games", "export"), ("export", "store"), ("graph", "export"), ("structure", "record"), ("pipeline", "make")];
     for (from, to) in never {
         assert!(!uses.get(from).is_some_and(|t| t.contains(to)), "{from} must not use {to}");
     }
+}
+
+#[test]
+fn no_source_file_leads_back_to_itself() {
+    use okb::dataflow::code::FILES;
+    // A module's file (`x/mod.rs` or `x.rs`) lists its children's files (`pub mod`), so
+    // an edge from it to its own children is structure, not use; every other edge is a use.
+    let parent_of = |child: &str, parent: &str| {
+        let dir = parent.strip_suffix("mod.rs").map(str::to_string).or_else(|| parent.strip_suffix(".rs").map(|p| format!("{p}/")));
+        dir.is_some_and(|dir| child.starts_with(&dir))
+    };
+    let edges: Vec<Vec<usize>> = FILES
+        .iter()
+        .map(|(path, _, deps)| deps.iter().map(|&d| usize::from(d)).filter(|&d| !parent_of(FILES[d].0, path)).collect())
+        .collect();
+    // Depth-first search for a file reached again from itself.
+    fn reaches(edges: &[Vec<usize>], from: usize, target: usize, seen: &mut Vec<bool>) -> bool {
+        edges[from].iter().any(|&next| next == target || (!std::mem::replace(&mut seen[next], true) && reaches(edges, next, target, seen)))
+    }
+    let mut circles = Vec::new();
+    for (file, targets) in edges.iter().enumerate() {
+        for &to in targets {
+            if reaches(&edges, to, file, &mut vec![false; FILES.len()]) {
+                circles.push(format!("{} → {}", FILES[file].0, FILES[to].0));
+            }
+        }
+    }
+    assert!(circles.is_empty(), "files that lead back to themselves:\n{}", circles.join("\n"));
 }

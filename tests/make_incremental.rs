@@ -150,17 +150,56 @@ fn a_killed_build_resumes_and_matches_a_clean_build() {
     }
 }
 
-/// Temporary files anywhere in a project, and a set make-under-way mark.
+/// [`Project::full`] with real games (a small memory budget, so counting spills sorted
+/// runs), and exports of every kind that writes its file through a temporary one.
+fn with_games_and_exports() -> Project {
+    let p = Project::full();
+    let twic = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/twic/twic0920.pgn");
+    let mut text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    text.push_str(&format!(
+        "[sources.twic]\nkind = \"pgn\"\npaths = [\"{}\"]\n[games]\nmemory_budget_mb = 1\n\
+         [exports.book]\nformat = \"polyglot\"\noutput = \"out/book.bin\"\n\
+         [exports.classified]\nformat = \"classified-pgn\"\noutput = \"out/classified.pgn\"\nsources = [\"twic\"]\n\
+         [exports.moves]\nformat = \"packed\"\noutput = \"out/moves.okbm\"\n",
+        twic.display()
+    ));
+    std::fs::write(p.path("pipeline.toml"), text).unwrap();
+    p
+}
+
+#[test]
+fn a_make_killed_at_many_points_leaves_no_temporary_file_after_the_next() {
+    let reference = with_games_and_exports();
+    let started = std::time::Instant::now();
+    reference.make(&[]);
+    let took = started.elapsed().as_millis() as u64;
+    // Kills spread over the whole make, wherever its steps happen to be.
+    for tenth in 1..=9 {
+        let delay_ms = took * tenth / 10;
+        let p = with_games_and_exports();
+        let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        p.make(&[]);
+        let left = leftovers(&p);
+        assert!(left.is_empty(), "after a kill at {delay_ms} ms of {took}: {left:?}");
+        assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
+    }
+}
+
+/// Temporary files anywhere in a project (by any naming: okb's own, or a `.tmp` or
+/// `-side` name written by hand), and a set make-under-way mark.
 fn leftovers(p: &common::Project) -> Vec<String> {
     let all = tree_bytes(&p.path(""));
     all.into_iter()
         .filter(|(name, bytes)| {
-            name.ends_with(".okb-tmp") || name.ends_with(".okb-side") || (name.ends_with("make-state") && !bytes.is_empty())
+            let file = name.rsplit('/').next().unwrap_or(name);
+            file.contains("okb-tmp") || file.ends_with(".tmp") || file.contains("okb-side") || (name.ends_with("make-state") && !bytes.is_empty())
         })
         .map(|(name, _)| name)
         .collect()
 }
-
 #[test]
 fn a_make_after_an_interrupted_one_removes_what_it_left() {
     let p = Project::full();

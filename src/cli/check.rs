@@ -88,7 +88,7 @@ fn build(loaded: &Loaded, args: &CheckArgs) -> miette::Result<()> {
 
 fn write(folder: &std::path::Path, name: &str, text: &str, status: &str, shown: &str) -> miette::Result<()> {
     std::fs::create_dir_all(folder).into_diagnostic()?;
-    crate::dataflow::cache::write_atomic(&folder.join(name), text.as_bytes()).into_diagnostic()?;
+    crate::files::write_atomic(&folder.join(name), text.as_bytes()).into_diagnostic()?;
     eprintln!("{} {shown}", paint(status, "32"));
     Ok(())
 }

@@ -45,7 +45,7 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
         Some(path) if is_bgn(path) => return to_bgn(&classifier, &paths, path, &pool, start),
         Some(path) => {
             // Written beside the target and renamed: an interrupted run leaves no torn file.
-            let tmp = path.with_extension("okb-tmp");
+            let tmp = crate::files::temp::for_file(path);
             let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
             let report = pool.install(|| classify_files(&classifier, &paths, &mut out)).map_err(|e| miette!("{e}"))?;

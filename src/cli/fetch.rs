@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use miette::{IntoDiagnostic, miette};
 
-use crate::dataflow::filestate::FileStates;
+use crate::files::FileStates;
 use crate::pipeline::Loaded;
 use crate::sources::{Origin, Resolver, Wanted};
 

@@ -40,7 +40,7 @@ fn write_from_store(store: &std::path::Path, dir: &std::path::Path, max_depth: u
     std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
     for file in &files {
         let path = dir.join(&file.name);
-        crate::dataflow::cache::write_atomic(&path, &file.bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        crate::files::write_atomic(&path, &file.bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
     }
     Ok(files.len())
 }

@@ -5,7 +5,7 @@ use miette::{IntoDiagnostic, miette};
 use toml_edit::DocumentMut;
 
 use super::fetch::wanted;
-use crate::dataflow::filestate::FileStates;
+use crate::files::FileStates;
 use crate::pipeline::{Loaded, SourceKind};
 use crate::sources::{Resolver, Wanted};
 
@@ -71,7 +71,7 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     }
     files.save().into_diagnostic()?;
     if changed > 0 {
-        crate::dataflow::cache::write_atomic(&loaded.file, doc.to_string().as_bytes()).into_diagnostic()?;
+        crate::files::write_atomic(&loaded.file, doc.to_string().as_bytes()).into_diagnostic()?;
     }
     Ok(())
 }

@@ -134,6 +134,6 @@ fn write_form(out: &Path, form: &[u8]) -> miette::Result<usize> {
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).into_diagnostic()?;
     }
-    crate::dataflow::cache::write_atomic(out, body.as_bytes()).into_diagnostic().wrap_err_with(|| format!("writing {}", out.display()))?;
+    crate::files::write_atomic(out, body.as_bytes()).into_diagnostic().wrap_err_with(|| format!("writing {}", out.display()))?;
     Ok(kept.len())
 }

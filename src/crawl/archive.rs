@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::dataflow::cache::{Hash, hash_bytes, write_atomic};
+use crate::files::{Hash, hash_bytes, write_atomic};
 
 /// The answers of a project, and its mirrors'.
 #[derive(Clone, Debug)]

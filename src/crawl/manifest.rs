@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::CrawlParams;
-use crate::dataflow::cache::Hash;
+use crate::files::Hash;
 
 /// The manifest format's version.
 pub const FORMAT: u32 = 1;

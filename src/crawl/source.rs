@@ -14,7 +14,7 @@ use super::client::{Client, Counters};
 use super::manifest::Manifest;
 use super::walk::Walk;
 use super::{CrawlError, CrawlParams, Politeness};
-use crate::dataflow::cache::Hash;
+use crate::files::Hash;
 
 /// What pipeline.toml says about one crawl source.
 #[derive(Clone, Debug)]
@@ -157,14 +157,14 @@ impl CrawlSource {
     /// Notes that the journal, as it is now, walks to the crawl `hash`.
     fn remember_walk(&self, journal: &std::path::Path, hash: &str) -> Option<()> {
         let stamp = self.stamp(journal)?;
-        crate::dataflow::cache::write_atomic(&walk_note(journal), format!("{stamp} {hash}\n").as_bytes()).ok()
+        crate::files::write_atomic(&walk_note(journal), format!("{stamp} {hash}\n").as_bytes()).ok()
     }
 
     /// The journal's size and modification time, and the settings' hash.
     fn stamp(&self, journal: &std::path::Path) -> Option<String> {
         let meta = std::fs::metadata(journal).ok()?;
         let modified = meta.modified().ok()?.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos();
-        let params = crate::dataflow::cache::hash_bytes(&serde_json::to_vec(&self.params).ok()?);
+        let params = crate::files::hash_bytes(&serde_json::to_vec(&self.params).ok()?);
         Some(format!("{} {modified} {}", meta.len(), &params[..16]))
     }
 }

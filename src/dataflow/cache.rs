@@ -19,28 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
-/// A BLAKE3 hash in hex.
-pub type Hash = String;
-
-/// The BLAKE3 of `bytes`, hex.
-pub fn hash_bytes(bytes: &[u8]) -> Hash {
-    blake3::hash(bytes).to_hex().to_string()
-}
-
-/// Writes `bytes` to `path` atomically (temporary file in the same folder, then rename).
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new(""));
-    std::fs::create_dir_all(dir)?;
-    let tmp = super::temp::path(dir, path.file_name().and_then(|n| n.to_str()).unwrap_or("out"));
-    {
-        let mut file = std::fs::File::create(&tmp)?;
-        // No fsync: rename is atomic against a killed process, and every reader verifies
-        // (blobs by hash, records by parsing), so a torn file after a power loss is only
-        // a cache miss.
-        file.write_all(bytes)?;
-    }
-    std::fs::rename(&tmp, path)
-}
+pub use crate::files::{Hash, hash_bytes, write_atomic};
 
 /// Writes through to `inner`, hashing what passes.
 struct HashingWriter<W> {
@@ -265,7 +244,7 @@ impl Cache {
     pub fn put_stream<E: From<std::io::Error>>(&self, write: impl FnOnce(&mut dyn Write) -> Result<(), E>) -> Result<Hash, E> {
         let dir = self.root.join("objects");
         std::fs::create_dir_all(&dir)?;
-        let tmp = super::temp::path(&dir, "value");
+        let tmp = crate::files::temp::path(&dir, "value");
         let stored = (|| -> Result<Hash, E> {
             let hashing = HashingWriter { inner: std::fs::File::create(&tmp)?, hasher: blake3::Hasher::new() };
             let mut out = std::io::BufWriter::with_capacity(1 << 16, hashing);

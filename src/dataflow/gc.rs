@@ -11,7 +11,6 @@
 use std::path::Path;
 
 use super::cache::Used;
-use super::temp;
 
 /// What a sweep removed (or, in a dry run, would remove) and kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -77,7 +76,7 @@ fn entries(dir: &Path) -> std::io::Result<Vec<Entry>> {
     for entry in listing {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.ends_with(temp::SUFFIX) {
+        if name.ends_with(crate::files::temp::SUFFIX) {
             continue;
         }
         let meta = entry.metadata()?;

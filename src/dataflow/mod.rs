@@ -13,25 +13,17 @@
 
 pub mod cache;
 pub mod code;
-pub mod filestate;
 pub mod gc;
 pub mod lock;
+pub mod mark;
 pub mod plan;
 pub mod scan;
 pub mod schedule;
-pub mod temp;
 
 pub use plan::{Action, Ctx, Decl, Produced, Rule};
 pub use schedule::Plan;
 
-/// A file a step produces, relative to its target path.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ExportFile {
-    /// Relative path (empty: the target path itself is the file).
-    pub name: String,
-    /// Contents.
-    pub bytes: Vec<u8>,
-}
+pub use crate::files::ExportFile;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -42,7 +34,7 @@ use serde::de::DeserializeOwned;
 use crate::diagnostics::Warning;
 
 use cache::{Cache, Hash, KeyParts, StepRecord};
-use filestate::FileStates;
+use crate::files::FileStates;
 
 /// How a step ended in this run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -518,7 +510,7 @@ impl Build {
             return Ok(self.stale(step.id, start, why));
         }
         let summary = compute()?;
-        let hash = filestate::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
+        let hash = crate::files::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
         self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
         self.cache.put_last_parts(&step.id, &step.parts());

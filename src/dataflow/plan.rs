@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use serde::Serialize;
 
 use super::cache::{Cache, Hash};
-use super::{Build, BuildError, ExportFile};
+use super::{Build, BuildError, ExportFile, Memo, Output};
 use crate::diagnostics::Warning;
 
 /// A kind of step: `parse`, `tree`, `export:csv`. Its code is the file that declares it
@@ -187,19 +187,45 @@ pub struct Ctx<'r> {
     pub build: &'r Build,
     /// The running step's id.
     pub id: &'r str,
-    pub(super) plan: &'r super::schedule::Running<'r>,
+    pub(super) plan: &'r dyn Inputs,
     pub(super) warnings: &'r Mutex<Vec<Warning>>,
+}
+
+/// Where a running step's inputs come from: the state of the run ([`super::schedule`]
+/// implements it, so this module need not know the scheduler).
+pub(super) trait Inputs: Sync {
+    /// The steps that step `id` declared it reads.
+    fn reads(&self, id: &str) -> &[String];
+    /// The output of finished step `id`.
+    fn output(&self, id: &str) -> &Output;
+    /// The in-memory value of step `id`, while its readers run.
+    fn memo(&self, id: &str) -> Option<Memo>;
+    /// The value of [`Action::Memory`] step `id`: from memory, or computed again when the
+    /// step was fresh (and so did not run) but a reader runs.
+    fn memory_value(&self, build: &Build, id: &str) -> Result<Memo, BuildError>;
 }
 
 impl Ctx<'_> {
     /// The value of input step `id` (one this step declared it reads).
     pub fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
-        self.plan.load(self.build, id)
+        self.declared(id)?;
+        self.build.load(id, self.plan.output(id), self.plan.memo(id))
     }
 
     /// The value of input step `id`, an [`Action::Memory`] step (never read from the cache).
     pub fn load_in_memory<T: Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
-        self.plan.load_in_memory(self.build, id)
+        self.declared(id)?;
+        let value = self.plan.memory_value(self.build, id)?;
+        value.downcast::<T>().map_err(|_| BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() })
+    }
+
+    /// An error unless this step declared that it reads `id`: an input left out of the
+    /// declaration is left out of the step's key, and a change to it would go unseen.
+    fn declared(&self, id: &str) -> Result<(), BuildError> {
+        if self.plan.reads(self.id).iter().any(|r| r == id) {
+            return Ok(());
+        }
+        Err(self.fail(format!("loads step {id} without declaring that it reads it (`.reads(\"{id}\")`): its key would not cover that input")))
     }
 
     /// The output hash of input step `id`: for a step that writes one file itself

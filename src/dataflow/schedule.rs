@@ -12,10 +12,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use super::cache::{Hash, hash_bytes};
-use super::plan::{Action, Ctx, Decl};
+use super::plan::{Action, Ctx, Decl, Inputs};
 use super::{Build, BuildError, Memo, Output, Step};
 use crate::diagnostics::Warning;
 
@@ -160,11 +160,6 @@ impl<'r> Running<'r> {
         self.memos[i].lock().expect("memo poisoned")
     }
 
-    /// The in-memory value of step `id`, while its readers run.
-    fn memo(&self, id: &str) -> Option<Memo> {
-        self.memo_slot(self.index[id]).clone()
-    }
-
     /// Step `i` finished: the values it read that no other step still has to read leave
     /// memory.
     fn release_inputs(&self, i: usize) {
@@ -175,10 +170,6 @@ impl<'r> Running<'r> {
                 drop(Output::with_memo(memo));
             }
         }
-    }
-
-    pub(super) fn output(&self, id: &str) -> &Output {
-        self.outputs[self.index[id]].get().expect("a step runs after the steps it reads")
     }
 
     /// Keys step `i` from its rule's code, its parameters and its inputs, then builds it.
@@ -214,32 +205,38 @@ impl<'r> Running<'r> {
         output
     }
 
-    /// The value of step `id`'s output for a step that reads it: from memory or from
-    /// the cache.
-    pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
-        build.load(id, self.output(id), self.memo(id))
+}
+
+impl Inputs for Running<'_> {
+    fn reads(&self, id: &str) -> &[String] {
+        &self.plan.steps[self.index[id]].reads
     }
 
-    /// The value of memory step `id`: from memory, or computed again here when the step
-    /// was fresh (and so did not run) but a reader runs.
-    pub(super) fn load_in_memory<T: Send + Sync + 'static>(&self, build: &Build, id: &str) -> Result<Arc<T>, BuildError> {
+    fn output(&self, id: &str) -> &Output {
+        self.outputs[self.index[id]].get().expect("a step runs after the steps it reads")
+    }
+
+    fn memo(&self, id: &str) -> Option<Memo> {
+        self.memo_slot(self.index[id]).clone()
+    }
+
+    fn memory_value(&self, build: &Build, id: &str) -> Result<Memo, BuildError> {
         let decl = &self.plan.steps[self.index[id]];
-        let wrong_type = || BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() };
         if let Some(memo) = self.memo(id) {
-            return memo.downcast::<T>().map_err(|_| wrong_type());
+            return Ok(memo);
         }
         let Action::Memory(run) = &decl.action else {
             return Err(BuildError::Step { step: id.to_string(), message: "is not a memory step".into() });
         };
         // Its warnings were reported by the run that built it.
         let ctx = Ctx { build, id: &decl.id, plan: self, warnings: &Mutex::new(Vec::new()) };
-        run(&ctx)?.value.downcast::<T>().map_err(|_| wrong_type())
+        Ok(run(&ctx)?.value)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Weak;
+    use std::sync::{Arc, Weak};
     use std::sync::atomic::AtomicBool;
     use std::time::{Duration, Instant};
 
@@ -278,5 +275,24 @@ mod tests {
         ];
         Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap();
         assert!(released.load(Ordering::SeqCst), "the value outlived its readers");
+    }
+
+    #[test]
+    fn loading_a_step_not_declared_as_read_is_an_error_naming_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let build = Build::new(dir.path().to_path_buf(), false, Box::new(|_| {}));
+        let sneaky = |cx: &Ctx<'_>| {
+            let value: Arc<u8> = cx.load("input")?;
+            Ok(Produced::new(*value, "read"))
+        };
+        // `input` runs first (the reader waits for `first`, which waits for `input`), so
+        // only the missing declaration can fail the load.
+        let steps = vec![
+            Decl::new("input", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(1u8, "made"))))),
+            Decl::new("first", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(2u8, "made"))))).reads("input"),
+            Decl::new("sneaky", &RULE, Action::Value(Box::new(sneaky))).reads("first"),
+        ];
+        let error = Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap_err().to_string();
+        assert!(error.contains("sneaky") && error.contains("loads step input without declaring that it reads it"), "{error}");
     }
 }

@@ -56,23 +56,12 @@ pub enum ExchangeError {
 }
 
 /// A kind of exchanged file: its magic, version and names for messages.
-#[derive(Copy, Clone, Debug)]
-pub struct Kind {
-    /// The first eight bytes.
-    pub magic: &'static [u8; 8],
-    /// The format version written, and the only one read.
-    pub version: u32,
-    /// What it is, in words (`an okb engine queue file`).
-    pub what: &'static str,
-    /// The command that makes it (`okb engine queue`).
-    pub made_by: &'static str,
-}
+pub type Kind = crate::files::framing::Frame;
 
 /// The bytes of a file of `kind` holding `value`.
 pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Vec<u8> {
     let body = postcard::to_allocvec(value).expect("serializing to memory does not fail");
-    let mut out = kind.magic.to_vec();
-    out.extend_from_slice(&kind.version.to_le_bytes());
+    let out = kind.header().to_vec();
     let mut encoder = zstd::stream::Encoder::new(out, 3).expect("a zstd encoder in memory");
     encoder.include_checksum(true).expect("setting the zstd checksum flag");
     encoder.write_all(&body).expect("compressing to memory does not fail");
@@ -82,15 +71,8 @@ pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Vec<u8> {
 /// The value in `bytes`, a file of `kind` read from `path` (for messages).
 pub fn decode<T: DeserializeOwned>(kind: Kind, path: &str, bytes: &[u8]) -> Result<T, ExchangeError> {
     let bad = |message: String| ExchangeError::Format { path: path.to_string(), message };
-    if bytes.len() < 12 || &bytes[..8] != kind.magic {
-        let magic = String::from_utf8_lossy(kind.magic);
-        return Err(bad(format!("not {} (it does not start with {magic}); make one with `{}`", kind.what, kind.made_by)));
-    }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("four bytes"));
-    if version != kind.version {
-        return Err(bad(format!("format version {version}; this okb reads version {} of {}", kind.version, kind.what)));
-    }
-    let body = zstd::stream::decode_all(&bytes[12..]).map_err(|e| bad(format!("damaged or truncated: {e}")))?;
+    kind.check(bytes).map_err(bad)?;
+    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..]).map_err(|e| bad(format!("damaged or truncated: {e}")))?;
     let (value, rest) = postcard::take_from_bytes(&body).map_err(|e| bad(format!("damaged: {e}")))?;
     if !rest.is_empty() {
         return Err(bad(format!("damaged: {} bytes after the end of the data", rest.len())));
@@ -112,7 +94,7 @@ pub fn write<T: Serialize>(kind: Kind, path: &Path, value: &T) -> Result<(), Exc
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    crate::dataflow::cache::write_atomic(path, &encode(kind, value)).map_err(io)
+    crate::files::write_atomic(path, &encode(kind, value)).map_err(io)
 }
 
 #[cfg(test)]

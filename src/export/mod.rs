@@ -14,4 +14,4 @@ pub mod packed;
 pub mod pgn;
 pub mod polyglot;
 
-pub use crate::dataflow::ExportFile;
+pub use crate::files::ExportFile;

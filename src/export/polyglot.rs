@@ -180,9 +180,7 @@ pub fn write_book(path: &Path, entries: &[BookEntry]) -> Result<(), GamesError> 
         path: path.to_path_buf(),
         source,
     };
-    let tmp = path.with_extension("bin.tmp");
-    std::fs::write(&tmp, to_bytes(entries)).map_err(err)?;
-    std::fs::rename(&tmp, path).map_err(err)
+    crate::files::write_atomic(path, &to_bytes(entries)).map_err(err)
 }
 
 #[cfg(test)]

@@ -24,10 +24,9 @@ use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, SpillFile, w
 use super::input::StreamBreak;
 use super::report::{BadGames, Counters};
 
-/// The magic at the start of every counts file.
-pub const MAGIC: &[u8; 8] = b"OKBCOUNT";
-/// The format version written (and the only one read).
-pub const VERSION: u32 = 1;
+/// The header of every counts file: the magic `OKBCOUNT` and the format version written
+/// (and the only one read).
+pub const FRAME: crate::files::framing::Frame = crate::files::framing::Frame { magic: b"OKBCOUNT", version: 1, what: "an okb counts file", made_by: "okb count" };
 
 /// A counts file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -64,21 +63,14 @@ pub enum CountsError {
 /// Checks the magic and version at the start of a counts file read from `path`.
 fn check_header(path: &str, bytes: &[u8]) -> Result<(), CountsError> {
     let bad = |message: String| CountsError::Format { path: path.to_string(), message };
-    if bytes.len() < 12 || &bytes[..8] != MAGIC {
-        return Err(bad("not an okb counts file (it does not start with OKBCOUNT); make one with `okb count`".into()));
-    }
-    let version = u32::from_le_bytes(bytes[8..12].try_into().expect("four bytes"));
-    if version != VERSION {
-        return Err(bad(format!("counts format version {version}; this okb reads version {VERSION}")));
-    }
-    Ok(())
+    FRAME.check(bytes).map_err(bad)
 }
 
 /// The counts in `bytes`, read from `path` (for messages).
 pub fn decode(path: &str, bytes: &[u8]) -> Result<FileAggregate, CountsError> {
     let bad = |message: String| CountsError::Format { path: path.to_string(), message };
     check_header(path, bytes)?;
-    let body = zstd::stream::decode_all(&bytes[12..]).map_err(|e| bad(format!("damaged: {e}")))?;
+    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..]).map_err(|e| bad(format!("damaged: {e}")))?;
     postcard::from_bytes(&body).map_err(|e| bad(format!("damaged: {e}")))
 }
 
@@ -111,8 +103,8 @@ impl CountsReader {
         let shown = path.display().to_string();
         let io = |source| CountsError::Io { path: shown.clone(), source };
         let mut file = std::fs::File::open(path).map_err(io)?;
-        let mut header = Vec::with_capacity(12);
-        file.by_ref().take(12).read_to_end(&mut header).map_err(io)?;
+        let mut header = Vec::with_capacity(crate::files::framing::Frame::LEN);
+        file.by_ref().take(crate::files::framing::Frame::LEN as u64).read_to_end(&mut header).map_err(io)?;
         check_header(&shown, &header)?;
         let input = std::io::BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::new(file).map_err(io)?);
         let mut reader = CountsReader { path: shown, input, scratch: vec![0; 64 << 10], file: String::new(), max_ply: 0 };
@@ -267,11 +259,10 @@ impl Parts {
         let (positions, moves) = rayon::join(|| merge_to_spill(self.positions, plan), || merge_to_spill(self.moves, plan));
         let ((positions, n_pos), (moves, n_moves)) = (positions.map_err(runs)?, moves.map_err(runs)?);
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let tmp = crate::dataflow::temp::path(dir, "counts");
+        let tmp = crate::files::temp::path(dir, "counts");
         let written = (|| -> Result<(), CountsError> {
             let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
-            std::io::Write::write_all(&mut file, MAGIC).map_err(io)?;
-            std::io::Write::write_all(&mut file, &VERSION.to_le_bytes()).map_err(io)?;
+            std::io::Write::write_all(&mut file, &FRAME.header()).map_err(io)?;
             // Buffered before the encoder: each write into it is a call into zstd.
             let mut z = std::io::BufWriter::with_capacity(1 << 16, zstd::stream::write::Encoder::new(file, 3).map_err(io)?);
             let mut put = |bytes: &[u8]| std::io::Write::write_all(&mut z, bytes).map_err(io);

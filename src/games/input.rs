@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
 use super::GamesError;
+pub use super::tagfix::count_newlines;
 
 /// Expands a source's `paths` (plain paths or glob patterns) into a sorted,
 /// de-duplicated file list.
@@ -363,16 +364,6 @@ impl<'a> ChunkBatches<'a> {
         }
         Ok((!batch.is_empty()).then_some(batch))
     }
-}
-
-/// Number of `\n` bytes in `data` (lines are counted on `\n`, so CRLF files work).
-pub fn count_newlines(data: &[u8]) -> u64 {
-    // Chunked so the compiler vectorises the inner loop without overflowing the u8 lanes.
-    let mut total = 0u64;
-    for block in data.chunks(255 * 32) {
-        total += block.iter().filter(|&&b| b == b'\n').count() as u64;
-    }
-    total
 }
 
 /// The first game boundary at or after `from`, as an offset where the next game starts.

@@ -23,15 +23,10 @@ use shakmaty::zobrist::{Zobrist64, Zobrist128};
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
 use super::filter::{CompiledFilter, GameResult, GameTags};
-use super::input::count_newlines;
+use super::tagfix::count_newlines;
 use super::report::{BadGames, BadKind, FilterReason, Location};
 
-/// Longest supported comment; longer ones make the game bad (a runaway `{` usually
-/// swallows following games, so counting the game would be wrong).
-pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
-
-/// Longest supported tag line.
-pub const MAX_TAG_LINE_BYTES: usize = 4 * 1024;
+pub use super::report::{MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
 
 /// How positions are keyed while a game is played.
 pub trait KeyScheme {

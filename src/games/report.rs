@@ -13,6 +13,13 @@ use serde::{Deserialize, Serialize};
 /// How many example locations are kept per reason.
 pub const EXAMPLES_PER_KIND: usize = 5;
 
+/// Longest supported comment; longer ones make the game bad (a runaway `{` usually
+/// swallows following games, so counting the game would be wrong).
+pub const MAX_COMMENT_BYTES: usize = 16 * 1024;
+
+/// Longest supported tag line.
+pub const MAX_TAG_LINE_BYTES: usize = 4 * 1024;
+
 /// Why a game could not be used (or, for [`BadKind::NonUtf8Tag`], was used with a caveat).
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -62,7 +69,6 @@ impl BadKind {
 
     /// Why a game of this kind was skipped, when the name alone does not say (the limit).
     pub fn why(self) -> Option<String> {
-        use super::pgn::{MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
         match self {
             BadKind::BadTag => Some(format!("a tag line that is unterminated or longer than {MAX_TAG_LINE_BYTES} bytes")),
             BadKind::OverlongComment => Some(format!("a comment longer than {MAX_COMMENT_BYTES} bytes")),

@@ -397,11 +397,11 @@ pub fn spill_files_written() -> u64 {
 pub struct SpillFile(PathBuf);
 
 impl SpillFile {
-    /// A new file in `dir`. The name follows the build's temporary names
-    /// (`.run.<pid>.<n>.okb-tmp`), so the make after a killed one sweeps it away.
+    /// A new file in `dir`, with a temporary name ([`crate::files::temp::path`]), so the
+    /// make after a killed one sweeps it away.
     pub fn create(dir: &Path) -> Result<SpillFile, RunError> {
-        let n = SPILLS.fetch_add(1, Ordering::Relaxed);
-        let path = dir.join(format!(".run.{}.{n}.okb-tmp", std::process::id()));
+        SPILLS.fetch_add(1, Ordering::Relaxed);
+        let path = crate::files::temp::path(dir, "run");
         std::fs::create_dir_all(dir).map_err(|source| RunError::Input { input: dir.display().to_string(), source })?;
         Ok(SpillFile(path))
     }

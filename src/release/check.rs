@@ -168,7 +168,7 @@ pub fn compare(store: &Store, spec: &CheckSpec, folder: &Path) -> BTreeMap<Strin
 }
 
 fn snapshot_files(folder: &Path) -> Vec<PathBuf> {
-    let mut files = crate::dataflow::filestate::files_in(folder, false);
+    let mut files = crate::files::files_in(folder, false);
     files.retain(|p| p.extension().is_some_and(|e| e == "snap"));
     files.sort();
     files

@@ -160,7 +160,7 @@ impl OutputFile {
     /// Hashes the file at `root/path`.
     pub fn read(root: &Path, path: &str, step: &str) -> std::io::Result<OutputFile> {
         let full = root.join(path);
-        let blake3 = crate::dataflow::filestate::hash_own_file(&full)?;
+        let blake3 = crate::files::hash_own_file(&full)?;
         let bytes = std::fs::metadata(&full)?.len();
         Ok(OutputFile { path: path.into(), step: step.into(), blake3, bytes })
     }

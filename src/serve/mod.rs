@@ -154,7 +154,7 @@ impl Catalog {
 
 /// The store file's BLAKE3 as a strong `ETag`.
 fn store_etag(path: &Path) -> Result<header::HeaderValue, StoreError> {
-    let hash = crate::dataflow::filestate::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+    let hash = crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
     let tag = format!("\"{}\"", &hash[..32]);
     Ok(header::HeaderValue::from_str(&tag).expect("hex digits are a valid header value"))
 }

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::dataflow::cache::Hash;
-use crate::dataflow::filestate::FileStates;
+use crate::files::Hash;
+use crate::files::FileStates;
 
 use super::{Resolved, Resolver, SourceError, Wanted};
 

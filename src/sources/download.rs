@@ -6,7 +6,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::dataflow::cache::Hash;
+use crate::files::Hash;
 
 use super::SourceError;
 
@@ -114,7 +114,7 @@ fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Resu
     let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
     let upstream = (header(reqwest::header::LAST_MODIFIED), header(reqwest::header::ETAG));
     let expected_len = response.content_length();
-    let tmp = crate::dataflow::temp::path(store, "download");
+    let tmp = crate::files::temp::path(store, "download");
     let result = stream_to(&mut response, &tmp, expected_len);
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);

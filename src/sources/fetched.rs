@@ -49,7 +49,7 @@ fn path(store: &Path, blake3: &str) -> PathBuf {
 /// freshness line of `okb status`, so it is not an error).
 pub fn write(store: &Path, blake3: &str, record: &FetchRecord) {
     if let Ok(json) = serde_json::to_vec_pretty(record) {
-        let _ = crate::dataflow::cache::write_atomic(&path(store, blake3), &json);
+        let _ = crate::files::write_atomic(&path(store, blake3), &json);
     }
 }
 

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::collection::Entry;
 use super::{Resolver, SourceError};
-use crate::dataflow::filestate::FileStates;
+use crate::files::FileStates;
 
 /// Lichess's database server.
 pub const DEFAULT_BASE: &str = "https://database.lichess.org";
@@ -205,7 +205,7 @@ impl Resolver {
         let upstream = super::fetched::FetchRecord { from: url.clone(), fetched_at, last_modified: record.last_modified.clone(), etag: record.etag.clone() };
         super::fetched::write(&self.store, &record.blake3, &upstream);
         let at = record_path(&self.store, file_name);
-        crate::dataflow::cache::write_atomic(&at, &json).map_err(|e| fail(format!("{}: {e}", at.display())))?;
+        crate::files::write_atomic(&at, &json).map_err(|e| fail(format!("{}: {e}", at.display())))?;
         Ok((fetched.path, record))
     }
 

@@ -15,8 +15,8 @@ pub mod resume;
 
 use std::path::{Path, PathBuf};
 
-use crate::dataflow::cache::{Hash, write_atomic};
-use crate::dataflow::filestate::{FileStates, files_in};
+use crate::files::{Hash, write_atomic};
+use crate::files::{FileStates, files_in};
 
 /// Where a source's bytes were found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -274,7 +274,7 @@ impl Resolver {
 fn copy_atomic(from: &Path, to: &Path) -> std::io::Result<()> {
     let dir = to.parent().unwrap_or(Path::new(""));
     std::fs::create_dir_all(dir)?;
-    let tmp = crate::dataflow::temp::path(dir, "mirror");
+    let tmp = crate::files::temp::path(dir, "mirror");
     std::fs::copy(from, &tmp)?;
     std::fs::rename(&tmp, to)
 }

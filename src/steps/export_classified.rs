@@ -35,7 +35,7 @@ fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std
     if let Some(dir) = target.parent() {
         std::fs::create_dir_all(dir).map_err(|e| cx.fail(format!("{}: {e}", dir.display())))?;
     }
-    let tmp = target.with_extension("okb-tmp");
+    let tmp = crate::files::temp::for_file(target);
     let file = std::fs::File::create(&tmp).map_err(|e| cx.fail(format!("{}: {e}", tmp.display())))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let report = crate::classify::files::classify_files(classifier, paths, &mut out).map_err(|e| cx.fail(e))?;

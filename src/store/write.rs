@@ -122,8 +122,7 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = path.with_extension("sqlite.okb-tmp");
-    let _ = std::fs::remove_file(&tmp);
+    let tmp = crate::files::temp::for_file(path);
     let entries = &skeleton.entries;
     let ids: Vec<String> = entries.par_iter().map(|e| position::node_id(&e.epd)).collect();
     let mut conn = open_writer(&tmp)?;
@@ -211,11 +210,9 @@ pub fn write_records(
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let tmp = path.with_extension("sqlite.okb-tmp");
-    let side = path.with_extension("sqlite.okb-side");
-    for stale in [&tmp, &side] {
-        let _ = std::fs::remove_file(stale);
-    }
+    // Both named by the process that writes them, so a killed make's are swept away.
+    let tmp = crate::files::temp::for_file(path);
+    let side = crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-side.sqlite");
     let previous = if path.exists() { read_previous(path) } else { None };
     // Stubs come after the tree's nodes, so tree indices stay record indices.
     let mut records = std::borrow::Cow::Borrowed(records);

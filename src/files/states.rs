@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::cache::{Hash, write_atomic};
+use super::hash::{Hash, hash_file};
+use super::write::write_atomic;
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Stamp {
@@ -100,39 +101,4 @@ impl FileStates {
         }
         Ok(())
     }
-}
-
-/// The regular files in `dir`, and in its subfolders when `recursive`, in no particular
-/// order. Symbolic links are not followed; a missing or unreadable folder has none.
-pub fn files_in(dir: &Path, recursive: bool) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut folders = vec![dir.to_path_buf()];
-    while let Some(folder) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
-        for entry in entries.flatten() {
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() && recursive => folders.push(entry.path()),
-                Ok(kind) if kind.is_file() => files.push(entry.path()),
-                _ => {}
-            }
-        }
-    }
-    files
-}
-
-/// The BLAKE3 of a file's bytes, streamed.
-pub fn hash_file(file: &Path) -> std::io::Result<Hash> {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_reader(std::fs::File::open(file)?)?;
-    Ok(hasher.finalize().to_hex().to_string())
-}
-
-/// The BLAKE3 of a file okb has just written and nobody else writes (the project lock
-/// is held): mapped and hashed on every core, where a store runs to many megabytes.
-/// Not for inputs: a mapped file truncated by another process while it is hashed kills
-/// the reader (SIGBUS).
-pub fn hash_own_file(file: &Path) -> std::io::Result<Hash> {
-    let mut hasher = blake3::Hasher::new();
-    hasher.update_mmap_rayon(file)?;
-    Ok(hasher.finalize().to_hex().to_string())
 }

@@ -1,12 +1,10 @@
 //! Temporary files, and sweeping up the ones a killed okb left behind.
 //!
-//! Every file okb writes goes to a temporary name in its final folder and is renamed when
-//! complete, so a killed process never leaves a torn file, but it does leave its
-//! temporary one. A make sets a mark in the cache folder when it starts and clears it when
-//! it finishes ([`UnfinishedMark`]); a make that finds the mark set knows the previous one was interrupted, and
-//! sweeps the temporary files of processes that have ended. Checking the writer keeps the
-//! files of an okb still running (an `okb fetch` beside the make, another project sharing
-//! an output folder); the mark keeps an ordinary make from listing every cache folder.
+//! Every file okb writes goes to a temporary name in its final folder ([`path`]) and is
+//! renamed when complete, so a killed process never leaves a torn file, but it does leave
+//! its temporary one. The name carries the writer's process id, so that [`sweep`] removes
+//! the files of processes that have ended and keeps those of an okb still running (an
+//! `okb fetch` beside a make, another project sharing an output folder).
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +20,12 @@ pub fn path(dir: &Path, name: &str) -> PathBuf {
     static SERIAL: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let serial = SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     dir.join(format!(".{name}.{}.{serial}{SUFFIX}", std::process::id()))
+}
+
+/// A temporary name beside `target`, for the file about to be renamed to it ([`path`]).
+pub fn for_file(target: &Path) -> PathBuf {
+    let dir = target.parent().unwrap_or(Path::new(""));
+    path(dir, target.file_name().and_then(|n| n.to_str()).unwrap_or("out"))
 }
 
 /// The process writing the temporary file `file_name`, if the name is one of [`path`]'s.
@@ -46,7 +50,7 @@ fn may_be_running(pid: u32) -> bool {
 /// ([`path`]'s names) of processes that have ended. Returns the files removed. A missing
 /// or unreadable folder has nothing to sweep.
 pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
-    let mut removed: Vec<PathBuf> = super::filestate::files_in(dir, recursive)
+    let mut removed: Vec<PathBuf> = super::list::files_in(dir, recursive)
         .into_iter()
         .filter(|file| {
             let pid = file.file_name().and_then(|name| name.to_str()).and_then(writer);
@@ -55,36 +59,6 @@ pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
         .collect();
     removed.sort();
     removed
-}
-
-/// The mark of a make under way: the file `make-state` in the cache folder is not empty
-/// (the project lock is held meanwhile, so the mark is never a concurrent make's). The
-/// file stays between makes, empty: clearing it is a truncation, where creating and
-/// removing a file would cost every make, no-op ones included, a new inode.
-pub struct UnfinishedMark {
-    file: std::fs::File,
-}
-
-impl UnfinishedMark {
-    /// Sets the mark. Also returns whether it was set already: the previous make in this
-    /// cache did not finish.
-    pub fn set(cache_dir: &Path) -> std::io::Result<(UnfinishedMark, bool)> {
-        use std::io::Write;
-        std::fs::create_dir_all(cache_dir)?;
-        let mut file =
-            std::fs::File::options().create(true).truncate(false).write(true).open(cache_dir.join("make-state"))?;
-        let interrupted = file.metadata()?.len() > 0;
-        if !interrupted {
-            file.write_all(b"unfinished\n")?;
-        }
-        Ok((UnfinishedMark { file }, interrupted))
-    }
-
-    /// Clears the mark: the make finished. A make that fails keeps it, so that the next
-    /// one sweeps whatever the failure left.
-    pub fn clear(self) -> std::io::Result<()> {
-        self.file.set_len(0)
-    }
 }
 
 #[cfg(test)]
@@ -134,22 +108,5 @@ mod tests {
         assert_eq!(sweep(root.path(), true), vec![abandoned[1].clone()]);
         assert!(live.iter().chain(&other).all(|f| f.exists()));
         assert!(sweep(&root.path().join("missing"), true).is_empty());
-    }
-
-    #[test]
-    fn the_mark_tells_an_interrupted_make() {
-        let root = tempfile::tempdir().unwrap();
-        let cache = root.path().join("cache");
-        let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
-        assert!(!interrupted);
-        mark.clear().unwrap();
-        let (_left_set, interrupted) = UnfinishedMark::set(&cache).unwrap();
-        assert!(!interrupted);
-        let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
-        assert!(interrupted);
-        mark.clear().unwrap();
-        assert_eq!(std::fs::metadata(cache.join("make-state")).unwrap().len(), 0);
-        let (_mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
-        assert!(!interrupted);
     }
 }
