@@ -197,6 +197,9 @@ pub struct GameRef {
     pub winner: u8,
     /// 1 + the [`Speed`](crate::games::filter::Speed) index (0: unknown).
     pub speed: u8,
+    /// [`MODE_RATED`] or [`MODE_CASUAL`], from a Lichess `Event` tag ("Rated Blitz
+    /// game", "Casual Bullet game"); 0 when the Event does not say.
+    pub mode: u8,
     /// When it was played, `yyyymmddhhmmss` with unknown parts 0 (for "most recent").
     pub played: u64,
     /// Its PGN block.
@@ -526,6 +529,29 @@ fn decode(bytes: &[u8]) -> String {
     }
 }
 
+/// [`GameRef::mode`] of a rated game.
+pub const MODE_RATED: u8 = 1;
+/// [`GameRef::mode`] of a casual game.
+pub const MODE_CASUAL: u8 = 2;
+
+/// The mode an `Event` tag names, as Lichess writes it: "Rated …" or "Casual …".
+fn mode_of(event: &str) -> u8 {
+    match event.split_whitespace().next() {
+        Some(word) if word.eq_ignore_ascii_case("rated") => MODE_RATED,
+        Some(word) if word.eq_ignore_ascii_case("casual") => MODE_CASUAL,
+        _ => 0,
+    }
+}
+
+/// Lichess's name of [`GameRef::mode`] (`None` when unknown).
+pub fn mode_name(mode: u8) -> Option<&'static str> {
+    match mode {
+        MODE_RATED => Some("rated"),
+        MODE_CASUAL => Some("casual"),
+        _ => None,
+    }
+}
+
 /// A game's reference fields from its text and tags, and the BLAKE3 of the text.
 fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef, u128) {
     let mut r = GameRef::default();
@@ -544,6 +570,7 @@ fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef
             "White" => r.white = value,
             "Black" => r.black = value,
             "Site" => site = value,
+            "Event" => r.mode = mode_of(&value),
             "UTCTime" | "Time" => time = value,
             _ => {}
         }

@@ -72,3 +72,63 @@ fn numbers_and_requests_are_as_lichess_has_them() {
     assert_eq!(with_token.status(), 200);
     assert_eq!(plain.text().unwrap(), with_token.text().unwrap());
 }
+
+/// After 1. e4, per month (UTCDate's `YYYY-MM`): White wins, draws, Black wins, from
+/// python-chess.
+const MONTHS_AFTER_E4: &str = r#"
+import json, sys, chess.pgn
+months = {}
+with open(sys.argv[1], encoding="utf-8") as f:
+    while (g := chess.pgn.read_game(f)) is not None:
+        moves = list(g.mainline_moves())
+        result = g.headers.get("Result")
+        if result not in ("1-0", "0-1", "1/2-1/2") or not moves or moves[0].uci() != "e2e4":
+            continue
+        m = months.setdefault(g.headers["UTCDate"][:7].replace(".", "-"), [0, 0, 0])
+        m[("1-0", "1/2-1/2", "0-1").index(result)] += 1
+print(json.dumps([{"month": k, "white": w, "draws": d, "black": b} for k, (w, d, b) in sorted(months.items())]))
+"#;
+
+#[test]
+fn games_say_rated_or_casual_and_history_counts_each_month() {
+    let run = std::process::Command::new("python3").args(["-c", MONTHS_AFTER_E4, GAMES]).output().unwrap();
+    assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
+    let months: Value = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(months.as_array().unwrap().len() >= 2, "{months}");
+    // The real (rated) games, and one casual game of a later month that opens 1. d4.
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{GAMES}\", \"games/*.pgn\"]\n[tree]\nmax_ply = 4\nmin_games = 5\n[explorer]\n",
+        common::mini_sources()
+    ));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    let casual = "[Event \"Casual Blitz game\"]\n[Site \"https://lichess.org/casual01\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"0-1\"]\n\
+                  [UTCDate \"2013.03.02\"]\n[UTCTime \"10:00:00\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1500\"]\n[TimeControl \"300+0\"]\n\n1. d4 d5 0-1\n";
+    std::fs::write(p.path("games/casual.pgn"), casual).unwrap();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let client = reqwest::blocking::Client::new();
+    let get = |path: &str| -> Value { serde_json::from_str(&client.get(server.url(path)).send().unwrap().text().unwrap()).unwrap() };
+
+    // Every referenced game says its mode, as Lichess's do.
+    let start = get("/lichess?recentGames=8&topGames=4");
+    let games: Vec<&Value> = start["topGames"].as_array().unwrap().iter().chain(start["recentGames"].as_array().unwrap()).collect();
+    assert!(games.len() >= 8, "{start}");
+    for g in &games {
+        let expected = if g["id"] == "casual01" { "casual" } else { "rated" };
+        assert_eq!(g["mode"], expected, "{g}");
+    }
+    assert_eq!(start["recentGames"][0]["id"], "casual01", "the latest game: {start}");
+
+    // history: the months python-chess counts, in order; since pads with empty months.
+    let answer = get("/lichess?play=e2e4&history=true");
+    assert_eq!(answer["history"], months, "{answer}");
+    let first = months[0]["month"].as_str().unwrap();
+    let (year, month) = first.split_once('-').unwrap();
+    let before = if month == "01" { format!("{}-12", year.parse::<u32>().unwrap() - 1) } else { format!("{year}-{:02}", month.parse::<u32>().unwrap() - 1) };
+    let padded = get(&format!("/lichess?play=e2e4&history=true&since={before}"));
+    let history = padded["history"].as_array().unwrap();
+    assert_eq!(history[0], serde_json::json!({"month": before, "white": 0, "draws": 0, "black": 0}), "{padded}");
+    assert_eq!(&history[1..], months.as_array().unwrap().as_slice());
+    // Without history=true there is none, as on Lichess.
+    assert!(get("/lichess?play=e2e4").get("history").is_none());
+}

@@ -42,3 +42,32 @@ fn a_loop_of_links_is_called_a_loop() {
     assert!(stderr.contains("which leads back to itself (a loop of symbolic links)"), "{stderr}");
     assert!(!stderr.contains("does not exist"), "{stderr}");
 }
+
+/// The warning count of `make`'s `Finished` line (0 when it names none).
+fn finished_warnings(stderr: &str) -> usize {
+    let line = stderr.lines().find(|l| l.contains("Finished")).unwrap_or_else(|| panic!("no Finished line:\n{stderr}"));
+    line.split(", ")
+        .find_map(|part| match part.split_whitespace().collect::<Vec<_>>()[..] {
+            [n, word, ..] if word.starts_with("warning") => Some(n.parse().unwrap()),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn the_finished_line_counts_the_warnings_printed_and_the_next_make_agrees() {
+    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n", mini_sources()));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    // A game file's own warning (a game skipped for an illegal move): the step that
+    // counts the file lists it without counting it itself.
+    let text = "[Event \"bad move\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Ke3 1-0\n\n[Event \"cut\n\n1. d4 d5 1-0\n\n[Event \"ok\"]\n[Result \"1-0\"]\n\n1. c4 e5 1-0\n";
+    std::fs::write(p.path("games/some.pgn"), text).unwrap();
+    let first = p.make(&[]);
+    let stderr = common::flat(&first.stderr);
+    let printed = stderr.lines().filter(|l| l.starts_with("warning [")).count();
+    assert!(printed >= 1, "{stderr}");
+    assert!(!stderr.contains("… and "), "every warning is on a line of its own here:\n{stderr}");
+    assert_eq!(finished_warnings(&stderr), printed, "{stderr}");
+    let again = p.make(&[]);
+    assert_eq!(finished_warnings(&common::flat(&again.stderr)), printed, "{}", again.stderr);
+}

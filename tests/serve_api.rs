@@ -231,8 +231,8 @@ fn bad_input_gets_a_json_error_never_a_500() {
     };
     // 400: bad FEN, illegal move, malformed body, bad parameters.
     expect("GET", "/node/fen/not-a-fen", None, 400, "invalid FEN");
+    expect("GET", &format!("/node/fen/{}", "0".repeat(60)), None, 400, "invalid FEN");
     expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq -")), None, 400, "invalid FEN");
-    expect("POST", "/node/pgn", Some(br#"{"moves": "1.e4 e5 2.Ke3"}"#.to_vec()), 400, "move 3 (Ke3)");
     expect("POST", "/node/pgn", Some(b"{\"moves\": ".to_vec()), 400, "body must be");
     expect("POST", "/node/pgn", Some(br#"{"line": "1.e4"}"#.to_vec()), 400, "moves");
     expect("POST", "/node/pgn", Some(vec![0xff, 0xfe, 0x00]), 400, "body must be");
@@ -244,10 +244,18 @@ fn bad_input_gets_a_json_error_never_a_500() {
     expect("GET", "/opening/search?q=sicilian&limit=0", None, 400, "limit");
     expect("GET", &format!("/opening/search?q={}", "a".repeat(300)), None, 400, "q must be");
     expect("GET", "/opening/B20-sicilian-defense/tree?max_depth=99", None, 400, "max_depth");
-    expect("GET", "/masters?play=e2e5", None, 400, "move 1 (e2e5)");
+    expect("GET", "/masters?play=e2e4,,e7e5", None, 400, "not comma-separated UCI moves");
+    // Mathematical letters, as a generic client generates from a pattern-less document.
+    expect("POST", "/node/pgn", Some("{\"moves\": \"1.e4 e5 2.\u{1d40d}f3\"}".as_bytes().to_vec()), 400, "not a line of SAN moves");
     expect("GET", "/masters?fen=8/8/8/8", None, 400, "invalid FEN");
     expect("GET", "/masters?moves=many", None, 400, "moves");
-    // 404: a legal position outside the tree, unknown ids and codes, unknown endpoints.
+    // 404: a well-formed FEN or line naming no legal position (the document's patterns
+    // allow them: no pattern can say which moves are legal), a legal position outside the
+    // tree, unknown ids and codes, unknown endpoints.
+    expect("POST", "/node/pgn", Some(br#"{"moves": "1.e4 e5 2.Ke3"}"#.to_vec()), 404, "move 3 (Ke3)");
+    expect("GET", "/masters?play=e2e5", None, 404, "move 1 (e2e5)");
+    expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNQ w KQkq -")), None, 404, "no such position");
+    expect("GET", &format!("/masters?fen={}", encode("8/8/8/8/8/8/8/8 w - -")), None, 404, "no such position");
     expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/7P/8/PPPPPPP1/RNBQKBNR b KQkq -")), None, 404, "not in the knowledge base");
     expect("POST", "/node/pgn", Some(br#"{"moves": "1. h4 h5"}"#.to_vec()), 404, "not in the knowledge base");
     expect("GET", "/opening/00000000-0000-5000-8000-000000000000/tree", None, 404, "no node id");
@@ -434,15 +442,17 @@ fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_requ
 }
 
 /// Runs schemathesis against `server` with every check: `extra` picks the run (a fixed
-/// seed, or a bounded random one). Returns its output.
-fn schemathesis(server: &Server, extra: &[&str]) -> String {
+/// seed, or a bounded random one); with `hooks`, the project's strategies for the `fen`,
+/// `san-line` and `uci-line` formats. Returns its output.
+fn schemathesis(server: &Server, extra: &[&str], hooks: bool) -> String {
     let scratch = tempfile::tempdir().unwrap();
     let scratch = scratch.path();
-    let out = Command::new("schemathesis")
-        .args(["run", &server.url("/openapi.json"), "--checks", "all", "--no-color"])
-        .args(extra)
-        .env("PYTHONPATH", root().join("tests/schemathesis"))
-        .env("SCHEMATHESIS_HOOKS", "okb_hooks")
+    let mut command = Command::new("schemathesis");
+    command.args(["run", &server.url("/openapi.json"), "--checks", "all", "--no-color"]).args(extra);
+    if hooks {
+        command.env("PYTHONPATH", root().join("tests/schemathesis")).env("SCHEMATHESIS_HOOKS", "okb_hooks");
+    }
+    let out = command
         // Its example database (.schemathesis/) goes to a temporary folder, not the repository.
         .current_dir(scratch)
         .output()
@@ -459,7 +469,7 @@ fn schemathesis_finds_nothing_and_reaches_every_operation() {
     p.make(&[]);
     let server = Server::start(&p, &[], &[]);
     for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25"][..]] {
-        let text = schemathesis(&server, run);
+        let text = schemathesis(&server, run, true);
         let selected = text.lines().find_map(|l| l.trim().strip_prefix("Selected: ")).unwrap_or_default().to_string();
         let (picked, all) = selected.split_once('/').unwrap_or_default();
         assert!(!all.is_empty() && picked == all, "every operation selected:\n{text}");
@@ -468,4 +478,20 @@ fn schemathesis_finds_nothing_and_reaches_every_operation() {
         let generated = text.lines().find(|l| l.contains(" generated")).unwrap_or_default();
         eprintln!("schemathesis {run:?}: {}", generated.trim());
     }
+}
+
+/// A generic client, knowing only the document (no hooks: `fen`, `san-line` and
+/// `uci-line` are formats it has never heard of), generates from the patterns and gets no
+/// 400 for what they allow and no 2xx for what they refuse: the server refuses exactly
+/// what the document's patterns refuse, and a well-formed FEN or line that names no legal
+/// position is a 404 like any unknown position.
+#[test]
+fn schemathesis_without_the_projects_hooks_finds_nothing() {
+    let p = project_with(6, "[explorer]\ntop_games = 4\n");
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let text = schemathesis(&server, &["--seed", "3", "--max-examples", "40"], false);
+    assert!(text.contains("No issues found"), "{text}");
+    let generated = text.lines().find(|l| l.contains(" generated")).unwrap_or_default();
+    eprintln!("schemathesis without hooks: {}", generated.trim());
 }

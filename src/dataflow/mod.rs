@@ -333,10 +333,11 @@ impl Build {
         let produced = compute()?;
         let store = produced.store.ok_or_else(|| BuildError::Step { step: step.id.clone(), message: "a value step produced an unstored value".into() })?;
         let hash = store(&self.cache, produced.value.as_ref()).map_err(Self::io(format!("storing output of {}", step.id)))?;
-        if produced.complete {
-            self.record(&key, &step, hash.clone(), produced.summary.clone(), produced.warnings)?;
-        }
-        self.built(&step, start, produced.summary, produced.warnings, reason);
+        let warnings = match produced.complete {
+            true => self.record(&key, &step, hash.clone(), produced.summary.clone(), produced.warnings)?,
+            false => Self::counted(&step, produced.warnings),
+        };
+        self.built(&step, start, produced.summary, warnings, reason);
         Ok(Output { hash, memo: Some(produced.value) })
     }
 
@@ -354,18 +355,28 @@ impl Build {
             return Ok(self.stale(step.id, start, reason));
         }
         let produced = compute()?;
-        self.record(&key, &step, key.clone(), produced.summary.clone(), produced.warnings)?;
-        self.built(&step, start, produced.summary, produced.warnings, reason);
+        let warnings = self.record(&key, &step, key.clone(), produced.summary.clone(), produced.warnings)?;
+        self.built(&step, start, produced.summary, warnings, reason);
         Ok(Output { hash: key, memo: Some(produced.value) })
     }
 
-    /// Writes the record of `step` under `key`, with the warnings it reported.
-    fn record(&self, key: &str, step: &Step, output: Hash, summary: String, warnings: usize) -> Result<(), BuildError> {
+    /// Writes the record of `step` under `key`, with the warnings it reported, and
+    /// returns their count: the step's own count, or the warnings it listed when more.
+    /// The run's report takes this count too, so the `Finished` line counts the warnings
+    /// it prints, as the next make (reading the record) does.
+    fn record(&self, key: &str, step: &Step, output: Hash, summary: String, warnings: usize) -> Result<usize, BuildError> {
+        let warnings = Self::counted(step, warnings);
         let list = step.sink.lock().expect("warnings poisoned").clone();
         let io = || Self::io(format!("recording {}", step.id));
         let warning_list = if list.is_empty() { None } else { Some(self.cache.put_value(&list).map_err(io())?) };
-        let warnings = warnings.max(list.iter().filter(|w| !w.is_note()).count());
-        self.cache.put_step(key, &StepRecord { output, summary, warnings, warning_list }).map_err(io())
+        self.cache.put_step(key, &StepRecord { output, summary, warnings, warning_list }).map_err(io())?;
+        Ok(warnings)
+    }
+
+    /// The warnings `step` reports: `reported` (its own count), or the warnings (not
+    /// notes) it listed when more.
+    fn counted(step: &Step, reported: usize) -> usize {
+        reported.max(step.sink.lock().expect("warnings poisoned").iter().filter(|w| !w.is_note()).count())
     }
 
     /// The warnings a fresh step reported when it ran (empty if its blob is gone: they
@@ -417,12 +428,12 @@ impl Build {
         let mut reason = None;
         // The bytes of a step that runs now are written from memory, not read back.
         let mut computed: Vec<Vec<u8>> = Vec::new();
-        let (manifest, summary, hash) = match self.cache.step(&key) {
+        let (manifest, summary, hash, warnings, warning_list) = match self.cache.step(&key) {
             Some(record) => match self.cache.get_value::<Vec<(String, Hash)>>(&record.output) {
                 Some(manifest) => {
                     // The files' bytes are objects too, though a fresh step reads none.
                     manifest.iter().for_each(|(_, hash)| self.cache.mark(hash));
-                    (manifest, record.summary, record.output)
+                    (manifest, record.summary, record.output, record.warnings, record.warning_list)
                 }
                 None => return Err(CorruptCache { step: id, hash: record.output }.into()),
             },
@@ -439,11 +450,11 @@ impl Build {
                     computed.push(file.bytes);
                 }
                 let hash = self.cache.put_value(&manifest).map_err(Self::io(format!("storing output of {id}")))?;
-                self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
+                let warnings = self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
                 self.cache.put_last_parts(&id, &step.parts());
                 status = Status::Built;
                 reason = Some(why);
-                (manifest, summary, hash)
+                (manifest, summary, hash, warnings, None)
             }
         };
         let mut restored = Vec::new();
@@ -474,7 +485,7 @@ impl Build {
             status = if self.dry_run { Status::Stale } else { Status::Restored };
             reason = Some(format!("output missing or modified: {}", restored.join(", ")));
         }
-        self.finish(StepReport { id, status, summary, warnings: 0, elapsed: start.elapsed(), reason, warning_list: None });
+        self.finish(StepReport { id, status, summary, warnings, elapsed: start.elapsed(), reason, warning_list });
         Ok(Output::known(hash))
     }
 
@@ -495,7 +506,7 @@ impl Build {
                     id: step.id,
                     status: Status::Fresh,
                     summary: record.summary.clone(),
-                    warnings: 0,
+                    warnings: record.warnings,
                     elapsed: start.elapsed(),
                     reason: None,
                     warning_list: record.warning_list.clone(),
@@ -512,13 +523,13 @@ impl Build {
         let summary = compute()?;
         let hash = crate::files::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
-        self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
+        let warnings = self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
         self.cache.put_last_parts(&step.id, &step.parts());
         self.finish(StepReport {
             id: step.id,
             status: Status::Built,
             summary,
-            warnings: 0,
+            warnings,
             elapsed: start.elapsed(),
             reason: Some(why),
             warning_list: None,

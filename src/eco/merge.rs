@@ -225,7 +225,7 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     }
     skeleton.warnings.extend(orphans(&named));
     if interpolate {
-        interpolate_gaps(&named, &trie, &mut previous, &mut list, &mut keys);
+        interpolate_gaps(&named, &formats.played, &trie, &mut previous, &mut list, &mut keys);
     }
     freeze(&mut skeleton, list, keys, &previous, &trie, &named.rows);
     skeleton
@@ -411,19 +411,25 @@ fn orphans(named: &Named<'_, '_>) -> Vec<Warning> {
         .collect()
 }
 
-/// Interpolation along every named line, in authority and file order: which positions
-/// get an interpolated entry, and from which ancestor, is decided in order (the first
-/// line through a position gives it its ancestor); the entries are built in parallel.
-fn interpolate_gaps(
-    named: &Named<'_, '_>,
+/// Interpolation along every line, in authority and file order: the authoritative lines
+/// first, then the lines of rows whose end another source names (a SCID line whose end
+/// a Lichess row reaches by another move order still passes through positions no one
+/// names; eco.json interpolates those too). Which positions get an interpolated entry,
+/// and from which ancestor, is decided in that order (the first line through a position
+/// gives it its ancestor); the entries are built in parallel.
+fn interpolate_gaps<'p>(
+    named: &Named<'p, '_>,
+    played: &'p [PlayedRow<'_>],
     trie: &LineTrie,
     previous: &mut KeyMap<PositionKey, PositionKey>,
     list: &mut Vec<EcoEntry>,
     keys: &mut Vec<PositionKey>,
 ) {
     use rayon::prelude::*;
+    let authoritative: std::collections::HashSet<*const PlayedRow<'_>> = named.rows.iter().map(|r| std::ptr::from_ref(*r)).collect();
+    let aliases = played.iter().filter(|r| !authoritative.contains(&std::ptr::from_ref(*r)));
     let mut gaps: Vec<(&PlayedRow<'_>, usize, PositionKey)> = Vec::new();
-    for row in &named.rows {
+    for row in named.rows.iter().copied().chain(aliases) {
         let mut ancestor: Option<PositionKey> = None;
         for (ply, step_key) in row.keys.iter().enumerate() {
             if named.index.contains_key(step_key) {

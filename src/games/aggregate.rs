@@ -280,7 +280,7 @@ fn whole_games(chunker: &mut Chunker) -> Result<Option<Chunk>, GamesError> {
 pub fn spill_err(e: RunError) -> GamesError {
     match e {
         RunError::Input { input, source } => GamesError::Spill { path: input.into(), source },
-        RunError::Output(source) => GamesError::Spill { path: "the merged counts".into(), source },
+        RunError::Output(source) => GamesError::MergedCounts { source },
     }
 }
 
@@ -673,6 +673,16 @@ pub fn spill_runs_written() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_disk_under_the_merge_reads_as_a_sentence() {
+        // /dev/full: every write fails as on a full disk (ENOSPC).
+        use std::io::Write;
+        let error = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap().write_all(b"counts").unwrap_err();
+        let message = spill_err(crate::games::runs::RunError::Output(error)).to_string();
+        assert!(message.starts_with("writing the merged counts: No space left on device"), "{message}");
+        assert!(!message.contains("spill file"), "{message}");
+    }
 
     #[test]
     fn repeated_positions_count_once_per_game() {

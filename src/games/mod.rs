@@ -70,6 +70,13 @@ pub enum GamesError {
         /// The underlying error.
         source: std::io::Error,
     },
+    /// The merged counts (the merge's output, no spill file) could not be written: a
+    /// full disk, most often.
+    #[error("writing the merged counts: {source}")]
+    MergedCounts {
+        /// The underlying error.
+        source: std::io::Error,
+    },
     /// A filter setting is invalid.
     #[error(transparent)]
     Filter(#[from] filter::FilterError),

@@ -18,7 +18,10 @@
 //!   truncated as Lichess does;
 //! - `/lichess` top games are the best-rated by the average of both ratings (Lichess
 //!   first keeps the games of its two highest rating groups) and recent games the latest
-//!   by date and time; `history` is not available;
+//!   by date and time;
+//! - `history` counts the games that reached the position each month, through the last
+//!   month with games (Lichess leaves out its last month, which it may still be
+//!   indexing; okb's index is complete);
 //! - over-the-board games (no `TimeControl`) are indexed by year only: a month filter
 //!   counts them in January, a speed or rating filter leaves them out;
 //! - a legal position outside the knowledge base answers zero counts, as Lichess does for
@@ -95,6 +98,9 @@ pub struct ExplorerGame {
     /// Speed (`/lichess` only, when known).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speed: Option<&'static str>,
+    /// `"rated"` or `"casual"` (`/lichess` only, when the game's Event says).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<&'static str>,
     /// White.
     pub white: Player,
     /// Black.
@@ -157,6 +163,22 @@ pub struct ExplorerAnswer {
     pub recent_games: Option<Vec<GameRow>>,
     /// The position's opening (own or inherited).
     pub opening: Option<ExplorerOpening>,
+    /// `/lichess` with `history=true`: the admitted games per month.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub history: Option<Vec<HistoryMonth>>,
+}
+
+/// One month of `history`: the games that reached the position that month.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct HistoryMonth {
+    /// `YYYY-MM`.
+    pub month: String,
+    /// White wins.
+    pub white: u64,
+    /// Draws.
+    pub draws: u64,
+    /// Black wins.
+    pub black: u64,
 }
 
 /// Which games count: every part is a set of slices; `None` admits all.
@@ -217,6 +239,8 @@ pub struct Query {
     pub top_games: usize,
     /// Most recent games (`/lichess`); `None` on `/masters`.
     pub recent_games: Option<usize>,
+    /// Whether to answer `history` (`/lichess`), from `since` when given.
+    pub history: bool,
 }
 
 /// One node's part of the index, ready to answer.
@@ -300,6 +324,7 @@ impl Explorer {
                 _ => None,
             },
             speed: if lichess { crate::explorer_index::speed_name(g.speed) } else { None },
+            mode: if lichess { crate::explorer_index::mode_name(g.mode) } else { None },
             white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
             black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
             year: u32::from(g.year),
@@ -363,6 +388,7 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
         top_games: Vec::new(),
         recent_games: q.recent_games.map(|_| Vec::new()),
         opening: None,
+        history: q.history.then(Vec::new),
     };
     let Some(index) = index else { return empty };
     let node = graph.node(index);
@@ -385,7 +411,30 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
     {
         (answer.top_games, answer.recent_games) = game_rows(node, e, d, q);
     }
+    if let (true, Some((_, d))) = (q.history, data) {
+        answer.history = Some(history(&d.index.positions, &q.filter));
+    }
     answer
+}
+
+/// The admitted games that reached a position, per month (`year * 12 + month - 1`; a
+/// game without a month counts in January of its year, as the month filters count it;
+/// one without a year in none), from `since` (else the first month with games) through
+/// the last month with games, months without games included as zeros (as Lichess).
+fn history(cells: &[crate::explorer_index::PosCell], filter: &Filter) -> Vec<HistoryMonth> {
+    let mut by_month: std::collections::BTreeMap<u32, Outcomes> = std::collections::BTreeMap::new();
+    for c in cells.iter().filter(|c| filter.admits(c.slice) && c.slice.year() > 0) {
+        let month = u32::from(c.slice.year()) * 12 + u32::from(c.slice.month().max(1)) - 1;
+        by_month.entry(month).or_default().add(&Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() });
+    }
+    let Some((&last, _)) = by_month.last_key_value() else { return Vec::new() };
+    let first = filter.months.map_or_else(|| *by_month.keys().next().expect("not empty"), |(since, _)| since);
+    (first..=last)
+        .map(|m| {
+            let o = by_month.get(&m).copied().unwrap_or_default();
+            HistoryMonth { month: format!("{:04}-{:02}", m / 12, m % 12 + 1), white: o.white, draws: o.draws, black: o.black }
+        })
+        .collect()
 }
 
 /// A node's index data (when the store has the index) and its moves' sums over the

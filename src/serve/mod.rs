@@ -4,8 +4,10 @@
 //! answer is serialized ahead of time, so a request costs a FEN parse, a binary search
 //! and a write. Restart the server after `okb make` to serve the new build.
 //!
-//! Every error is JSON (`{"error": "...", "status": N}`): bad input is 400, an unknown
-//! position or id 404, a body over [`BODY_LIMIT`] 413; user input never yields a 500.
+//! Every error is JSON (`{"error": "...", "status": N}`): input the OpenAPI document
+//! refuses is 400; an unknown position or id, and a well-formed FEN or move line that
+//! names no legal position, 404; a body over [`BODY_LIMIT`] 413; user input never yields
+//! a 500.
 
 pub mod cloud_eval;
 pub mod compress;
@@ -315,10 +317,16 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
 }
 
 
-/// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs.
+/// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs. Text the
+/// document's `Fen` pattern refuses is a 400; a well-formed FEN that is no legal position
+/// names nothing, a 404 (so a client that honours the pattern never sees a 400).
 fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
+    if !openapi::PATTERNS.fen.is_match(text) {
+        let shown = crate::diagnostics::shorten(text, 100);
+        return Err(ApiError::bad_request(format!("invalid FEN {shown:?}: not of the form the Fen pattern of /openapi.json describes")));
+    }
     let text = text.replace(['_', '+'], " ");
-    crate::position::parse_fen(&text).map_err(|e| ApiError::bad_request(e.to_string()))
+    crate::position::parse_fen(&text).map_err(|e| ApiError::not_found(format!("no such position: {e}")))
 }
 
 fn node_answer(catalog: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, asked: &str) -> Answer {
@@ -347,7 +355,15 @@ async fn node_by_pgn(how: Negotiated, State(c): Shared, body: Result<Bytes, Byte
     if request.moves.chars().count() > MAX_LINE {
         return Err(ApiError::bad_request(format!("moves must be at most {MAX_LINE} characters")));
     }
-    let pos = crate::eco::line::position_after(&request.moves).map_err(ApiError::bad_request)?;
+    if !openapi::PATTERNS.san_line.is_match(&request.moves) {
+        let shown = crate::diagnostics::shorten(&request.moves, 100);
+        return Err(ApiError::bad_request(format!(
+            "moves {shown:?} is not a line of SAN moves (1. e4 e5 2. Nf3) as the SanLine pattern of /openapi.json describes"
+        )));
+    }
+    // Well-formed moves that cannot be played lead to no position: 404, like a position
+    // outside the knowledge base.
+    let pos = crate::eco::line::position_after(&request.moves).map_err(|e| ApiError::not_found(format!("no such position: {e}")))?;
     node_answer(&c, &how, &pos, &request.moves)
 }
 
@@ -467,6 +483,8 @@ struct LichessParams {
     until: Option<String>,
     top_games: Option<usize>,
     recent_games: Option<usize>,
+    /// `true`: answer the games per month (`history`).
+    history: Option<bool>,
 }
 
 /// The position after `play` (comma-separated UCI moves) from `fen` (default: the start).
@@ -475,12 +493,19 @@ fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
+    if let Some(play) = play
+        && !openapi::PATTERNS.uci_line.is_match(play)
+    {
+        let shown = crate::diagnostics::shorten(play, 100);
+        return Err(ApiError::bad_request(format!("play {shown:?} is not comma-separated UCI moves (e2e4,c7c5)")));
+    }
     for (i, text) in play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
+        // Well-formed but illegal: the line leads to no position (404, as for a FEN).
         let m = text
             .parse::<shakmaty::uci::UciMove>()
             .ok()
             .and_then(|u| u.to_move(&pos).ok())
-            .ok_or_else(|| ApiError::bad_request(format!("play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
+            .ok_or_else(|| ApiError::not_found(format!("no such position: play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
     Ok(pos)
@@ -524,9 +549,9 @@ fn range<T: Copy>(since: Option<T>, until: Option<T>, lowest: T, highest: T) -> 
 
 /// A filter on a store without the explorer index is refused.
 fn explorer_answer(c: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, q: &masters::Query) -> Answer {
-    if !q.filter.is_all() && c.explorer.is_none() {
+    if (!q.filter.is_all() || q.history) && c.explorer.is_none() {
         return Err(ApiError::bad_request(
-            "this store has no explorer index, so since, until, speeds and ratings cannot be applied: add [explorer] to pipeline.toml and run okb make",
+            "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
     let index = c.find(pos);
@@ -542,7 +567,7 @@ async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<Masters
     let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
     let years = range(since, until, 0, u16::MAX);
     let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: None })
+    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
 }
 
 async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
@@ -575,7 +600,8 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
         ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games) })
+    let history = params.history.unwrap_or(false);
+    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
 }
 
 async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {

@@ -26,7 +26,7 @@ pub struct Examples {
 }
 
 /// The explorer endpoints' filter parameters, which need the explorer index.
-const EXPLORER_FILTERS: [&str; 4] = ["since", "until", "speeds", "ratings"];
+const EXPLORER_FILTERS: [&str; 5] = ["since", "until", "speeds", "ratings", "history"];
 
 /// The schema of the first parameter of `GET path`.
 fn schema_of<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
@@ -67,6 +67,28 @@ pub fn document_for(examples: &Examples) -> Value {
     }
     doc
 }
+
+/// The document's patterns for the request strings a client writes by hand, compiled
+/// once: the server refuses (400) exactly what these refuse, so the document and the
+/// server cannot disagree on what is well formed.
+pub struct Patterns {
+    /// `components/schemas/Fen`.
+    pub fen: regex_lite::Regex,
+    /// `components/schemas/SanLine`.
+    pub san_line: regex_lite::Regex,
+    /// `components/schemas/UciLine`.
+    pub uci_line: regex_lite::Regex,
+}
+
+/// [`Patterns`], from [`document`].
+pub static PATTERNS: std::sync::LazyLock<Patterns> = std::sync::LazyLock::new(|| {
+    let doc = document();
+    let compile = |name: &str| {
+        let pattern = doc["components"]["schemas"][name]["pattern"].as_str().unwrap_or_else(|| panic!("schemas/openapi.json: {name} has a pattern"));
+        regex_lite::Regex::new(pattern).unwrap_or_else(|e| panic!("schemas/openapi.json: {name}'s pattern: {e}"))
+    };
+    Patterns { fen: compile("Fen"), san_line: compile("SanLine"), uci_line: compile("UciLine") }
+});
 
 /// The OpenAPI document.
 pub fn document() -> Value {

@@ -31,7 +31,7 @@ pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &Explo
             insert.execute(params![node_ids[i], bytes]).map_err(sql(path))?;
         }
         let mut insert = tx
-            .prepare("INSERT INTO explorer_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)")
+            .prepare("INSERT INTO explorer_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
             .map_err(sql(path))?;
         for (i, g) in index.games.iter().enumerate() {
             insert
@@ -46,6 +46,7 @@ pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &Explo
                     g.month,
                     g.winner,
                     g.speed,
+                    g.mode,
                     g.played as i64,
                     g.block,
                     g.start,
@@ -100,7 +101,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     }
     let mut stmt = conn
         .prepare(
-            "SELECT id, white, black, white_rating, black_rating, year, month, winner, speed, played, block, start, len
+            "SELECT id, white, black, white_rating, black_rating, year, month, winner, speed, mode, played, block, start, len
              FROM explorer_games ORDER BY game",
         )
         .map_err(sql(path))?;
@@ -116,10 +117,11 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
                 month: r.get(6)?,
                 winner: r.get(7)?,
                 speed: r.get(8)?,
-                played: r.get::<_, i64>(9)? as u64,
-                block: r.get(10)?,
-                start: r.get(11)?,
-                len: r.get(12)?,
+                mode: r.get(9)?,
+                played: r.get::<_, i64>(10)? as u64,
+                block: r.get(11)?,
+                start: r.get(12)?,
+                len: r.get(13)?,
             })
         })
         .map_err(sql(path))?;

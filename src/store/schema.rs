@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Settings of a connection that writes a store (or a part of one) from scratch: no
 /// journal, no syncs (a store is written under a temporary name and renamed when
@@ -103,6 +103,7 @@ CREATE TABLE explorer_games (
     month INTEGER NOT NULL,
     winner INTEGER NOT NULL,
     speed INTEGER NOT NULL,
+    mode INTEGER NOT NULL,
     played INTEGER NOT NULL,
     block INTEGER NOT NULL,
     start INTEGER NOT NULL,

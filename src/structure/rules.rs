@@ -31,7 +31,9 @@ macro_rules! rule {
 /// All rules, first match wins.
 pub const RULES: &[Rule] = &[
     // Binds and doubled pawns: the most specific skeletons.
-    rule!("hedgehog", "Hedgehog", white: "c4 e4 -d", black: "b6 d6 e6 -c"),
+    // The English Hedgehog keeps White's e-pawn at home or on e3: the skeleton is
+    // Black's a6/b6/d6/e6 against c4 without the d-pawn either way.
+    rule!("hedgehog", "Hedgehog", white: "c4 -d", black: "b6 d6 e6 -c"),
     rule!("maroczy", "Maroczy Bind", white: "c4 e4 -d", black: "-c d6|d7"),
     rule!("open-english", "Open English", white: "c4 -d -e4", black: "-c d6|d7"),
     rule!("nimzo-doubled-c", "Nimzo-Indian Doubled C-Pawns", white: "c3 c4 -b", black: ""),
@@ -92,6 +94,9 @@ pub const RULES: &[Rule] = &[
     rule!("semi-slav", "Semi-Slav Triangle", white: "d4", black: "c6 d5 e6"),
     rule!("slav", "Slav", white: "c4 d4", black: "c6 d5 e7"),
     rule!("slav-accepted", "Slav", white: "d4 -c", black: "c4 c6 -d e7"),
+    // The Slav main line (5. a4 against ...dxc4, then ...e6): White's a4 keeps Black's
+    // b-pawn at home, which is what the Meran's ...b5 is about.
+    rule!("slav-main", "Slav", white: "d4 a4 -c", black: "b7 c6 e6 -d"),
     rule!("meran", "Meran", white: "d4 -c", black: "c6 e6 -d"),
     rule!("tarrasch", "Tarrasch", white: "c4 d4", black: "c5 d5 e6"),
     rule!("qgd", "Queen's Gambit Declined", white: "c4 d4", black: "c7 d5 e6"),
@@ -113,8 +118,13 @@ pub const RULES: &[Rule] = &[
     rule!("alapin", "Alapin", white: "c3 e4 d2|d4", black: "c5 -e5"),
     rule!("alapin-cxd4", "Alapin", white: "c3 -d e4|e5", black: "d4 -c"),
     rule!("alapin-exchanged", "Alapin", white: "c3 -e d2|d4", black: "c5 -d"),
-    rule!("botvinnik", "Botvinnik System", white: "c4 d3 e4 g3", black: ""),
+    // c4/e4/g3 is the Botvinnik set-up whether or not d3 has been played yet.
+    rule!("botvinnik", "Botvinnik System", white: "c4 e4 g3 d2|d3", black: ""),
     rule!("kia-sicilian", "King's Indian Attack", white: "d3 e4 g3 c2|c3", black: "c5 d5"),
+    // The King's Indian Attack after e5: the wedge against the French set-up.
+    rule!("kia-wedge", "King's Indian Attack", white: "d3 e5 g3", black: "d5 e6"),
+    // ... and against ...c6/d5/e5, where the Caro-Kann rules below would otherwise speak.
+    rule!("kia-c6-e5", "King's Indian Attack", white: "d3 e4 g3 c2|c3", black: "c6 d5 e5"),
     rule!("closed-sicilian", "Closed Sicilian", white: "d3 e4 c2|c3", black: "c5"),
     rule!("grand-prix", "Closed Sicilian", white: "c2 e4 f4 d2|d3", black: "c5"),
     rule!("anti-sicilian", "Anti-Sicilian", white: "c2 e4 d2|d3", black: "c5"),
@@ -124,7 +134,8 @@ pub const RULES: &[Rule] = &[
     rule!("closed-ruy-d3", "Closed Ruy", white: "d3 e4 c2|c3", black: "b5 d6 e5"),
     rule!("closed-ruy-d5", "Closed Ruy", white: "c3 d5 e4", black: "d6 e5"),
     rule!("kia", "King's Indian Attack", white: "d3 e4 g3 c2|c3", black: "-e5"),
-    rule!("kia-d3", "King's Indian Attack", white: "d3 e2|e3 -c4 c2|c3", black: "d5|e5"),
+    // g2|g3: the Grob (1. g4) plays d3 and e2 too but is no King's Indian Attack.
+    rule!("kia-d3", "King's Indian Attack", white: "d3 e2|e3 g2|g3 -c4 c2|c3", black: "d5|e5"),
     rule!("caro-kann-two-knights", "Caro-Kann", white: "e4 d2|d3", black: "c6 d5"),
     rule!("giuoco-pianissimo", "Giuoco Pianissimo", white: "d3 e4 c2|c3", black: "e5 d6|d7"),
     rule!("exchange-ruy", "Ruy Lopez Exchange", white: "e4", black: "c6 c7 -d e5"),
@@ -144,11 +155,14 @@ pub const RULES: &[Rule] = &[
     rule!("symmetrical-english-open", "Symmetrical English", white: "-c -e4 d2|d3", black: "c5 -d"),
     rule!("small-centre", "Small Centre", white: "-e d2|d3", black: "e5 -d"),
     rule!("symmetrical-english", "Symmetrical English", white: "c4 -e4 d2|d3|d4", black: "c5"),
-    rule!("reversed-sicilian", "Reversed Sicilian", white: "c4 -e4 d2|d3", black: "e5"),
-    rule!("reti", "Réti", white: "c4 -e4 d2|d3", black: "d5"),
+    // These flank systems keep White's g-pawn at home or fianchettoed; after the Grob's
+    // g4 okb names none of them (the catalogue has no Grob).
+    rule!("reversed-sicilian", "Reversed Sicilian", white: "c4 -e4 d2|d3 g2|g3", black: "e5"),
+    rule!("reti", "Réti", white: "c4 -e4 d2|d3 g2|g3", black: "d5"),
     rule!("bird", "Bird", white: "f4 -e4 d2|d3", black: ""),
-    rule!("larsen", "Nimzowitsch–Larsen", white: "b3 e3 -c4 -d4", black: ""),
-    rule!("english", "English", white: "c4 -d4 -e4", black: ""),
+    // Against a classical centre: a Hippopotamus (...b6/d6/e6/g6) is no Larsen.
+    rule!("larsen", "Nimzowitsch–Larsen", white: "b3 e3 -c4 -d4", black: "c5|d5|e5"),
+    rule!("english", "English", white: "c4 -d4 -e4 g2|g3", black: ""),
     rule!("open-centre", "Open Centre", white: "-c -d", black: "-c -d"),
     // 1. d4 systems without c4: bishops tell London from Colle, then the family.
     rule!("london", "London", white: "d4 e3 -c4 -f4 B:f4|g3|h2", black: "d5|d6"),
