@@ -1,5 +1,5 @@
-//! `okb clean`: remove the store, exports, manifest and reports (and the cache), or only what the cache
-//! holds that the current build does not use.
+//! `okb clean`: remove the store, exports, manifest and reports (and the cache), or only
+//! what the cache holds that the current build does not use.
 
 use miette::miette;
 use serde_json::json;
@@ -31,8 +31,8 @@ pub struct CleanArgs {
 }
 
 /// `okb clean`: removes the store, the exports, the manifest and the review, validation
-/// and repertoire reports (and the cache with `--cache`), or with
-/// `--unused` only the cache entries the current build does not use.
+/// and repertoire reports (and the cache with `--cache`), or with `--unused` only the
+/// cache entries the current build does not use.
 pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     if args.unused {
         return unused(loaded, args);
