@@ -130,9 +130,9 @@ enum Command {
     ///   okb pin --force              # the same for every source
     #[command(verbatim_doc_comment)]
     Pin(okb::cli::pin::PinArgs),
-    /// Remove build outputs (the store and exports), or the cache's unused entries
+    /// Remove build outputs (the store, exports, manifest and reports), or the cache's unused entries
     ///
-    ///   okb clean                    # the store and the exports
+    ///   okb clean                    # the store, the exports, the manifest and reports
     ///   okb clean --cache            # and the whole cache (the next make starts over)
     ///   okb clean --unused           # only what the current build no longer uses
     #[command(verbatim_doc_comment)]

@@ -224,7 +224,7 @@ pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut
     steps.push(steps::tree::declare(!parts.is_empty(), pipeline.tree.clone()));
     if let Some((config, hash)) = engine_setup(loaded, build)? {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
-        facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings });
+        facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings, ..Default::default() });
         let mut evals = sources.evals.clone();
         evals.extend(cloud_steps(loaded, options, &config, &mut steps, &mut facts));
         let sources = evals_refs(&config, &evals);
@@ -412,7 +412,8 @@ fn manifest_step(loaded: &Loaded, facts: Manifest, steps: &[Decl<'static>], stor
         ("file", Some(target)) => Some((d.id.clone(), target.clone(), false)),
         _ => None,
     });
-    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path) };
+    let engine = facts.engine.is_some();
+    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path), engine };
     steps::manifest::declare(inputs, manifest_path(loaded), previous_dir(loaded))
 }
 
@@ -507,6 +508,17 @@ pub fn upstream_of(plan: Plan<'static>, target: &str) -> Plan<'static> {
 /// Where a make keeps the store and the manifest it replaced (for `okb diff`).
 pub fn previous_dir(loaded: &Loaded) -> PathBuf {
     cache_dir(loaded).join("previous")
+}
+
+/// What a make writes beside the store besides exports: the manifest, the structure
+/// review, the validation report and the repertoires' folders (`okb clean` removes them).
+pub fn side_outputs(loaded: &Loaded) -> Vec<PathBuf> {
+    let manifest = manifest_path(loaded);
+    let dir = manifest.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut paths = vec![manifest];
+    paths.extend(steps::structure_review::FILES.iter().chain(&steps::validation_report::FILES).map(|f| dir.join(f)));
+    paths.extend(loaded.pipeline.repertoires.keys().map(|name| repertoires::report_dir(&dir, name)));
+    paths
 }
 
 /// Where a make writes its manifest: `manifest.json` beside the store.

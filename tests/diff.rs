@@ -53,7 +53,8 @@ fn a_renamed_and_an_added_taxonomy_line() {
     let mut tsv = std::fs::read_to_string(p.path("src/mini.tsv")).unwrap();
     tsv.push_str("C40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n");
     std::fs::write(p.path("src/mini.tsv"), tsv).unwrap();
-    let run = p.make(&["--diff"]);
+    let run = p.okb(&["make", "--diff"]);
+    assert_eq!(run.status, 1, "okb diff's status for different builds: {}", run.stderr);
     assert!(run.stdout.contains("Names changed (2)") && run.stdout.contains("Sicilian Defense: Modern Lines"), "{}", run.stdout);
     snapshot("diff_taxonomy_line", &diff_json(&p));
 }
@@ -115,4 +116,25 @@ fn two_stores_given_and_errors_exit_2() {
     let first = p.okb(&["diff"]);
     assert_eq!(first.status, 2, "{}", first.stderr);
     assert!(first.stderr.contains("no earlier build"), "{}", first.stderr);
+}
+
+#[test]
+fn make_diff_exits_with_okb_diffs_status() {
+    let p = project();
+    // Nothing changed: 0, as `okb diff` of two equal stores.
+    let same = p.okb(&["make", "--diff"]);
+    assert_eq!(same.status, 0, "{}", same.stderr);
+    assert!(same.stderr.contains("did not change"), "{}", same.stderr);
+    // A changed threshold: the builds differ, 1 (what `okb diff` then says too).
+    edit(&p, "pipeline.toml", "min_games = 1", "min_games = 3");
+    let different = p.okb(&["make", "--diff"]);
+    assert_eq!(different.status, 1, "{}", different.stderr);
+    assert!(different.stdout.contains("Positions removed ("), "{}", different.stdout);
+    assert_eq!(p.okb(&["diff"]).status, different.status);
+    // Trouble (a build that cannot run): 2, as `okb diff` with a missing store.
+    edit(&p, "pipeline.toml", "min_games = 3", "min_gamez = 3");
+    let trouble = p.okb(&["make", "--diff"]);
+    assert_eq!(trouble.status, 2, "{}", trouble.stderr);
+    assert!(trouble.stderr.contains("min_gamez"), "{}", trouble.stderr);
+    assert_eq!(p.okb(&["diff", "nope.sqlite"]).status, trouble.status);
 }

@@ -376,3 +376,48 @@ fn an_export_inside_a_game_source_is_refused_naming_both() {
     let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\nallow_empty = true\n[exports.csv]\nformat = \"csv\"\noutput = \"games/nodes.csv\"\n", mini_sources()));
     p.make(&[]);
 }
+
+#[test]
+fn plain_clean_removes_the_manifest_and_the_review_and_validation_files() {
+    let p = Project::with_pipeline(&format!("{}{CSV}", common::validation_pipeline(true)));
+    p.make(&[]);
+    let written = [
+        "build/okb.sqlite",
+        "build/manifest.json",
+        "build/structures-review.json",
+        "build/structures-review.txt",
+        "build/structures-review.tsv",
+        "build/validation.json",
+        "build/validation.txt",
+        "build/validation-stubs.tsv",
+        "out/nodes.csv",
+    ];
+    for file in written {
+        assert!(p.path(file).exists(), "a make writes {file}");
+    }
+    let run = p.okb(&["clean"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let left: Vec<&str> = written.iter().copied().filter(|f| p.path(f).exists()).collect();
+    assert!(left.is_empty(), "okb clean left {left:?}: {}", run.stderr);
+    assert!(p.path("cache").exists(), "plain clean keeps the cache");
+    // The next make writes them all again.
+    p.make(&[]);
+    assert!(written.iter().all(|f| p.path(f).exists()));
+}
+
+#[test]
+fn an_empty_games_folder_beside_a_counts_source_says_nothing_of_a_skeleton() {
+    let p = Project::self_contained(&format!("{}\n[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\nallow_empty = true\n", common::SELF_CONTAINED_SOURCES.split("[sources.games]").next().unwrap()), &[]);
+    // A counts file of the fixture games supplies the tree's games.
+    let counts = p.path("part.okbc").display().to_string();
+    let run = p.okb(&["count", "-o", &counts, &games_fixture("openings.pgn")]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let mut pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    pipeline.push_str("[sources.counted]\nkind = \"counts\"\npath = \"part.okbc\"\n[tree]\nmin_games = 1\n");
+    std::fs::write(p.path("pipeline.toml"), pipeline).unwrap();
+    let run = p.make(&[]);
+    assert!(run.stderr.contains("games: 0 files matched games/*.pgn"), "{}", run.stderr);
+    assert!(!run.stderr.to_lowercase().contains("skeleton"), "the counts file supplies games: {}", run.stderr);
+    let node: serde_json::Value = serde_json::from_str(&p.okb(&["query", "moves", "1. e4", "--json"]).stdout).unwrap();
+    assert!(node["game_count"].as_u64().unwrap() > 0, "{node}");
+}

@@ -129,3 +129,36 @@ fn assert_matches_manifest(p: &Project, path: &str) {
     let listed = manifest["outputs"].as_array().unwrap().iter().find(|o| o["path"] == path).unwrap();
     assert_eq!(listed["blake3"], blake3::hash(&p.read(path)).to_hex().as_str(), "{path} is the manifest's again");
 }
+
+/// The `id name` Stockfish gives over UCI, asked here without okb.
+fn stockfish_id_name() -> String {
+    use std::io::{BufRead, Write};
+    let mut child = std::process::Command::new("/usr/games/stockfish")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("Stockfish at /usr/games/stockfish (tests/setup.sh installs it)");
+    child.stdin.take().unwrap().write_all(b"uci\nquit\n").unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    let name = out.lines().map_while(Result::ok).find_map(|l| l.strip_prefix("id name ").map(str::to_string));
+    child.wait().unwrap();
+    name.expect("Stockfish says its id name")
+}
+
+#[test]
+fn the_manifest_names_the_engine_and_where_each_evaluation_came_from() {
+    let engine = "\n[engine]\npath = \"/usr/games/stockfish\"\nengines = 1\nmax_ply = 2\ndepth_branching = 4\ndepth_leaf = 4\ndepth_popular = 4\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n";
+    let (a, b) = (Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]), Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]));
+    a.make(&[]);
+    b.make(&["-j", "1"]);
+    let text = String::from_utf8_lossy(&a.read("build/manifest.json")).into_owned();
+    assert_eq!(text, String::from_utf8_lossy(&b.read("build/manifest.json")), "the same in two folders");
+    let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let name = stockfish_id_name();
+    assert_eq!(manifest["engine"]["name"], name.as_str(), "{text}");
+    // Every annotated node's evaluation is the engine's: as many as the store holds.
+    let csv = common::eval_columns(&a);
+    let annotated = csv.iter().filter(|row| !row[1].is_empty()).count();
+    assert!(annotated > 0, "{csv:?}");
+    assert_eq!(manifest["engine"]["evaluations"], serde_json::json!({ name.clone(): annotated }), "{text}");
+}

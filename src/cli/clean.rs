@@ -1,5 +1,5 @@
-//! `okb clean`: remove the store and exports (and the cache), or only what the cache
-//! holds that the current build does not use.
+//! `okb clean`: remove the store, exports, manifest and reports (and the cache), or only
+//! what the cache holds that the current build does not use.
 
 use miette::miette;
 use serde_json::json;
@@ -30,8 +30,9 @@ pub struct CleanArgs {
     pub json: bool,
 }
 
-/// `okb clean`: removes the store and the exports (and the cache with `--cache`), or with
-/// `--unused` only the cache entries the current build does not use.
+/// `okb clean`: removes the store, the exports, the manifest and the review, validation
+/// and repertoire reports (and the cache with `--cache`), or with `--unused` only the
+/// cache entries the current build does not use.
 pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     if args.unused {
         return unused(loaded, args);
@@ -40,6 +41,7 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     let store = loaded.path(&loaded.pipeline.store.path);
     let mut targets = vec![store];
     targets.extend(loaded.pipeline.exports.values().map(|e| loaded.path(&e.output)));
+    targets.extend(make::side_outputs(loaded));
     if args.cache {
         targets.push(loaded.path("cache"));
     }

@@ -36,7 +36,8 @@ pub struct MakeArgs {
     /// Print a JSON report on stdout (steps, warnings, outcome) when done.
     #[arg(long)]
     pub json: bool,
-    /// After building, print what changed in the knowledge base (as `okb diff`).
+    /// After building, print what changed in the knowledge base (as `okb diff`, whose exit
+    /// status it takes: 0 same, 1 different, 2 trouble).
     #[arg(long, conflicts_with = "json")]
     pub diff: bool,
     /// Release builds: fail unless every source is pinned and already here (in sources/
@@ -45,8 +46,24 @@ pub struct MakeArgs {
     pub locked: bool,
 }
 
-/// Runs `okb make`: 0 when built, 3 when `--strict` and warnings were reported.
+/// Runs `okb make`: 0 when built, 3 when `--strict` and warnings were reported. With
+/// `--diff` the status is `okb diff`'s: 1 when the knowledge base changed, 2 when the build
+/// or the comparison failed (the error is printed here, as `okb diff` prints its own).
 pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
+    if !args.diff {
+        return build_and_print(args, load);
+    }
+    match build_and_print(args, load) {
+        Ok(code) => Ok(code),
+        Err(report) => {
+            eprintln!("{report:?}");
+            Ok(ExitCode::from(2))
+        }
+    }
+}
+
+/// [`run`] without `--diff`'s mapping of failures to status 2.
+fn build_and_print(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
     super::alloc::keep_freed_memory();
     if let Some(n) = args.jobs {
         rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().into_diagnostic()?;
@@ -59,9 +76,7 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
     let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked };
     let (_lock, summary) = build(&loaded, &sources, args.strict || args.json, move |r| print_step(r, explain))?;
     print_summary(&summary, explain);
-    if args.diff {
-        print_diff(&loaded, &summary)?;
-    }
+    let different = args.diff && print_diff(&loaded, &summary)?;
     let failing: Vec<&Warning> = if args.strict { not_allowed(&summary.warnings, &loaded.pipeline.strict.allow) } else { Vec::new() };
     if args.json {
         print_json(&json!({
@@ -79,7 +94,8 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
         report_strict_failure(&failing);
         return Ok(ExitCode::from(3));
     }
-    Ok(ExitCode::SUCCESS)
+    // `okb diff`'s status: 1 when the builds differ.
+    Ok(if different { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// The warnings (not notes) that no `allow` entry names.
@@ -204,15 +220,14 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
 }
 
 /// `--diff`: the store before this make against the store after it (nothing when the
-/// store did not change).
-fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<()> {
+/// store did not change); true when they differ.
+fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<bool> {
     let store_built = summary.steps.iter().any(|s| s.id == "store" && s.status == Status::Built);
     if !store_built || !make::previous_dir(loaded).join("store.sqlite").exists() {
         eprintln!("{} the knowledge base did not change", paint("Same", "32"));
-        return Ok(());
+        return Ok(false);
     }
     use super::diff::{DEFAULT_LIMIT, DEFAULT_MIN_DELTA, DiffArgs, current_build, previous_build};
     let args = DiffArgs { old: None, new: None, min_delta: DEFAULT_MIN_DELTA, limit: DEFAULT_LIMIT, json: false };
-    super::diff::print(&previous_build(loaded)?, &current_build(loaded)?, &args)?;
-    Ok(())
+    super::diff::print(&previous_build(loaded)?, &current_build(loaded)?, &args)
 }

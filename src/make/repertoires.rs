@@ -4,7 +4,7 @@
 //! games of its player collections judged by `repertoire-games:<name>`, and exported by
 //! `repertoire-export:<name>`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::MakeError;
 use crate::dataflow::{Build, Decl};
@@ -39,7 +39,7 @@ pub(super) fn steps(
         let kind = "repertoire".to_string();
         facts.sources.insert(source, release::manifest::SourceFacts { kind, url: spec.url.clone(), path: spec.path.clone(), blake3: resolved.hash.clone() });
         out.push(steps::repertoire::declare(name, spec.color, resolved.path, shown, &resolved.hash));
-        let dir = build_dir.join(format!("repertoire-{name}"));
+        let dir = report_dir(build_dir, name);
         out.push(steps::repertoire_report::declare(name, spec, dir.clone(), loaded.pipeline.engine.is_some()));
         out.push(steps::repertoire_export::declare(name, dir.clone(), loaded.pipeline.engine.is_some()));
         if !spec.games.is_empty() {
@@ -59,4 +59,9 @@ fn player_files(loaded: &Loaded, game_files: &[GameFile], sources: &[String]) ->
             (g.path.clone(), g.shown.clone(), g.hash.clone(), g.source.clone(), players)
         })
         .collect()
+}
+
+/// The folder of repertoire `name`'s reports under `build_dir`.
+pub fn report_dir(build_dir: &Path, name: &str) -> PathBuf {
+    build_dir.join(format!("repertoire-{name}"))
 }

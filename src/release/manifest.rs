@@ -133,12 +133,23 @@ pub struct GameFileFacts {
     pub blake3: String,
 }
 
-/// The engine: its binary's hash (its identity: a name or a path says less, and asking the
-/// engine its name would cost every make a process start), and the settings it ran with.
+/// The engine: its binary's hash (its identity: a name or a path says less), the name it
+/// gave over UCI, where the evaluations came from, and the settings it ran with.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EngineFacts {
-    /// BLAKE3 of the binary.
+    /// BLAKE3 of the binary (`none` when no engine is installed and evaluation sources
+    /// cover every node).
     pub binary_blake3: String,
+    /// The engine's `id name` over UCI (`Stockfish 15.1`) when the build asked it for a
+    /// result (searched, or served from the engine cache); `None` when evaluation sources
+    /// covered every node, so no engine was identified. Only the binary decides it, so
+    /// the manifest stays a function of the pins and the binary.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Where the store's evaluations came from: an evaluation source's `<name>@<pin>` or
+    /// the engine's name, with the number of positions each gave.
+    #[serde(default)]
+    pub evaluations: BTreeMap<String, usize>,
     /// `[engine]` as built (depths, multipv, …).
     pub settings: serde_json::Value,
 }

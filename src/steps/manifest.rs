@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
-use crate::release::manifest::{Coverage, Manifest, OutputFile, relative};
+use crate::engine::Annotations;
+use crate::release::manifest::{Coverage, EngineFacts, Manifest, OutputFile, relative};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "manifest", about: "what the build was made from and made (release manifest)", file: file!() };
@@ -22,7 +23,9 @@ pub struct Inputs {
     /// files with their hashes — [`Action::Files`] — or it writes one file itself).
     pub outputs: Vec<(String, PathBuf, bool)>,
     /// The store's path, when the store step is part of the build.
-    pub store: Option<PathBuf>,
+    pub store: Option<PathBuf>,    /// Whether the engine step is part of the build (its value names the engine and
+    /// where each evaluation came from).
+    pub engine: bool,
 }
 
 /// Declares the manifest step at `target`, reading every step in `inputs.outputs`, the
@@ -33,6 +36,7 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
     let written = target.clone();
     let ids: Vec<String> = inputs.outputs.iter().map(|(id, _, _)| id.clone()).collect();
     let has_store = inputs.store.is_some();
+    let has_engine = inputs.engine;
     let facts = serde_json::to_vec(&inputs.facts).expect("a manifest serializes");
     let run = move |cx: &Ctx<'_>| {
         let mut manifest = inputs.facts.clone();
@@ -58,6 +62,10 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
         }
         manifest.outputs.sort_by(|a, b| a.path.cmp(&b.path));
         manifest.coverage = cx.load::<BTreeMap<String, Coverage>>("coverage")?.as_ref().clone();
+        if let (true, Some(engine)) = (has_engine, manifest.engine.as_mut()) {
+            let annotations: Arc<Annotations> = cx.load("engine")?;
+            record_evaluations(engine, &annotations);
+        }
         if let Some(store) = &inputs.store {
             manifest.store = Some(single("store", store)?);
         }
@@ -76,5 +84,19 @@ pub fn declare(inputs: Inputs, target: PathBuf, previous: PathBuf) -> Decl<'stat
     if has_store {
         decl = decl.reads("store");
     }
+    if has_engine {
+        decl = decl.reads("engine");
+    }
     decl
+}
+
+/// The engine's name (when the build identified it) and how many positions each origin
+/// gave, from the engine step's value.
+fn record_evaluations(engine: &mut EngineFacts, annotations: &Annotations) {
+    engine.name = Some(annotations.engine_name.clone()).filter(|n| !n.is_empty());
+    for epd in annotations.results.keys() {
+        if let Some(origin) = annotations.origin(epd) {
+            *engine.evaluations.entry(origin.to_string()).or_default() += 1;
+        }
+    }
 }

@@ -17,6 +17,9 @@ pub static RULE: Rule = Rule {
 };
 
 /// Writes the review files into `dir`; `labels` are the `structure-labels` steps.
+/// The files the step writes into its folder (what `okb clean` removes).
+pub const FILES: [&str; 3] = ["structures-review.json", "structures-review.txt", "structures-review.tsv"];
+
 pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
     let reads = labels.clone();
     let run = move |cx: &Ctx<'_>| {
@@ -28,9 +31,9 @@ pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
         let review = crate::structure::review::review(&tree, &tags, &classifier);
         let text = format!("{} positions to review", review.unknown.len());
         let files = vec![
-            ExportFile { name: "structures-review.json".into(), bytes: review.to_json() },
-            ExportFile { name: "structures-review.txt".into(), bytes: review.to_table() },
-            ExportFile { name: "structures-review.tsv".into(), bytes: review.to_form() },
+            ExportFile { name: FILES[0].into(), bytes: review.to_json() },
+            ExportFile { name: FILES[1].into(), bytes: review.to_table() },
+            ExportFile { name: FILES[2].into(), bytes: review.to_form() },
         ];
         Ok((files, text))
     };

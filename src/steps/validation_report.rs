@@ -9,16 +9,19 @@ use crate::validate::report::ValidationReport;
 /// The rule.
 pub static RULE: Rule = Rule { name: "validation-report", about: "validation.{json,txt} and the stub lines", file: file!() };
 
+/// The files the step may write into its folder (what `okb clean` removes).
+pub const FILES: [&str; 3] = ["validation.json", "validation.txt", "validation-stubs.tsv"];
+
 /// Writes the report files into `dir` (and the stubs TSV when `stubs`).
 pub fn declare(dir: PathBuf, stubs: bool) -> Decl<'static> {
     let run = move |cx: &Ctx<'_>| {
         let report: Arc<ValidationReport> = cx.load("validate")?;
         let mut files = vec![
-            ExportFile { name: "validation.json".into(), bytes: report.to_json() },
-            ExportFile { name: "validation.txt".into(), bytes: report.to_table() },
+            ExportFile { name: FILES[0].into(), bytes: report.to_json() },
+            ExportFile { name: FILES[1].into(), bytes: report.to_table() },
         ];
         if stubs {
-            files.push(ExportFile { name: "validation-stubs.tsv".into(), bytes: report.to_stub_tsv() });
+            files.push(ExportFile { name: FILES[2].into(), bytes: report.to_stub_tsv() });
         }
         Ok((files, format!("{} variations reported", report.missing.len())))
     };

@@ -158,10 +158,17 @@ impl ValidationReport {
             "Validation against Opening tags: {} games read, {} tagged, {} known, {} renamed, {} missing, {} corrupt\n",
             c.games_read, c.games_tagged, c.games_known, c.games_renamed, c.games_missing, self.corrupt_games
         );
-        out.push_str(&format!(
-            "Named variations the tree lacks, reached by at least {} games ({} more pairs below):\n\n",
-            self.min_games, self.pairs_below_threshold
-        ));
+        out.push_str(&format!("Named variations the tree lacks, reached by at least {} games", self.min_games));
+        // The pairs under the threshold are counted, never listed: say so, and how to see them.
+        match self.pairs_below_threshold {
+            0 => out.push_str(":\n\n"),
+            n => out.push_str(&format!(
+                " ({n} (position, name) {} reached by fewer games {} counted, not listed: lower [validate] min_games to list {}):\n\n",
+                if n == 1 { "pair" } else { "pairs" },
+                if n == 1 { "is" } else { "are" },
+                if n == 1 { "it" } else { "them" }
+            )),
+        }
         out.push_str(&format!("{:>6}  {:<4} {:<50} {}\n", "games", "eco", "name", "moves"));
         for m in &self.missing {
             out.push_str(&format!("{:>6}  {:<4} {:<50} {}\n", m.games, m.eco, m.name, m.moves));
