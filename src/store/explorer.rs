@@ -105,26 +105,29 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
         )
         .map_err(sql(path))?;
     let games = stmt
-        .query_map([], |r| {
-            Ok(GameRef {
-                id: r.get(0)?,
-                white: r.get(1)?,
-                black: r.get(2)?,
-                white_rating: r.get(3)?,
-                black_rating: r.get(4)?,
-                year: r.get(5)?,
-                month: r.get(6)?,
-                winner: r.get(7)?,
-                speed: r.get(8)?,
-                played: r.get::<_, i64>(9)? as u64,
-                block: r.get(10)?,
-                start: r.get(11)?,
-                len: r.get(12)?,
-            })
-        })
+        .query_map([], |r| Ok(GameRef { block: r.get(10)?, start: r.get(11)?, len: r.get(12)?, ..reference(r, 0)? }))
         .map_err(sql(path))?;
     loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
     Ok(Some(loaded))
+}
+
+/// A game's reference read from the ten columns from `first` on: id, white, black,
+/// white_rating, black_rating, year, month, winner, speed, played (the column order of
+/// `explorer_games` and `player_games`); no PGN place.
+pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<GameRef> {
+    Ok(GameRef {
+        id: r.get(first)?,
+        white: r.get(first + 1)?,
+        black: r.get(first + 2)?,
+        white_rating: r.get(first + 3)?,
+        black_rating: r.get(first + 4)?,
+        year: r.get(first + 5)?,
+        month: r.get(first + 6)?,
+        winner: r.get(first + 7)?,
+        speed: r.get(first + 8)?,
+        played: r.get::<_, i64>(first + 9)? as u64,
+        ..Default::default()
+    })
 }
 
 /// The compressed PGN block `block`.

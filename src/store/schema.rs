@@ -1,7 +1,7 @@
 //! The relational schema.
 
 /// Bumped whenever the schema changes; part of the store step's code version.
-pub const SCHEMA_VERSION: u32 = 7;
+pub const SCHEMA_VERSION: u32 = 8;
 
 /// Settings of a connection that writes a store (or a part of one) from scratch: no
 /// journal, no syncs (a store is written under a temporary name and renamed when
@@ -111,6 +111,27 @@ CREATE TABLE explorer_games (
 CREATE TABLE explorer_pgn (
     block INTEGER PRIMARY KEY,
     data BLOB NOT NULL
+);
+CREATE TABLE player_names (
+    name TEXT PRIMARY KEY,
+    spellings TEXT NOT NULL
+);
+CREATE TABLE player_games (
+    row INTEGER PRIMARY KEY,
+    player TEXT NOT NULL,
+    color TEXT NOT NULL,
+    id TEXT NOT NULL,
+    white TEXT NOT NULL,
+    black TEXT NOT NULL,
+    white_rating INTEGER NOT NULL,
+    black_rating INTEGER NOT NULL,
+    year INTEGER NOT NULL,
+    month INTEGER NOT NULL,
+    winner INTEGER NOT NULL,
+    speed INTEGER NOT NULL,
+    rated INTEGER NOT NULL,
+    played INTEGER NOT NULL,
+    moves BLOB NOT NULL
 );
 CREATE TABLE node_changelog (
     build INTEGER NOT NULL,

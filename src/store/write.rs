@@ -182,19 +182,28 @@ pub fn write(
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let records = NodeRecord::tagged(tree, annotations, structures);
-    write_records(tree, &records, entries, annotations, stubs, None, path)
+    write_records(tree, &records, entries, annotations, stubs, Parts::default(), path)
+}
+
+/// The optional parts of a store beside the tree.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Parts<'a> {
+    /// The explorer index of the tree ([`super::explorer`]).
+    pub explorer: Option<&'a crate::explorer_index::ExplorerIndex>,
+    /// The player collections' games ([`super::players`]).
+    pub players: Option<&'a crate::repertoire::collection::Collections>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
-/// order), for a caller that shares them with the CSV export; with the explorer index
-/// of the tree when given ([`super::explorer`]).
+/// order), for a caller that shares them with the CSV export; with the optional `parts`
+/// given.
 pub fn write_records(
     tree: &Tree,
     records: &[NodeRecord],
     entries: &Path,
     annotations: Option<&Annotations>,
     stubs: &[StubNode],
-    explorer: Option<&crate::explorer_index::ExplorerIndex>,
+    parts: Parts<'_>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -243,8 +252,11 @@ pub fn write_records(
     tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
-    if let Some(index) = explorer {
+    if let Some(index) = parts.explorer {
         super::explorer::write(&mut conn, &tmp.display().to_string(), &ids.text[..tree.nodes.len()], index)?;
+    }
+    if let Some(players) = parts.players {
+        super::players::write(&mut conn, &tmp.display().to_string(), players)?;
     }
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
