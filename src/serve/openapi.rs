@@ -74,9 +74,12 @@ pub fn document_for(examples: &Examples) -> Value {
     {
         schema["examples"] = json!(examples.players);
     }
-    if let Some(schema) = schema_of(&mut doc, "/repertoire/{name}")
-        && !examples.repertoires.is_empty()
-    {
+    if examples.repertoires.is_empty() {
+        // No repertoire was built beside the store: the operation would only answer 404.
+        if let Some(paths) = doc["paths"].as_object_mut() {
+            paths.remove("/repertoire/{name}");
+        }
+    } else if let Some(schema) = schema_of(&mut doc, "/repertoire/{name}") {
         schema["examples"] = json!(examples.repertoires);
     }
     doc
