@@ -501,7 +501,7 @@ fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) ->
 
 /// The text of the game starting at `offset`: its tag lines and movetext, up to the next
 /// tag line after the movetext, `\r\n` as `\n`, blank space around trimmed.
-fn game_text(data: &[u8], offset: usize) -> String {
+pub fn game_text(data: &[u8], offset: usize) -> String {
     let rest = &data[offset.min(data.len())..];
     let mut end = rest.len();
     let mut in_movetext = false;
@@ -552,10 +552,9 @@ pub fn mode_name(mode: u8) -> Option<&'static str> {
     }
 }
 
-/// A game's reference fields from its text and tags, and the BLAKE3 of the text.
-fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef, u128) {
-    let mut r = GameRef::default();
-    let (mut site, mut time) = (String::new(), String::new());
+/// The tag pairs of a game's text (its leading tag lines), values unquoted and unescaped.
+pub fn tag_pairs(text: &str) -> Vec<(&str, String)> {
+    let mut pairs = Vec::new();
     for line in text.lines() {
         let Some(inner) = line.trim().strip_prefix('[').and_then(|l| l.strip_suffix(']')) else {
             if !line.trim().is_empty() {
@@ -566,6 +565,27 @@ fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef
         let Some((name, value)) = inner.split_once(' ') else { continue };
         let value = value.trim();
         let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value).replace("\\\"", "\"").replace("\\\\", "\\");
+        pairs.push((name, value));
+    }
+    pairs
+}
+
+/// A game's reference fields read from its text alone (the tags the readers would have
+/// collected are read again from its tag lines), for readers that keep only the text;
+/// the same id and fields as the index gives the game.
+pub fn reference_of_text(text: &str) -> GameRef {
+    let mut tags = GameTags::default();
+    for (name, value) in tag_pairs(text) {
+        tags.add(name.as_bytes(), value.as_bytes());
+    }
+    describe(text, &tags, tags.result).0
+}
+
+/// A game's reference fields from its text and tags, and the BLAKE3 of the text.
+fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef, u128) {
+    let mut r = GameRef::default();
+    let (mut site, mut time) = (String::new(), String::new());
+    for (name, value) in tag_pairs(text) {
         match name {
             "White" => r.white = value,
             "Black" => r.black = value,

@@ -373,13 +373,29 @@ fn store_steps(loaded: &Loaded, options: &MakeOptions, game_files: &[GameFile], 
         steps.push(explorer_step(loaded, options, game_files, params));
     }
     let with_explorer = pipeline.explorer.is_some();
-    steps.push(steps::store::declare(store_path.to_path_buf(), entries, previous_dir(loaded), with_engine, with_stubs, with_explorer));
+    let collections = player_collection_files(loaded, game_files);
+    let with_players = !collections.is_empty();
+    if with_players {
+        steps.push(steps::player_games::declare(collections));
+    }
+    let with = steps::store::With { engine: with_engine, stubs: with_stubs, explorer: with_explorer, players: with_players };
+    steps.push(steps::store::declare(store_path.to_path_buf(), entries, previous_dir(loaded), with));
     if let Some(target) = pipeline.store.postgres() {
         // The pipeline's validation parsed it already; this cannot fail here.
         let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;
         steps.push(steps::store_postgres::declare(store_path.to_path_buf(), target));
     }
     Ok(())
+}
+
+/// The PGN files of the player collections (game sources with `players`), with their
+/// BLAKE3s and sources, for `player-games`.
+fn player_collection_files(loaded: &Loaded, game_files: &[GameFile]) -> Vec<(crate::repertoire::collection::CollectionFile, String, String)> {
+    let players = |g: &&GameFile| loaded.pipeline.sources.get(&g.source).and_then(|s| s.players.clone()).filter(|_| !g.bgn);
+    game_files
+        .iter()
+        .filter_map(|g| players(&g).map(|p| ((g.path.clone(), g.shown.clone(), p), g.hash.clone(), g.source.clone())))
+        .collect()
 }
 
 /// The explorer index over the game files (`[explorer]`).

@@ -9,6 +9,15 @@
       The counting rule is okb's (a position once per game, a move once per game and
       position, the first MAX_PLY plies, games with a result), written again from its
       description, not from okb's code.
+  check_explorer.py player SURNAME GIVEN QUERIES OUT PGN...
+      The player's games as Lichess's /player counts them, written again from its
+      description: the games whose White (color "white") or Black tag names SURNAME with
+      first name GIVEN or its initial, with a result and a known year, standard, legal
+      for their first 50 plies; a game counts at a position where it played a move within
+      those plies (the last one, when it came back). QUERIES is [{"play", "color",
+      "months": [a, b] | null, "speeds": [...] | null}] (a game without TimeControl is
+      classical; one whose month is unknown counts in January); OUT gets per query
+      {"white", "draws", "black", "moves": {uci: [w, d, b, rated opponents, rating sum]}}.
   check_explorer.py schema SCHEMA MANIFEST
       Validates answers against definitions of SCHEMA ($defs); MANIFEST is
       [{"file": ..., "def": "OpeningExplorerMasters"}].
@@ -183,6 +192,57 @@ def counts(max_ply, queries_path, out_path, paths):
     return []
 
 
+def names_player(tag, surname, given):
+    """Same surname; first names equal, or one is the other's initial."""
+    parts = [w for w in re.split(r"[,.\s]+", tag.lower()) if w]
+    if len(parts) < 2 or parts[0] != surname.lower():
+        return False
+    a, b = parts[1], given.lower()
+    return a == b or (len(a) == 1 and b.startswith(a)) or (len(b) == 1 and a.startswith(b))
+
+
+def player(surname, given, queries_path, out_path, paths):
+    queries = json.load(open(queries_path))
+    out = [{"white": 0, "draws": 0, "black": 0, "moves": {}} for _ in queries]
+    targets = []
+    for q in queries:
+        board = chess.Board()
+        for uci in filter(None, q["play"].split(",")):
+            board.push_uci(uci)
+        targets.append(key(board))
+    for game in games(paths):
+        h = game.headers
+        result = {"1-0": 0, "1/2-1/2": 1, "0-1": 2}.get(h.get("Result"))
+        when = date(h)
+        if result is None or when is None or when[0] == 0 or "FEN" in h:
+            continue
+        moves = list(game.mainline_moves())
+        if game.errors and len(moves) < 50:
+            continue
+        # The last move played from each position in the first 50 plies.
+        board, last = chess.Board(), {}
+        for move in moves[:50]:
+            last[key(board)] = move.uci()
+            board.push(move)
+        month = f"{when[0]:04}-{when[1] or 1:02}"
+        for q, target, o in zip(queries, targets, out):
+            if not names_player(h.get(q["color"].capitalize(), ""), surname, given) or target not in last:
+                continue
+            if q.get("months") and not q["months"][0] <= month <= q["months"][1]:
+                continue
+            if q.get("speeds") is not None and (speed(h) or "classical") not in q["speeds"]:
+                continue
+            o[["white", "draws", "black"][result]] += 1
+            m = o["moves"].setdefault(last[target], [0, 0, 0, 0, 0])
+            m[result] += 1
+            opponent = number(h.get("BlackElo" if q["color"] == "white" else "WhiteElo", ""), 1, 4000)
+            if opponent is not None:
+                m[3] += 1
+                m[4] += opponent
+    json.dump(out, open(out_path, "w"))
+    return []
+
+
 def schema(schema_path, manifest_path):
     from jsonschema import Draft202012Validator
 
@@ -229,6 +289,7 @@ def pgn(manifest_path):
 
 MODES = {
     "counts": lambda a: counts(int(a[0]), a[1], a[2], a[3:]),
+    "player": lambda a: player(a[0], a[1], a[2], a[3], a[4:]),
     "schema": lambda a: schema(a[0], a[1]),
     "pgn": lambda a: pgn(a[0]),
 }

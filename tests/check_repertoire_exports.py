@@ -1,12 +1,15 @@
 """Checks okb's repertoire exports with python-chess.
 
 Usage: check_repertoire_exports.py REPERTOIRE.pgn EXPORTED.pgn CARDS.csv BOOK.bin
+       check_repertoire_exports.py book REPERTOIRE.pgn ANSWER.json
 
 - the exported PGN reaches exactly the positions of the repertoire (by EPD);
 - every card's answer moves are legal at its FEN, and the cards are the positions where
   the repertoire moves;
 - the Polyglot book (read by python-chess) holds, at each card's position, exactly the
-  card's moves.
+  card's moves;
+- `book`: the `book` of a `GET /repertoire/{name}` answer lists exactly the positions of
+  the repertoire with moves, each with exactly its moves (UCI).
 """
 import csv
 import sys
@@ -35,7 +38,24 @@ def positions(path):
     return out
 
 
+def check_book(source, answer_path):
+    """The answer's book against the repertoire's positions and moves."""
+    import json
+
+    want = {}
+    for epd, sans in positions(source).items():
+        if sans:
+            board = chess.Board(epd + " 0 1")
+            want[epd] = sorted(board.parse_san(s).uci() for s in sans)
+    got = {b["epd"]: sorted(b["moves"]) for b in json.load(open(answer_path))["book"]}
+    problems = [f"{epd}: repertoire {want.get(epd)}, answer {got.get(epd)}" for epd in sorted(set(want) | set(got)) if want.get(epd) != got.get(epd)]
+    print("\n".join(problems) or f"book agrees ({len(got)} positions)")
+    sys.exit(1 if problems else 0)
+
+
 def main():
+    if sys.argv[1] == "book":
+        check_book(sys.argv[2], sys.argv[3])
     source, exported, cards_file, book = sys.argv[1:]
     ours, theirs = positions(source), positions(exported)
     assert set(ours) == set(theirs), f"positions differ: {len(set(ours) ^ set(theirs))}"

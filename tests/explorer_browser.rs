@@ -1,6 +1,7 @@
 //! The opening explorer at `/` in a real browser (Debian's chromium driven by
 //! playwright-core from web/node_modules, installed by .ci/run), over `okb serve` of the
-//! masters knowledge base; and CORS, which lets pages on other origins use the API.
+//! masters knowledge base; the page marking a repertoire and an opponent's moves; and
+//! CORS, which lets pages on other origins use the API.
 
 #[macro_use]
 mod common;
@@ -94,4 +95,23 @@ fn cors_is_off_by_default_and_answers_preflights_when_asked() {
     let bad = p.okb(&["serve", "--addr", "127.0.0.1:0", "--cors", "bad\norigin"]);
     assert_ne!(bad.status, 0);
     assert!(bad.stderr.contains("is not a valid origin"), "{}", bad.stderr);
+}
+
+#[test]
+fn the_explorer_marks_a_repertoire_its_gaps_and_an_opponent_in_chromium() {
+    // The black repertoire over Kasparov's era; Kasparov (a player collection) as White.
+    let p = common::repertoire_project();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let shots = p.path("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let out = Command::new("node")
+        .arg(format!("{ROOT}/tests/browser/repertoire.mjs"))
+        .args([server.base.as_str(), shots.to_str().unwrap(), "black", "Kasparov, Gary"])
+        .output()
+        .expect("node runs (see .ci/run: nodejs, chromium, and npm ci in web/)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "the browser walk failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    println!("repertoire marks: {}", stdout.lines().last().unwrap_or_default());
+    assert!(std::fs::metadata(shots.join("repertoire.png")).unwrap().len() > 10_000);
 }

@@ -1,49 +1,26 @@
 //! Repertoires against a knowledge base of real master games: gaps and coverage checked
 //! against an independent python-chess computation, the player's games judged (checked
-//! by hand once, snapshotted), errors naming file, line and move, and an edit of the
-//! repertoire rebuilding only the repertoire's steps.
+//! by hand once, snapshotted), errors naming file, line and move, an edit of the
+//! repertoire rebuilding only the repertoire's steps; and `okb serve`'s `GET /player`
+//! (Kasparov's file as the player collection, checked against python-chess and the
+//! Lichess explorer's schema) and `GET /repertoire/{name}` (the build's reports).
 
 mod common;
 
-use common::{Project, SELF_CONTAINED_SOURCES, fixture, python_check};
+use common::{MASTERS, Project, Server, python_check};
+use serde_json::{Value, json};
 use std::path::PathBuf;
 
-/// Master files of the knowledge base: Kasparov's (the player collection) and players
-/// of his era who met the Najdorf and the King's Indian from both sides.
-const MASTERS: [&str; 8] = ["Kasparov.pgn.zst", "Karpov.pgn.zst", "Anand.pgn.zst", "Shirov.pgn.zst", "Topalov.pgn.zst", "Ivanchuk.pgn.zst", "Gelfand.pgn.zst", "Kramnik.pgn.zst"];
-
 fn masters(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters").join(name)
+    common::masters_file(name)
 }
 
 fn repertoire_fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/repertoire/black.pgn")
 }
 
-/// The mini taxonomies, the masters files as `games`, Kasparov's as player collection
-/// `kasparov` (not counted twice: the KB reads `games/`, the collection `players/`), and
-/// the black and white repertoires.
 fn project() -> Project {
-    let pipeline = format!(
-        "{}\n[sources.kasparov]\nkind = \"pgn\"\npaths = [\"players/Kasparov.pgn.zst\"]\nplayers = [\"Kasparov, Gary\"]\n\n\
-         [tree]\nmax_ply = 14\nmin_games = 5\n\n\
-         [repertoires.black]\npath = \"rep/black.pgn\"\ncolor = \"black\"\ngames = [\"kasparov\"]\n\n\
-         [repertoires.white]\npath = \"rep/white.pgn\"\ncolor = \"white\"\n",
-        SELF_CONTAINED_SOURCES.replace("games/*.pgn", "games/*.pgn.zst")
-    );
-    let p = Project::with_pipeline(&pipeline);
-    for dir in ["src", "games", "players", "rep"] {
-        std::fs::create_dir_all(p.path(dir)).unwrap();
-    }
-    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
-    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
-    for f in &MASTERS[1..] {
-        std::fs::copy(masters(f), p.path(&format!("games/{f}"))).unwrap();
-    }
-    std::fs::copy(masters(MASTERS[0]), p.path("players/Kasparov.pgn.zst")).unwrap();
-    std::fs::copy(repertoire_fixture(), p.path("rep/black.pgn")).unwrap();
-    std::fs::copy(repertoire_fixture().with_file_name("white.pgn"), p.path("rep/white.pgn")).unwrap();
-    p
+    common::repertoire_project()
 }
 
 #[test]
@@ -182,4 +159,157 @@ fn a_repertoire_is_pinned_like_a_source() {
     let run = p.okb(&["make"]);
     assert_ne!(run.status, 0);
     assert!(common::flat(&run.stderr).contains(&hash), "{}", run.stderr);
+}
+
+/// `GET path?query` on `server`: (status, content type, body).
+fn get(server: &Server, path: &str, query: &[(&str, &str)]) -> (u16, String, String) {
+    let response = reqwest::blocking::Client::new().get(server.url(path)).query(query).send().unwrap();
+    let kind = response.headers().get("content-type").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    (response.status().as_u16(), kind, response.text().unwrap())
+}
+
+/// Validates `answers` (file, lichess-explorer definition, okb OpenAPI schema) against
+/// the vendored Lichess schema and the served OpenAPI document.
+fn validate(server: &Server, dir: &std::path::Path, answers: &[(Value, Option<&str>, &str)]) {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let (mut lichess, mut okb) = (Vec::new(), Vec::new());
+    for (i, (answer, def, okb_def)) in answers.iter().enumerate() {
+        let file = dir.join(format!("{i}.json"));
+        std::fs::write(&file, answer.to_string()).unwrap();
+        if let Some(def) = def {
+            lichess.push(json!({"file": file, "def": def}));
+        }
+        okb.push(json!({"file": file, "ref": format!("#/components/schemas/{okb_def}")}));
+    }
+    let write = |name: &str, v: &Value| {
+        let path = dir.join(name);
+        std::fs::write(&path, v.to_string()).unwrap();
+        path.display().to_string()
+    };
+    let (lichess, okb) = (write("lichess.json", &Value::Array(lichess)), write("okb.json", &Value::Array(okb)));
+    let schema = root.join("schemas/lichess-explorer.schema.json").display().to_string();
+    python_check("check_explorer.py", &["schema", &schema, &lichess]);
+    let doc = write("openapi.json", &serde_json::from_str(&get(server, "/openapi.json", &[]).2).unwrap());
+    python_check("check_json.py", &["openapi", &doc, &okb]);
+}
+
+#[test]
+fn player_answers_count_as_python_chess_in_the_lichess_shape() {
+    let p = project();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    // (play, color, since, until, speeds): Kasparov's games with Black, after 1. d4 in
+    // 1985–1990 classical games, and with White in the Sicilian.
+    let queries = [("", "black", None, None, None), ("d2d4", "black", Some("1985-01"), Some("1990-12"), Some("classical")), ("e2e4,c7c5,g1f3", "white", None, None, None)];
+    let spec: Vec<Value> = queries
+        .iter()
+        .map(|(play, color, since, until, speeds)| {
+            json!({"play": play, "color": color, "months": since.map(|s| [s, until.unwrap()]), "speeds": speeds.map(|s| [s])})
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let (spec_file, out_file) = (dir.path().join("queries.json"), dir.path().join("counts.json"));
+    std::fs::write(&spec_file, Value::Array(spec).to_string()).unwrap();
+    let pgn = masters(MASTERS[0]).display().to_string();
+    python_check("check_explorer.py", &["player", "Kasparov", "Gary", spec_file.to_str().unwrap(), out_file.to_str().unwrap(), &pgn]);
+    let expected: Vec<Value> = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let mut answers = Vec::new();
+    for ((play, color, since, until, speeds), want) in queries.iter().zip(&expected) {
+        let mut query = vec![("player", "Kasparov, Gary"), ("color", *color), ("play", *play), ("recentGames", "3")];
+        query.extend(since.map(|s| ("since", s)).into_iter().chain(until.map(|u| ("until", u))).chain(speeds.map(|s| ("speeds", s))));
+        let (status, kind, body) = get(&server, "/player", &query);
+        assert_eq!((status, kind.as_str()), (200, "application/x-ndjson"), "{body}");
+        assert!(body.ends_with('\n') && body.lines().count() == 1, "one NDJSON line: {body}");
+        let answer: Value = serde_json::from_str(body.trim_end()).unwrap();
+        let at = format!("{play} ({color})");
+        for field in ["white", "draws", "black"] {
+            assert_eq!(answer[field], want[field], "{at}: {field}");
+        }
+        let moves = answer["moves"].as_array().unwrap();
+        assert_eq!(moves.len(), want["moves"].as_object().unwrap().len(), "{at}: every move");
+        for m in moves {
+            let w = &want["moves"][m["uci"].as_str().unwrap()];
+            let counts = [&m["white"], &m["draws"], &m["black"]];
+            assert_eq!(counts, [&w[0], &w[1], &w[2]], "{at}: {}", m["uci"]);
+            let (rated, sum) = (w[3].as_u64().unwrap(), w[4].as_u64().unwrap());
+            let average = if rated == 0 { 0 } else { (sum as f64 / rated as f64).round() as u64 };
+            assert_eq!(m["averageOpponentRating"].as_u64().unwrap(), average, "{at}: {}", m["uci"]);
+            let total = counts.iter().map(|c| c.as_u64().unwrap()).sum::<u64>();
+            assert_eq!(m["game"].is_null(), total != 1, "{at}: a move's game only when it is one game");
+        }
+        let recent = answer["recentGames"].as_array().unwrap();
+        assert_eq!(recent.len(), 3.min(moves.len().max(3)), "{at}");
+        let months: Vec<&str> = recent.iter().map(|g| g["month"].as_str().unwrap()).collect();
+        assert!(months.windows(2).all(|w| w[0] >= w[1]), "{at}: latest first: {months:?}");
+        let side = if *color == "white" { "white" } else { "black" };
+        assert!(recent.iter().all(|g| g[side]["name"].as_str().unwrap().starts_with("Kasparov")), "{at}");
+        answers.push((answer, Some("OpeningExplorerPlayer"), "PlayerAnswer"));
+    }
+    // Initials and spacing name him too; an unknown player has no games (as on Lichess).
+    let again = get(&server, "/player", &[("player", "kasparov,g"), ("color", "black")]).2;
+    assert_eq!(serde_json::from_str::<Value>(&again).unwrap()["white"], expected[0]["white"]);
+    let (status, _, nobody) = get(&server, "/player", &[("player", "Nobody, Known"), ("color", "white")]);
+    let nobody: Value = serde_json::from_str(&nobody).unwrap();
+    assert_eq!((status, &nobody["moves"], &nobody["white"]), (200, &json!([]), &json!(0)));
+    answers.push((nobody, Some("OpeningExplorerPlayer"), "PlayerAnswer"));
+    validate(&server, dir.path(), &answers);
+    // Bad parameters are 400s that name the value.
+    for (query, named) in [
+        (vec![("player", "Kasparov, Gary"), ("color", "red")], "red"),
+        (vec![("color", "white")], "player"),
+        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("modes", "fast")], "fast"),
+        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("speeds", "slow")], "slow"),
+        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("since", "1990")], "1990"),
+        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("play", "e2e5")], "e2e5"),
+        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("recentGames", "9")], "recentGames"),
+    ] {
+        let (status, kind, body) = get(&server, "/player", &query);
+        assert_eq!((status, kind.as_str()), (400, "application/json"), "{query:?}: {body}");
+        assert!(body.contains(named), "{query:?}: {body}");
+    }
+}
+
+#[test]
+fn the_repertoire_endpoint_serves_the_build_reports() {
+    let p = project();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let report = |name: &str| -> Value { serde_json::from_slice(&p.read(&format!("build/repertoire-black/{name}"))).unwrap() };
+    let (status, kind, body) = get(&server, "/repertoire/black", &[]);
+    assert_eq!((status, kind.as_str()), (200, "application/json"), "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let (gaps, coverage, flags) = (report("gaps.json"), report("coverage.json"), report("flags.json"));
+    assert_eq!(answer["gaps"], gaps["gaps"], "the gaps as the build wrote them");
+    assert_eq!(answer["coverage"], coverage["coverage"], "the coverage as the build wrote it");
+    assert_eq!(answer["flags"], flags["flags"]);
+    for field in ["repertoire", "color", "positions", "own_moves", "chapters", "known_positions", "min_share"] {
+        assert_eq!(answer[field], gaps[field], "{field}");
+    }
+    // The book: 1. e4 is answered by 1... c5, 1. d4 by 1... Nf6 (the fixture's lines).
+    let book = answer["book"].as_array().unwrap();
+    let moves_at = |epd: &str| book.iter().find(|b| b["epd"] == epd).map(|b| b["moves"].clone());
+    assert_eq!(moves_at("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -"), Some(json!(["c7c5"])));
+    assert_eq!(moves_at("rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq -"), Some(json!(["g8f6"])));
+    let answer_file = p.path("answer.json");
+    std::fs::write(&answer_file, answer.to_string()).unwrap();
+    let rep = repertoire_fixture().display().to_string();
+    let out = python_check("check_repertoire_exports.py", &["book", &rep, answer_file.to_str().unwrap()]);
+    assert!(out.contains("book agrees"), "{out}");
+    let (status, _, body) = get(&server, "/repertoire/najdorf", &[]);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("najdorf") && body.contains("known: black, white"), "{body}");
+    let dir = tempfile::tempdir().unwrap();
+    validate(&server, dir.path(), &[(answer, None, "RepertoireReport")]);
+    // Editing the repertoire changes the answer after the make, and its ETag.
+    let etag = reqwest::blocking::get(server.url("/repertoire/black")).unwrap().headers()["etag"].clone();
+    drop(server);
+    let file = p.path("rep/black.pgn");
+    let text = std::fs::read_to_string(&file).unwrap().replace("(6. h3 e5 7. Nde2 h5 8. g3 Be6)", "(6. h3 e6 7. g4 d5)");
+    std::fs::write(&file, text).unwrap();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let edited = reqwest::blocking::get(server.url("/repertoire/black")).unwrap();
+    assert_ne!(edited.headers()["etag"], etag);
+    let edited: Value = serde_json::from_str(&edited.text().unwrap()).unwrap();
+    assert_eq!(edited["gaps"], report("gaps.json")["gaps"]);
 }

@@ -26,6 +26,9 @@ pub struct PlayerGame {
     pub file: String,
     /// 1-based line where its tags start.
     pub line: u64,
+    /// Byte offset in the file's (decompressed) text where its tags start.
+    #[serde(skip)]
+    pub offset: usize,
     /// White tag.
     pub white: String,
     /// Black tag.
@@ -187,7 +190,7 @@ pub fn read_bytes(bytes: &[u8], shown: &str, matcher: &Matcher, max_ply: usize, 
             Ok(Some(Some((player, side)))) => {
                 let t = std::mem::take(&mut visitor.tags);
                 let (keys, moves) = (visitor.keys.clone(), visitor.moves.clone());
-                out.push(PlayerGame { file: shown.to_string(), line, white: t.white, black: t.black, date: t.date, result: t.result, player, side, keys, moves });
+                out.push(PlayerGame { file: shown.to_string(), line, offset, white: t.white, black: t.black, date: t.date, result: t.result, player, side, keys, moves });
             }
             Ok(Some(None)) => {}
             Ok(None) => break,

@@ -9,6 +9,7 @@
 //! reads them and `judge` judges each against the repertoire; `report` renders JSON
 //! and text.
 
+pub mod collection;
 pub mod export;
 pub mod flags;
 pub mod flow;

@@ -14,6 +14,8 @@ pub mod compress;
 pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
+pub mod player;
+pub mod repertoire;
 pub mod structures;
 pub mod explorer;
 pub mod limits;
@@ -70,13 +72,19 @@ pub struct Catalog {
     explorer: Option<masters::Explorer>,
     /// `GET /` answered as JSON: what the store was built from ([`Catalog::metadata`]).
     metadata: serde_json::Value,
+    /// The player collections (`GET /player`; none in a store built without them).
+    players: player::Players,
+    /// The repertoire reports built beside the store (`GET /repertoire/{name}`).
+    repertoires: repertoire::Repertoires,
 }
 
 impl Catalog {
     /// Loads the store at `path`.
     pub fn load(path: &Path) -> Result<Catalog, StoreError> {
         let store = Store::open(path)?;
-        let etag = store_etag(path)?;
+        let repertoires = repertoire::Repertoires::load(path)?;
+        let etag = store_etag(path, &repertoires)?;
+        let players = player::Players::new(store.players()?.unwrap_or_default());
         let graph = store.graph()?;
         let mut node_json = vec![Bytes::new(); graph.nodes.len()];
         for node in store.all_nodes()? {
@@ -98,10 +106,14 @@ impl Catalog {
             examples.explorer = true;
             examples.game_ids = e.some_id().map(str::to_string).into_iter().collect();
         }
+        examples.players = players.some_player().map(str::to_string).into_iter().collect();
+        examples.repertoires = repertoires.names().iter().map(|n| n.to_string()).collect();
         Ok(Catalog {
             etag,
             explorer,
             metadata,
+            players,
+            repertoires,
             structures,
             store_path: path.to_path_buf(),
             by_key,
@@ -154,9 +166,19 @@ impl Catalog {
     }
 }
 
-/// The store file's BLAKE3 as a strong `ETag`.
-fn store_etag(path: &Path) -> Result<header::HeaderValue, StoreError> {
-    let hash = crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+/// The store file's BLAKE3 as a strong `ETag`; with repertoire reports (which a make
+/// may change without the store), the BLAKE3 of that hash and the reports.
+fn store_etag(path: &Path, repertoires: &repertoire::Repertoires) -> Result<header::HeaderValue, StoreError> {
+    let mut hash = crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+    if !repertoires.names().is_empty() {
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(hash.as_bytes());
+        for bytes in repertoires.bytes() {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+        hash = hasher.finalize().to_hex().to_string();
+    }
     let tag = format!("\"{}\"", &hash[..32]);
     Ok(header::HeaderValue::from_str(&tag).expect("hex digits are a valid header value"))
 }
@@ -259,6 +281,13 @@ impl Catalog {
         response
     }
 
+    /// [`Catalog::answer`] with another content type.
+    fn answer_as(&self, how: &Negotiated, bytes: Bytes, content_type: &'static str) -> Response {
+        let mut response = self.answer(how, bytes);
+        response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+        response
+    }
+
     fn answer_json(&self, how: &Negotiated, value: &impl Serialize) -> Response {
         self.answer(how, Bytes::from(serde_json::to_vec(value).expect("answers serialize")))
     }
@@ -303,6 +332,8 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/masters/pgn/{id}", get(masters_pgn))
         .route("/lichess", get(lichess))
         .route("/structure/{name}/openings", get(structure_openings))
+        .route("/player", get(player_games))
+        .route("/repertoire/{name}", get(repertoire_report))
         .route("/api/cloud-eval", get(cloud_eval::answer))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
         .route("/", get(root))
@@ -547,6 +578,19 @@ fn range<T: Copy>(since: Option<T>, until: Option<T>, lowest: T, highest: T) -> 
     (since.is_some() || until.is_some()).then(|| (since.unwrap_or(lowest), until.unwrap_or(highest)))
 }
 
+/// `speeds` (comma-separated Lichess speed names) as a mask of `1 << code`; `None`:
+/// not given.
+fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
+    let mut speeds = None;
+    for name in text.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let code = crate::explorer_index::speed_code(name).ok_or_else(|| {
+            ApiError::bad_request(format!("speeds: unknown speed {name:?} (one of {})", crate::explorer_index::SPEEDS.join(", ")))
+        })?;
+        speeds = Some(speeds.unwrap_or(0u16) | 1 << code);
+    }
+    Ok(speeds)
+}
+
 /// A filter on a store without the explorer index is refused.
 fn explorer_answer(c: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, q: &masters::Query) -> Answer {
     if (!q.filter.is_all() || q.history) && c.explorer.is_none() {
@@ -583,13 +627,7 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
     let months = range(since, until, 0, u32::MAX);
-    let mut speeds = None;
-    for name in params.speeds.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
-        let code = crate::explorer_index::speed_code(name).ok_or_else(|| {
-            ApiError::bad_request(format!("speeds: unknown speed {name:?} (one of {})", crate::explorer_index::SPEEDS.join(", ")))
-        })?;
-        speeds = Some(speeds.unwrap_or(0u16) | 1 << code);
-    }
+    let speeds = speeds(params.speeds.as_deref())?;
     let mut ratings = None;
     for text in params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
         let groups = crate::explorer_index::RATING_GROUPS;
@@ -622,6 +660,79 @@ async fn root(how: Negotiated, State(c): Shared, headers: header::HeaderMap) -> 
         return c.answer_json(&how, &c.metadata);
     }
     explorer::index().await
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PlayerParams {
+    player: Option<String>,
+    color: Option<String>,
+    variant: Option<String>,
+    fen: Option<String>,
+    play: Option<String>,
+    modes: Option<String>,
+    speeds: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    moves: Option<usize>,
+    recent_games: Option<usize>,
+}
+
+/// `modes` (comma-separated `rated`, `casual`) as (rated, casual); `None`: not given.
+fn modes(text: Option<&str>) -> Result<Option<(bool, bool)>, ApiError> {
+    let mut modes = None;
+    for name in text.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+        let (rated, casual) = modes.unwrap_or((false, false));
+        modes = Some(match name {
+            "rated" => (true, casual),
+            "casual" => (rated, true),
+            _ => return Err(ApiError::bad_request(format!("modes: unknown mode {name:?} (rated, casual)"))),
+        });
+    }
+    Ok(modes)
+}
+
+async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<PlayerParams>, QueryRejection>) -> Answer {
+    let Query(params) = params?;
+    let player = params.player.filter(|p| !p.trim().is_empty()).ok_or_else(|| ApiError::bad_request("player is required: a listed player of a player collection"))?;
+    let side = match params.color.as_deref() {
+        Some("white") => crate::repertoire::Side::White,
+        Some("black") => crate::repertoire::Side::Black,
+        other => return Err(ApiError::bad_request(format!("color must be white or black, not {}", other.map_or("missing".into(), |o| format!("{o:?}"))))),
+    };
+    if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
+        return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's player collections are standard chess")));
+    }
+    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
+    let recent_games = at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
+    let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
+    let query = player::PlayerQuery {
+        player,
+        side,
+        modes: modes(params.modes.as_deref())?,
+        speeds: speeds(params.speeds.as_deref())?,
+        months: range(since, until, 0, u32::MAX),
+        moves,
+        recent_games,
+    };
+    let answer = c.players.answer(&c.graph, |p| c.find(p), &pos, &query);
+    let mut line = serde_json::to_vec(&answer).expect("answers serialize");
+    line.push(b'\n');
+    Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))
+}
+
+async fn repertoire_report(how: Negotiated, State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+    let UrlPath(name) = name?;
+    match c.repertoires.get(&name) {
+        Some(bytes) => Ok(c.answer(&how, bytes)),
+        None => {
+            let names = c.repertoires.names();
+            let known = if names.is_empty() { "none was built beside this store".to_string() } else { format!("known: {}", names.join(", ")) };
+            Err(ApiError::not_found(format!("no repertoire is named {name:?} ({known})")))
+        }
+    }
 }
 
 /// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.

@@ -23,6 +23,10 @@ pub struct Examples {
     pub explorer: bool,
     /// Ids of referenced games (`GET /masters/pgn/{id}`).
     pub game_ids: Vec<String>,
+    /// A listed player of the player collections (`GET /player`).
+    pub players: Vec<String>,
+    /// The repertoires built beside the store (`GET /repertoire/{name}`).
+    pub repertoires: Vec<String>,
 }
 
 /// The explorer endpoints' filter parameters, which need the explorer index.
@@ -64,6 +68,19 @@ pub fn document_for(examples: &Examples) -> Value {
         && !examples.game_ids.is_empty()
     {
         schema["examples"] = json!(examples.game_ids);
+    }
+    if let Some(schema) = schema_of(&mut doc, "/player")
+        && !examples.players.is_empty()
+    {
+        schema["examples"] = json!(examples.players);
+    }
+    if examples.repertoires.is_empty() {
+        // No repertoire was built beside the store: the operation would only answer 404.
+        if let Some(paths) = doc["paths"].as_object_mut() {
+            paths.remove("/repertoire/{name}");
+        }
+    } else if let Some(schema) = schema_of(&mut doc, "/repertoire/{name}") {
+        schema["examples"] = json!(examples.repertoires);
     }
     doc
 }

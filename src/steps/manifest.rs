@@ -23,7 +23,8 @@ pub struct Inputs {
     /// files with their hashes — [`Action::Files`] — or it writes one file itself).
     pub outputs: Vec<(String, PathBuf, bool)>,
     /// The store's path, when the store step is part of the build.
-    pub store: Option<PathBuf>,    /// Whether the engine step is part of the build (its value names the engine and
+    pub store: Option<PathBuf>,
+    /// Whether the engine step is part of the build (its value names the engine and
     /// where each evaluation came from).
     pub engine: bool,
 }

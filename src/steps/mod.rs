@@ -29,6 +29,7 @@ pub mod manifest;
 pub mod games;
 pub mod node_records;
 pub mod parse;
+pub mod player_games;
 pub mod repertoire;
 pub mod repertoire_export;
 pub mod repertoire_games;
@@ -62,6 +63,7 @@ pub static RULES: &[&crate::dataflow::Rule] = &[
     &validate::RULE,
     &validation_report::RULE,
     &explorer::RULE,
+    &player_games::RULE,
     &store_entries::RULE,
     &node_records::RULE,
     &store::RULE,

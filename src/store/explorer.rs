@@ -129,6 +129,25 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     Ok(Some(loaded))
 }
 
+/// A game's reference read from the ten columns from `first` on: id, white, black,
+/// white_rating, black_rating, year, month, winner, speed, played (the column order of
+/// `explorer_games` and `player_games`); no PGN place.
+pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<GameRef> {
+    Ok(GameRef {
+        id: r.get(first)?,
+        white: r.get(first + 1)?,
+        black: r.get(first + 2)?,
+        white_rating: r.get(first + 3)?,
+        black_rating: r.get(first + 4)?,
+        year: r.get(first + 5)?,
+        month: r.get(first + 6)?,
+        winner: r.get(first + 7)?,
+        speed: r.get(first + 8)?,
+        played: r.get::<_, i64>(first + 9)? as u64,
+        ..Default::default()
+    })
+}
+
 /// The compressed PGN block `block`.
 pub fn pgn_block(conn: &Connection, path: &str, block: u32) -> Result<Option<Vec<u8>>, StoreError> {
     conn.query_row("SELECT data FROM explorer_pgn WHERE block = ?1", [block], |r| r.get(0)).optional().map_err(sql(path))

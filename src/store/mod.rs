@@ -7,6 +7,7 @@
 mod bulk;
 pub mod explorer;
 pub mod graph;
+pub mod players;
 pub mod postgres;
 pub mod read;
 pub mod schema;

@@ -154,6 +154,11 @@ impl Store {
         Ok(Store { conn, path: shown })
     }
 
+    /// The player collections' games, if the store has them ([`super::players`]).
+    pub fn players(&self) -> Result<Option<crate::repertoire::collection::Collections>, StoreError> {
+        super::players::load(&self.conn, &self.path)
+    }
+
     /// The explorer index, if the store has one ([`super::explorer`]).
     pub fn explorer(&self) -> Result<Option<super::explorer::Loaded>, StoreError> {
         super::explorer::load(&self.conn, &self.path)

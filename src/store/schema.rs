@@ -113,6 +113,27 @@ CREATE TABLE explorer_pgn (
     block INTEGER PRIMARY KEY,
     data BLOB NOT NULL
 );
+CREATE TABLE player_names (
+    name TEXT PRIMARY KEY,
+    spellings TEXT NOT NULL
+);
+CREATE TABLE player_games (
+    row INTEGER PRIMARY KEY,
+    player TEXT NOT NULL,
+    color TEXT NOT NULL,
+    id TEXT NOT NULL,
+    white TEXT NOT NULL,
+    black TEXT NOT NULL,
+    white_rating INTEGER NOT NULL,
+    black_rating INTEGER NOT NULL,
+    year INTEGER NOT NULL,
+    month INTEGER NOT NULL,
+    winner INTEGER NOT NULL,
+    speed INTEGER NOT NULL,
+    rated INTEGER NOT NULL,
+    played INTEGER NOT NULL,
+    moves BLOB NOT NULL
+);
 CREATE TABLE node_changelog (
     build INTEGER NOT NULL,
     node_id TEXT NOT NULL,

@@ -181,21 +181,23 @@ pub fn write(
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let records = NodeRecord::tagged(tree, annotations, structures);
-    write_records(tree, &records, entries, annotations, stubs, &Extra::default(), path)
+    write_records(tree, &records, entries, annotations, stubs, Parts::default(), path)
 }
 
-/// What a store may hold besides its nodes, edges and entries.
+/// The optional parts of a store beside the tree.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Extra<'a> {
+pub struct Parts<'a> {
     /// The explorer index of the tree ([`super::explorer`]).
     pub explorer: Option<&'a crate::explorer_index::ExplorerIndex>,
+    /// The player collections' games ([`super::players`]).
+    pub players: Option<&'a crate::repertoire::collection::Collections>,
     /// What each game source's games cover, as JSON (the `coverage` row of `meta`, which
     /// the API's metadata shows).
     pub coverage: Option<&'a str>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
-/// order), for a caller that shares them with the CSV export; with the `extra` parts
+/// order), for a caller that shares them with the CSV export; with the optional `parts`
 /// given.
 pub fn write_records(
     tree: &Tree,
@@ -203,7 +205,7 @@ pub fn write_records(
     entries: &Path,
     annotations: Option<&Annotations>,
     stubs: &[StubNode],
-    extra: &Extra<'_>,
+    parts: Parts<'_>,
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let io = |source| StoreError::Io { path: path.display().to_string(), source };
@@ -250,10 +252,13 @@ pub fn write_records(
     tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
-    if let Some(index) = extra.explorer {
+    if let Some(index) = parts.explorer {
         super::explorer::write(&mut conn, &tmp.display().to_string(), &ids.text[..tree.nodes.len()], index)?;
     }
-    if let Some(coverage) = extra.coverage {
+    if let Some(players) = parts.players {
+        super::players::write(&mut conn, &tmp.display().to_string(), players)?;
+    }
+    if let Some(coverage) = parts.coverage {
         conn.execute("INSERT INTO meta VALUES ('coverage', ?1)", [coverage]).map_err(sql(&tmp))?;
     }
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;

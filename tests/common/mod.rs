@@ -308,3 +308,41 @@ pub fn eval_columns(p: &Project) -> Vec<Vec<String>> {
     })
     .collect()
 }
+
+/// Master files of the repertoire projects' knowledge base: Kasparov's (the player
+/// collection) and players of his era who met the Najdorf and the King's Indian from
+/// both sides.
+pub const MASTERS: [&str; 8] = ["Kasparov.pgn.zst", "Karpov.pgn.zst", "Anand.pgn.zst", "Shirov.pgn.zst", "Topalov.pgn.zst", "Ivanchuk.pgn.zst", "Gelfand.pgn.zst", "Kramnik.pgn.zst"];
+
+/// A master's file of ../shared/corpus/masters.
+pub fn masters_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters").join(name)
+}
+
+/// The mini taxonomies, the [`MASTERS`] files but Kasparov's as `games`, Kasparov's as
+/// player collection `kasparov` (not counted twice: the KB reads `games/`, the
+/// collection `players/`), and the fixtures' black and white repertoires.
+pub fn repertoire_project() -> Project {
+    let pipeline = format!(
+        "{}\n[sources.kasparov]\nkind = \"pgn\"\npaths = [\"players/Kasparov.pgn.zst\"]\nplayers = [\"Kasparov, Gary\"]\n\n\
+         [tree]\nmax_ply = 14\nmin_games = 5\n\n\
+         [repertoires.black]\npath = \"rep/black.pgn\"\ncolor = \"black\"\ngames = [\"kasparov\"]\n\n\
+         [repertoires.white]\npath = \"rep/white.pgn\"\ncolor = \"white\"\n",
+        SELF_CONTAINED_SOURCES.replace("games/*.pgn", "games/*.pgn.zst")
+    );
+    let p = Project::with_pipeline(&pipeline);
+    for dir in ["src", "games", "players", "rep"] {
+        std::fs::create_dir_all(p.path(dir)).unwrap();
+    }
+    std::fs::copy(fixture("mini.tsv"), p.path("src/mini.tsv")).unwrap();
+    std::fs::copy(fixture("mini.eco"), p.path("src/mini.eco")).unwrap();
+    for f in &MASTERS[1..] {
+        std::fs::copy(masters_file(f), p.path(&format!("games/{f}"))).unwrap();
+    }
+    std::fs::copy(masters_file(MASTERS[0]), p.path("players/Kasparov.pgn.zst")).unwrap();
+    let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/repertoire");
+    for side in ["black", "white"] {
+        std::fs::copy(fixtures.join(format!("{side}.pgn")), p.path(&format!("rep/{side}.pgn"))).unwrap();
+    }
+    p
+}

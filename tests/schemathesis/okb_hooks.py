@@ -2,8 +2,11 @@
 document declares (`fen`, `san-line`, `uci-line`), built with python-chess, so that
 generated "valid" data is what the server accepts: legal positions and legal moves.
 
-Loaded with SCHEMATHESIS_HOOKS=okb_hooks (this folder on PYTHONPATH).
+Also a deserializer for `application/x-ndjson` (`GET /player`), so its answers are
+validated too. Loaded with SCHEMATHESIS_HOOKS=okb_hooks (this folder on PYTHONPATH).
 """
+
+import json
 
 import chess
 import schemathesis
@@ -59,3 +62,12 @@ def map_query(ctx, query):
     _, moves = _play(list(range(count)), board)
     query["play"] = ",".join(m.uci() for m in moves)
     return query
+
+
+@schemathesis.deserializer("application/x-ndjson")
+def _ndjson(ctx, response):
+    """GET /player's stream: the schema describes each line; okb sends exactly one."""
+    lines = [line for line in response.content.decode("utf-8").splitlines() if line.strip()]
+    if len(lines) != 1:
+        raise ValueError(f"expected one NDJSON line, got {len(lines)}")
+    return json.loads(lines[0])

@@ -7,8 +7,8 @@ import type { Key } from 'chessground/types';
 import { Chess } from 'chessops/chess';
 import { chessgroundDests } from 'chessops/compat';
 import { makeFen } from 'chessops/fen';
-import { makeSanAndPlay, parseSan } from 'chessops/san';
-import { parseSquare } from 'chessops/util';
+import { makeSan, makeSanAndPlay, parseSan } from 'chessops/san';
+import { parseSquare, parseUci } from 'chessops/util';
 
 interface Child {
   node_id: string; pgn_move: string; uci: string; game_count: number;
@@ -29,6 +29,14 @@ interface Node {
   resulting_structure: string | null; structure_confidence: string | null;
 }
 interface TreeNode { san: string; name: string | null; eco: string | null; games: number; children: TreeNode[] }
+interface Gap { line: string; epd: string; reply: string; uci: string; games: number; probability: number; reach: number; share: number; score: number }
+interface Report {
+  repertoire: string; color: 'white' | 'black'; positions: number; gaps: Gap[];
+  coverage: { ply: number; inside: number; left: number; ended: number }[]; book: { epd: string; moves: string[] }[];
+}
+interface PlayerMove { uci: string; san: string; white: number; draws: number; black: number }
+/** What the URL asks to mark: a repertoire (?rep=NAME) and an opponent (?player=NAME, ?pcolor=white|black). */
+interface Marks { report: Report | null; book: Map<string, Set<string>>; gaps: Map<string, Gap[]>; player: Map<string, PlayerMove> | null }
 
 const $ = (id: string) => document.getElementById(id)!;
 const cache = new Map<string, Promise<any>>();
@@ -36,12 +44,41 @@ const getJson = (path: string): Promise<any> => {
   if (!cache.has(path)) cache.set(path, fetch(path).then(r => (r.ok ? r.json() : null)));
   return cache.get(path)!;
 };
+const texts = new Map<string, Promise<string | null>>();
+/** An NDJSON answer's text (its one line), fetched once. */
+const getText = (path: string): Promise<string | null> => {
+  if (!texts.has(path)) texts.set(path, fetch(path).then(r => (r.ok ? r.text() : null)));
+  return texts.get(path)!;
+};
 const esc = (s: string) => s.replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 const fullName = (o: { opening_name: string | null; variation_name: string | null }) =>
   o.opening_name ? o.opening_name + (o.variation_name ? `: ${o.variation_name}` : '') : '';
 const evalText = (cp: number | null) => (cp === null ? '' : (cp > 0 ? '+' : '') + (cp / 100).toFixed(2));
 
 let line: string[] = [];
+const params = new URLSearchParams(location.search);
+const repName = params.get('rep'), playerName = params.get('player');
+const epdOf = (fen: string) => fen.split(' ').slice(0, 4).join(' ');
+const pct = (x: number) => (x * 100).toFixed(1) + '%';
+const games = (m: PlayerMove) => m.white + m.draws + m.black;
+
+/** The repertoire's report, indexed by position (fetched once). */
+async function report(): Promise<Pick<Marks, 'report' | 'book' | 'gaps'>> {
+  const r: Report | null = repName ? await getJson(`/repertoire/${encodeURIComponent(repName)}`) : null;
+  const book = new Map((r?.book ?? []).map(b => [b.epd, new Set(b.moves)]));
+  const gaps = new Map<string, Gap[]>();
+  for (const g of r?.gaps ?? []) gaps.set(g.epd, [...(gaps.get(g.epd) ?? []), g]);
+  return { report: r, book, gaps };
+}
+
+/** The opponent's moves at `fen` from /player (their colour: ?pcolor, else the repertoire's other side). */
+async function opponent(fen: string, r: Report | null): Promise<Map<string, PlayerMove> | null> {
+  if (!playerName) return null;
+  const color = params.get('pcolor') ?? (r?.color === 'white' ? 'black' : 'white');
+  const q = new URLSearchParams({ player: playerName, color, fen, recentGames: '0' });
+  const answer = await getText(`/player?${q}`);
+  return new Map((answer ? JSON.parse(answer).moves : []).map((m: PlayerMove) => [m.uci, m]));
+}
 let board: Api;
 let asked = 0; // performance.now() of the last navigation, for the render time below
 
@@ -63,7 +100,13 @@ function go(moves: string[], push = true) {
   if (!play(moves)) return;
   asked = performance.now();
   line = moves;
-  if (push) history.pushState(null, '', moves.length ? `?moves=${moves.map(encodeURIComponent).join('+')}` : location.pathname);
+  if (push) {
+    const keep = new URLSearchParams(params);
+    keep.delete('moves');
+    const rest = keep.toString();
+    const query = [moves.length ? `moves=${moves.map(encodeURIComponent).join('+')}` : '', rest].filter(Boolean).join('&');
+    history.pushState(null, '', query ? `?${query}` : location.pathname);
+  }
   render();
 }
 
@@ -86,9 +129,11 @@ async function render() {
   });
   document.body.dataset.fen = fen;
   renderCrumbs();
-  const node: Node | null = await getJson(`/node/fen/${encodeURIComponent(fen)}`);
+  const [node, rep] = await Promise.all([getJson(`/node/fen/${encodeURIComponent(fen)}`) as Promise<Node | null>, report()]);
+  const marks: Marks = { ...rep, player: await opponent(fen, rep.report) };
   if (makeFen(play(line)!.toSetup()) !== fen) return; // a newer move was played meanwhile
-  renderMoves(node);
+  renderMoves(node, marks, pos);
+  renderReport(marks.report);
   // Board and table are up to date: the time a move click costs.
   document.body.dataset.renderMs = (performance.now() - asked).toFixed(1);
   await renderInfo(node);
@@ -107,17 +152,53 @@ function bar(c: Child) {
   return `<div class="bar"><span class="w" style="width:${w}%">${w >= 15 ? w.toFixed(0) + '%' : ''}</span><span class="d" style="width:${d}%">${d >= 15 ? d.toFixed(0) + '%' : ''}</span><span class="b" style="width:${b}%">${b >= 15 ? b.toFixed(0) + '%' : ''}</span></div>`;
 }
 
-function renderMoves(node: Node | null) {
-  if (!node) {
+/** A table row's marks: a prepared move (★), an unanswered reply (gap), the opponent's games. */
+function markCells(uci: string, epd: string, marks: Marks) {
+  const mine = marks.book.get(epd)?.has(uci) ? ' <span class="rep" title="in the repertoire">★</span>' : '';
+  const gap = marks.gaps.get(epd)?.find(g => g.uci === uci);
+  const gapText = gap ? ` <span class="gap" title="the repertoire does not answer it: met in ${pct(gap.probability)} of games">gap</span>` : '';
+  const theirs = marks.player?.get(uci);
+  return { mark: mine + gapText, cls: [mine && 'rep', gap && 'gap'].filter(Boolean).join(' '), opp: marks.player ? `<td class="opp">${theirs ? games(theirs).toLocaleString('en') : ''}</td>` : '' };
+}
+
+function renderMoves(node: Node | null, marks: Marks, pos: Chess) {
+  const epd = epdOf(makeFen(pos.toSetup()));
+  const children = node ? [...node.children].sort((a, b) => b.game_count - a.game_count) : [];
+  const rows = children.map(c => {
+    const m = markCells(c.uci, epd, marks);
+    return `<tr data-san="${esc(c.pgn_move)}" data-uci="${c.uci}" class="${m.cls}"><td class="san">${esc(c.pgn_move)}${c.is_dubious ? ' <span class="flag">?!</span>' : ''}${m.mark}</td>` +
+      `<td class="games">${c.game_count.toLocaleString('en')}</td><td>${bar(c)}</td>` +
+      `<td class="rating">${c.avg_rating ? Math.round(c.avg_rating) : ''}</td><td class="eval">${evalText(c.stockfish_eval)}</td>${m.opp}` +
+      `<td class="name">${esc(fullName(c))}</td></tr>`;
+  });
+  // Prepared moves and the opponent's moves the knowledge base does not list here.
+  const listed = new Set(children.map(c => c.uci));
+  const extra = [...(marks.book.get(epd) ?? []), ...(marks.player?.keys() ?? [])].filter(u => !listed.has(u) && listed.add(u));
+  for (const uci of extra) {
+    const move = parseUci(uci);
+    if (!move || !pos.isLegal(move)) continue;
+    const san = makeSan(pos, move), m = markCells(uci, epd, marks);
+    rows.push(`<tr data-san="${esc(san)}" data-uci="${uci}" class="${m.cls}"><td class="san">${esc(san)}${m.mark}</td><td class="games">0</td><td></td><td></td><td></td>${m.opp}<td class="name"></td></tr>`);
+  }
+  if (!rows.length) {
     $('moves').innerHTML = '<p class="none">This position is not in the knowledge base.</p>';
     return;
   }
-  const rows = [...node.children].sort((a, b) => b.game_count - a.game_count).map(c =>
-    `<tr data-san="${esc(c.pgn_move)}"><td class="san">${esc(c.pgn_move)}${c.is_dubious ? ' <span class="flag">?!</span>' : ''}</td>` +
-    `<td class="games">${c.game_count.toLocaleString('en')}</td><td>${bar(c)}</td>` +
-    `<td class="rating">${c.avg_rating ? Math.round(c.avg_rating) : ''}</td><td class="eval">${evalText(c.stockfish_eval)}</td>` +
-    `<td class="name">${esc(fullName(c))}</td></tr>`);
-  $('moves').innerHTML = `<table><thead><tr><th>move</th><th>games</th><th>white / draw / black</th><th>rating</th><th>eval</th><th>opening</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  const opp = marks.player ? `<th title="${esc(playerName!)}'s games">opponent</th>` : '';
+  $('moves').innerHTML = `<table><thead><tr><th>move</th><th>games</th><th>white / draw / black</th><th>rating</th><th>eval</th>${opp}<th>opening</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+/** The repertoire's coverage by ply and its most likely gaps (links to their lines). */
+function renderReport(r: Report | null) {
+  if (!r) {
+    $('report').innerHTML = repName ? `<p class="none">No repertoire ${esc(repName)} was built.</p>` : '';
+    return;
+  }
+  const coverage = r.coverage.map(c => `<tr><td>${c.ply}</td><td class="inside">${pct(c.inside)}</td><td>${pct(c.left)}</td><td>${pct(c.ended)}</td></tr>`).join('');
+  const gaps = r.gaps.slice(0, 10).map(g => `<li><a data-moves="${esc(g.line)}">${esc(g.line)}</a> <small>${pct(g.probability)}, ${g.games.toLocaleString('en')} games</small></li>`).join('');
+  $('report').innerHTML = `<h3>Repertoire ${esc(r.repertoire)} (${r.color}, ${r.positions} positions)</h3>` +
+    `<table id="coverage"><thead><tr><th>ply</th><th>inside</th><th>left</th><th>ended</th></tr></thead><tbody>${coverage}</tbody></table>` +
+    `<h3>Gaps, most likely first (${r.gaps.length})</h3><ol id="gaps">${gaps}</ol>`;
 }
 
 async function renderInfo(node: Node | null) {

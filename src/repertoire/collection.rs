@@ -1,0 +1,113 @@
+//! Player collections as `okb serve` answers `GET /player` from them: each listed
+//! player's games with the references the Lichess explorer shows (id, players, ratings,
+//! month, result, speed, mode) and their first [`MAX_PLIES`] moves, as the Lichess
+//! player indexer keeps them.
+//!
+//! A game between two listed players is that of both (one row each, White's first).
+//! Games with no result, or no known year (Lichess's answers need a month), are left
+//! out; so are the games [`super::games`] leaves out (non-standard, illegal). Ids are
+//! the explorer index's ([`crate::explorer_index`]): the same game has the same id in
+//! `/player`, `/masters` and `/lichess`.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::Side;
+use super::games::{self, PlayerGame};
+use super::players::{Matcher, PlayerSpec};
+use crate::explorer_index::{GameRef, game_text, reference_of_text, tag_pairs};
+use crate::games::GamesError;
+use crate::games::filter::GameResult;
+use crate::position::MoveKey;
+
+/// Plies of a game kept (Lichess's player indexer keeps 50).
+pub const MAX_PLIES: usize = 50;
+
+/// One game of a listed player.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionGame {
+    /// The listed player, as the collection names them.
+    pub player: String,
+    /// The side they played.
+    pub side: Side,
+    /// The game's reference (id, names, ratings, date, winner, speed).
+    pub game: GameRef,
+    /// Rated (Lichess's `mode`): every game but those whose Event says "Casual".
+    pub rated: bool,
+    /// Its first [`MAX_PLIES`] moves.
+    pub moves: Vec<MoveKey>,
+}
+
+/// A listed player: the name and every spelling (the name first, then the aliases).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Listed {
+    /// The name shown.
+    pub name: String,
+    /// The name and its aliases.
+    pub spellings: Vec<String>,
+}
+
+impl Listed {
+    /// As a [`PlayerSpec`], for a [`Matcher`].
+    pub fn spec(&self) -> PlayerSpec {
+        PlayerSpec::Aliased { name: self.name.clone(), aliases: self.spellings.iter().skip(1).cloned().collect() }
+    }
+}
+
+/// Every player collection's games, in file order then game order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Collections {
+    /// The listed players (one per name, the first collection's spellings).
+    pub players: Vec<Listed>,
+    /// Their games.
+    pub games: Vec<CollectionGame>,
+}
+
+/// A file of a player collection: its path, the name it is shown by, its players.
+pub type CollectionFile = (PathBuf, String, Vec<PlayerSpec>);
+
+/// Reads `files` (on every core, kept in file order).
+pub fn read(files: &[CollectionFile]) -> Result<Collections, GamesError> {
+    let per_file: Vec<Vec<CollectionGame>> = files.par_iter().map(read_file).collect::<Result<_, _>>()?;
+    let mut players: Vec<Listed> = Vec::new();
+    for p in files.iter().flat_map(|f| &f.2) {
+        if !players.iter().any(|q| q.name == p.name()) {
+            players.push(Listed { name: p.name().to_string(), spellings: p.spellings().into_iter().map(str::to_string).collect() });
+        }
+    }
+    Ok(Collections { players, games: per_file.into_iter().flatten().collect() })
+}
+
+fn read_file((path, shown, players): &CollectionFile) -> Result<Vec<CollectionGame>, GamesError> {
+    let mut bytes = Vec::new();
+    crate::games::input::open(path)?
+        .read_to_end(&mut bytes)
+        .map_err(|source| GamesError::Read { path: path.clone(), line: 0, byte: 0, source })?;
+    let matcher = Matcher::new(players);
+    let mut out = Vec::new();
+    for g in games::read_bytes(&bytes, shown, &matcher, MAX_PLIES, None) {
+        out.extend(rows(&bytes, &matcher, g));
+    }
+    Ok(out)
+}
+
+/// The rows of one game: one per listed player in it.
+fn rows(bytes: &[u8], matcher: &Matcher, g: PlayerGame) -> Vec<CollectionGame> {
+    let text = game_text(bytes, g.offset);
+    let game = reference_of_text(&text);
+    let known = matches!(GameResult::from_tag(g.result.as_bytes()), Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins));
+    if game.year == 0 || !known {
+        return Vec::new();
+    }
+    let rated = !tag_pairs(&text).iter().any(|(name, value)| *name == "Event" && value.to_ascii_lowercase().starts_with("casual"));
+    let moves: Vec<MoveKey> = g.moves.iter().map(MoveKey::new).collect();
+    let sides = [(Side::White, &g.white), (Side::Black, &g.black)];
+    sides
+        .into_iter()
+        .filter_map(|(side, tag)| matcher.find(tag).map(|p| (side, p.to_string())))
+        .map(|(side, player)| CollectionGame { player, side, game: game.clone(), rated, moves: moves.clone() })
+        .collect()
+}

@@ -1,0 +1,89 @@
+//! The player collections' games ([`crate::repertoire::collection`]) in the store:
+//! `player_names` (each listed player's spellings, as JSON) and `player_games` (one row
+//! per listed player and game, in collection order; `moves` the first plies as 16-bit
+//! little-endian [`MoveKey`]s). A store of an older schema has neither table and reads
+//! as having no player collection.
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::StoreError;
+use crate::position::MoveKey;
+use crate::repertoire::Side;
+use crate::repertoire::collection::{CollectionGame, Collections, Listed};
+
+fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
+    move |source| StoreError::Sqlite { path: path.to_string(), source }
+}
+
+/// Writes `collections` on `conn`.
+pub fn write(conn: &mut Connection, path: &str, collections: &Collections) -> Result<(), StoreError> {
+    let tx = conn.transaction().map_err(sql(path))?;
+    {
+        let mut insert = tx.prepare("INSERT INTO player_names VALUES (?1, ?2)").map_err(sql(path))?;
+        for p in &collections.players {
+            insert.execute(params![p.name, serde_json::to_string(&p.spellings).expect("names serialize")]).map_err(sql(path))?;
+        }
+        let mut insert = tx
+            .prepare("INSERT INTO player_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
+            .map_err(sql(path))?;
+        for (i, c) in collections.games.iter().enumerate() {
+            let g = &c.game;
+            let moves: Vec<u8> = c.moves.iter().flat_map(|m| m.0.to_le_bytes()).collect();
+            insert
+                .execute(params![
+                    i as i64,
+                    c.player,
+                    c.side.word(),
+                    g.id,
+                    g.white,
+                    g.black,
+                    g.white_rating,
+                    g.black_rating,
+                    g.year,
+                    g.month,
+                    g.winner,
+                    g.speed,
+                    c.rated,
+                    g.played as i64,
+                    moves
+                ])
+                .map_err(sql(path))?;
+        }
+    }
+    tx.commit().map_err(sql(path))
+}
+
+/// Reads the player collections, `None` when the store has none.
+pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreError> {
+    let found: Option<i64> =
+        conn.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'player_games'", [], |r| r.get(0)).optional().map_err(sql(path))?;
+    if found.is_none() {
+        return Ok(None);
+    }
+    let corrupt = |what: String| StoreError::Corrupt(format!("{path}: {what}"));
+    let mut out = Collections::default();
+    let mut stmt = conn.prepare("SELECT name, spellings FROM player_names ORDER BY name").map_err(sql(path))?;
+    let names = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(sql(path))?;
+    for row in names {
+        let (name, spellings) = row.map_err(sql(path))?;
+        let spellings = serde_json::from_str(&spellings).map_err(|e| corrupt(format!("player_names {name}: {e}")))?;
+        out.players.push(Listed { name, spellings });
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT player, color, id, white, black, white_rating, black_rating, year, month, winner, speed, played, rated, moves
+             FROM player_games ORDER BY row",
+        )
+        .map_err(sql(path))?;
+    let rows = stmt
+        .query_map([], |r| {
+            let game = super::explorer::reference(r, 2)?;
+            let moves: Vec<u8> = r.get(13)?;
+            let side = if r.get::<_, String>(1)? == "white" { Side::White } else { Side::Black };
+            let moves = moves.chunks_exact(2).map(|b| MoveKey(u16::from_le_bytes([b[0], b[1]]))).collect();
+            Ok(CollectionGame { player: r.get(0)?, side, game, rated: r.get(12)?, moves })
+        })
+        .map_err(sql(path))?;
+    out.games = rows.collect::<Result<_, _>>().map_err(sql(path))?;
+    Ok(Some(out))
+}
