@@ -260,13 +260,17 @@ fn player_answers_count_as_python_chess_in_the_lichess_shape() {
         (vec![("player", "Kasparov, Gary"), ("color", "white"), ("modes", "fast")], "fast"),
         (vec![("player", "Kasparov, Gary"), ("color", "white"), ("speeds", "slow")], "slow"),
         (vec![("player", "Kasparov, Gary"), ("color", "white"), ("since", "1990")], "1990"),
-        (vec![("player", "Kasparov, Gary"), ("color", "white"), ("play", "e2e5")], "e2e5"),
         (vec![("player", "Kasparov, Gary"), ("color", "white"), ("recentGames", "9")], "recentGames"),
     ] {
         let (status, kind, body) = get(&server, "/player", &query);
         assert_eq!((status, kind.as_str()), (400, "application/json"), "{query:?}: {body}");
         assert!(body.contains(named), "{query:?}: {body}");
     }
+    // A well-formed line that names no legal position is an unknown position (404), as on
+    // every explorer endpoint: no pattern in the document can tell a legal move.
+    let (status, _, body) = get(&server, "/player", &[("player", "Kasparov, Gary"), ("color", "white"), ("play", "e2e5")]);
+    assert_eq!(status, 404, "{body}");
+    assert!(body.contains("e2e5"), "{body}");
 }
 
 #[test]

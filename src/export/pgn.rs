@@ -5,7 +5,7 @@
 //! Each file is one game: the Seven Tag Roster (`?` where a tree has no value, result
 //! `*`), `ECO` and `Opening` (the full Lichess name, as Lichess writes its own PGN), and
 //! `Annotator "okb"` (with the engine evaluations' origins when there are any:
-//! `okb; evaluations: okb-evals@73e4abda3fcb, Stockfish 15.1`). At every node the most-played move is the main continuation and the
+//! `okb; evaluations: okb-evals@937506613793, Stockfish 15.1`). At every node the most-played move is the main continuation and the
 //! others follow as variations, in the tree's order (games, then SAN). A position the
 //! engine annotated gets `{[%eval 0.25]}` after the move reaching it (pawns from White's
 //! side; `[%eval #3]`/`[%eval #-3]` for mates), the convention of Lichess and

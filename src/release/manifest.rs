@@ -85,12 +85,12 @@ pub struct Coverage {
     pub games_read: u64,
     /// Games counted in the tree.
     pub games_counted: u64,
-    /// The earliest day the oldest dated game can be on (`YYYY-MM-DD`).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
+    /// The earliest day the oldest dated game can be on (`YYYY-MM-DD`; null when no game
+    /// is dated). Always written: the value is also a step's, stored with postcard, which
+    /// cannot read a record with a field left out.
     pub first_date: Option<String>,
     /// The earliest day the newest dated game can be on (`YYYY-MM-DD`; a game dated
     /// `2025.??.??` counts as 2025-01-01, so this never claims more than the tags say).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
     pub last_date: Option<String>,
 }
 
@@ -195,5 +195,24 @@ impl Manifest {
     pub fn load(path: &Path) -> Result<Manifest, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_slice(&bytes).map_err(|e| format!("{}: not an okb manifest: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn coverage_survives_the_step_cache_dated_or_not() {
+        // The `coverage` step's value is stored with postcard, which writes every field.
+        let mut sources = BTreeMap::new();
+        let mut dated = Coverage::default();
+        dated.add(&crate::games::report::Counters { games_read: 3, games_counted: 2, dated: Some((17490101, 20250102)), ..Default::default() });
+        sources.insert("masters".to_string(), dated);
+        sources.insert("undated".to_string(), Coverage { files: 1, games_read: 5, games_counted: 5, ..Default::default() });
+        let bytes = postcard::to_allocvec(&sources).unwrap();
+        assert_eq!(postcard::from_bytes::<BTreeMap<String, Coverage>>(&bytes).unwrap(), sources);
+        assert_eq!(sources["masters"].summary(), "2 games, 1749-01 to 2025-01");
+        assert_eq!(sources["undated"].summary(), "5 games, undated");
     }
 }
