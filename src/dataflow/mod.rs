@@ -175,15 +175,33 @@ fn background_dropper() -> &'static Mutex<std::sync::mpsc::Sender<Memo>> {
     })
 }
 
-/// A cache object that failed verification; the step record is removed so that the
-/// next attempt recomputes it.
+/// A cache object that failed verification (`found`); the object `hash` that makes the
+/// step fresh (its value, or the list of its files) is removed so that the next attempt
+/// recomputes the step.
 #[derive(Debug, thiserror::Error)]
-#[error("cache object {hash} of step {step} is missing or corrupt; it was discarded and will be rebuilt")]
+#[error("cache object {found} of step {step} is missing or corrupt; {}", self.consequence())]
 pub struct CorruptCache {
     /// The step.
     pub step: String,
-    /// The bad object.
+    /// The object to discard: the step's output.
     pub hash: Hash,
+    /// The object found missing or corrupt (the output itself, or an object it names).
+    pub found: Hash,
+}
+
+impl CorruptCache {
+    /// A step's output found missing or corrupt.
+    pub fn output(step: impl Into<String>, hash: impl Into<Hash>) -> CorruptCache {
+        let hash = hash.into();
+        CorruptCache { step: step.into(), found: hash.clone(), hash }
+    }
+
+    fn consequence(&self) -> String {
+        match self.found == self.hash {
+            true => format!("it was discarded and step {} will be rebuilt", self.step),
+            false => format!("the step's output {} was discarded, so step {} will be rebuilt", self.hash, self.step),
+        }
+    }
 }
 
 /// Errors of the build engine itself.
@@ -409,7 +427,7 @@ impl Build {
         }
         match self.cache.get_value(&output.hash) {
             Some(v) => Ok(std::sync::Arc::new(v)),
-            None => Err(CorruptCache { step: step.to_string(), hash: output.hash.clone() }.into()),
+            None => Err(CorruptCache::output(step, output.hash.clone()).into()),
         }
     }
 
@@ -435,7 +453,7 @@ impl Build {
                     manifest.iter().for_each(|(_, hash)| self.cache.mark(hash));
                     (manifest, record.summary, record.output, record.warnings, record.warning_list)
                 }
-                None => return Err(CorruptCache { step: id, hash: record.output }.into()),
+                None => return Err(CorruptCache::output(id, record.output).into()),
             },
             None => {
                 let why = self.reason(&step, "output missing from the cache");
@@ -473,7 +491,7 @@ impl Build {
                 None => self
                     .cache
                     .get_blob(file_hash)
-                    .ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone() })?,
+                    .ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone(), found: file_hash.clone() })?,
             };
             // A copy, not a link to the cached blob: an output edited in place must not
             // edit the cache.
@@ -548,7 +566,7 @@ impl Build {
         if !self.dry_run || output.hash == UNKNOWN {
             return Ok(());
         }
-        let names = references(&self.cache, &output.hash).ok_or_else(|| CorruptCache { step: step.to_string(), hash: output.hash.clone() })?;
+        let names = references(&self.cache, &output.hash).ok_or_else(|| CorruptCache::output(step, output.hash.clone()))?;
         names.iter().for_each(|name| self.cache.mark(name));
         Ok(())
     }

@@ -73,8 +73,19 @@ fn corrupt_or_failed(cx: &Ctx<'_>, parts: &[String], error: RunError) -> BuildEr
     use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
     match &error {
         RunError::Input { input, source } if parts.contains(input) && matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
-            CorruptCache { step: input.clone(), hash: cx.hash_of(input) }.into()
+            let found = bad_run(cx, input).unwrap_or_else(|| cx.hash_of(input));
+            CorruptCache { step: input.clone(), hash: cx.hash_of(input), found }.into()
         }
         _ => cx.fail(error),
     }
+}
+
+/// Which of part `id`'s two runs is missing or corrupt (each read through to the end, where
+/// the cache checks its hash): the object a warning names.
+fn bad_run(cx: &Ctx<'_>, id: &str) -> Option<String> {
+    let part: Arc<StoredCounts> = cx.load(id).ok()?;
+    [&part.positions, &part.moves].into_iter().map(|run| run.name.clone()).find(|name| {
+        let read = cx.build.cache.open_blob(name).and_then(|mut blob| std::io::copy(&mut blob, &mut std::io::sink()));
+        read.is_err()
+    })
 }

@@ -39,13 +39,15 @@ fn pruned(cx: &Ctx<'_>, games: &MergedCounts, needed: &Needed<'_>) -> Result<Gam
     );
     use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
     // A missing or corrupt run is the games step's: discarding its value reruns it.
-    let failed = |e: RunError| match e {
-        RunError::Input { source, .. } if matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
-            BuildError::from(CorruptCache { step: "games".into(), hash: cx.hash_of("games") })
+    let failed = |run: String| {
+        move |e: RunError| match e {
+            RunError::Input { source, .. } if matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
+                BuildError::from(CorruptCache { step: "games".into(), hash: cx.hash_of("games"), found: run })
+            }
+            other => cx.fail(other),
         }
-        other => cx.fail(other),
     };
-    Ok(GameStats { positions: positions.map_err(failed)?, moves: moves.map_err(failed)? })
+    Ok(GameStats { positions: positions.map_err(failed(games.positions.name.clone()))?, moves: moves.map_err(failed(games.moves.name.clone()))? })
 }
 
 /// The records of the run `blob` (of the `games` step) that `keep` keeps.
