@@ -248,20 +248,14 @@ fn main() -> ExitCode {
     cli::output::end_quietly_on_closed_stdout();
     let cli = Cli::parse();
     cli::output::configure(cli.color, cli.quiet, cli.verbose);
-    if let Some(flag) = unused_pipeline_flag(&cli) {
-        let name = command_name(&cli.command);
-        eprintln!("error: {flag} has no effect on `okb {name}`, which reads no pipeline");
+    let facts = Facts::of(&cli.command);
+    if !facts.reads_pipeline && let Some(flag) = [("--pipeline", cli.pipeline.is_some()), ("--profile", cli.profile.is_some())].iter().find(|(_, given)| *given).map(|(f, _)| f) {
+        eprintln!("error: {flag} has no effect on `okb {}`, which reads no pipeline", facts.name);
         return ExitCode::from(2);
     }
-    // Only commands whose output is their stdout: elsewhere a broken pipe is a real
-    // failure (an engine that died, a download cut off).
-    let prints = matches!(
-        cli.command,
-        Command::Query(_) | Command::Inspect(_) | Command::Classify(_) | Command::Structure(_) | Command::Prep(_) | Command::Graph(_) | Command::Completions(_) | Command::Man | Command::Diff(_) | Command::Review(_)
-    );
     match run(cli) {
         Ok(code) => code,
-        Err(report) if prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
+        Err(report) if facts.prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
         Err(report) => {
             eprintln!("{report:?}");
             ExitCode::FAILURE
@@ -269,46 +263,46 @@ fn main() -> ExitCode {
     }
 }
 
-/// `--pipeline` or `--profile`, when given to a command that would ignore it.
-fn unused_pipeline_flag(cli: &Cli) -> Option<&'static str> {
-    let reads_pipeline = match &cli.command {
-        Command::Book(_) | Command::Count(_) | Command::Structure(_) | Command::Convert(_) | Command::Inspect(_) => false,
-        Command::Completions(_) | Command::Man => false,
-        Command::Classify(args) => args.store.is_none(),
-        Command::Engine(args) => !matches!(args.what, cli::engine::EngineCommand::Annotate(_)),
-        Command::Serve(args) => args.store.is_none(),
-        Command::Openingiq(args) => args.store.is_none(),
-        Command::Query(args) => args.store.is_none(),
-        _ => true,
-    };
-    if reads_pipeline {
-        return None;
-    }
-    if cli.pipeline.is_some() {
-        Some("--pipeline")
-    } else if cli.profile.is_some() {
-        Some("--profile")
-    } else {
-        None
-    }
+/// What the entry point needs to know of a command, said once per command.
+struct Facts {
+    /// Its name as messages show it (with the flag that decides `reads_pipeline`).
+    name: &'static str,
+    /// Whether it reads the pipeline (else `--pipeline` and `--profile` are refused).
+    reads_pipeline: bool,
+    /// Whether its output is its stdout, so that a closed pipe (`| head`) is a normal end;
+    /// elsewhere a broken pipe is a real failure (an engine that died, a download cut off).
+    prints: bool,
 }
 
-/// The subcommand's name, for messages.
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Book(_) => "book",
-        Command::Count(_) => "count",
-        Command::Structure(_) => "structure",
-        Command::Convert(_) => "convert",
-        Command::Inspect(_) => "inspect",
-        Command::Completions(_) => "completions",
-        Command::Man => "man",
-        Command::Classify(_) => "classify --store",
-        Command::Engine(_) => "engine annotate",
-        Command::Serve(_) => "serve --store",
-        Command::Openingiq(_) => "openingiq --store",
-        Command::Query(_) => "query --store",
-        _ => "this command",
+impl Facts {
+    fn of(command: &Command) -> Facts {
+        let (name, reads_pipeline, prints) = match command {
+            Command::Make(_) => ("make", true, false),
+            Command::Status(_) => ("status", true, false),
+            Command::Graph(_) => ("graph", true, true),
+            Command::Fetch(_) => ("fetch", true, false),
+            Command::Check(_) => ("check", true, false),
+            Command::Review(_) => ("review", true, true),
+            Command::Diff(_) => ("diff", true, true),
+            Command::Verify(_) => ("verify", true, false),
+            Command::Pin(_) => ("pin", true, false),
+            Command::Crawl(_) => ("crawl", true, false),
+            Command::Clean(_) => ("clean", true, false),
+            Command::Prep(_) => ("prep", true, true),
+            Command::Book(_) => ("book", false, false),
+            Command::Count(_) => ("count", false, false),
+            Command::Structure(_) => ("structure", false, true),
+            Command::Convert(_) => ("convert", false, false),
+            Command::Inspect(_) => ("inspect", false, true),
+            Command::Completions(_) => ("completions", false, true),
+            Command::Man => ("man", false, true),
+            Command::Classify(args) => ("classify --store", args.store.is_none(), true),
+            Command::Engine(args) => ("engine annotate", !matches!(args.what, cli::engine::EngineCommand::Annotate(_)), false),
+            Command::Serve(args) => ("serve --store", args.store.is_none(), false),
+            Command::Openingiq(args) => ("openingiq --store", args.store.is_none(), false),
+            Command::Query(args) => ("query --store", args.store.is_none(), true),
+        };
+        Facts { name, reads_pipeline, prints }
     }
 }
 
