@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::Side;
 use super::games::{self, PlayerGame};
 use super::players::{Matcher, PlayerSpec};
-use crate::explorer_index::{GameRef, game_text, reference_of_text, tag_pairs};
+use crate::explorer_index::{GameRef, game_text, reference_of_text};
 use crate::games::GamesError;
 use crate::games::filter::GameResult;
 use crate::position::MoveKey;
@@ -35,10 +35,15 @@ pub struct CollectionGame {
     pub side: Side,
     /// The game's reference (id, names, ratings, date, winner, speed).
     pub game: GameRef,
-    /// Rated (Lichess's `mode`): every game but those whose Event says "Casual".
-    pub rated: bool,
     /// Its first [`MAX_PLIES`] moves.
     pub moves: Vec<MoveKey>,
+}
+
+impl CollectionGame {
+    /// Rated (Lichess's `mode`): every game but those whose Event says "Casual".
+    pub fn rated(&self) -> bool {
+        self.game.mode != crate::explorer_index::MODE_CASUAL
+    }
 }
 
 /// A listed player: the name and every spelling (the name first, then the aliases).
@@ -102,12 +107,11 @@ fn rows(bytes: &[u8], matcher: &Matcher, g: PlayerGame) -> Vec<CollectionGame> {
     if game.year == 0 || !known {
         return Vec::new();
     }
-    let rated = !tag_pairs(&text).iter().any(|(name, value)| *name == "Event" && value.to_ascii_lowercase().starts_with("casual"));
     let moves: Vec<MoveKey> = g.moves.iter().map(MoveKey::new).collect();
     let sides = [(Side::White, &g.white), (Side::Black, &g.black)];
     sides
         .into_iter()
         .filter_map(|(side, tag)| matcher.find(tag).map(|p| (side, p.to_string())))
-        .map(|(side, player)| CollectionGame { player, side, game: game.clone(), rated, moves: moves.clone() })
+        .map(|(side, player)| CollectionGame { player, side, game: game.clone(), moves: moves.clone() })
         .collect()
 }

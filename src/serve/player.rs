@@ -100,7 +100,7 @@ impl PlayerQuery {
         let g = &c.game;
         let speed = if g.speed == 0 { OVER_THE_BOARD } else { g.speed };
         let month = u32::from(g.year) * 12 + u32::from(g.month.max(1)) - 1;
-        self.modes.is_none_or(|(rated, casual)| if c.rated { rated } else { casual })
+        self.modes.is_none_or(|(rated, casual)| if c.rated() { rated } else { casual })
             && self.speeds.is_none_or(|mask| mask & (1 << speed) != 0)
             && self.months.is_none_or(|(a, b)| (a..=b).contains(&month))
     }
@@ -237,7 +237,7 @@ impl Players {
             id: g.id.clone(),
             winner: [Some("white"), None, Some("black")][outcome(g.winner)],
             speed: speed_name(if g.speed == 0 { OVER_THE_BOARD } else { g.speed }).unwrap_or("classical"),
-            mode: if c.rated { "rated" } else { "casual" },
+            mode: if c.rated() { "rated" } else { "casual" },
             white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
             black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
             year: u32::from(g.year),

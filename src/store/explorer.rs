@@ -106,32 +106,15 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
         )
         .map_err(sql(path))?;
     let games = stmt
-        .query_map([], |r| {
-            Ok(GameRef {
-                id: r.get(0)?,
-                white: r.get(1)?,
-                black: r.get(2)?,
-                white_rating: r.get(3)?,
-                black_rating: r.get(4)?,
-                year: r.get(5)?,
-                month: r.get(6)?,
-                winner: r.get(7)?,
-                speed: r.get(8)?,
-                mode: r.get(9)?,
-                played: r.get::<_, i64>(10)? as u64,
-                block: r.get(11)?,
-                start: r.get(12)?,
-                len: r.get(13)?,
-            })
-        })
+        .query_map([], |r| Ok(GameRef { block: r.get(11)?, start: r.get(12)?, len: r.get(13)?, ..reference(r, 0)? }))
         .map_err(sql(path))?;
     loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
     Ok(Some(loaded))
 }
 
-/// A game's reference read from the ten columns from `first` on: id, white, black,
-/// white_rating, black_rating, year, month, winner, speed, played (the column order of
-/// `explorer_games` and `player_games`); no PGN place.
+/// A game's reference read from the eleven columns from `first` on: id, white, black,
+/// white_rating, black_rating, year, month, winner, speed, mode, played (the column order
+/// of `explorer_games` and `player_games`); no PGN place.
 pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<GameRef> {
     Ok(GameRef {
         id: r.get(first)?,
@@ -143,7 +126,8 @@ pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result
         month: r.get(first + 6)?,
         winner: r.get(first + 7)?,
         speed: r.get(first + 8)?,
-        played: r.get::<_, i64>(first + 9)? as u64,
+        mode: r.get(first + 9)?,
+        played: r.get::<_, i64>(first + 10)? as u64,
         ..Default::default()
     })
 }

@@ -43,7 +43,7 @@ pub fn write(conn: &mut Connection, path: &str, collections: &Collections) -> Re
                     g.month,
                     g.winner,
                     g.speed,
-                    c.rated,
+                    g.mode,
                     g.played as i64,
                     moves
                 ])
@@ -71,7 +71,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreE
     }
     let mut stmt = conn
         .prepare(
-            "SELECT player, color, id, white, black, white_rating, black_rating, year, month, winner, speed, played, rated, moves
+            "SELECT player, color, id, white, black, white_rating, black_rating, year, month, winner, speed, mode, played, moves
              FROM player_games ORDER BY row",
         )
         .map_err(sql(path))?;
@@ -81,7 +81,7 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreE
             let moves: Vec<u8> = r.get(13)?;
             let side = if r.get::<_, String>(1)? == "white" { Side::White } else { Side::Black };
             let moves = moves.chunks_exact(2).map(|b| MoveKey(u16::from_le_bytes([b[0], b[1]]))).collect();
-            Ok(CollectionGame { player: r.get(0)?, side, game, rated: r.get(12)?, moves })
+            Ok(CollectionGame { player: r.get(0)?, side, game, moves })
         })
         .map_err(sql(path))?;
     out.games = rows.collect::<Result<_, _>>().map_err(sql(path))?;

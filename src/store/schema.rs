@@ -130,7 +130,7 @@ CREATE TABLE player_games (
     month INTEGER NOT NULL,
     winner INTEGER NOT NULL,
     speed INTEGER NOT NULL,
-    rated INTEGER NOT NULL,
+    mode INTEGER NOT NULL,
     played INTEGER NOT NULL,
     moves BLOB NOT NULL
 );
