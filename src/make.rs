@@ -11,11 +11,10 @@ use crate::dataflow::mark::UnfinishedMark;
 use crate::files::temp;
 use crate::diagnostics::Warning;
 use crate::dataflow::{Build, BuildError, CorruptCache, Decl, Plan, Status, StepReport};
-use crate::eco::EcoFormat;
-use crate::pipeline::{ExportFormat, ExportSpec, Loaded, SourceKind};
+use crate::pipeline::{Loaded, SourceKind};
 use crate::release::{self, Manifest};
 use crate::sources::{Origin, Resolver, Wanted};
-use crate::steps::{self, game_file::GameFile};
+use crate::steps::{self, planning::{GameFile, Planning, SourceFile}};
 
 mod repertoires;
 
@@ -97,15 +96,6 @@ pub enum MakeError {
     },
 }
 
-fn format_of(kind: SourceKind) -> Option<EcoFormat> {
-    match kind {
-        SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
-        SourceKind::ScidEco => Some(EcoFormat::Scid),
-        SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
-        SourceKind::Pgn | SourceKind::Bgn | SourceKind::StructureLabels | SourceKind::Counts | SourceKind::LichessExplorer | SourceKind::LichessEvals | SourceKind::LichessCloudEval | SourceKind::LichessDb => None,
-    }
-}
-
 /// The project's cache folder.
 pub fn cache_dir(loaded: &Loaded) -> PathBuf {
     loaded.cache.clone()
@@ -117,12 +107,12 @@ pub fn cache_dir(loaded: &Loaded) -> PathBuf {
 /// The caller holds the project lock. A make that finds the previous one unfinished
 /// (killed, or failed) first removes the temporary files that one left behind.
 pub fn make(loaded: &Loaded, options: &MakeOptions, on_report: impl FnMut(&StepReport) + Clone + Send + 'static) -> Result<MakeSummary, MakeError> {
-    make_adapted(loaded, options, on_report, &|_, _, plan| Ok(plan))
+    make_adapted(loaded, options, on_report, &|_, plan| Ok(plan))
 }
 
 /// Changes the plan of a pipeline before it runs: another command's steps (`okb engine
 /// queue` runs the steps up to the tree, then its own).
-pub type Adapt = dyn Fn(&Loaded, &Build, Plan<'static>) -> Result<Plan<'static>, MakeError> + Sync;
+pub type Adapt = dyn Fn(&Planning<'_>, Plan<'static>) -> Result<Plan<'static>, MakeError> + Sync;
 
 /// [`make`] with the plan changed by `adapt` first.
 pub fn make_adapted(
@@ -193,7 +183,8 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow:
     let start = Instant::now();
     let build = Build::new(cache_dir(loaded), options.dry_run, on_report);
     let mut summary = MakeSummary::default();
-    let plan = adapt(loaded, &build, plan(loaded, options, &build, &mut summary.fetched)?)?;
+    let planning = planning(loaded, options, &build, &mut summary.fetched)?;
+    let plan = adapt(&planning, plan_of(&planning)?)?;
     let mut warnings = plan.run(&build)?;
     build.save()?;
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
@@ -211,236 +202,79 @@ fn make_once(loaded: &Loaded, options: &MakeOptions, on_report: crate::dataflow:
     Ok(summary)
 }
 
-/// The steps `loaded` asks for, in pipeline order. Sources are resolved and game files
-/// listed here (notes about fetched sources go to `fetched`); nothing is computed.
+/// The steps `loaded` asks for, in pipeline order: each step module of
+/// [`steps::PLANNERS`] declares its own from one [`Planning`].
 pub fn plan(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut Vec<String>) -> Result<Plan<'static>, MakeError> {
-    let pipeline = &loaded.pipeline;
+    plan_of(&planning(loaded, options, build, fetched)?)
+}
+
+/// The steps every step module declares from `planning`.
+pub fn plan_of(planning: &Planning<'_>) -> Result<Plan<'static>, MakeError> {
     let mut steps: Vec<Decl<'static>> = Vec::new();
+    for planner in steps::PLANNERS {
+        let declared = (planner.plan)(planning, &steps)?;
+        steps.extend(declared);
+    }
+    Ok(Plan { steps, params: planning.params.clone() })
+}
+
+/// What the step modules plan from: the pipeline's sources resolved (found, fetched or
+/// copied from a mirror; notes about fetched sources go to `fetched`), its game files
+/// listed, its crawls made available, its engine found, and the manifest's facts about
+/// them. Nothing is computed.
+pub fn planning<'a>(loaded: &'a Loaded, options: &MakeOptions, build: &Build, fetched: &mut Vec<String>) -> Result<Planning<'a>, MakeError> {
+    let pipeline = &loaded.pipeline;
     let mut facts = Manifest { manifest: release::manifest::FORMAT, okb: release::manifest::Tool::this(), ..Default::default() };
-    let sources = source_steps(loaded, options, build, fetched, &mut steps, &mut facts)?;
-    steps.push(steps::eco::declare(sources.taxonomies, pipeline.eco.interpolate));
+    let files = resolve_files(loaded, options, build, fetched)?;
+    for file in &files {
+        facts.sources.insert(file.name.clone(), source_facts(&pipeline.sources[&file.name], file.hash.clone()));
+    }
     let game_files = list_game_files(loaded, options, build, fetched, &mut facts)?;
-    let parts = phase2_steps(loaded, options, &game_files, sources.counts, &mut steps, &mut facts)?;
-    steps.push(steps::tree::declare(!parts.is_empty(), pipeline.tree.clone()));
-    if let Some((config, hash)) = engine_setup(loaded, build)? {
+    let crawls = crawl_sources(loaded, options, &mut facts)?;
+    let engine = engine_setup(loaded, build)?;
+    let mut clouds = Vec::new();
+    if let Some((config, hash)) = &engine {
         let settings = serde_json::to_value(&pipeline.engine).unwrap_or_default();
         facts.engine = Some(release::manifest::EngineFacts { binary_blake3: hash.clone(), settings, ..Default::default() });
-        let mut evals = sources.evals.clone();
-        evals.extend(cloud_steps(loaded, options, &config, &mut steps, &mut facts));
-        let sources = evals_refs(&config, &evals);
-        steps.push(steps::engine::declare(config, hash, engine_cache(loaded), sources));
+        clouds = cloud_sources(loaded, config, &mut facts);
     }
-    let store_path = loaded.path(&pipeline.store.path);
-    let review_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    steps.push(steps::structures::declare(sources.labels.clone()));
-    steps.push(steps::structure_review::declare(review_dir.clone(), sources.labels));
-    if let Some(params) = &pipeline.validate {
-        steps.push(steps::validate::declare(params.clone(), files_of(&game_files, &params.sources)));
-        steps.push(steps::validation_report::declare(review_dir, params.stubs));
-    }
-    steps.push(steps::coverage::declare(parts));
-    store_steps(loaded, options, &game_files, &store_path, &mut steps)?;
-    for (name, spec) in &pipeline.exports {
-        steps.push(export_step(name, spec, loaded.path(&spec.output), &game_files, pipeline.engine.is_some()));
-    }
-    let build_dir = store_path.parent().map(Path::to_path_buf).unwrap_or_default();
-    steps.extend(repertoires::steps(loaded, options, build, &build_dir, &game_files, fetched, &mut facts)?);
+    let repertoires = repertoires::files(loaded, options, build, fetched, &mut facts)?;
     let params = serde_json::to_value(pipeline).map_err(|e| BuildError::Step { step: "pipeline".into(), message: e.to_string() })?;
     facts.pipeline = release::manifest::PipelineFacts { file: release::manifest::relative(&loaded.root, &loaded.file), parameters: params.clone() };
     facts.game_files = game_files
         .iter()
         .map(|g| release::manifest::GameFileFacts { source: g.source.clone(), path: g.shown.clone(), blake3: g.hash.clone() })
         .collect();
-    steps.push(manifest_step(loaded, facts, &steps, store_path));
-    Ok(Plan { steps, params })
+    let (mirrors, offline, dry_run) = (options.mirrors.clone(), options.offline, options.dry_run);
+    Ok(Planning { loaded, params, mirrors, offline, dry_run, files, game_files, crawls, clouds, engine, repertoires, facts })
 }
 
-/// The sources' steps other than game files: taxonomies, counts files, structure labels.
-struct SourceSteps {
-    taxonomies: Vec<(String, EcoFormat)>,
-    /// Counts sources: (name, step id).
-    counts: Vec<(String, String)>,
-    labels: Vec<String>,
-    /// Evaluation sources: (name, step id, pin).
-    evals: Vec<(String, String, String)>,
-}
-
-/// The steps of the pipeline's cloud-eval sources; returns their (name, step id, pin)
-/// for the engine step (`unpinned` for a source without `blake3`).
-fn cloud_steps(loaded: &Loaded, options: &MakeOptions, engine: &crate::engine::EngineConfig, steps: &mut Vec<Decl<'static>>, facts: &mut Manifest) -> Vec<(String, String, String)> {
+/// The pipeline's cloud-eval sources as the client asks them (`[engine] multipv` unless
+/// the source says otherwise), their facts recorded (`unpinned` for a source without
+/// `blake3`).
+fn cloud_sources(loaded: &Loaded, engine: &crate::engine::EngineConfig, facts: &mut Manifest) -> Vec<crate::evals::cloud::CloudSource> {
     let mut found = Vec::new();
     for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessCloudEval) {
-        let source = crate::evals::cloud::CloudSource {
+        let pin = spec.blake3.clone().unwrap_or_else(|| "unpinned".into());
+        facts.sources.insert(name.clone(), source_facts(spec, pin));
+        found.push(crate::evals::cloud::CloudSource {
             name: name.clone(),
             server: spec.url.clone().unwrap_or_default().trim_end_matches('/').to_string(),
             token_env: spec.token_env.clone(),
             politeness: spec.politeness.clone().unwrap_or_default(),
             multipv: spec.multipv.unwrap_or(engine.multipv),
             pin: spec.blake3.clone(),
-        };
-        let pin = spec.blake3.clone().unwrap_or_else(|| "unpinned".into());
-        facts.sources.insert(name.clone(), source_facts(spec, pin.clone()));
-        let offline = options.offline || options.dry_run;
-        steps.push(steps::cloud_eval::declare(source, engine.clone(), loaded.path("sources"), options.mirrors.clone(), offline));
-        found.push((name.clone(), steps::cloud_eval::id(name), pin));
+        });
     }
     found
 }
 
-/// The evaluation sources `config` names, as the engine step takes them.
-pub fn evals_refs(config: &crate::engine::EngineConfig, evals: &[(String, String, String)]) -> Vec<steps::engine::SourceRef> {
-    config
-        .sources
-        .iter()
-        .filter_map(|name| evals.iter().find(|(n, _, _)| n == name))
-        .map(|(name, step, pin)| steps::engine::SourceRef { name: name.clone(), step: step.clone(), label: format!("{name}@{}", &pin[..pin.len().min(12)]) })
-        .collect()
-}
-
-/// Declares a step per taxonomy, counts file and structure-label file (each source
-/// resolved: found, fetched or copied from a mirror), and records the sources' facts.
-fn source_steps(
-    loaded: &Loaded,
-    options: &MakeOptions,
-    build: &Build,
-    fetched: &mut Vec<String>,
-    steps: &mut Vec<Decl<'static>>,
-    facts: &mut Manifest,
-) -> Result<SourceSteps, MakeError> {
-    let mut found = SourceSteps { taxonomies: Vec::new(), counts: Vec::new(), labels: Vec::new(), evals: Vec::new() };
-    for (name, kind, path, hash) in resolve_files(loaded, options, build, fetched)? {
-        match format_of(kind) {
-            Some(format) => {
-                let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-                steps.push(steps::parse::declare(&name, format, path, &hash, size));
-                found.taxonomies.push((name.clone(), format));
-            }
-            None if kind == SourceKind::LichessEvals => {
-                let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
-                steps.push(steps::evals::declare(&name, path, shown, &hash));
-                found.evals.push((name.clone(), steps::evals::id(&name), hash.clone()));
-            }
-            None if kind == SourceKind::Counts => {
-                steps.push(steps::counts::declare(&name, path, &hash, loaded.pipeline.tree.max_ply as usize));
-                found.counts.push((name.clone(), steps::counts::id(&name)));
-            }
-            None => {
-                steps.push(steps::structure_labels::declare(&name, path, &hash));
-                found.labels.push(steps::structure_labels::id(&name));
-            }
-        }
-        facts.sources.insert(name.clone(), source_facts(&loaded.pipeline.sources[&name], hash));
-    }
-    Ok(found)
-}
-
-/// Phase 2's counting: a step per game file and per crawl, and the `games` merge of
-/// them with the counts files' steps `counts`; returns every counting step as (source
-/// name, step id), none when the tree has no games.
-fn phase2_steps(
-    loaded: &Loaded,
-    options: &MakeOptions,
-    game_files: &[GameFile],
-    counts: Vec<(String, String)>,
-    steps: &mut Vec<Decl<'static>>,
-    facts: &mut Manifest,
-) -> Result<Vec<(String, String)>, MakeError> {
+/// The pipeline's explorer crawls, each made available (walked, resumed, or its missing
+/// answers fetched), as (source name, manifest BLAKE3). A dry run never asks a server: a
+/// crawl it cannot replay is declared unfinished, so the steps after it show as stale.
+fn crawl_sources(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<(String, String)>, MakeError> {
     let pipeline = &loaded.pipeline;
-    let spill_dir = cache_dir(loaded).join("spill");
-    for file in game_files {
-        steps.push(steps::game_file::declare(file.clone(), pipeline.tree.max_ply as usize, pipeline.games.memory_budget_mb, spill_dir.clone()));
-    }
-    let crawls = crawl_steps(loaded, options, facts)?;
-    let files = game_files.iter().map(|g| (g.source.clone(), g.id()));
-    let crawled = crawls.iter().map(|(name, d)| (name.clone(), d.id.clone()));
-    let parts: Vec<(String, String)> = files.chain(counts).chain(crawled).collect();
-    steps.extend(crawls.into_iter().map(|(_, d)| d));
-    if !parts.is_empty() {
-        steps.push(steps::games::declare(parts.iter().map(|(_, id)| id.clone()).collect(), pipeline.games.memory_budget_mb));
-    }
-    Ok(parts)
-}
-
-/// The store's steps: its entries, the node records, the explorer index (`[explorer]`),
-/// the SQLite store and its PostgreSQL copy (`[store] url`).
-fn store_steps(loaded: &Loaded, options: &MakeOptions, game_files: &[GameFile], store_path: &Path, steps: &mut Vec<Decl<'static>>) -> Result<(), MakeError> {
-    let pipeline = &loaded.pipeline;
-    let entries = cache_dir(loaded).join("store-entries.sqlite");
-    let (with_engine, with_stubs) = (pipeline.engine.is_some(), pipeline.validate.as_ref().is_some_and(|v| v.stubs));
-    steps.push(steps::store_entries::declare(entries.clone()));
-    steps.push(steps::node_records::declare(with_engine));
-    if let Some(params) = &pipeline.explorer {
-        steps.push(explorer_step(loaded, options, game_files, params));
-    }
-    let with_explorer = pipeline.explorer.is_some();
-    let collections = player_collection_files(loaded, game_files);
-    let with_players = !collections.is_empty();
-    if with_players {
-        steps.push(steps::player_games::declare(collections));
-    }
-    let with = steps::store::With { engine: with_engine, stubs: with_stubs, explorer: with_explorer, players: with_players };
-    steps.push(steps::store::declare(store_path.to_path_buf(), entries, previous_dir(loaded), with));
-    if let Some(target) = pipeline.store.postgres() {
-        // The pipeline's validation parsed it already; this cannot fail here.
-        let target = target.map_err(|e| BuildError::Step { step: "store:postgres".into(), message: e.to_string() })?;
-        steps.push(steps::store_postgres::declare(store_path.to_path_buf(), target));
-    }
-    Ok(())
-}
-
-/// The PGN files of the player collections (game sources with `players`), with their
-/// BLAKE3s and sources, for `player-games`.
-fn player_collection_files(loaded: &Loaded, game_files: &[GameFile]) -> Vec<(crate::repertoire::collection::CollectionFile, String, String)> {
-    let players = |g: &&GameFile| loaded.pipeline.sources.get(&g.source).and_then(|s| s.players.clone()).filter(|_| !g.bgn);
-    game_files
-        .iter()
-        .filter_map(|g| players(&g).map(|p| ((g.path.clone(), g.shown.clone(), p), g.hash.clone(), g.source.clone())))
-        .collect()
-}
-
-/// The explorer index over the game files (`[explorer]`).
-fn explorer_step(loaded: &Loaded, options: &MakeOptions, game_files: &[GameFile], params: &crate::explorer_index::ExplorerParams) -> Decl<'static> {
-    let pipeline = &loaded.pipeline;
-    // A counts file holds no games: the index (and so every filtered answer) leaves it out.
-    if !options.dry_run
-        && let Some(name) = pipeline.sources.iter().find(|(_, s)| s.kind == SourceKind::Counts).map(|(n, _)| n)
-    {
-        eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {name}", "Note");
-    }
-    let files = game_files
-        .iter()
-        .map(|g| {
-            let spec = crate::explorer_index::FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() };
-            (spec, g.hash.clone(), g.source.clone())
-        })
-        .collect();
-    steps::explorer::declare(files, pipeline.tree.max_ply as usize, params.clone())
-}
-
-/// The release manifest: the facts and the outputs of `steps` the build delivers (files
-/// outside the cache, whose own intermediates such as store:entries are no output; the
-/// store apart).
-fn manifest_step(loaded: &Loaded, facts: Manifest, steps: &[Decl<'static>], store_path: PathBuf) -> Decl<'static> {
-    let cache = cache_dir(loaded);
-    let delivered = |d: &&Decl<'_>| d.id != "store" && d.action.writes().1.is_some_and(|t| !t.starts_with(&cache));
-    let outputs = steps.iter().filter(delivered).filter_map(|d| match d.action.writes() {
-        ("files", Some(target)) => Some((d.id.clone(), target.clone(), true)),
-        ("file", Some(target)) => Some((d.id.clone(), target.clone(), false)),
-        _ => None,
-    });
-    let engine = facts.engine.is_some();
-    let inputs = steps::manifest::Inputs { facts, root: loaded.root.clone(), outputs: outputs.collect(), store: Some(store_path), engine };
-    steps::manifest::declare(inputs, manifest_path(loaded), previous_dir(loaded))
-}
-
-/// The steps of the pipeline's explorer crawls, each crawl made available first (walked,
-/// resumed, or its missing answers fetched). Their counts are parts of the `games` merge,
-/// added to the game files' and counts files'. A dry run never asks a server: a crawl it
-/// cannot replay is declared unfinished, so the steps after it show as stale. Each step
-/// comes with its source's name.
-fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<(String, Decl<'static>)>, MakeError> {
-    let pipeline = &loaded.pipeline;
-    let mut steps = Vec::new();
+    let mut crawls = Vec::new();
     for (name, spec) in pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer) {
         let source = spec.crawl(name, &pipeline.tree).map_err(|why| crate::crawl::CrawlError::Settings { source_name: name.clone(), why })?;
         let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &options.mirrors);
@@ -455,10 +289,9 @@ fn crawl_steps(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> 
             Err(e) => return Err(e.into()),
         };
         facts.sources.insert(name.clone(), source_facts(spec, hash.clone()));
-        let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
-        steps.push((name.clone(), steps::crawl::declare(name, archive, &hash)));
+        crawls.push((name.clone(), hash));
     }
-    Ok(steps)
+    Ok(crawls)
 }
 
 /// Says what a crawl asked the server, and what an unpinned one would pin.
@@ -548,35 +381,14 @@ fn source_facts(spec: &crate::pipeline::SourceSpec, hash: String) -> release::ma
     release::manifest::SourceFacts { kind, url: spec.url.clone(), path: spec.path.clone(), blake3: hash }
 }
 
-/// The step of one `[exports.<name>]` table.
-fn export_step(name: &str, spec: &ExportSpec, target: PathBuf, game_files: &[GameFile], with_engine: bool) -> Decl<'static> {
-    match spec.format {
-        ExportFormat::EcoJson => steps::export_eco_json::declare(name, target, spec.pretty),
-        ExportFormat::Polyglot => steps::export_polyglot::declare(name, target, spec.weights),
-        ExportFormat::Csv => steps::export_csv::declare(name, target, spec.delimiter.as_bytes()[0]),
-        ExportFormat::Pgn => steps::export_pgn::declare(name, target, spec.max_depth, with_engine),
-        ExportFormat::Packed => steps::export_packed::declare(name, target),
-        ExportFormat::Neo4j => steps::export_neo4j::declare(name, target),
-        ExportFormat::LichessEvals => steps::export_lichess_evals::declare(name, target),
-        ExportFormat::OpeningIq => steps::export_openingiq::declare(name, target, spec.max_depth, spec.pretty, with_engine),
-        ExportFormat::ClassifiedPgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), false),
-        ExportFormat::ClassifiedBgn => steps::export_classified::declare(name, target, files_of(game_files, &spec.sources), true),
-    }
-}
-
-/// The game files of the named sources: (path, shown name, BLAKE3).
-fn files_of(game_files: &[GameFile], sources: &[String]) -> Vec<(PathBuf, String, String)> {
-    game_files.iter().filter(|g| sources.contains(&g.source)).map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone())).collect()
-}
-
 /// Every pinned file source (taxonomies, counts, structure labels), found in the source store, a
-/// mirror or downloaded: (name, kind, file, BLAKE3).
+/// mirror or downloaded.
 fn resolve_files(
     loaded: &Loaded,
     options: &MakeOptions,
     build: &Build,
     fetched: &mut Vec<String>,
-) -> Result<Vec<(String, SourceKind, PathBuf, String)>, MakeError> {
+) -> Result<Vec<SourceFile>, MakeError> {
     let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
     let mut found = Vec::new();
     for (name, spec) in &loaded.pipeline.sources {
@@ -594,7 +406,7 @@ fn resolve_files(
             eprintln!("{:>12} {note}", "Fetched");
             fetched.push(note);
         }
-        found.push((name.clone(), spec.kind, resolved.path, resolved.hash));
+        found.push(SourceFile { name: name.clone(), kind: spec.kind, path: resolved.path, hash: resolved.hash });
     }
     Ok(found)
 }

@@ -168,7 +168,7 @@ pub(crate) fn build(
     replay_warnings: bool,
     on_report: impl FnMut(&crate::dataflow::StepReport) + Clone + Send + 'static,
 ) -> miette::Result<(crate::dataflow::lock::ProjectLock, MakeSummary)> {
-    build_adapted(loaded, sources, replay_warnings, on_report, &|_, _, plan| Ok(plan))
+    build_adapted(loaded, sources, replay_warnings, on_report, &|_, plan| Ok(plan))
 }
 
 /// [`build`] with the plan changed by `adapt` first (see [`make::make_adapted`]).

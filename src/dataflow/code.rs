@@ -7,7 +7,10 @@
 //! that file and everything it uses, transitively: the declaration of `tree` in
 //! `src/steps/tree.rs` uses `src/tree.rs`, which uses `src/position.rs`, and so on.
 //! The build engine itself (`src/dataflow/`) is left out: it moves values between steps
-//! and does not compute them, and its cache format has its own checks. `Cargo.lock` is
+//! and does not compute them, and its cache format has its own checks. So is the step
+//! modules' shared planning (`src/steps/planning.rs`, and the list of modules in
+//! `src/steps/mod.rs`): it decides which steps exist and hands them inputs, files and
+//! parameters that their keys cover. `Cargo.lock` is
 //! in every fingerprint: a new version of shakmaty may play a move differently.
 
 use std::collections::BTreeSet;
@@ -19,18 +22,28 @@ mod generated {
 pub use generated::{CARGO_LOCK, FILES};
 
 /// The files (as indices into a table like [`FILES`]) that `entry` uses transitively,
-/// itself included, leaving out the build engine's own files.
+/// itself included, leaving out the build engine's and the planning's files.
 pub fn closure(files: &[(&str, &str, &[u16])], entry: &str) -> BTreeSet<usize> {
     let mut seen = BTreeSet::new();
     let Some(start) = files.iter().position(|f| f.0 == entry) else { return seen };
     let mut stack = vec![start];
     while let Some(i) = stack.pop() {
-        if files[i].0.starts_with("src/dataflow/") || !seen.insert(i) {
+        if is_planning(files[i].0) || !seen.insert(i) {
             continue;
         }
         stack.extend(files[i].2.iter().map(|&d| usize::from(d)));
     }
     seen
+}
+
+/// Whether `path` is code that moves or plans steps rather than computing their values:
+/// the build engine (`src/dataflow/`, whose cache format has its own checks), the
+/// planning shared by the step modules (`src/steps/planning.rs`, whose every output is a
+/// declared input, file hash or parameter path, all of them keyed) and the list of step
+/// modules (`src/steps/mod.rs`: a step module naming its sibling `planning` names its
+/// parent, which names every module).
+fn is_planning(path: &str) -> bool {
+    path.starts_with("src/dataflow/") || path == "src/steps/planning.rs" || path == "src/steps/mod.rs"
 }
 
 /// The code of a rule: each file in its closure with a short hash, in path order.

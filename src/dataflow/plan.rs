@@ -3,6 +3,17 @@
 //! outputs it reads, the input files it hashes, the pipeline parameters it depends on
 //! (by path), what it writes, and the function that computes it. The scheduler
 //! ([`super::schedule`]) walks the plan; nothing else wires steps together.
+//!
+//! A step is declared through [`Declaring`]: each input it reads gives a typed [`Input`]
+//! handle, the only thing [`Ctx::get`] loads, so a step cannot read what its key does
+//! not cover; each parameter is read and keyed by one [`Declaring::param`] call.
+//!
+//! ```compile_fail
+//! // Loading a step by its id, undeclared, does not compile outside the build engine:
+//! fn sneaky(cx: &okb::dataflow::Ctx<'_>) {
+//!     let _ = cx.load::<u8>("tree");
+//! }
+//! ```
 
 use std::any::Any;
 use std::path::PathBuf;
@@ -88,27 +99,11 @@ impl<'a> Decl<'a> {
         Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action, left: None, references: None }
     }
 
-    /// Reads the output of step `id`.
-    pub fn reads(mut self, id: impl Into<String>) -> Self {
+    /// Reads the output of step `id` (steps declare reads through [`Declaring::input`],
+    /// which hands them the only means to load it).
+    #[cfg(test)]
+    pub(super) fn reads(mut self, id: impl Into<String>) -> Self {
         self.reads.push(id.into());
-        self
-    }
-
-    /// Hashes an input file (or any content named by a hash).
-    pub fn file(mut self, name: impl Into<String>, hash: impl Into<Hash>) -> Self {
-        self.files.push((name.into(), hash.into()));
-        self
-    }
-
-    /// Depends on the pipeline parameter at `path` (`"tree.max_ply"`; one segment per
-    /// `.`), or on a whole table (`"tree"`).
-    pub fn param(self, path: &str) -> Self {
-        self.param_at(path.split('.').map(String::from).collect())
-    }
-
-    /// Like [`Decl::param`], for a path whose segments may hold dots (source names).
-    pub fn param_at(mut self, path: Vec<String>) -> Self {
-        self.params.push(path);
         self
     }
 
@@ -206,14 +201,19 @@ pub(super) trait Inputs: Sync {
 }
 
 impl Ctx<'_> {
+    /// The value of the input `input` declared.
+    pub fn get<T>(&self, input: &Input<T>) -> Result<Arc<T>, BuildError> {
+        (input.load)(self, &input.id)
+    }
+
     /// The value of input step `id` (one this step declared it reads).
-    pub fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
+    pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
         self.declared(id)?;
         self.build.load(id, self.plan.output(id), self.plan.memo(id))
     }
 
     /// The value of input step `id`, an [`Action::Memory`] step (never read from the cache).
-    pub fn load_in_memory<T: Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
+    pub(super) fn load_in_memory<T: Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
         self.declared(id)?;
         let value = self.plan.memory_value(self.build, id)?;
         value.downcast::<T>().map_err(|_| BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() })
@@ -228,10 +228,10 @@ impl Ctx<'_> {
         Err(self.fail(format!("loads step {id} without declaring that it reads it (`.reads(\"{id}\")`): its key would not cover that input")))
     }
 
-    /// The output hash of input step `id`: for a step that writes one file itself
+    /// The output hash of `input`: for a step that writes one file itself
     /// ([`Action::File`]), that file's BLAKE3, so a reader need not hash it again.
-    pub fn hash_of(&self, id: &str) -> super::cache::Hash {
-        self.plan.output(id).hash.clone()
+    pub fn hash_of<T>(&self, input: &Input<T>) -> super::cache::Hash {
+        self.plan.output(&input.id).hash.clone()
     }
 
     /// Reports warnings (shown after the build, in file and line order).
@@ -242,5 +242,133 @@ impl Ctx<'_> {
     /// A failure of this step.
     pub fn fail(&self, message: impl std::fmt::Display) -> BuildError {
         BuildError::Step { step: self.id.to_string(), message: message.to_string() }
+    }
+}
+
+/// A typed handle on the output of a step that the declaring step reads. Only
+/// [`Declaring::input`] makes one, and [`Ctx::get`] is the only way a step loads another
+/// step's value: what a step can load is what its key covers.
+pub struct Input<T> {
+    id: String,
+    load: for<'c, 'r> fn(&'c Ctx<'r>, &str) -> Result<Arc<T>, BuildError>,
+}
+
+impl<T> Clone for Input<T> {
+    fn clone(&self) -> Self {
+        Input { id: self.id.clone(), load: self.load }
+    }
+}
+
+impl<T> std::fmt::Debug for Input<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Input({})", self.id)
+    }
+}
+
+impl<T> Input<T> {
+    /// The id of the step it reads.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
+/// A step being declared: its inputs, files and parameters, before its function (which
+/// captures the handles [`Declaring::input`] returns). [`Declaring::value`] and its
+/// siblings end the declaration with what the step writes.
+pub struct Declaring<'p> {
+    id: String,
+    rule: &'static Rule,
+    reads: Vec<String>,
+    files: Vec<(String, Hash)>,
+    params: Vec<Vec<String>>,
+    pipeline: &'p serde_json::Value,
+}
+
+impl<'p> Declaring<'p> {
+    /// Starts declaring step `id` of `rule`; `pipeline` is the pipeline's parameters as
+    /// JSON, which [`Declaring::param`] reads.
+    pub fn new(id: impl Into<String>, rule: &'static Rule, pipeline: &'p serde_json::Value) -> Declaring<'p> {
+        Declaring { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), pipeline }
+    }
+
+    /// The step's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Reads the stored value of step `id`, of type `T`.
+    pub fn input<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&mut self, id: impl Into<String>) -> Input<T> {
+        let id = id.into();
+        self.reads.push(id.clone());
+        Input { id, load: |cx, id| cx.load(id) }
+    }
+
+    /// Reads the value of [`Action::Memory`] step `id`, of type `T`.
+    pub fn input_in_memory<T: Send + Sync + 'static>(&mut self, id: impl Into<String>) -> Input<T> {
+        let id = id.into();
+        self.reads.push(id.clone());
+        Input { id, load: |cx, id| cx.load_in_memory(id) }
+    }
+
+    /// Runs after step `id` and is keyed by its output without loading a value: for a
+    /// step that writes one file itself ([`Action::File`]), whose output hash is the
+    /// file's BLAKE3 (the PostgreSQL copy of the store).
+    /// The handle gives [`Ctx::hash_of`] only: loading it is an error.
+    pub fn after(&mut self, id: impl Into<String>) -> Input<()> {
+        let id = id.into();
+        self.reads.push(id.clone());
+        Input { id, load: |cx, id| Err(cx.fail(format!("step {id} is read for its output hash only"))) }
+    }
+
+    /// Hashes an input file (or any content named by a hash).
+    pub fn file(&mut self, name: impl Into<String>, hash: impl Into<Hash>) -> &mut Self {
+        self.files.push((name.into(), hash.into()));
+        self
+    }
+
+    /// The pipeline parameter at `path` (`"tree.max_ply"`; one segment per `.`, or a
+    /// whole table: `"tree"`), read as `T` and made part of the step's key at once.
+    pub fn param<T: serde::de::DeserializeOwned>(&mut self, path: &str) -> Result<T, BuildError> {
+        self.param_at(&path.split('.').collect::<Vec<_>>())
+    }
+
+    /// Like [`Declaring::param`], for a path whose segments may hold dots (source names).
+    pub fn param_at<T: serde::de::DeserializeOwned>(&mut self, path: &[&str]) -> Result<T, BuildError> {
+        let value = path.iter().try_fold(self.pipeline, |v, key| v.get(key)).unwrap_or(&serde_json::Value::Null);
+        let read = T::deserialize(value).map_err(|e| BuildError::Step { step: self.id.clone(), message: format!("pipeline parameter {}: {e}", path.join(".")) })?;
+        self.key_at(path);
+        Ok(read)
+    }
+
+    /// Makes the pipeline parameter at `path` part of the key without reading it: for a
+    /// value the planner resolved from it (the engine's binary found from `[engine]`).
+    pub fn key_at(&mut self, path: &[&str]) -> &mut Self {
+        self.params.push(path.iter().map(|s| s.to_string()).collect());
+        self
+    }
+
+    /// Ends the declaration: a value kept in the cache ([`Action::Value`]).
+    pub fn value<'a>(self, run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+        self.finish(Action::Value(Box::new(run)))
+    }
+
+    /// Ends the declaration: a value kept in memory only ([`Action::Memory`]).
+    pub fn memory<'a>(self, run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+        self.finish(Action::Memory(Box::new(run)))
+    }
+
+    /// Ends the declaration: files under `target` ([`Action::Files`]).
+    pub fn files<'a>(self, target: PathBuf, run: impl Fn(&Ctx<'_>) -> Result<(Vec<ExportFile>, String), BuildError> + Send + Sync + 'a) -> Decl<'a> {
+        self.finish(Action::Files(target, Box::new(run)))
+    }
+
+    /// Ends the declaration: one file the step writes itself ([`Action::File`]).
+    pub fn writes_file<'a>(self, target: PathBuf, run: impl Fn(&Ctx<'_>) -> Result<String, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+        self.finish(Action::File(target, Box::new(run)))
+    }
+
+    fn finish<'a>(self, action: Action<'a>) -> Decl<'a> {
+        let Declaring { id, rule, reads, files, params, pipeline: _ } = self;
+        Decl { id, rule, reads, files, params, priority: 0, action, left: None, references: None }
     }
 }

@@ -3,11 +3,10 @@
 //! `sources/cloud-eval/`, so a stopped make asks nothing twice and a pinned source asks
 //! nothing at all. Its value is the evaluations found, read by `engine` like a dump's.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 
 use crate::crawl::archive::Archive;
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planning, cloud_eval_id};
 use crate::engine::EngineConfig;
 use crate::evals::cloud::CloudSource;
 use crate::tree::Tree;
@@ -15,17 +14,23 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "cloud-eval", about: "the engine's positions asked of a cloud-eval server (resumable)", file: file!() };
 
-/// The step id of the cloud-eval source `name`.
-pub fn id(name: &str) -> String {
-    format!("cloud-eval:{name}")
-}
-
 /// Asks `source` about the nodes `engine` selects; answers live in the source store
 /// `sources` (and are searched in `mirrors`); `offline` asks nothing.
-pub fn declare(source: CloudSource, engine: EngineConfig, sources: PathBuf, mirrors: Vec<PathBuf>, offline: bool) -> Decl<'static> {
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let Some((engine, _)) = &p.engine else { return Ok(Vec::new()) };
+    Ok(p.clouds.iter().map(|source| declare(p, source.clone(), engine.clone())).collect())
+}
+
+/// Asks `source` for the positions `engine` selects in the tree.
+fn declare(p: &Planning<'_>, source: CloudSource, engine: EngineConfig) -> Decl<'static> {
     let name = source.name.clone();
+    let (sources, mirrors, offline) = (p.loaded.path("sources"), p.mirrors.clone(), p.offline || p.dry_run);
+    let mut d = p.declare(cloud_eval_id(&name), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    // The source's table holds its pin, so the key changes with the pinned answers.
+    d.key_at(&["sources", &name]).key_at(&["engine", "max_ply"]).key_at(&["engine", "min_games"]);
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
+        let tree = cx.get(&tree)?;
         let mut nodes: Vec<(u64, &str)> =
             tree.nodes.iter().filter(|n| engine.selects(n.game_count(), n.line.len())).map(|n| (n.game_count(), n.epd.as_str())).collect();
         nodes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
@@ -54,11 +59,5 @@ pub fn declare(source: CloudSource, engine: EngineConfig, sources: PathBuf, mirr
         let complete = source.pin.is_some() || !offline || run.not_asked == 0;
         Ok(Produced::new(run.selection, summary).complete(complete))
     };
-    Decl::new(id(&name), &RULE, Action::Value(Box::new(run)))
-        .reads("tree")
-        // The source's table holds its pin, so the key changes with the pinned answers.
-        .param_at(vec!["sources".into(), name.clone()])
-        .param("engine.max_ply")
-        .param("engine.min_games")
-        .priority(700)
+    d.value(run).priority(700)
 }

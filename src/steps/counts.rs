@@ -3,22 +3,17 @@
 //! files' are (two sorted runs in the cache), so a counts file of any size passes
 //! through without being held.
 
-use std::path::PathBuf;
 
 use serde::de::DeserializeOwned;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
+use super::planning::{Planning, SourceFile, counts_id};
 use crate::games::counts::{CountsError, CountsReader};
 use crate::games::runs::{MoveRecord, PosRecord, Record, write_record};
 use crate::games::stored::{StoredCounts, StoredRun};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "counts", about: "a counts file (okb count) read as game counts", file: file!() };
-
-/// The step id of the counts source `name`.
-pub fn id(name: &str) -> String {
-    format!("counts:{name}")
-}
 
 /// Why a counts file could not be stored.
 #[derive(Debug, thiserror::Error)]
@@ -31,10 +26,17 @@ enum Failure {
     Cache(#[from] std::io::Error),
 }
 
-/// Reads the counts source `name` (resolved to `path`, with BLAKE3 `hash`); its ply limit
-/// must be the tree's `max_ply`.
-pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'static> {
-    let source = name.to_string();
+/// A step per counts source.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.counts_files().map(|file| declare(p, file)).collect()
+}
+
+/// Reads counts source `file`, which must be counted to the tree's depth.
+fn declare(p: &Planning<'_>, file: &SourceFile) -> Result<Decl<'static>, BuildError> {
+    let (source, path) = (file.name.clone(), file.path.clone());
+    let mut d = p.declare(counts_id(&source), &RULE);
+    d.file(&source, &file.hash);
+    let max_ply: usize = d.param("tree.max_ply")?;
     let run = move |cx: &Ctx<'_>| {
         let fail = |e: &dyn std::fmt::Display| cx.fail(format!("counts source {source}: {e}"));
         let mut counts = CountsReader::open(&path).map_err(|e| fail(&e))?;
@@ -52,7 +54,7 @@ pub fn declare(name: &str, path: PathBuf, hash: &str, max_ply: usize) -> Decl<'s
         let text = format!("{} games counted of {}, {} positions", counters.games_counted, counters.games_read, positions.records);
         Ok(Produced::new(StoredCounts { file, max_ply: counted_to, bad, counters, positions, moves }, text))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).references(StoredCounts::objects).file(name, hash).param("tree.max_ply").priority(800)
+    Ok(d.value(run).references(StoredCounts::objects).priority(800))
 }
 
 /// Streams the next sequence of `counts` into a cache blob (the reader checks that it is

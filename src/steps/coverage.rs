@@ -4,31 +4,27 @@
 //! that the same inputs reproduce.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::games::stored::StoredCounts;
 use crate::release::manifest::Coverage;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "coverage", about: "each game source's games and the dates they span", file: file!() };
 
-/// Sums the counters of `parts`, each a (source name, counting step id) pair, by source.
-pub fn declare(parts: Vec<(String, String)>) -> Decl<'static> {
-    let reads: Vec<String> = parts.iter().map(|(_, id)| id.clone()).collect();
+/// What each game source covers, from every counting step (none: "no games").
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("coverage", &RULE);
+    let parts: Vec<(String, Input<StoredCounts>)> = p.counting_parts().into_iter().map(|(source, id)| (source, d.input(id))).collect();
     let run = move |cx: &Ctx<'_>| {
         let mut sources: BTreeMap<String, Coverage> = BTreeMap::new();
-        for (source, id) in &parts {
-            let counted: Arc<StoredCounts> = cx.load(id)?;
-            sources.entry(source.clone()).or_default().add(&counted.counters);
+        for (source, part) in &parts {
+            sources.entry(source.clone()).or_default().add(&cx.get(part)?.counters);
         }
         let text = sources.iter().map(|(name, c)| format!("{name}: {}", c.summary())).collect::<Vec<_>>().join("; ");
         let text = if text.is_empty() { "no games".to_string() } else { text };
         Ok(Produced::new(sources, text))
     };
-    let mut decl = Decl::new("coverage", &RULE, Action::Value(Box::new(run))).priority(650);
-    for id in reads {
-        decl = decl.reads(id);
-    }
-    decl
+    Ok(vec![d.value(run).priority(650)])
 }

@@ -5,22 +5,25 @@ use std::path::PathBuf;
 
 use crate::crawl::archive::Archive;
 use crate::crawl::manifest::Manifest;
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
+use super::planning::{Planning, crawl_id};
 use crate::games::runs::{MergePlan, in_memory};
 use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as game counts", file: file!() };
 
-/// The step id of the crawl source `name`.
-pub fn id(name: &str) -> String {
-    format!("crawl:{name}")
+/// A step per explorer crawl (each made complete before the make: [`crate::crawl::source`]).
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    Ok(p.crawls.iter().map(|(name, hash)| declare(p, name, hash)).collect())
 }
 
-/// Reads the crawl of source `name` whose manifest has BLAKE3 `hash`, from the project's
-/// archive `archive` (made complete before the make: [`crate::crawl::source`]).
-pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
+/// Reads crawl `name`'s answers, listed by its manifest (BLAKE3 `hash`) in the source store.
+fn declare(p: &Planning<'_>, name: &str, hash: &str) -> Decl<'static> {
     let (source, manifest_hash) = (name.to_string(), hash.to_string());
+    let archive = Archive::new(&p.loaded.path("sources"), &[]);
+    let mut d = p.declare(crawl_id(name), &RULE);
+    d.file(name, hash);
     let run = move |cx: &Ctx<'_>| {
         let fail = |why: String| cx.fail(format!("crawl {source}: {why}"));
         let path = archive.manifest_path(&manifest_hash);
@@ -42,7 +45,7 @@ pub fn declare(name: &str, archive: Archive, hash: &str) -> Decl<'static> {
         let part = StoredCounts { file: format!("crawl {source}"), max_ply, bad: Default::default(), counters, positions, moves };
         Ok(Produced::new(part, text))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).references(StoredCounts::objects).file(name, hash).priority(800)
+    d.value(run).references(StoredCounts::objects).priority(800)
 }
 
 fn position_key(fen: &str) -> Option<crate::position::PositionKey> {

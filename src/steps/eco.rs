@@ -3,19 +3,23 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planning, parse_id};
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "eco", about: "the ECO skeleton: taxonomies merged, gaps interpolated", file: file!() };
 
-/// Merges the parsed sources, in declaration order.
-pub fn declare(sources: Vec<(String, EcoFormat)>, interpolate: bool) -> Decl<'static> {
-    let reads: Vec<String> = sources.iter().map(|(name, _)| format!("parse:{name}")).collect();
+/// The skeleton of every taxonomy source, in pipeline order (the first is the authority).
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("eco", &RULE);
+    let sources: Vec<(String, EcoFormat, Input<ParsedSource>)> =
+        p.taxonomies().map(|(file, format)| (file.name.clone(), format, d.input(parse_id(&file.name)))).collect();
+    let interpolate: bool = d.param("eco.interpolate")?;
     let run = move |cx: &Ctx<'_>| {
         let mut parsed: Vec<(&str, EcoFormat, Arc<ParsedSource>)> = Vec::new();
-        for (name, format) in &sources {
-            parsed.push((name, *format, cx.load(&format!("parse:{name}"))?));
+        for (name, format, input) in &sources {
+            parsed.push((name, *format, cx.get(input)?));
         }
         let inputs: Vec<MergeInput<'_>> = parsed.iter().map(|(name, format, p)| MergeInput { format: *format, file: name, parsed: p }).collect();
         let skeleton = eco::merge(&inputs, interpolate);
@@ -26,11 +30,7 @@ pub fn declare(sources: Vec<(String, EcoFormat)>, interpolate: bool) -> Decl<'st
         cx.warn(skeleton.warnings.iter().cloned());
         Ok(Produced::encoded(skeleton, text, encode_skeleton).warnings(warnings))
     };
-    let mut decl = Decl::new("eco", &RULE, Action::Value(Box::new(run))).param("eco").priority(900);
-    for read in reads {
-        decl = decl.reads(read);
-    }
-    decl
+    Ok(vec![d.value(run).priority(900)])
 }
 
 /// The skeleton's postcard bytes, its entries encoded on all cores: the merge's dependents

@@ -5,10 +5,10 @@
 //! `engine-queue` (not part of `okb make`'s plans: `okb engine queue` declares it) lists
 //! the same searches that the cache cannot serve yet, for other machines to run.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use crate::dataflow::{Action, BuildError, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::diagnostics::Warning;
 use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
 use crate::engine::queue::{self, Planned};
@@ -17,41 +17,54 @@ use crate::evals::Selection;
 use crate::tree::Tree;
 
 /// An evaluation source the engine step takes evaluations from: its name in
-/// pipeline.toml, the id of the step that read it, and the label its evaluations carry.
+/// pipeline.toml, its step's value, and the label its evaluations carry.
 #[derive(Clone, Debug)]
-pub struct SourceRef {
+struct SourceRef {
     /// The source's name.
-    pub name: String,
+    name: String,
     /// The step holding its [`Selection`].
-    pub step: String,
+    step: Input<Selection>,
     /// What its evaluations say they came from (`<name>@<pin>`).
-    pub label: String,
+    label: String,
+}
+
+/// The evaluation sources `config` names, in `[engine] sources` order, read by `d`.
+fn source_refs(p: &Planning<'_>, d: &mut Declaring<'_>, config: &EngineConfig) -> Vec<SourceRef> {
+    let sources = p.eval_sources();
+    let named = config.sources.iter().filter_map(|name| sources.iter().find(|(n, _, _)| n == name));
+    named.map(|(name, step, pin)| SourceRef { name: name.clone(), step: d.input(step.clone()), label: format!("{name}@{}", &pin[..pin.len().min(12)]) }).collect()
 }
 
 /// The evaluation sources' selections, in `[engine] sources` order.
 fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, crate::dataflow::BuildError> {
     sources
         .iter()
-        .map(|s| {
-            let selection: Arc<Selection> = cx.load(&s.step)?;
-            Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection })
-        })
+        .map(|s| Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection: cx.get(&s.step)? }))
         .collect()
 }
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
 
+/// With `[engine]`: the tree's nodes annotated.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    Ok(p.engine.iter().map(|(config, hash)| declare(p, config.clone(), hash.clone())).collect())
+}
+
 /// Annotates the tree's nodes that `config` selects (games, ply): from the evaluation
-/// `sources` where they cover a node, otherwise with the engine at `config.path` whose
+/// sources where they cover a node, otherwise with the engine at `config.path` whose
 /// binary has BLAKE3 `binary_hash` (`none` when no engine is installed), most played
-/// first; results are kept in `cache_path`.
-pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf, sources: Vec<SourceRef>) -> Decl<'static> {
+/// first; results are kept in the project's engine cache.
+fn declare(p: &Planning<'_>, config: EngineConfig, binary_hash: String) -> Decl<'static> {
+    let cache_path = p.engine_cache();
     let (left_config, left_cache) = (config.clone(), cache_path.clone());
-    let reads: Vec<String> = sources.iter().map(|s| s.step.clone()).collect();
-    let run_sources = sources.clone();
+    let mut d = p.declare("engine", &RULE);
+    let sources = source_refs(p, &mut d, &config);
+    let tree: Input<Tree> = d.input("tree");
+    d.file("engine-binary", binary_hash).key_at(&["engine"]);
+    let (run_sources, run_tree) = (sources.clone(), tree.clone());
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
+        let tree = cx.get(&run_tree)?;
         let sources = load_sources(cx, &run_sources)?;
         let jobs = jobs(&tree, &config);
         let mean_cost = jobs.iter().map(|j| estimate::cost(j.depth)).sum::<f64>() / jobs.len().max(1) as f64;
@@ -82,29 +95,27 @@ pub fn declare(config: EngineConfig, binary_hash: String, cache_path: PathBuf, s
         let annotations = Annotations { engine_name: report.engine_name, results: report.results, failures: report.failures, origins: report.origins };
         Ok(Produced::new(annotations, summary).warnings(failed).complete(complete))
     };
-    let left_sources = sources.clone();
-    let left = move |cx: &Ctx<'_>| left(cx, &left_config, &left_cache, &left_sources);
-    reads
-        .into_iter()
-        .fold(Decl::new("engine", &RULE, Action::Value(Box::new(run))), Decl::reads)
-        .reads("tree")
-        .file("engine-binary", binary_hash)
-        .param("engine")
-        .priority(600)
-        .left(Box::new(left))
+    let left = move |cx: &Ctx<'_>| left(cx, &tree, &left_config, &left_cache, &sources);
+    d.value(run).priority(600).left(Box::new(left))
 }
 
 /// The rule of the queue step.
 pub static QUEUE_RULE: Rule =
     Rule { name: "engine-queue", about: "the engine searches the cache cannot serve yet (okb engine queue)", file: file!() };
 
-/// The queue of the searches [`declare`] would run and `cache_path` cannot serve, handed
-/// to the caller in `out`. The step is never recorded (its answer depends on the cache's
-/// contents, which no key covers), so it runs every time it is declared.
-pub fn declare_queue(config: EngineConfig, binary_hash: String, cache_path: PathBuf, sources: Vec<SourceRef>, out: Arc<Mutex<Option<Planned>>>) -> Decl<'static> {
-    let reads: Vec<String> = sources.iter().map(|s| s.step.clone()).collect();
+/// With `[engine]`: the queue of the searches the engine step would run and the engine
+/// cache cannot serve, handed to the caller in `out`. The step is never recorded (its
+/// answer depends on the cache's contents, which no key covers), so it runs every time
+/// it is declared.
+pub fn plan_queue(p: &Planning<'_>, out: Arc<Mutex<Option<Planned>>>) -> Option<Decl<'static>> {
+    let (config, binary_hash) = p.engine.clone()?;
+    let cache_path = p.engine_cache();
+    let mut d = p.declare("engine-queue", &QUEUE_RULE);
+    let sources = source_refs(p, &mut d, &config);
+    let tree: Input<Tree> = d.input("tree");
+    d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
+        let tree = cx.get(&tree)?;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let path = config.path.clone().unwrap_or_default();
         let jobs = uncovered(jobs(&tree, &config), &config, &load_sources(cx, &sources)?);
@@ -114,12 +125,7 @@ pub fn declare_queue(config: EngineConfig, binary_hash: String, cache_path: Path
         *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
         Ok(Produced::new(queued, summary).complete(false))
     };
-    reads
-        .into_iter()
-        .fold(Decl::new("engine-queue", &QUEUE_RULE, Action::Value(Box::new(run))), Decl::reads)
-        .reads("tree")
-        .file("engine-binary", binary_hash)
-        .param("engine")
+    Some(d.value(run))
 }
 
 /// The jobs no evaluation source covers (the ones the engine cache and engine serve).
@@ -175,8 +181,8 @@ fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig
 }
 
 /// For `okb status`: the positions not in the engine cache yet, and the time they take.
-fn left(cx: &Ctx<'_>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[SourceRef]) -> Result<String, BuildError> {
-    let tree: Arc<Tree> = cx.load("tree")?;
+fn left(cx: &Ctx<'_>, tree: &Input<Tree>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[SourceRef]) -> Result<String, BuildError> {
+    let tree = cx.get(tree)?;
     let all = jobs(&tree, config);
     let total = all.len();
     let jobs = uncovered(all, config, &load_sources(cx, sources)?);

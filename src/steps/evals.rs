@@ -8,10 +8,9 @@
 //! minutes per pass: see `bench/run evals` and README.)
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planning, SourceFile, evals_id};
 use crate::diagnostics::Warning;
 use crate::evals::{Selection, scan};
 use crate::tree::Tree;
@@ -19,17 +18,20 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "evals", about: "a pinned evaluation dump read for the tree's positions", file: file!() };
 
-/// The step id of the evaluation source `name`.
-pub fn id(name: &str) -> String {
-    format!("evals:{name}")
+/// A step per evaluation dump.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    Ok(p.eval_files().map(|file| declare(p, file)).collect())
 }
 
-/// Reads the evaluation source `name` (resolved to `path`, shown as `shown`, with
-/// BLAKE3 `hash`) for the positions of the tree.
-pub fn declare(name: &str, path: PathBuf, shown: String, hash: &str) -> Decl<'static> {
-    let source = name.to_string();
+/// Reads the evaluations of dump `file` for the tree's positions.
+fn declare(p: &Planning<'_>, file: &SourceFile) -> Decl<'static> {
+    let (source, path) = (file.name.clone(), file.path.clone());
+    let shown = path.strip_prefix(&p.loaded.root).unwrap_or(&path).display().to_string();
+    let mut d = p.declare(evals_id(&source), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    d.file(&source, &file.hash);
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
+        let tree = cx.get(&tree)?;
         let wanted: BTreeSet<String> = tree.nodes.iter().map(|n| n.epd.clone()).collect();
         let selection: Selection = scan(&path, &wanted).map_err(|e| cx.fail(format!("evaluation source {source}: {e}")))?;
         cx.warn(malformed(&selection, &shown));
@@ -43,7 +45,7 @@ pub fn declare(name: &str, path: PathBuf, shown: String, hash: &str) -> Decl<'st
         let warnings = selection.malformed.len() + usize::from(selection.malformed_count > selection.malformed.len() as u64);
         Ok(Produced::new(selection, summary).warnings(warnings))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).reads("tree").file(name, hash).priority(700)
+    d.value(run).priority(700)
 }
 
 /// The warnings of the malformed lines: each reported line, then a count of the rest.

@@ -2,35 +2,43 @@
 //! by year, month, speed and rating group, game references and PGN texts, for
 //! `okb serve`'s `/masters` and `/lichess` filters.
 
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::explorer_index::{ExplorerParams, FileSpec};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "explorer", about: "the explorer index: counts by year, month, speed and rating, top games, PGN", file: file!() };
 
-/// Indexes `files` (with their BLAKE3s and sources) over the tree.
-pub fn declare(files: Vec<(FileSpec, String, String)>, max_ply: usize, params: ExplorerParams) -> Decl<'static> {
-    let mut sources: Vec<String> = files.iter().map(|f| f.2.clone()).collect();
+/// With `[explorer]`: the index over every game file (a counts file holds no games, so
+/// filtered answers leave counts sources out; the plan says so).
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    if p.loaded.pipeline.explorer.is_none() {
+        return Ok(Vec::new());
+    }
+    if let Some(counts) = p.counts_source().filter(|_| !p.dry_run) {
+        eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {counts}", "Note");
+    }
+    let mut d = p.declare("explorer", &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let params: ExplorerParams = d.param("explorer")?;
+    let max_ply: usize = d.param("tree.max_ply")?;
+    for g in &p.game_files {
+        d.file(g.path.display().to_string(), &g.hash);
+    }
+    let mut sources: Vec<&str> = p.game_files.iter().map(|g| g.source.as_str()).collect();
     sources.sort();
     sources.dedup();
-    let hashes: Vec<(String, String)> = files.iter().map(|(f, hash, _)| (f.path.display().to_string(), hash.clone())).collect();
-    let specs: Vec<FileSpec> = files.into_iter().map(|f| f.0).collect();
+    for source in sources {
+        d.key_at(&["sources", source, "kind"]).key_at(&["sources", source, "filter"]);
+    }
+    let specs: Vec<FileSpec> = p.game_files.iter().map(|g| FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() }).collect();
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let index = crate::explorer_index::build(&tree, &specs, max_ply, &params).map_err(|e| cx.fail(e))?;
+        let index = crate::explorer_index::build(&*cx.get(&tree)?, &specs, max_ply, &params).map_err(|e| cx.fail(e))?;
         let cells: usize = index.nodes.iter().map(|n| n.positions.len() + n.moves.len()).sum();
         let text = format!("{} games indexed, {cells} cells, {} game references", index.counted, index.games.len());
         Ok(Produced::new(index, text))
     };
-    let mut decl = Decl::new("explorer", &RULE, Action::Value(Box::new(run))).reads("tree").param("explorer").param("tree.max_ply").priority(600);
-    for (name, hash) in hashes {
-        decl = decl.file(name, hash);
-    }
-    for source in sources {
-        decl = decl.param_at(vec!["sources".into(), source.clone(), "kind".into()]).param_at(vec!["sources".into(), source, "filter".into()]);
-    }
-    decl
+    Ok(vec![d.value(run).priority(600)])
 }

@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use crate::classify::Classifier;
-use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
+use super::planning::Planning;
 use crate::tree::Tree;
 
 /// The rule of `classified-pgn`.
@@ -12,23 +13,36 @@ pub static PGN_RULE: Rule = Rule { name: "export:classified-pgn", about: "games 
 /// The rule of `classified-bgn`.
 pub static BGN_RULE: Rule = Rule { name: "export:classified-bgn", about: "games as BGN, openings from the tree", file: file!() };
 
-/// Classifies the games of `files` (path, shown name, BLAKE3) into `target`, as BGN when `bgn`.
-pub fn declare(name: &str, target: PathBuf, files: Vec<(PathBuf, String, String)>, bgn: bool) -> Decl<'static> {
-    let paths: Vec<PathBuf> = files.iter().map(|f| f.0.clone()).collect();
+/// A step per `[exports.<name>]` of format `classified-pgn` or `classified-bgn`.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let pgn = p.exports("classified-pgn").into_iter().map(|(name, target)| declare(p, &name, target, false));
+    let bgn = p.exports("classified-bgn").into_iter().map(|(name, target)| declare(p, &name, target, true));
+    pgn.chain(bgn).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    #[serde(default)]
+    sources: Vec<String>,
+}
+
+/// Classifies the games of the table's `sources` into `target`, as BGN when `bgn`.
+fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), if bgn { &BGN_RULE } else { &PGN_RULE });
+    let tree: Input<Tree> = d.input("tree");
+    let Settings { sources } = d.param_at(&["exports", name])?;
+    let files = p.files_of(&sources);
+    for (_, shown, hash) in &files {
+        d.file(shown, hash);
+    }
+    let paths: Vec<PathBuf> = files.into_iter().map(|f| f.0).collect();
     let out = target.clone();
     let run = move |cx: &Ctx<'_>| {
-        let classifier = Classifier::from_tree(&*cx.load::<Tree>("tree")?);
+        let classifier = Classifier::from_tree(&*cx.get(&tree)?);
         if bgn { to_bgn(cx, &classifier, &paths, &out) } else { to_pgn(cx, &classifier, &paths, &out) }
     };
-    let rule = if bgn { &BGN_RULE } else { &PGN_RULE };
-    let mut decl = Decl::new(format!("export:{name}"), rule, Action::File(target, Box::new(run)))
-        .reads("tree")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200);
-    for (_, shown, hash) in files {
-        decl = decl.file(shown, hash);
-    }
-    decl
+    Ok(d.writes_file(target, run).priority(200))
 }
 
 fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, crate::dataflow::BuildError> {

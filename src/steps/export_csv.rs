@@ -1,23 +1,36 @@
 //! `export:<name>` of format `csv`: one row per node.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::Planning;
 use crate::record::NodeRecord;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:csv", about: "one CSV row per node", file: file!() };
 
-/// Writes the rows to `target`, fields separated by `delimiter`.
-pub fn declare(name: &str, target: PathBuf, delimiter: u8) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `csv`.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("csv").into_iter().map(|(name, target)| declare(p, &name, target)).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    delimiter: String,
+}
+
+/// Writes the rows to `target`, fields separated by the table's `delimiter`.
+fn declare(p: &Planning<'_>, name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
+    let Settings { delimiter } = d.param_at(&["exports", name])?;
+    // The pipeline's validation checked it is one byte.
+    let delimiter = delimiter.as_bytes()[0];
     let run = move |cx: &Ctx<'_>| {
-        let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
+        let records = cx.get(&records)?;
         let bytes = crate::export::csv::render_records(&records, delimiter);
         Ok((vec![ExportFile { name: String::new(), bytes }], format!("{} rows", records.len())))
     };
-    Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("node-records")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200)
+    Ok(d.files(target, run).priority(200))
 }

@@ -1,24 +1,33 @@
 //! `export:<name>` of format `eco-json`: the skeleton as eco.json-compatible files.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
+use super::planning::Planning;
 use crate::eco::EcoSkeleton;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:eco-json", about: "ecoA..E.json, eco_interpolated.json, fromTo.json", file: file!() };
 
-/// Writes the files into `target`.
-pub fn declare(name: &str, target: PathBuf, pretty: bool) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `eco-json`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("eco-json").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    pretty: bool,
+}
+
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let eco: Input<EcoSkeleton> = d.input("eco");
+    let Settings { pretty } = d.param_at(&["exports", name])?;
     let run = move |cx: &Ctx<'_>| {
-        let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
-        let files = crate::export::eco_json::render_all(&skeleton, pretty);
+        let files = crate::export::eco_json::render_all(&*cx.get(&eco)?, pretty);
         let text = format!("{} files", files.len());
         Ok((files, text))
     };
-    Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("eco")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(100)
+    Ok(d.files(target, run).priority(100))
 }

@@ -2,27 +2,30 @@
 //! for `neo4j-admin database import`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::Planning;
 use crate::record::NodeRecord;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:neo4j", about: "positions.csv, moves.csv, transpositions.csv for neo4j-admin import", file: file!() };
 
-/// Writes the files into the folder `target`.
-pub fn declare(name: &str, target: PathBuf) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `neo4j`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("neo4j").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
+    d.key_at(&["exports", name]);
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let records: Arc<Vec<NodeRecord>> = cx.load_in_memory("node-records")?;
+        let (tree, records) = (cx.get(&tree)?, cx.get(&records)?);
         let files: Vec<ExportFile> = crate::export::neo4j::render(&tree, &records).into_iter().map(|(name, bytes)| ExportFile { name, bytes }).collect();
         let edges: usize = tree.nodes.iter().map(|n| n.children.len()).sum();
         Ok((files, format!("{} positions, {edges} moves", records.len())))
     };
-    Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("tree")
-        .reads("node-records")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200)
+    Ok(d.files(target, run).priority(200))
 }

@@ -1,9 +1,9 @@
 //! `export:<name>` of format `openingiq`: one OpeningIQ JSON tree per named opening.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
+use super::planning::{Planning, is_declared};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::tree::Tree;
@@ -11,20 +11,29 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:openingiq", about: "OpeningIQ JSON per opening", file: file!() };
 
-/// Writes the files into `target`.
-pub fn declare(name: &str, target: PathBuf, max_depth: u16, pretty: bool, with_engine: bool) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `openingiq`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("openingiq").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    max_depth: u16,
+    pretty: bool,
+}
+
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let eco: Input<EcoSkeleton> = d.input("eco");
+    let Settings { max_depth, pretty } = d.param_at(&["exports", name])?;
+    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
-        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
-        let files = crate::export::openingiq::render_build(&tree, &skeleton, annotations.as_deref(), u32::from(max_depth), pretty);
+        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
+        let files = crate::export::openingiq::render_build(&*cx.get(&tree)?, &*cx.get(&eco)?, annotations.as_deref(), u32::from(max_depth), pretty);
         let text = format!("{} files", files.len());
         Ok((files, text))
     };
-    let decl = Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("tree")
-        .reads("eco")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200);
-    if with_engine { decl.reads("engine") } else { decl }
+    Ok(d.files(target, run).priority(200))
 }

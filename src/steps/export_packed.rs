@@ -1,23 +1,26 @@
 //! `export:<name>` of format `packed`: 64-bit move records of the tree.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
+use super::planning::Planning;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:packed", about: "packed 64-bit move records", file: file!() };
 
-/// Writes the records to `target`.
-pub fn declare(name: &str, target: PathBuf) -> Decl<'static> {
-    let run = |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let (file, count) = crate::export::packed::render(&tree);
+/// A step per `[exports.<name>]` of format `packed`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("packed").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    d.key_at(&["exports", name]);
+    let run = move |cx: &Ctx<'_>| {
+        let (file, count) = crate::export::packed::render(&*cx.get(&tree)?);
         Ok((vec![file], format!("{count} move records")))
     };
-    Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("tree")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200)
+    Ok(d.files(target, run).priority(200))
 }

@@ -2,27 +2,36 @@
 //! with `[%eval]` comments.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
+use super::planning::{Planning, is_declared};
 use crate::engine::Annotations;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:pgn", about: "PGN per opening with [%eval]", file: file!() };
 
-/// Writes the files into `target`, `max_depth` plies below each opening.
-pub fn declare(name: &str, target: PathBuf, max_depth: u16, with_engine: bool) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `pgn`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("pgn").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    max_depth: u16,
+}
+
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let Settings { max_depth } = d.param_at(&["exports", name])?;
+    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
-        let files = crate::export::pgn::render_all(&tree, annotations.as_deref(), max_depth);
+        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
+        let files = crate::export::pgn::render_all(&*cx.get(&tree)?, annotations.as_deref(), max_depth);
         let text = format!("{} openings", files.len());
         Ok((files, text))
     };
-    let decl = Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("tree")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200);
-    if with_engine { decl.reads("engine") } else { decl }
+    Ok(d.files(target, run).priority(200))
 }

@@ -1,20 +1,32 @@
 //! `export:<name>` of format `polyglot`: a Polyglot book from the tree's move statistics.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::Planning;
 use crate::export::polyglot::{self, BookEntry, WeightMode};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:polyglot", about: "a Polyglot .bin book", file: file!() };
 
-/// Writes the book to `target`.
-pub fn declare(name: &str, target: PathBuf, weights: WeightMode) -> Decl<'static> {
+/// A step per `[exports.<name>]` of format `polyglot`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.exports("polyglot").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+}
+
+/// What the export reads of its table.
+#[derive(serde::Deserialize)]
+struct Settings {
+    weights: WeightMode,
+}
+
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("export:{name}"), &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let Settings { weights } = d.param_at(&["exports", name])?;
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let entries = entries(&tree, weights);
+        let entries = entries(&*cx.get(&tree)?, weights);
         let text = match entries.len() {
             // An empty book is a valid file; say why it is empty.
             0 => "0 entries: the tree has no game counts; add games (a [sources] table of kind pgn, bgn or counts)".to_string(),
@@ -23,10 +35,7 @@ pub fn declare(name: &str, target: PathBuf, weights: WeightMode) -> Decl<'static
         let bytes = polyglot::to_bytes(&entries);
         Ok((vec![ExportFile { name: String::new(), bytes }], text))
     };
-    Decl::new(format!("export:{name}"), &RULE, Action::Files(target, Box::new(run)))
-        .reads("tree")
-        .param_at(vec!["exports".into(), name.into()])
-        .priority(200)
+    Ok(d.files(target, run).priority(200))
 }
 
 /// Book entries for every tree edge that games played.

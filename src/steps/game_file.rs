@@ -6,41 +6,16 @@
 //! there by the file's final merge. The `games` merge streams them back, so no step ever
 //! holds a file's counts whole.
 
-use std::path::PathBuf;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
+use super::planning::{GameFile, Planning};
 use crate::diagnostics::Warning;
 use crate::games::aggregate::{AggregateOptions, Format, count_file, spill_err};
-use crate::games::filter::GameFilter;
 use crate::games::report::BadGames;
 use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games-file", about: "one game file's move counts up to tree.max_ply", file: file!() };
-
-/// One game file of a source.
-#[derive(Clone, Debug)]
-pub struct GameFile {
-    /// The `[sources.X]` name.
-    pub source: String,
-    /// BGN rather than PGN.
-    pub bgn: bool,
-    /// The source's filter.
-    pub filter: GameFilter,
-    /// The file.
-    pub path: PathBuf,
-    /// Its path as shown (relative to the project).
-    pub shown: String,
-    /// Its BLAKE3.
-    pub hash: String,
-}
-
-impl GameFile {
-    /// The step id.
-    pub fn id(&self) -> String {
-        format!("games:{}:{}", self.source, self.shown)
-    }
-}
 
 /// The memory budget of one counting step: steps count files on every core at once,
 /// and together stay within `[games] memory_budget_mb`.
@@ -48,10 +23,21 @@ fn budget_per_step(memory_budget_mb: usize) -> usize {
     (memory_budget_mb / rayon::current_num_threads().max(1)).max(1)
 }
 
-/// Counts `file`; `spill_dir` takes sorted runs past `memory_budget_mb`.
-pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_dir: PathBuf) -> Decl<'static> {
-    let id = file.id();
-    let (source, hash) = (file.source.clone(), file.hash.clone());
+/// A step per game file.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.game_files.iter().map(|file| declare(p, file.clone())).collect()
+}
+
+/// Counts `file` to the tree's depth; sorted runs past the memory budget spill to the
+/// cache's `spill` folder.
+fn declare(p: &Planning<'_>, file: GameFile) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(file.id(), &RULE);
+    d.file("file", &file.hash);
+    d.key_at(&["sources", &file.source, "kind"]).key_at(&["sources", &file.source, "filter"]);
+    let max_ply: usize = d.param("tree.max_ply")?;
+    // The budget changes how the counts are sorted, not what they are: it is no key.
+    let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;
+    let spill_dir = p.cache_dir().join("spill");
     let run = move |cx: &Ctx<'_>| {
         let format = if file.bgn { Format::Bgn } else { Format::Pgn };
         let memory_budget_mb = budget_per_step(memory_budget_mb);
@@ -70,13 +56,7 @@ pub fn declare(file: GameFile, max_ply: usize, memory_budget_mb: usize, spill_di
         let part = StoredCounts { file: counted.file, max_ply: counted.max_ply, bad: counted.bad, counters: counted.counters, positions, moves };
         Ok(Produced::new(part, text))
     };
-    Decl::new(id, &RULE, Action::Value(Box::new(run)))
-        .references(StoredCounts::objects)
-        .file("file", hash)
-        .param_at(vec!["sources".into(), source.clone(), "kind".into()])
-        .param_at(vec!["sources".into(), source, "filter".into()])
-        .param("tree.max_ply")
-        .priority(800)
+    Ok(d.value(run).references(StoredCounts::objects).priority(800))
 }
 
 /// A file whose stream broke part way (`corrupt-file`, at the line where it broke) or

@@ -10,7 +10,8 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, BuildError, CorruptCache, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::games::report::{BadGames, Counters};
 use crate::games::runs::{self, MergePlan, Opener, Record, RunError};
 use crate::games::stored::{MergedCounts, Store, StoredCounts, StoredRun, store_both};
@@ -18,13 +19,20 @@ use crate::games::stored::{MergedCounts, Store, StoredCounts, StoredRun, store_b
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
 
-/// Merges the counts of the steps `files` within `memory_budget_mb`.
-pub fn declare(files: Vec<String>, memory_budget_mb: usize) -> Decl<'static> {
-    let reads = files.clone();
+/// With any counting step (game files, counts sources, crawls): their counts merged.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let parts = p.counting_parts();
+    if parts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut d = p.declare("games", &RULE);
+    let parts: Vec<Input<StoredCounts>> = parts.into_iter().map(|(_, id)| d.input(id)).collect();
+    // The budget changes how the counts are merged, not what they are: it is no key.
+    let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;
     let run = move |cx: &Ctx<'_>| {
-        let parts: Vec<Arc<StoredCounts>> = files.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+        let loaded: Vec<Arc<StoredCounts>> = parts.iter().map(|part| cx.get(part)).collect::<Result<_, _>>()?;
         let (mut bad, mut counters) = (BadGames::default(), Counters::default());
-        for part in &parts {
+        for part in &loaded {
             bad.merge(&part.bad);
             counters.merge(&part.counters);
         }
@@ -32,10 +40,10 @@ pub fn declare(files: Vec<String>, memory_budget_mb: usize) -> Decl<'static> {
             eprintln!("{}", bad.render_table().trim_end());
         }
         let plan = MergePlan::for_budget(memory_budget_mb, cx.build.cache.root().join("spill"));
-        let positions = openers(cx, &files, &parts, |p| &p.positions);
-        let moves = openers(cx, &files, &parts, |p| &p.moves);
+        let positions = openers(cx, &parts, &loaded, |p| &p.positions);
+        let moves = openers(cx, &parts, &loaded, |p| &p.moves);
         let store: &Store = &|write| cx.build.cache.put_stream(write);
-        let (positions, moves) = store_both(positions, moves, &plan, store).map_err(|e| corrupt_or_failed(cx, &files, e))?;
+        let (positions, moves) = store_both(positions, moves, &plan, store).map_err(|e| corrupt_or_failed(cx, &parts, e))?;
         let text = format!(
             "{} games counted of {}, {} positions, {} moves, {} bad, {} filtered out",
             counters.games_counted,
@@ -47,34 +55,32 @@ pub fn declare(files: Vec<String>, memory_budget_mb: usize) -> Decl<'static> {
         );
         Ok(Produced::new(MergedCounts { positions, moves, bad, counters }, text))
     };
-    let mut decl = Decl::new("games", &RULE, Action::Value(Box::new(run))).references(MergedCounts::objects).priority(750);
-    for read in reads {
-        decl = decl.reads(read);
-    }
-    decl
+    Ok(vec![d.value(run).references(MergedCounts::objects).priority(750)])
 }
 
 /// Openers of one run (`which`) of every part, each named by its step.
-fn openers<'a, T: Record + 'a>(cx: &'a Ctx<'_>, files: &[String], parts: &[Arc<StoredCounts>], which: fn(&StoredCounts) -> &StoredRun) -> Vec<Opener<'a, T>> {
+fn openers<'a, T: Record + 'a>(cx: &'a Ctx<'_>, inputs: &[Input<StoredCounts>], parts: &[Arc<StoredCounts>], which: fn(&StoredCounts) -> &StoredRun) -> Vec<Opener<'a, T>> {
     let cache = &cx.build.cache;
-    files
+    inputs
         .iter()
         .zip(parts)
-        .map(|(id, part)| {
+        .map(|(input, part)| {
             let hash = which(part).name.clone();
-            runs::from_reader(id.clone(), move || cache.open_blob(&hash))
+            runs::from_reader(input.id().to_string(), move || cache.open_blob(&hash))
         })
         .collect()
 }
 
 /// A run of part `id` that is missing or corrupt discards the part's own value, so that
 /// the retry counts that file again; other failures fail the step.
-fn corrupt_or_failed(cx: &Ctx<'_>, parts: &[String], error: RunError) -> BuildError {
+fn corrupt_or_failed(cx: &Ctx<'_>, parts: &[Input<StoredCounts>], error: RunError) -> BuildError {
     use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
+    let part = |id: &str| parts.iter().find(|p| p.id() == id);
     match &error {
-        RunError::Input { input, source } if parts.contains(input) && matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
-            let found = bad_run(cx, input).unwrap_or_else(|| cx.hash_of(input));
-            CorruptCache { step: input.clone(), hash: cx.hash_of(input), found }.into()
+        RunError::Input { input, source } if matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) && part(input).is_some() => {
+            let part = part(input).expect("checked above");
+            let found = bad_run(cx, part).unwrap_or_else(|| cx.hash_of(part));
+            CorruptCache { step: input.clone(), hash: cx.hash_of(part), found }.into()
         }
         _ => cx.fail(error),
     }
@@ -82,8 +88,8 @@ fn corrupt_or_failed(cx: &Ctx<'_>, parts: &[String], error: RunError) -> BuildEr
 
 /// Which of part `id`'s two runs is missing or corrupt (each read through to the end, where
 /// the cache checks its hash): the object a warning names.
-fn bad_run(cx: &Ctx<'_>, id: &str) -> Option<String> {
-    let part: Arc<StoredCounts> = cx.load(id).ok()?;
+fn bad_run(cx: &Ctx<'_>, part: &Input<StoredCounts>) -> Option<String> {
+    let part = cx.get(part).ok()?;
     [&part.positions, &part.moves].into_iter().map(|run| run.name.clone()).find(|name| {
         let read = cx.build.cache.open_blob(name).and_then(|mut blob| std::io::copy(&mut blob, &mut std::io::sink()));
         read.is_err()

@@ -2,9 +2,9 @@
 //! built once per run for both (kept in memory, not in the cache: rebuilding them is
 //! cheaper than storing them).
 
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planning, is_declared};
 use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::structure::StructureTags;
@@ -13,16 +13,17 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "node-records", about: "per-node records for the store and CSV (in memory)", file: file!() };
 
-/// Records of the tree's nodes, with engine lines when `with_engine`.
-pub fn declare(with_engine: bool) -> Decl<'static> {
+/// The node records of the tree, with its structures and (when declared) evaluations.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("node-records", &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let structures: Input<StructureTags> = d.input("structures");
+    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
-        let structures: Arc<StructureTags> = cx.load("structures")?;
-        let records = NodeRecord::tagged(&tree, annotations.as_deref(), Some(&structures));
+        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
+        let records = NodeRecord::tagged(&*cx.get(&tree)?, annotations.as_deref(), Some(&*cx.get(&structures)?));
         let text = format!("{} records", records.len());
         Ok(Produced::unstored(records, text))
     };
-    let decl = Decl::new("node-records", &RULE, Action::Memory(Box::new(run))).reads("tree").reads("structures").priority(550);
-    if with_engine { decl.reads("engine") } else { decl }
+    Ok(vec![d.memory(run).priority(550)])
 }

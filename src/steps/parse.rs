@@ -3,15 +3,25 @@
 
 use std::path::PathBuf;
 
-use crate::dataflow::{Action, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Decl, Produced, Rule};
+use super::planning::{Planning, SourceFile, parse_id};
 use crate::eco::{self, EcoFormat};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "parse", about: "one taxonomy file parsed into named lines", file: file!() };
 
-/// Parses the source `name` (resolved to `path`, with BLAKE3 `hash`, `size` bytes).
-pub fn declare(name: &str, format: EcoFormat, path: PathBuf, hash: &str, size: u64) -> Decl<'static> {
-    let file = name.to_string();
+/// A step per taxonomy source.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.taxonomies().map(|(file, format)| declare(p, file, format)).collect()
+}
+
+/// Parses taxonomy `source` as `format`.
+fn declare(p: &Planning<'_>, source: &SourceFile, format: EcoFormat) -> Result<Decl<'static>, BuildError> {
+    let (file, path): (String, PathBuf) = (source.name.clone(), source.path.clone());
+    let size = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let mut d = p.declare(parse_id(&file), &RULE);
+    d.file(&file, &source.hash);
+    d.key_at(&["sources", &file, "kind"]);
     let run = move |cx: &crate::dataflow::Ctx<'_>| {
         let bytes = std::fs::read(&path).map_err(|e| cx.fail(format!("reading {}: {e}", path.display())))?;
         let parsed = eco::parse(format, &file, &bytes);
@@ -22,8 +32,5 @@ pub fn declare(name: &str, format: EcoFormat, path: PathBuf, hash: &str, size: u
     };
     // The merge waits for the last parse, and scid.eco alone takes as long as the other
     // files together: the largest file starts first.
-    Decl::new(format!("parse:{name}"), &RULE, Action::Value(Box::new(run)))
-        .file(name, hash)
-        .param_at(vec!["sources".into(), name.into(), "kind".into()])
-        .priority(1000 + (size >> 10) as i64)
+    Ok(d.value(run).priority(1000 + (size >> 10) as i64))
 }

@@ -2,30 +2,35 @@
 //! `players`), each listed player's games with their references and first 50 moves, for
 //! the store and `okb serve`'s `GET /player`.
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
+use super::planning::Planning;
 use crate::repertoire::collection::{self, CollectionFile};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "player-games", about: "the player collections' games, for GET /player", file: file!() };
 
-/// Reads `files` (each with its BLAKE3 and source name).
-pub fn declare(files: Vec<(CollectionFile, String, String)>) -> Decl<'static> {
-    let mut sources: Vec<String> = files.iter().map(|f| f.2.clone()).collect();
+/// With player collections (game sources with `players`): their PGN files' games.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players.clone());
+    let files: Vec<_> = p.game_files.iter().filter(|g| !g.bgn).filter_map(|g| players(&g.source).map(|list| (g, list))).collect();
+    if files.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut d = p.declare("player-games", &RULE);
+    for (g, _) in &files {
+        d.file(&g.shown, &g.hash);
+    }
+    let mut sources: Vec<&str> = files.iter().map(|(g, _)| g.source.as_str()).collect();
     sources.sort();
     sources.dedup();
-    let hashes: Vec<(String, String)> = files.iter().map(|(f, hash, _)| (f.1.clone(), hash.clone())).collect();
-    let specs: Vec<CollectionFile> = files.into_iter().map(|f| f.0).collect();
+    for source in sources {
+        d.key_at(&["sources", source, "players"]);
+    }
+    let specs: Vec<CollectionFile> = files.into_iter().map(|(g, list)| (g.path.clone(), g.shown.clone(), list)).collect();
     let run = move |cx: &Ctx<'_>| {
         let read = collection::read(&specs).map_err(|e| cx.fail(e))?;
         let text = format!("{} games of {} players", read.games.len(), read.players.len());
         Ok(Produced::new(read, text))
     };
-    let mut decl = Decl::new("player-games", &RULE, Action::Value(Box::new(run))).priority(600);
-    for (name, hash) in hashes {
-        decl = decl.file(name, hash);
-    }
-    for source in sources {
-        decl = decl.param_at(vec!["sources".into(), source, "players".into()]);
-    }
-    decl
+    Ok(vec![d.value(run).priority(600)])
 }

@@ -2,10 +2,9 @@
 //! PGN ordered by popularity with `[%eval]` and opening names, Anki cards (CSV) and a
 //! Polyglot book of the prepared moves.
 
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::{Planning, is_declared, repertoire_id};
 use crate::engine::Annotations;
 use crate::repertoire::{Repertoire, export};
 use crate::tree::Tree;
@@ -13,14 +12,20 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "repertoire-export", about: "a repertoire as PGN, Anki cards and a Polyglot book", file: file!() };
 
-/// Writes the exports of repertoire `name` into `dir`.
-pub fn declare(name: &str, dir: PathBuf, with_engine: bool) -> Decl<'static> {
-    let source = format!("repertoire:{name}");
-    let reads = source.clone();
+/// A step per repertoire: its PGN, cards and book in `build/repertoire-<name>/`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.repertoires.iter().map(|file| declare(p, declared, &file.name)).collect()
+}
+
+/// Exports repertoire `name` with the tree's counts (and the evaluations, when declared).
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("repertoire-export:{name}"), &RULE);
+    let rep: Input<Repertoire> = d.input(repertoire_id(name));
+    let tree: Input<Tree> = d.input("tree");
+    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let run = move |cx: &Ctx<'_>| {
-        let rep: Arc<Repertoire> = cx.load(&source)?;
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
+        let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
+        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let context = export::Context { tree: &tree, annotations: annotations.as_deref() };
         let book = export::book(&rep, &context);
         let entries = book.len() / 16;
@@ -31,6 +36,5 @@ pub fn declare(name: &str, dir: PathBuf, with_engine: bool) -> Decl<'static> {
         ];
         Ok((files, format!("PGN, {} cards, {entries} book entries", rep.nodes.iter().filter(|n| rep.mine(n) && !n.moves.is_empty()).count())))
     };
-    let decl = Decl::new(format!("repertoire-export:{name}"), &RULE, Action::Files(dir, Box::new(run))).reads(reads).reads("tree").priority(200);
-    if with_engine { decl.reads("engine") } else { decl }
+    Ok(d.files(p.repertoire_dir(name), run).priority(200))
 }

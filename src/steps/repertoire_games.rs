@@ -2,11 +2,11 @@
 //! against it, as `games.json` and `games.txt` in `build/repertoire-<name>/`.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use rayon::prelude::*;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::{Planning, repertoire_id};
 use crate::repertoire::players::{Matcher, PlayerSpec};
 use crate::repertoire::{Repertoire, games, judge};
 
@@ -17,14 +17,32 @@ pub static RULE: Rule = Rule { name: "repertoire-games", about: "a player's game
 /// source name and players.
 pub type PlayerFile = (PathBuf, String, String, String, Vec<PlayerSpec>);
 
-/// Judges the games of `files` against repertoire `name`; files go into `dir`.
-pub fn declare(name: &str, files: Vec<PlayerFile>, dir: PathBuf) -> Decl<'static> {
-    let source = format!("repertoire:{name}");
-    let reads = source.clone();
-    let sources: std::collections::BTreeSet<String> = files.iter().map(|f| f.3.clone()).collect();
-    let hashes: Vec<(String, String)> = files.iter().map(|f| (f.1.clone(), f.2.clone())).collect();
+/// A step per repertoire with `games`: its player collections' games judged.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let with_games = p.loaded.pipeline.repertoires.iter().filter(|(_, spec)| !spec.games.is_empty());
+    with_games.map(|(name, spec)| declare(p, name, player_files(p, &spec.games))).collect()
+}
+
+/// The game files of the player collections `sources`, with their players.
+fn player_files(p: &Planning<'_>, sources: &[String]) -> Vec<PlayerFile> {
+    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players.clone()).unwrap_or_default();
+    let files = p.game_files.iter().filter(|g| sources.contains(&g.source));
+    files.map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone(), g.source.clone(), players(&g.source))).collect()
+}
+
+/// Judges the games of `files` against repertoire `name`.
+fn declare(p: &Planning<'_>, name: &str, files: Vec<PlayerFile>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("repertoire-games:{name}"), &RULE);
+    let rep: Input<Repertoire> = d.input(repertoire_id(name));
+    let sources: std::collections::BTreeSet<&str> = files.iter().map(|f| f.3.as_str()).collect();
+    for source in sources {
+        d.key_at(&["sources", source, "players"]);
+    }
+    for (_, shown, hash, _, _) in &files {
+        d.file(shown, hash);
+    }
     let run = move |cx: &Ctx<'_>| {
-        let rep: Arc<Repertoire> = cx.load(&source)?;
+        let rep = cx.get(&rep)?;
         let max_ply = usize::from(rep.depth()) + 1;
         let book = rep.index();
         let read = files.par_iter().map(|(path, shown, _, _, players)| games::read_file(path, shown, &Matcher::new(players), max_ply, Some(&book)));
@@ -37,12 +55,5 @@ pub fn declare(name: &str, files: Vec<PlayerFile>, dir: PathBuf) -> Decl<'static
         let deviations = rows.iter().filter(|r| matches!(r.verdict, judge::Verdict::MyDeviation | judge::Verdict::OpponentDeviation)).count();
         Ok((files, format!("{} games judged, {deviations} deviations", rows.len())))
     };
-    let mut decl = Decl::new(format!("repertoire-games:{name}"), &RULE, Action::Files(dir, Box::new(run))).reads(reads).priority(300);
-    for s in sources {
-        decl = decl.param_at(vec!["sources".into(), s, "players".into()]);
-    }
-    for (shown, hash) in hashes {
-        decl = decl.file(shown, hash);
-    }
-    decl
+    Ok(d.files(p.repertoire_dir(name), run).priority(300))
 }

@@ -1,29 +1,38 @@
 //! `repertoire-report:<name>`: a repertoire against the knowledge base, as files in
 //! `build/repertoire-<name>/`: gaps, coverage and engine flags (`.json` and `.txt`).
 
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::{Planning, is_declared, repertoire_id};
 use crate::engine::Annotations;
-use crate::repertoire::{RepertoireSpec, Repertoire, flags, flow, report};
+use crate::repertoire::{Repertoire, flags, flow, report};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "repertoire-report", about: "gaps, coverage and engine flags of a repertoire", file: file!() };
 
-/// Writes the reports of repertoire `name` (read by step `repertoire:<name>`) into `dir`.
-pub fn declare(name: &str, spec: &RepertoireSpec, dir: PathBuf, with_engine: bool) -> Decl<'static> {
-    let (source, spec) = (format!("repertoire:{name}"), spec.clone());
-    let reads = source.clone();
+/// A step per repertoire: its reports in `build/repertoire-<name>/`.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    p.repertoires.iter().map(|file| declare(p, declared, &file.name)).collect()
+}
+
+/// Reports on repertoire `name` against the tree (and the evaluations, when declared).
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(format!("repertoire-report:{name}"), &RULE);
+    let rep: Input<Repertoire> = d.input(repertoire_id(name));
+    let tree: Input<Tree> = d.input("tree");
+    let min_share: f64 = d.param_at(&["repertoires", name, "min_share"])?;
+    let eval_floor: i32 = d.param_at(&["repertoires", name, "eval_floor"])?;
+    let max_loss: i32 = d.param_at(&["repertoires", name, "max_loss"])?;
+    let plies: Option<Vec<u16>> = d.param_at(&["repertoires", name, "plies"])?;
+    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let run = move |cx: &Ctx<'_>| {
-        let rep: Arc<Repertoire> = cx.load(&source)?;
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let annotations: Option<Arc<Annotations>> = if with_engine { Some(cx.load("engine")?) } else { None };
-        let plies = if spec.plies.is_empty() { flow::default_plies(&rep) } else { spec.plies.clone() };
-        let flow = flow::compute(&rep, &tree, annotations.as_deref(), &flow::FlowParams { min_share: spec.min_share, plies });
-        let flags = annotations.as_deref().map(|a| flags::flags(&rep, a, spec.eval_floor, spec.max_loss));
-        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), min_share: spec.min_share };
+        let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
+        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
+        let plies = plies.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| flow::default_plies(&rep));
+        let flow = flow::compute(&rep, &tree, annotations.as_deref(), &flow::FlowParams { min_share, plies });
+        let flags = annotations.as_deref().map(|a| flags::flags(&rep, a, eval_floor, max_loss));
+        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), min_share };
         let files = vec![
             ExportFile { name: "gaps.json".into(), bytes: reports.gaps_json() },
             ExportFile { name: "gaps.txt".into(), bytes: reports.gaps_text() },
@@ -35,14 +44,5 @@ pub fn declare(name: &str, spec: &RepertoireSpec, dir: PathBuf, with_engine: boo
         let last = flow.coverage.last().map(|p| format!(", {:.1} % inside at ply {}", p.inside * 100.0, p.ply)).unwrap_or_default();
         Ok((files, format!("{} gaps{last}, {} engine flags", flow.gaps.len(), flags.map_or(0, |f| f.len()))))
     };
-    let param = |key: &str| vec!["repertoires".to_string(), name.to_string(), key.to_string()];
-    let decl = Decl::new(format!("repertoire-report:{name}"), &RULE, Action::Files(dir, Box::new(run)))
-        .reads(reads)
-        .reads("tree")
-        .param_at(param("min_share"))
-        .param_at(param("eval_floor"))
-        .param_at(param("max_loss"))
-        .param_at(param("plies"))
-        .priority(300);
-    if with_engine { decl.reads("engine") } else { decl }
+    Ok(d.files(p.repertoire_dir(name), run).priority(300))
 }

@@ -1,20 +1,22 @@
 //! `structure-labels:<source>`: a pipeline's labelled pawn skeletons, parsed (Phase 5).
 
-use std::path::PathBuf;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
+use super::planning::{Planning, SourceFile, labels_id};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "structure-labels", about: "one structure-labels file parsed into labelled skeletons", file: file!() };
 
-/// The step id of the labels source `name`.
-pub fn id(name: &str) -> String {
-    format!("structure-labels:{name}")
+/// A step per structure-labels source.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    Ok(p.label_files().map(|file| declare(p, file)).collect())
 }
 
-/// Parses the labels source `name` (resolved to `path`, with BLAKE3 `hash`).
-pub fn declare(name: &str, path: PathBuf, hash: &str) -> Decl<'static> {
-    let source = name.to_string();
+/// Parses structure-labels source `file`.
+fn declare(p: &Planning<'_>, file: &SourceFile) -> Decl<'static> {
+    let (source, path) = (file.name.clone(), file.path.clone());
+    let mut d = p.declare(labels_id(&source), &RULE);
+    d.file(&source, &file.hash);
     let run = move |cx: &Ctx<'_>| {
         let bytes = std::fs::read(&path).map_err(|e| cx.fail(format!("reading {}: {e}", path.display())))?;
         let labels = crate::structure::labels::parse(&source, &bytes);
@@ -23,5 +25,5 @@ pub fn declare(name: &str, path: PathBuf, hash: &str) -> Decl<'static> {
         cx.warn(labels.warnings.iter().cloned());
         Ok(Produced::new(labels, text).warnings(warnings))
     };
-    Decl::new(id(name), &RULE, Action::Value(Box::new(run))).file(name, hash).priority(900)
+    d.value(run).priority(900)
 }

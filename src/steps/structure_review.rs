@@ -1,10 +1,10 @@
 //! `structure-review`: the terminal positions no structure names, or only a near
 //! skeleton does, for review (Phase 5).
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::Planning;
 use crate::structure::StructureTags;
 use crate::structure::labels::Labels;
 use crate::tree::Tree;
@@ -20,12 +20,15 @@ pub static RULE: Rule = Rule {
 /// The files the step writes into its folder (what `okb clean` removes).
 pub const FILES: [&str; 3] = ["structures-review.json", "structures-review.txt", "structures-review.tsv"];
 
-pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
-    let reads = labels.clone();
+/// The review files beside the store, with every structure-labels source's labels.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("structure-review", &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let tags: Input<StructureTags> = d.input("structures");
+    let labels: Vec<Input<Labels>> = p.labels().into_iter().map(|id| d.input(id)).collect();
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let tags: Arc<StructureTags> = cx.load("structures")?;
-        let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+        let (tree, tags) = (cx.get(&tree)?, cx.get(&tags)?);
+        let loaded: Vec<Arc<Labels>> = labels.iter().map(|l| cx.get(l)).collect::<Result<_, _>>()?;
         // The structures step reported the labels' warnings already.
         let (classifier, _) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
         let review = crate::structure::review::review(&tree, &tags, &classifier);
@@ -37,6 +40,5 @@ pub fn declare(dir: PathBuf, labels: Vec<String>) -> Decl<'static> {
         ];
         Ok((files, text))
     };
-    let decl = Decl::new("structure-review", &RULE, Action::Files(dir, Box::new(run))).reads("tree").reads("structures");
-    reads.iter().fold(decl, |d, id| d.reads(id)).priority(300)
+    Ok(vec![d.files(p.build_dir(), run).priority(300)])
 }

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::structure::labels::Labels;
 use crate::structure::StructureTags;
 use crate::tree::Tree;
@@ -10,13 +11,14 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "structures", about: "the pawn structure of every terminal node", file: file!() };
 
-/// Tags the tree's terminal nodes, with the labels of the `structure-labels` steps
-/// `labels`.
-pub fn declare(labels: Vec<String>) -> Decl<'static> {
-    let reads = labels.clone();
+/// The structure tags of the tree, with every structure-labels source's labels.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("structures", &RULE);
+    let labels: Vec<Input<Labels>> = p.labels().into_iter().map(|id| d.input(id)).collect();
+    let tree: Input<Tree> = d.input("tree");
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let loaded: Vec<Arc<Labels>> = labels.iter().map(|id| cx.load(id)).collect::<Result<_, _>>()?;
+        let tree = cx.get(&tree)?;
+        let loaded: Vec<Arc<Labels>> = labels.iter().map(|l| cx.get(l)).collect::<Result<_, _>>()?;
         let (classifier, warnings) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
         cx.warn(warnings);
         let tags: StructureTags = crate::structure::tag_tree(&tree, &classifier);
@@ -24,5 +26,5 @@ pub fn declare(labels: Vec<String>) -> Decl<'static> {
         let text = format!("{} terminal nodes, {} named, {unknown} Unknown", tags.terminal.len(), tags.terminal.len() - unknown);
         Ok(Produced::new(tags, text))
     };
-    reads.iter().fold(Decl::new("structures", &RULE, Action::Value(Box::new(run))).reads("tree"), |d, id| d.reads(id)).priority(600)
+    Ok(vec![d.value(run).priority(600)])
 }

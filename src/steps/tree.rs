@@ -1,9 +1,9 @@
 //! `tree`: the move tree, one node per position, with counts and transpositions
 //! (Phases 2 and 6).
 
-use std::sync::Arc;
 
-use crate::dataflow::{Action, BuildError, CorruptCache, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planning, is_declared};
 use crate::eco::EcoSkeleton;
 use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
 use crate::games::stats::GameStats;
@@ -13,26 +13,30 @@ use crate::tree::{self, Needed, Tree, TreeParams};
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
 
-/// The tree of the skeleton and, when there are game files, the `games` counts.
-pub fn declare(with_games: bool, params: TreeParams) -> Decl<'static> {
+/// The tree of the skeleton and, when there are counting steps, the `games` counts.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let mut d = p.declare("tree", &RULE);
+    let eco: Input<EcoSkeleton> = d.input("eco");
+    let params: TreeParams = d.param("tree")?;
+    let games: Option<Input<MergedCounts>> = is_declared(declared, "games").then(|| d.input("games"));
     let run = move |cx: &Ctx<'_>| {
-        let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
-        let tree = if with_games {
-            let games: Arc<MergedCounts> = cx.load("games")?;
-            tree::build_streaming(&skeleton, &params, |needed| pruned(cx, &games, needed))?
-        } else {
-            tree::build(&skeleton, None, &params)
+        let skeleton = cx.get(&eco)?;
+        let tree = match &games {
+            Some(input) => {
+                let counts = cx.get(input)?;
+                tree::build_streaming(&skeleton, &params, |needed| pruned(cx, input, &counts, needed))?
+            }
+            None => tree::build(&skeleton, None, &params),
         };
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok(Produced::encoded(tree, text, encode_tree))
     };
-    let decl = Decl::new("tree", &RULE, Action::Value(Box::new(run))).reads("eco").param("tree").priority(700);
-    if with_games { decl.reads("games") } else { decl }
+    Ok(vec![d.value(run).priority(700)])
 }
 
 /// The merged counts the tree can use, read as streams and pruned on the way (positions
 /// and moves at once), so that only what is kept is ever held.
-fn pruned(cx: &Ctx<'_>, games: &MergedCounts, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
+fn pruned(cx: &Ctx<'_>, input: &Input<MergedCounts>, games: &MergedCounts, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
     let (positions, moves) = rayon::join(
         || kept(cx, &games.positions, |r: &PosRecord| needed.keeps(r.0, r.1.games())),
         || kept(cx, &games.moves, |r: &MoveRecord| needed.keeps(r.0, r.2.outcomes.games())),
@@ -42,7 +46,7 @@ fn pruned(cx: &Ctx<'_>, games: &MergedCounts, needed: &Needed<'_>) -> Result<Gam
     let failed = |run: String| {
         move |e: RunError| match e {
             RunError::Input { source, .. } if matches!(source.kind(), InvalidData | NotFound | UnexpectedEof) => {
-                BuildError::from(CorruptCache { step: "games".into(), hash: cx.hash_of("games"), found: run })
+                BuildError::from(CorruptCache { step: input.id().into(), hash: cx.hash_of(input), found: run })
             }
             other => cx.fail(other),
         }

@@ -2,9 +2,9 @@
 //! (Phase 3). Its report feeds the `validation-report` files and, with stubs on, the store.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, Produced, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::Planning;
 use crate::eco::EcoSkeleton;
 use crate::tree::Tree;
 use crate::validate::ValidateParams;
@@ -12,12 +12,20 @@ use crate::validate::ValidateParams;
 /// The rule.
 pub static RULE: Rule = Rule { name: "validate", about: "a corpus's Opening tags against the tree's names", file: file!() };
 
-/// Validates the games of `files` (path, shown name, BLAKE3).
-pub fn declare(params: ValidateParams, files: Vec<(PathBuf, String, String)>) -> Decl<'static> {
-    let paths: Vec<PathBuf> = files.iter().map(|f| f.0.clone()).collect();
+/// With `[validate]`: the tree checked against its sources' games.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let Some(validate) = &p.loaded.pipeline.validate else { return Ok(Vec::new()) };
+    let mut d = p.declare("validate", &RULE);
+    let tree: Input<Tree> = d.input("tree");
+    let eco: Input<EcoSkeleton> = d.input("eco");
+    let params: ValidateParams = d.param("validate")?;
+    let files = p.files_of(&validate.sources);
+    for (_, shown, hash) in &files {
+        d.file(shown, hash);
+    }
+    let paths: Vec<PathBuf> = files.into_iter().map(|f| f.0).collect();
     let run = move |cx: &Ctx<'_>| {
-        let tree: Arc<Tree> = cx.load("tree")?;
-        let skeleton: Arc<EcoSkeleton> = cx.load("eco")?;
+        let (tree, skeleton) = (cx.get(&tree)?, cx.get(&eco)?);
         let names = crate::validate::TreeNames::new(&tree, &skeleton);
         let validation = crate::validate::validate_files(&names, &paths, params.max_ply).map_err(|e| cx.fail(e))?;
         let report = crate::validate::report::build(&validation, &tree, &names, &params);
@@ -28,9 +36,5 @@ pub fn declare(params: ValidateParams, files: Vec<(PathBuf, String, String)>) ->
         );
         Ok(Produced::new(report, text))
     };
-    let mut decl = Decl::new("validate", &RULE, Action::Value(Box::new(run))).reads("tree").reads("eco").param("validate").priority(400);
-    for (_, shown, hash) in files {
-        decl = decl.file(shown, hash);
-    }
-    decl
+    Ok(vec![d.value(run).priority(400)])
 }

@@ -1,9 +1,8 @@
 //! `validation-report`: Phase 3's findings as files (validation.{json,txt}, stubs TSV).
 
-use std::path::PathBuf;
-use std::sync::Arc;
 
-use crate::dataflow::{Action, Ctx, Decl, ExportFile, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
+use super::planning::Planning;
 use crate::validate::report::ValidationReport;
 
 /// The rule.
@@ -12,10 +11,16 @@ pub static RULE: Rule = Rule { name: "validation-report", about: "validation.{js
 /// The files the step may write into its folder (what `okb clean` removes).
 pub const FILES: [&str; 3] = ["validation.json", "validation.txt", "validation-stubs.tsv"];
 
-/// Writes the report files into `dir` (and the stubs TSV when `stubs`).
-pub fn declare(dir: PathBuf, stubs: bool) -> Decl<'static> {
+/// With `[validate]`: its report files beside the store.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    if p.loaded.pipeline.validate.is_none() {
+        return Ok(Vec::new());
+    }
+    let mut d = p.declare("validation-report", &RULE);
+    let report: Input<ValidationReport> = d.input("validate");
+    let stubs: bool = d.param("validate.stubs")?;
     let run = move |cx: &Ctx<'_>| {
-        let report: Arc<ValidationReport> = cx.load("validate")?;
+        let report = cx.get(&report)?;
         let mut files = vec![
             ExportFile { name: FILES[0].into(), bytes: report.to_json() },
             ExportFile { name: FILES[1].into(), bytes: report.to_table() },
@@ -25,5 +30,5 @@ pub fn declare(dir: PathBuf, stubs: bool) -> Decl<'static> {
         }
         Ok((files, format!("{} variations reported", report.missing.len())))
     };
-    Decl::new("validation-report", &RULE, Action::Files(dir, Box::new(run))).reads("validate").param("validate.stubs").priority(300)
+    Ok(vec![d.files(p.build_dir(), run).priority(300)])
 }

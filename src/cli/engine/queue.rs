@@ -33,22 +33,11 @@ pub fn run(args: &QueueArgs, loaded: &Loaded) -> miette::Result<()> {
     }
     let out: Arc<Mutex<Option<Planned>>> = Arc::default();
     let found = out.clone();
-    let adapt = move |loaded: &Loaded, build: &crate::dataflow::Build, plan| {
-        let (config, hash) = make::engine_setup(loaded, build)?.expect("the pipeline has [engine]");
+    let adapt = move |planning: &crate::steps::planning::Planning<'_>, plan| {
         // The engine step's inputs (the tree and the evaluation sources), not the step.
         let mut plan = make::upstream_of(plan, "engine");
         plan.steps.retain(|d| d.id != "engine");
-        let pins: Vec<(String, String, String)> = loaded
-            .pipeline
-            .sources
-            .iter()
-            .map(|(n, s)| {
-                let step = if s.kind == crate::pipeline::SourceKind::LichessCloudEval { crate::steps::cloud_eval::id(n) } else { crate::steps::evals::id(n) };
-                (n.clone(), step, s.blake3.clone().unwrap_or_default())
-            })
-            .collect();
-        let sources = make::evals_refs(&config, &pins);
-        plan.steps.push(crate::steps::engine::declare_queue(config, hash, make::engine_cache(loaded), sources, found.clone()));
+        plan.steps.extend(crate::steps::engine::plan_queue(planning, found.clone()));
         Ok(plan)
     };
     let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: false };

@@ -1,0 +1,283 @@
+//! What every step module plans its steps from: one [`Planning`] value, the pipeline with
+//! its sources resolved (found, fetched, pinned) and its game files listed, made by
+//! [`crate::make`] before any step is declared. It also names the steps other steps
+//! read (`parse:<source>`, `games:<source>:<file>`), so that no step module needs another.
+//!
+//! This file decides which steps exist and with which inputs; it computes no step's
+//! value, and everything it hands over is part of the steps' keys (files by hash,
+//! parameters by path), so it is left out of the rules' code fingerprints
+//! ([`crate::dataflow::code`]): editing it reruns no step by itself.
+
+use std::path::{Path, PathBuf};
+
+use crate::dataflow::{BuildError, Decl, Declaring, Rule};
+use crate::eco::EcoFormat;
+use crate::engine::EngineConfig;
+use crate::games::filter::GameFilter;
+use crate::pipeline::{Loaded, SourceKind, SourceSpec};
+use crate::release::Manifest;
+
+/// The pipeline as the step modules plan from it.
+pub struct Planning<'a> {
+    /// The loaded pipeline (its folder, cache and `pipeline.toml`).
+    pub loaded: &'a Loaded,
+    /// The pipeline's parameters as JSON: what [`Declaring::param`] reads and keys.
+    pub params: serde_json::Value,
+    /// Mirror folders for pinned sources.
+    pub mirrors: Vec<PathBuf>,
+    /// Never download (or, for a dry run, never ask a server).
+    pub offline: bool,
+    /// Only reporting what would run (`okb status`, `okb graph`).
+    pub dry_run: bool,
+    /// Every pinned file source (taxonomies, counts, structure labels, evaluation dumps),
+    /// in pipeline order.
+    pub files: Vec<SourceFile>,
+    /// Every game source's files, in pipeline order.
+    pub game_files: Vec<GameFile>,
+    /// Every explorer crawl: its source's name and its manifest's BLAKE3.
+    pub crawls: Vec<(String, String)>,
+    /// Every cloud-eval source, as the client asks it.
+    pub clouds: Vec<crate::evals::cloud::CloudSource>,
+    /// The engine's settings (its binary found) and the binary's BLAKE3, with `[engine]`.
+    pub engine: Option<(EngineConfig, String)>,
+    /// Every repertoire's file, resolved.
+    pub repertoires: Vec<RepertoireFile>,
+    /// What the release manifest says of the sources, game files and parameters.
+    pub facts: Manifest,
+}
+
+/// A pinned file source, resolved: found in the source store, a mirror or downloaded.
+#[derive(Clone, Debug)]
+pub struct SourceFile {
+    /// The source's name in pipeline.toml.
+    pub name: String,
+    /// Its kind.
+    pub kind: SourceKind,
+    /// Where its bytes are.
+    pub path: PathBuf,
+    /// Their BLAKE3.
+    pub hash: String,
+}
+
+/// One game file of a game source.
+#[derive(Clone, Debug)]
+pub struct GameFile {
+    /// The source's name.
+    pub source: String,
+    /// BGN rather than PGN.
+    pub bgn: bool,
+    /// The source's game filter.
+    pub filter: GameFilter,
+    /// The file.
+    pub path: PathBuf,
+    /// The file as shown (relative to the project).
+    pub shown: String,
+    /// Its BLAKE3.
+    pub hash: String,
+}
+
+impl GameFile {
+    /// The id of the step that counts it.
+    pub fn id(&self) -> String {
+        format!("games:{}:{}", self.source, self.shown)
+    }
+}
+
+/// A repertoire's file, resolved like a pinned source.
+#[derive(Clone, Debug)]
+pub struct RepertoireFile {
+    /// The repertoire's name in pipeline.toml.
+    pub name: String,
+    /// Where its bytes are.
+    pub path: PathBuf,
+    /// Its path or URL as written.
+    pub shown: String,
+    /// Their BLAKE3.
+    pub hash: String,
+}
+
+/// The id of taxonomy source `name`'s step.
+pub fn parse_id(name: &str) -> String {
+    format!("parse:{name}")
+}
+
+/// The id of counts source `name`'s step.
+pub fn counts_id(name: &str) -> String {
+    format!("counts:{name}")
+}
+
+/// The id of crawl source `name`'s step.
+pub fn crawl_id(name: &str) -> String {
+    format!("crawl:{name}")
+}
+
+/// The id of evaluation dump `name`'s step.
+pub fn evals_id(name: &str) -> String {
+    format!("evals:{name}")
+}
+
+/// The id of cloud-eval source `name`'s step.
+pub fn cloud_eval_id(name: &str) -> String {
+    format!("cloud-eval:{name}")
+}
+
+/// The id of structure-labels source `name`'s step.
+pub fn labels_id(name: &str) -> String {
+    format!("structure-labels:{name}")
+}
+
+/// The id of repertoire `name`'s reading step.
+pub fn repertoire_id(name: &str) -> String {
+    format!("repertoire:{name}")
+}
+
+/// The ECO format of a taxonomy source's kind (none for other kinds).
+pub fn eco_format(kind: SourceKind) -> Option<EcoFormat> {
+    match kind {
+        SourceKind::LichessTsv => Some(EcoFormat::LichessTsv),
+        SourceKind::ScidEco => Some(EcoFormat::Scid),
+        SourceKind::EcoPgn => Some(EcoFormat::PgnExtract),
+        _ => None,
+    }
+}
+
+/// Whether step `id` is among `declared`.
+pub fn is_declared(declared: &[Decl<'_>], id: &str) -> bool {
+    declared.iter().any(|d| d.id == id)
+}
+
+impl Planning<'_> {
+    /// Starts declaring step `id` of `rule`.
+    pub fn declare(&self, id: impl Into<String>, rule: &'static Rule) -> Declaring<'_> {
+        Declaring::new(id, rule, &self.params)
+    }
+
+    /// The pinned file sources of `kind`.
+    fn files_of_kind(&self, kind: SourceKind) -> impl Iterator<Item = &SourceFile> {
+        self.files.iter().filter(move |f| f.kind == kind)
+    }
+
+    /// The counts sources (`kind = "counts"`).
+    pub fn counts_files(&self) -> impl Iterator<Item = &SourceFile> {
+        self.files_of_kind(SourceKind::Counts)
+    }
+
+    /// The evaluation dumps (`kind = "lichess-evals"`).
+    pub fn eval_files(&self) -> impl Iterator<Item = &SourceFile> {
+        self.files_of_kind(SourceKind::LichessEvals)
+    }
+
+    /// The structure-labels sources.
+    pub fn label_files(&self) -> impl Iterator<Item = &SourceFile> {
+        self.files_of_kind(SourceKind::StructureLabels)
+    }
+
+    /// Every evaluation source (dumps and cloud-eval servers) as (name, step id, pin;
+    /// `unpinned` for a cloud source without `blake3`), in pipeline order.
+    pub fn eval_sources(&self) -> Vec<(String, String, String)> {
+        let dumps = self.eval_files().map(|f| (f.name.clone(), evals_id(&f.name), f.hash.clone()));
+        let clouds = self.clouds.iter().map(|c| (c.name.clone(), cloud_eval_id(&c.name), c.pin.clone().unwrap_or_else(|| "unpinned".into())));
+        dumps.chain(clouds).collect()
+    }
+
+    /// The taxonomy sources with their formats, in pipeline order.
+    pub fn taxonomies(&self) -> impl Iterator<Item = (&SourceFile, EcoFormat)> {
+        self.files.iter().filter_map(|f| eco_format(f.kind).map(|format| (f, format)))
+    }
+
+    /// The sources of `kind` with their specs, in pipeline order.
+    pub fn sources_of_kind(&self, kind: SourceKind) -> impl Iterator<Item = (&String, &SourceSpec)> {
+        self.loaded.pipeline.sources.iter().filter(move |(_, s)| s.kind == kind)
+    }
+
+    /// Every step that counts games (files, counts sources, crawls) as (source, step id):
+    /// the parts the `games` step merges, none when the tree has no games.
+    pub fn counting_parts(&self) -> Vec<(String, String)> {
+        let files = self.game_files.iter().map(|g| (g.source.clone(), g.id()));
+        let counts = self.files_of_kind(SourceKind::Counts).map(|f| (f.name.clone(), counts_id(&f.name)));
+        let crawls = self.crawls.iter().map(|(name, _)| (name.clone(), crawl_id(name)));
+        files.chain(counts).chain(crawls).collect()
+    }
+
+    /// The `[exports.<name>]` tables of `format` (as pipeline.toml writes it: `"csv"`),
+    /// as (name, target); the export's module reads its settings with
+    /// [`Declaring::param_at`] on `["exports", name]`, which keys the whole table.
+    pub fn exports(&self, format: &str) -> Vec<(String, PathBuf)> {
+        let format_of = |name: &str| self.params["exports"][name]["format"].as_str().map(str::to_string);
+        self.loaded.pipeline.exports.iter().filter(|(name, _)| format_of(name).as_deref() == Some(format)).map(|(name, spec)| (name.clone(), self.loaded.path(&spec.output))).collect()
+    }
+
+    /// The step ids of the structure-labels sources, in pipeline order.
+    pub fn labels(&self) -> Vec<String> {
+        self.label_files().map(|f| labels_id(&f.name)).collect()
+    }
+
+    /// The first counts source's name, if any.
+    pub fn counts_source(&self) -> Option<&str> {
+        self.files_of_kind(SourceKind::Counts).next().map(|f| f.name.as_str())
+    }
+
+    /// The game files of the named sources: (path, shown name, BLAKE3).
+    pub fn files_of(&self, sources: &[String]) -> Vec<(PathBuf, String, String)> {
+        self.game_files.iter().filter(|g| sources.contains(&g.source)).map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone())).collect()
+    }
+
+    /// The store's file.
+    pub fn store_path(&self) -> PathBuf {
+        self.loaded.path(&self.loaded.pipeline.store.path)
+    }
+
+    /// The folder beside the store where a make writes its reports and manifest.
+    pub fn build_dir(&self) -> PathBuf {
+        self.store_path().parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+
+    /// Where a make writes its manifest: `manifest.json` beside the store.
+    pub fn manifest_path(&self) -> PathBuf {
+        let store = self.store_path();
+        store.parent().map_or_else(|| self.loaded.path("manifest.json"), |dir| dir.join("manifest.json"))
+    }
+
+    /// The project's cache folder.
+    pub fn cache_dir(&self) -> PathBuf {
+        self.loaded.cache.clone()
+    }
+
+    /// Where a make keeps the store and the manifest it replaced (for `okb diff`).
+    pub fn previous_dir(&self) -> PathBuf {
+        self.cache_dir().join("previous")
+    }
+
+    /// The store's entries, written by `store:entries` into the cache for the store step.
+    pub fn store_entries(&self) -> PathBuf {
+        self.cache_dir().join("store-entries.sqlite")
+    }
+
+    /// The folder of repertoire `name`'s reports, beside the store.
+    pub fn repertoire_dir(&self, name: &str) -> PathBuf {
+        self.build_dir().join(format!("repertoire-{name}"))
+    }
+
+    /// The project's engine cache.
+    pub fn engine_cache(&self) -> PathBuf {
+        self.cache_dir().join("engine.sqlite")
+    }
+
+    /// A planning error of step `step`.
+    pub fn fail(step: &str, message: impl std::fmt::Display) -> BuildError {
+        BuildError::Step { step: step.to_string(), message: message.to_string() }
+    }
+}
+
+/// How a step module plans: its steps for a pipeline, given the steps the modules before
+/// it in [`super::PLANNERS`] declared (the release manifest lists them; the store reads
+/// the engine's evaluations when there are any).
+pub type PlanFn = fn(&Planning<'_>, &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError>;
+
+/// A step module in the plan: its rules and how it plans.
+pub struct Planner {
+    /// The rules it declares steps of.
+    pub rules: &'static [&'static Rule],
+    /// Its planning function.
+    pub plan: PlanFn,
+}
