@@ -85,6 +85,10 @@ pub enum MakeError {
         /// Its paths and globs, as written.
         patterns: Vec<String>,
     },
+    /// The pipeline asks for something no step provides.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Pipeline(Box<crate::pipeline::PipelineError>),
     /// A game source could not be read as a whole.
     #[error("game source {source_name}: {error}")]
     #[diagnostic(code(okb::games))]
@@ -215,7 +219,19 @@ pub fn plan_of(planning: &Planning<'_>) -> Result<Plan<'static>, MakeError> {
         let declared = (planner.plan)(planning, &steps)?;
         steps.extend(declared);
     }
+    unplanned_exports(planning.loaded, &steps)?;
     Ok(Plan { steps, params: planning.params.clone() })
+}
+
+/// An error for the first `[exports.<name>]` table no step module planned: its format is
+/// none of the export rules'.
+fn unplanned_exports(loaded: &Loaded, steps: &[Decl<'static>]) -> Result<(), MakeError> {
+    let planned = |name: &str| steps.iter().any(|d| d.id.strip_prefix("export:") == Some(name));
+    let Some((name, spec)) = loaded.pipeline.exports.iter().find(|(name, _)| !planned(name)) else { return Ok(()) };
+    let formats: Vec<&str> = steps::rules().filter_map(|rule| rule.name.strip_prefix("export:")).collect();
+    let message = format!("export {name:?}: no export has format {:?}", spec.format);
+    let help = format!("the formats are {}", formats.join(", "));
+    Err(MakeError::Pipeline(Box::new(loaded.error_at(&format!("[exports.{name}]"), message, Some(help)))))
 }
 
 /// What the step modules plan from: the pipeline's sources resolved (found, fetched or

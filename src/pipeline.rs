@@ -216,8 +216,12 @@ impl SourceSpec {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExportSpec {
-    /// Output format.
-    pub format: ExportFormat,
+    /// Output format: the name of an `export:<format>` rule (`okb graph --rules` lists
+    /// them): `eco-json`, `csv`, `polyglot`, `classified-pgn`, `classified-bgn`,
+    /// `openingiq`, `pgn`, `packed`, `neo4j`, `lichess-evals`. Each export's step module
+    /// plans the tables of its format; a format no module plans is an error when the
+    /// make is planned, pointing at the table.
+    pub format: String,
     /// Output path (a directory for multi-file formats), relative to pipeline.toml.
     pub output: String,
     /// Indented JSON (eco-json).
@@ -247,37 +251,6 @@ fn default_true() -> bool {
 
 fn default_delimiter() -> String {
     ",".into()
-}
-
-/// Export formats.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ExportFormat {
-    /// eco.json-compatible files (ecoA..E.json, eco_interpolated.json, fromTo.json).
-    EcoJson,
-    /// One CSV row per node.
-    Csv,
-    /// A Polyglot opening book (.bin) from the tree's move statistics.
-    Polyglot,
-    /// The games of `sources` as one PGN file, ECO/Opening/Variation tags rewritten from
-    /// the knowledge base (what `okb classify` does).
-    ClassifiedPgn,
-    /// The games of `sources` as BGN, each game's `opening` from the knowledge base (its
-    /// own tags where the knowledge base names none); bzip2 when the output ends in `.bz2`.
-    ClassifiedBgn,
-    /// OpeningIQ JSON trees, one file per named opening.
-    #[serde(rename = "openingiq")]
-    OpeningIq,
-    /// One PGN file per named opening: the tree as variations, `[%eval]` comments.
-    Pgn,
-    /// Packed 64-bit move records keyed by Polyglot key (see `export::packed`).
-    Packed,
-    /// CSV files for `neo4j-admin database import`: positions, MOVE and TRANSPOSES_TO.
-    Neo4j,
-    /// The engine evaluations as JSON lines in the Lichess evaluation database's
-    /// format (zstd when the output ends in `.zst`): another pipeline pins the file as a
-    /// `lichess-evals` source.
-    LichessEvals,
 }
 
 /// `[games]`: Phase 2 parameters that do not change results.
@@ -676,7 +649,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         }
     }
     for (name, spec) in &loaded.pipeline.exports {
-        if spec.format == ExportFormat::LichessEvals && loaded.pipeline.engine.is_none() {
+        if spec.format == "lichess-evals" && loaded.pipeline.engine.is_none() {
             return Err(Box::new(loaded.error_at(
                 &format!("[exports.{name}]"),
                 format!("export {name:?}: format \"lichess-evals\" exports the engine's evaluations, and there is no [engine] table"),
@@ -694,7 +667,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             )));
         }
     for (name, spec) in &loaded.pipeline.exports {
-        if matches!(spec.format, ExportFormat::ClassifiedPgn | ExportFormat::ClassifiedBgn)
+        if matches!(spec.format.as_str(), "classified-pgn" | "classified-bgn")
             && let Some(bad) = spec.sources.iter().find(|s| !game_source(s)).or(spec.sources.is_empty().then_some(&String::new())) {
                 return Err(Box::new(loaded.error_at(
                     &format!("[exports.{name}]"),

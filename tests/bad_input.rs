@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::Project;
+use common::{Project, mini_sources};
 
 fn bad_tsv_project() -> Project {
     let tsv = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/eco/bad.tsv");
@@ -95,4 +95,17 @@ fn a_missing_local_source_names_the_file() {
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("nowhere/a.tsv"), "{}", run.stderr);
+}
+
+#[test]
+fn an_export_of_a_format_no_step_plans_is_named_with_the_formats() {
+    let p = Project::with_pipeline(&format!("{}\n[exports.book]\nformat = \"csv-of-doom\"\noutput = \"build/x\"\n", mini_sources()));
+    for command in [&["make"][..], &["status"][..]] {
+        let run = p.okb(command);
+        assert_eq!(run.status, 1, "{command:?}");
+        assert!(run.stderr.contains("export \"book\": no export has format \"csv-of-doom\""), "{}", run.stderr);
+        assert!(run.stderr.contains("[exports.book]") && run.stderr.contains("pipeline.toml:8:"), "{}", run.stderr);
+        assert!(run.stderr.contains("the formats are eco-json, csv, polyglot, pgn"), "{}", run.stderr);
+    }
+    assert!(!p.path("build/x").exists());
 }

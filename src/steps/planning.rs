@@ -203,8 +203,8 @@ impl Planning<'_> {
     /// as (name, target); the export's module reads its settings with
     /// [`Declaring::param_at`] on `["exports", name]`, which keys the whole table.
     pub fn exports(&self, format: &str) -> Vec<(String, PathBuf)> {
-        let format_of = |name: &str| self.params["exports"][name]["format"].as_str().map(str::to_string);
-        self.loaded.pipeline.exports.iter().filter(|(name, _)| format_of(name).as_deref() == Some(format)).map(|(name, spec)| (name.clone(), self.loaded.path(&spec.output))).collect()
+        let exports = self.loaded.pipeline.exports.iter().filter(|(_, spec)| spec.format == format);
+        exports.map(|(name, spec)| (name.clone(), self.loaded.path(&spec.output))).collect()
     }
 
     /// The step ids of the structure-labels sources, in pipeline order.
