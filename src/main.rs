@@ -246,16 +246,18 @@ enum Command {
 fn main() -> ExitCode {
     cli::alloc::sqlite_uses_mimalloc();
     cli::output::end_quietly_on_closed_stdout();
-    let cli = Cli::parse();
-    cli::output::configure(cli.color, cli.quiet, cli.verbose);
-    let facts = Facts::of(&cli.command);
-    if !facts.reads_pipeline && let Some(flag) = [("--pipeline", cli.pipeline.is_some()), ("--profile", cli.profile.is_some())].iter().find(|(_, given)| *given).map(|(f, _)| f) {
-        eprintln!("error: {flag} has no effect on `okb {}`, which reads no pipeline", facts.name);
+    let Cli { pipeline: file, profile, color, quiet, verbose, command } = Cli::parse();
+    cli::output::configure(color, quiet, verbose);
+    let row = Row::of(command);
+    if !row.reads_pipeline && let Some(flag) = [("--pipeline", file.is_some()), ("--profile", profile.is_some())].iter().find(|(_, given)| *given).map(|(f, _)| f) {
+        eprintln!("error: {flag} has no effect on `okb {}`, which reads no pipeline", row.name);
         return ExitCode::from(2);
     }
-    match run(cli) {
+    let file = file.unwrap_or_else(|| PathBuf::from("pipeline.toml"));
+    let load = || pipeline::load(&file, profile.as_deref()).map_err(|e| miette::Report::new(*e));
+    match (row.run)(&load) {
         Ok(code) => code,
-        Err(report) if facts.prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
+        Err(report) if row.prints && cli::output::is_closed_stdout(&report) => ExitCode::SUCCESS,
         Err(report) => {
             eprintln!("{report:?}");
             ExitCode::FAILURE
@@ -263,8 +265,12 @@ fn main() -> ExitCode {
     }
 }
 
-/// What the entry point needs to know of a command, said once per command.
-struct Facts {
+/// Reads the pipeline (`--pipeline`, `--profile`); a command calls it only if it needs it.
+type Load<'a> = dyn Fn() -> miette::Result<pipeline::Loaded> + 'a;
+
+/// What the entry point knows of a command, said once per command in [`Row::of`]: the
+/// table of commands beside clap's parser ([`Command`]), so no second list has to agree.
+struct Row {
     /// Its name as messages show it (with the flag that decides `reads_pipeline`).
     name: &'static str,
     /// Whether it reads the pipeline (else `--pipeline` and `--profile` are refused).
@@ -272,82 +278,68 @@ struct Facts {
     /// Whether its output is its stdout, so that a closed pipe (`| head`) is a normal end;
     /// elsewhere a broken pipe is a real failure (an engine that died, a download cut off).
     prints: bool,
+    /// Runs it with its arguments, to its exit status.
+    run: Box<dyn FnOnce(&Load<'_>) -> miette::Result<ExitCode>>,
 }
 
-impl Facts {
-    fn of(command: &Command) -> Facts {
-        let (name, reads_pipeline, prints) = match command {
-            Command::Make(_) => ("make", true, false),
-            Command::Status(_) => ("status", true, false),
-            Command::Graph(_) => ("graph", true, true),
-            Command::Fetch(_) => ("fetch", true, false),
-            Command::Check(_) => ("check", true, false),
-            Command::Review(_) => ("review", true, true),
-            Command::Diff(_) => ("diff", true, true),
-            Command::Verify(_) => ("verify", true, false),
-            Command::Pin(_) => ("pin", true, false),
-            Command::Crawl(_) => ("crawl", true, false),
-            Command::Clean(_) => ("clean", true, false),
-            Command::Prep(_) => ("prep", true, true),
-            Command::Book(_) => ("book", false, false),
-            Command::Count(_) => ("count", false, false),
-            Command::Structure(_) => ("structure", false, true),
-            Command::Convert(_) => ("convert", false, false),
-            Command::Inspect(_) => ("inspect", false, true),
-            Command::Completions(_) => ("completions", false, true),
-            Command::Man => ("man", false, true),
-            Command::Classify(args) => ("classify --store", args.store.is_none(), true),
-            Command::Engine(args) => ("engine annotate", !matches!(args.what, cli::engine::EngineCommand::Annotate(_)), false),
-            Command::Serve(args) => ("serve --store", args.store.is_none(), false),
-            Command::Openingiq(args) => ("openingiq --store", args.store.is_none(), false),
-            Command::Query(args) => ("query --store", args.store.is_none(), true),
-        };
-        Facts { name, reads_pipeline, prints }
-    }
+/// A row of the table.
+fn row(name: &'static str, reads_pipeline: bool, prints: bool, run: impl FnOnce(&Load<'_>) -> miette::Result<ExitCode> + 'static) -> Row {
+    Row { name, reads_pipeline, prints, run: Box::new(run) }
 }
 
-fn run(cli: Cli) -> miette::Result<ExitCode> {
-    let file = cli.pipeline.clone().unwrap_or_else(|| PathBuf::from("pipeline.toml"));
-    let load = || pipeline::load(&file, cli.profile.as_deref()).map_err(|e| miette::Report::new(*e));
-    let done = |result: miette::Result<()>| result.map(|()| ExitCode::SUCCESS);
-    match cli.command {
-        Command::Make(args) => cli::make::run(&args, load),
-        Command::Status(args) => cli::status::run(&args, &load()?),
-        Command::Graph(args) => done(cli::graph::run(&args, &load()?)),
-        Command::Completions(args) => done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command())),
-        Command::Man => done(cli::completions::man(<Cli as clap::CommandFactory>::command())),
-        Command::Fetch(args) => done(cli::fetch::run(&load()?, &args)),
-        Command::Check(args) => cli::check::run(&args, load),
-        Command::Review(args) => done(cli::review::run(&args, load)),
-        Command::Diff(args) => Ok(cli::diff::run(&args, load)),
-        Command::Verify(args) => cli::verify::run(&args, load),
-        Command::Pin(args) => done(cli::pin::run(&load()?, &args)),
-        Command::Crawl(args) => done(cli::crawl::run(&load()?, &args)),
-        Command::Clean(args) => done(cli::clean::run(&load()?, &args)),
-        Command::Book(args) => done(cli::book::run(&args)),
-        Command::Count(args) => done(cli::count::run(&args)),
-        Command::Engine(args) => done(cli::engine::run(&args, load)),
-        Command::Classify(args) => {
-            let store = cli::store_path(args.store.clone(), load)?;
-            done(cli::classify::run(&args, store.path.clone()))
-        }
-        Command::Structure(args) => done(cli::structure::run(&args)),
-        Command::Prep(args) => done(cli::prep::run(&load()?, &args)),
-        Command::Serve(args) => {
-            let file = cli::store_path(args.store.clone(), load)?;
-            let project = if args.store.is_none() { load().ok() } else { None };
-            done(cli::serve::run(&args, file.path.clone(), project))
-        }
-        Command::Openingiq(args) => {
-            let file = cli::store_path(args.store.clone(), load)?;
-            done(cli::openingiq::run(&args, file.path.clone()))
-        }
-        Command::Convert(args) => cli::convert::run(&args),
-        Command::Inspect(args) => done(cli::inspect::run(&args)),
-        Command::Query(args) => {
-            let file = cli::store_path(args.store, load)?;
-            let store = okb::store::read::Store::open(&file.path).map_err(|e| miette::miette!("{e}"))?;
-            cli::query::run(&store, args.query.args())
+/// The exit status of a command that succeeds or fails, nothing between.
+fn done(result: miette::Result<()>) -> miette::Result<ExitCode> {
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+impl Row {
+    /// The row of `command`, its arguments moved into the row's `run`.
+    fn of(command: Command) -> Row {
+        use cli::engine::EngineCommand;
+        match command {
+            Command::Make(args) => row("make", true, false, move |load| cli::make::run(&args, load)),
+            Command::Status(args) => row("status", true, false, move |load| cli::status::run(&args, &load()?)),
+            Command::Graph(args) => row("graph", true, true, move |load| done(cli::graph::run(&args, &load()?))),
+            Command::Check(args) => row("check", true, false, move |load| cli::check::run(&args, load)),
+            Command::Diff(args) => row("diff", true, true, move |load| Ok(cli::diff::run(&args, load))),
+            Command::Verify(args) => row("verify", true, false, move |load| cli::verify::run(&args, load)),
+            Command::Review(args) => row("review", true, true, move |load| done(cli::review::run(&args, load))),
+            Command::Fetch(args) => row("fetch", true, false, move |load| done(cli::fetch::run(&load()?, &args))),
+            Command::Crawl(args) => row("crawl", true, false, move |load| done(cli::crawl::run(&load()?, &args))),
+            Command::Pin(args) => row("pin", true, false, move |load| done(cli::pin::run(&load()?, &args))),
+            Command::Clean(args) => row("clean", true, false, move |load| done(cli::clean::run(&load()?, &args))),
+            Command::Book(args) => row("book", false, false, move |_| done(cli::book::run(&args))),
+            Command::Count(args) => row("count", false, false, move |_| done(cli::count::run(&args))),
+            Command::Engine(args) => {
+                let reads_pipeline = !matches!(args.what, EngineCommand::Annotate(_));
+                row("engine annotate", reads_pipeline, false, move |load| done(cli::engine::run(&args, load)))
+            }
+            Command::Classify(args) => row("classify --store", args.store.is_none(), true, move |load| {
+                let store = cli::store_path(args.store.clone(), load)?;
+                done(cli::classify::run(&args, store.path.clone()))
+            }),
+            Command::Structure(args) => row("structure", false, true, move |_| done(cli::structure::run(&args))),
+            Command::Prep(args) => row("prep", true, true, move |load| done(cli::prep::run(&load()?, &args))),
+            Command::Serve(args) => row("serve --store", args.store.is_none(), false, move |load| {
+                let file = cli::store_path(args.store.clone(), load)?;
+                let project = if args.store.is_none() { load().ok() } else { None };
+                done(cli::serve::run(&args, file.path.clone(), project))
+            }),
+            Command::Openingiq(args) => row("openingiq --store", args.store.is_none(), false, move |load| {
+                let file = cli::store_path(args.store.clone(), load)?;
+                done(cli::openingiq::run(&args, file.path.clone()))
+            }),
+            Command::Inspect(args) => row("inspect", false, true, move |_| done(cli::inspect::run(&args))),
+            Command::Convert(args) => row("convert", false, false, move |_| cli::convert::run(&args)),
+            Command::Query(args) => row("query --store", args.store.is_none(), true, move |load| {
+                let file = cli::store_path(args.store, load)?;
+                let store = okb::store::read::Store::open(&file.path).map_err(|e| miette::miette!("{e}"))?;
+                cli::query::run(&store, args.query.args())
+            }),
+            Command::Completions(args) => row("completions", false, true, move |_| {
+                done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command()))
+            }),
+            Command::Man => row("man", false, true, |_| done(cli::completions::man(<Cli as clap::CommandFactory>::command()))),
         }
     }
 }

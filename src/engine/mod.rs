@@ -10,6 +10,8 @@
 //! - [`analysis`]: the per-position result okb stores;
 //! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds;
 //! - [`identity`]: what a result is a function of (binary, name, options);
+//! - [`wanted`]: which searches are left once evaluation sources and the cache have
+//!   served what they can (the one answer for a make, `okb status` and a queue);
 //! - [`queue`], [`results`] (framed by [`exchange`]): annotation elsewhere — the
 //!   positions a pipeline still needs as a queue file, results made from it on other
 //!   machines (`okb engine annotate`), checked and imported into the cache.
@@ -30,6 +32,7 @@ pub mod queue;
 pub mod results;
 pub mod sources;
 pub mod uci;
+pub mod wanted;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,6 +47,7 @@ pub use cache::EngineCache;
 pub use identity::Identity;
 pub use policy::EngineConfig;
 pub use sources::EvalSource;
+pub use wanted::Wanted;
 
 use crate::position;
 use pool::{Event, Scheduler, Stop, Task};
@@ -271,7 +275,8 @@ pub fn engine_identity(path: &Path, config: &EngineConfig, cache: &EngineCache) 
 /// Jobs for the same position (same [`position::epd`]) are merged, keeping the deepest
 /// depth and highest priority. A position an evaluation source covers ([`sources::best`])
 /// takes that evaluation; the cache serves only the exact search asked (engine identity,
-/// depth, MultiPV), so the results are a function of the pins and the engine. The engine
+/// depth, MultiPV), so the results are a function of the pins and the engine (what is
+/// left to search is [`Wanted`]'s answer, as for `okb status` and a queue). The engine
 /// is looked for only when something is left to search: a pipeline whose sources cover
 /// every position builds without it. Engine faults never fail the phase: a position
 /// whose search crashes, hangs or returns garbage `max_attempts` times is reported in
@@ -303,24 +308,32 @@ pub fn annotate(
         nodes: 0,
         elapsed: Duration::ZERO,
     };
-    let (merged, failures) = merge_jobs(jobs);
-    report.failed = failures.len();
-    report.failures = failures;
-    let merged = serve_from_sources(merged, sources, config.multipv, &mut report);
-    if merged.is_empty() {
+    let mut wanted = Wanted::of(jobs, sources, config.multipv);
+    report.failures = std::mem::take(&mut wanted.invalid);
+    report.failed = report.failures.len();
+    for (epd, (i, analysis)) in std::mem::take(&mut wanted.from_sources) {
+        report.from_sources[i].1.push(analysis.stockfish_depth);
+        report.origins.insert(epd.clone(), sources[i].label.clone());
+        report.results.insert(epd, analysis);
+    }
+    let to_search = wanted.missing().count();
+    if to_search == 0 {
         progress(Progress { total: report.results.len() + report.failed, invalid: report.failed, ..Progress::default() });
         report.elapsed = start.elapsed();
         return Ok(report);
     }
     let path = resolve_engine(config.path.as_deref()).map_err(|e| match e {
-        EngineError::NotFound { searched } => EngineError::NotFound {
-            searched: format!("{searched}, for {} positions no evaluation source covers", merged.len()),
-        },
+        EngineError::NotFound { searched } => {
+            EngineError::NotFound { searched: format!("{searched}, for {to_search} positions no evaluation source covers") }
+        }
         other => other,
     })?;
     let (identity, name, spawned) = engine_identity(&path, config, cache)?;
     (report.engine_identity, report.engine_name, report.engines_started) = (identity, name, spawned);
-    let (epds, tasks) = serve_from_cache(merged, cache, config.multipv, &mut report)?;
+    wanted.lookup(cache, &report.engine_identity)?;
+    report.cached = wanted.cached.len();
+    report.results.append(&mut wanted.cached);
+    let (epds, tasks): (Vec<String>, Vec<Task>) = wanted.take_missing().into_iter().unzip();
     let mut snapshot = Progress {
         total: report.results.len() + tasks.len() + report.failed,
         cached: report.cached + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
@@ -364,55 +377,6 @@ pub(crate) fn merge_jobs(jobs: Vec<Job>) -> (BTreeMap<String, Task>, BTreeMap<St
         }
     }
     (merged, failures)
-}
-
-/// Takes the evaluations the sources have into `report`; returns the positions left.
-fn serve_from_sources(
-    merged: BTreeMap<String, Task>,
-    sources: &[EvalSource],
-    multipv: u32,
-    report: &mut AnnotationReport,
-) -> BTreeMap<String, Task> {
-    if sources.is_empty() {
-        return merged;
-    }
-    let mut left = BTreeMap::new();
-    for (epd, task) in merged {
-        match sources::best(sources, &epd, &task.pos, task.depth, multipv) {
-            Some((i, analysis)) => {
-                report.from_sources[i].1.push(analysis.stockfish_depth);
-                report.origins.insert(epd.clone(), sources[i].label.clone());
-                report.results.insert(epd, analysis);
-            }
-            None => {
-                left.insert(epd, task);
-            }
-        }
-    }
-    left
-}
-
-/// Takes the cached results into `report`; returns the positions left to search.
-fn serve_from_cache(
-    merged: BTreeMap<String, Task>,
-    cache: &EngineCache,
-    multipv: u32,
-    report: &mut AnnotationReport,
-) -> Result<(Vec<String>, Vec<Task>), EngineError> {
-    let (mut epds, mut tasks) = (Vec::new(), Vec::new());
-    for (epd, task) in merged {
-        match cache.get(&report.engine_identity, &epd, task.depth, multipv)? {
-            Some(hit) => {
-                report.results.insert(epd, hit);
-                report.cached += 1;
-            }
-            None => {
-                epds.push(epd);
-                tasks.push(task);
-            }
-        }
-    }
-    Ok((epds, tasks))
 }
 
 /// The searches of one annotation: the positions not in the cache, and where results go.

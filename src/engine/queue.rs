@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::exchange::{self, ExchangeError, Kind};
-use super::{EngineCache, EngineConfig, EngineError, Identity, Job};
+use super::{EngineCache, EngineConfig, EngineError, EvalSource, Identity, Job, Wanted};
 
 /// The queue file kind.
 pub const KIND: Kind = Kind { magic: b"OKBQUEUE", version: 1, what: "an okb engine queue file", made_by: "okb engine queue" };
@@ -67,7 +67,7 @@ pub struct Entry {
 pub struct Planned {
     /// The queue: the positions the cache cannot serve.
     pub queue: Queue,
-    /// Distinct positions asked for.
+    /// Distinct positions asked for that no evaluation source serves.
     pub total: usize,
     /// Of those, served by the cache.
     pub cached: usize,
@@ -75,22 +75,19 @@ pub struct Planned {
     pub invalid: usize,
 }
 
-/// The queue of `jobs` for the engine at `path` with `config`: every position whose
-/// result (at its depth or deeper) is not in `cache`. Fails when `config` makes results
-/// depend on more than the position ([`Identity::check_portable`]).
-pub fn plan(jobs: Vec<Job>, path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<Planned, EngineError> {
+/// The queue of `jobs` for the engine at `path` with `config`: every position neither
+/// `sources` nor `cache` serves ([`Wanted`]: the searches a make would run). Fails when
+/// `config` makes results depend on more than the position
+/// ([`Identity::check_portable`]).
+pub fn plan(jobs: Vec<Job>, sources: &[EvalSource], path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<Planned, EngineError> {
     config.validate()?;
     let (identity, _) = Identity::of(path, config, cache)?;
     identity.check_portable()?;
-    let (merged, failures) = super::merge_jobs(jobs);
-    let (key, total) = (identity.key(), merged.len());
-    let mut tasks = Vec::new();
-    for (epd, task) in merged {
-        if cache.get(&key, &epd, task.depth, config.multipv)?.is_none() {
-            tasks.push(task);
-        }
-    }
-    let cached = total - tasks.len();
+    let mut wanted = Wanted::of(jobs, sources, config.multipv);
+    wanted.lookup(cache, &identity.key())?;
+    let tasks: Vec<super::pool::Task> = wanted.take_missing().into_iter().map(|(_, task)| task).collect();
+    let cached = wanted.cached.len();
+    let total = cached + tasks.len();
     let entries = super::pool::plan(&tasks, false)
         .into_iter()
         .flatten()
@@ -105,7 +102,7 @@ pub fn plan(jobs: Vec<Job>, path: &Path, config: &EngineConfig, cache: &EngineCa
         max_attempts: config.max_attempts,
         max_consecutive_failures: config.max_consecutive_failures,
     };
-    Ok(Planned { queue: Queue { identity, limits, entries }, total, cached, invalid: failures.len() })
+    Ok(Planned { queue: Queue { identity, limits, entries }, total, cached, invalid: wanted.invalid.len() })
 }
 
 impl Queue {

@@ -118,28 +118,13 @@ pub fn plan_queue(p: &Planning<'_>, out: Arc<Mutex<Option<Planned>>>) -> Option<
         let tree = cx.get(&tree)?;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let path = config.path.clone().unwrap_or_default();
-        let jobs = uncovered(jobs(&tree, &config), &config, &load_sources(cx, &sources)?);
-        let planned = queue::plan(jobs, &path, &config, &cache).map_err(|e| cx.fail(e))?;
+        let planned = queue::plan(jobs(&tree, &config), &load_sources(cx, &sources)?, &path, &config, &cache).map_err(|e| cx.fail(e))?;
         let queued = planned.queue.entries.len();
         let summary = format!("{} positions: {} cached, {queued} queued", planned.total, planned.cached);
         *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
         Ok(Produced::new(queued, summary).complete(false))
     };
     Some(d.value(run))
-}
-
-/// The jobs no evaluation source covers (the ones the engine cache and engine serve).
-fn uncovered(jobs: Vec<Job>, config: &EngineConfig, sources: &[EvalSource]) -> Vec<Job> {
-    if sources.is_empty() {
-        return jobs;
-    }
-    jobs.into_iter()
-        .filter(|job| {
-            let Ok(pos) = crate::position::parse_fen(&job.fen) else { return true };
-            let epd = crate::position::epd(&pos);
-            crate::engine::sources::best(sources, &epd, &pos, job.depth, config.multipv).is_none()
-        })
-        .collect()
 }
 
 /// The searches `config` asks for: nodes with at least `min_games` games and at most
@@ -183,28 +168,6 @@ fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig
 /// For `okb status`: the positions not in the engine cache yet, and the time they take.
 fn left(cx: &Ctx<'_>, tree: &Input<Tree>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[SourceRef]) -> Result<String, BuildError> {
     let tree = cx.get(tree)?;
-    let all = jobs(&tree, config);
-    let total = all.len();
-    let jobs = uncovered(all, config, &load_sources(cx, sources)?);
-    if jobs.is_empty() {
-        return Ok(format!("0 of {total} positions left: the evaluation sources cover them all"));
-    }
-    let cache = EngineCache::open(cache_path).map_err(|e| cx.fail(e))?;
-    let path = config.path.clone().unwrap_or_default();
-    let (identity, _, _) = crate::engine::engine_identity(&path, config, &cache).map_err(|e| cx.fail(e))?;
-    let mut depths: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
-    for job in jobs {
-        let epd = crate::position::parse_fen(&job.fen).map(|p| crate::position::epd(&p)).unwrap_or(job.fen);
-        let depth = depths.entry(epd).or_insert(0);
-        *depth = (*depth).max(job.depth);
-    }
-    let mut missing = Vec::new();
-    for (epd, depth) in &depths {
-        if cache.get(&identity, epd, *depth, config.multipv).map_err(|e| cx.fail(e))?.is_none() {
-            missing.push(*depth);
-        }
-    }
-    let seconds = cache.speed(&identity).map_err(|e| cx.fail(e))?.unwrap_or(DEFAULT_SECONDS_AT_10);
-    let eta = estimate::human(estimate::wall_time(missing.iter().copied(), seconds, config.engines));
-    Ok(format!("{} of {} positions left, ≈ {eta}", missing.len(), depths.len()))
+    let left = crate::engine::wanted::left(jobs(&tree, config), &load_sources(cx, sources)?, config, cache_path).map_err(|e| cx.fail(e))?;
+    Ok(left.to_string())
 }

@@ -23,11 +23,12 @@ pub enum EngineCommand {
     /// Write the searches the engine cache lacks as a queue file for other machines
     ///
     /// Builds what the queue needs (the tree) like `okb make`, then lists every position
-    /// the pipeline's [engine] selects whose result (at its depth or deeper) is not in
-    /// cache/engine.sqlite, with its depth, and the engine it must be searched with: the
-    /// binary's BLAKE3, its name and the settings that make a result (threads, hash,
-    /// multipv, new_game, tt_locality). Positions go most played first. time_budget and
-    /// max_positions do not apply: the queue holds every position left.
+    /// the pipeline's [engine] selects that no evaluation source serves and whose search
+    /// (at exactly its depth) is not in cache/engine.sqlite, with its depth, and the
+    /// engine it must be searched with: the binary's BLAKE3, its name and the settings
+    /// that make a result (threads, hash, multipv, new_game, tt_locality). Positions go
+    /// most played first. time_budget and max_positions do not apply: the queue holds
+    /// every position left.
     ///
     ///   okb engine queue -o queue.okbq
     ///   okb engine queue --profile design -o design.okbq
