@@ -6,13 +6,16 @@
 
 use crate::crawl::archive::Archive;
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planning, cloud_eval_id};
+use super::planning::{Planner, Planning, cloud_eval_id};
 use crate::engine::EngineConfig;
 use crate::evals::cloud::CloudSource;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "cloud-eval", about: "the engine's positions asked of a cloud-eval server (resumable)", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// Asks `source` about the nodes `engine` selects; answers live in the source store
 /// `sources` (and are searched in `mirrors`); `offline` asks nothing.

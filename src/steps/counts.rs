@@ -7,13 +7,16 @@
 use serde::de::DeserializeOwned;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::{Planning, SourceFile, counts_id};
+use super::planning::{Planner, Planning, SourceFile, counts_id};
 use crate::games::counts::{CountsError, CountsReader};
 use crate::games::runs::{MoveRecord, PosRecord, Record, write_record};
 use crate::games::stored::{StoredCounts, StoredRun};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "counts", about: "a counts file (okb count) read as game counts", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// Why a counts file could not be stored.
 #[derive(Debug, thiserror::Error)]

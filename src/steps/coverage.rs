@@ -6,12 +6,15 @@
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::games::stored::StoredCounts;
 use crate::release::manifest::Coverage;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "coverage", about: "each game source's games and the dates they span", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// What each game source covers, from every counting step (none: "no games").
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -6,12 +6,15 @@ use std::path::PathBuf;
 use crate::crawl::archive::Archive;
 use crate::crawl::manifest::Manifest;
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::{Planning, crawl_id};
+use super::planning::{Planner, Planning, crawl_id};
 use crate::games::runs::{MergePlan, in_memory};
 use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "crawl", about: "an explorer crawl's answers read as game counts", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per explorer crawl (each made complete before the make: [`crate::crawl::source`]).
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -4,11 +4,14 @@
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planning, parse_id};
+use super::planning::{Planner, Planning, parse_id};
 use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "eco", about: "the ECO skeleton: taxonomies merged, gaps interpolated", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The skeleton of every taxonomy source, in pipeline order (the first is the authority).
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

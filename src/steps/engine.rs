@@ -8,7 +8,7 @@
 use std::sync::{Arc, Mutex};
 
 use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::diagnostics::Warning;
 use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
 use crate::engine::queue::{self, Planned};
@@ -45,6 +45,9 @@ fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, 
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[engine]`: the tree's nodes annotated.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

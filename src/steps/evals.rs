@@ -10,13 +10,16 @@
 use std::collections::BTreeSet;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planning, SourceFile, evals_id};
+use super::planning::{Planner, Planning, SourceFile, evals_id};
 use crate::diagnostics::Warning;
 use crate::evals::{Selection, scan};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "evals", about: "a pinned evaluation dump read for the tree's positions", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per evaluation dump.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -4,12 +4,15 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::explorer_index::{ExplorerParams, FileSpec};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "explorer", about: "the explorer index: counts by year, month, speed and rating, top games, PGN", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[explorer]`: the index over every game file (a counts file holds no games, so
 /// filtered answers leave counts sources out; the plan says so).

@@ -5,13 +5,16 @@ use std::path::PathBuf;
 
 use crate::classify::Classifier;
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::tree::Tree;
 
 /// The rule of `classified-pgn`.
 pub static PGN_RULE: Rule = Rule { name: "export:classified-pgn", about: "games with ECO/Opening tags from the tree", file: file!() };
 /// The rule of `classified-bgn`.
 pub static BGN_RULE: Rule = Rule { name: "export:classified-bgn", about: "games as BGN, openings from the tree", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&PGN_RULE, &BGN_RULE], plan };
 
 /// A step per `[exports.<name>]` of format `classified-pgn` or `classified-bgn`.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -3,11 +3,14 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::record::NodeRecord;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:csv", about: "one CSV row per node", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `csv`.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

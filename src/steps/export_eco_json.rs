@@ -3,11 +3,14 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::eco::EcoSkeleton;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:eco-json", about: "ecoA..E.json, eco_interpolated.json, fromTo.json", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `eco-json`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

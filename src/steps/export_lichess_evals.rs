@@ -4,11 +4,14 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::engine::Annotations;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:lichess-evals", about: "engine evaluations in the Lichess evaluation format", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `lichess-evals`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -3,13 +3,16 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:openingiq", about: "OpeningIQ JSON per opening", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `openingiq`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

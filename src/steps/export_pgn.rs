@@ -4,12 +4,15 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::engine::Annotations;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "export:pgn", about: "PGN per opening with [%eval]", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `pgn`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

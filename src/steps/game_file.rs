@@ -8,7 +8,7 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::{GameFile, Planning};
+use super::planning::{GameFile, Planner, Planning};
 use crate::diagnostics::Warning;
 use crate::games::aggregate::{AggregateOptions, Format, count_file, spill_err};
 use crate::games::report::BadGames;
@@ -16,6 +16,9 @@ use crate::games::stored::{Store, StoredCounts, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games-file", about: "one game file's move counts up to tree.max_ply", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The memory budget of one counting step: steps count files on every core at once,
 /// and together stay within `[games] memory_budget_mb`.

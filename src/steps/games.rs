@@ -11,13 +11,16 @@
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::games::report::{BadGames, Counters};
 use crate::games::runs::{self, MergePlan, Opener, Record, RunError};
 use crate::games::stored::{MergedCounts, Store, StoredCounts, StoredRun, store_both};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With any counting step (game files, counts sources, crawls): their counts merged.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

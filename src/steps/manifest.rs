@@ -5,12 +5,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::engine::Annotations;
 use crate::release::manifest::{Coverage, EngineFacts, OutputFile, relative};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "manifest", about: "what the build was made from and made (release manifest)", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The steps that write files the build delivers: (step, target, whether the step's
 /// value lists its files with their hashes — a files step — or it writes one file

@@ -9,88 +9,62 @@
 //! They share [`planning`] (the resolved pipeline and the ids of the steps they read),
 //! which is in no fingerprint.
 
-pub mod cloud_eval;
-pub mod counts;
-pub mod coverage;
-pub mod crawl;
-pub mod eco;
-pub mod engine;
-pub mod evals;
-pub mod explorer;
-pub mod export_classified;
-pub mod export_csv;
-pub mod export_eco_json;
-pub mod export_lichess_evals;
-pub mod export_neo4j;
-pub mod export_openingiq;
-pub mod export_packed;
-pub mod export_pgn;
-pub mod export_polyglot;
-pub mod game_file;
-pub mod manifest;
-pub mod games;
-pub mod node_records;
-pub mod parse;
 pub mod planning;
-pub mod player_games;
-pub mod repertoire;
-pub mod repertoire_export;
-pub mod repertoire_games;
-pub mod repertoire_report;
-pub mod store;
-pub mod store_entries;
-pub mod store_postgres;
-pub mod structure_labels;
-pub mod structure_review;
-pub mod structures;
-pub mod tree;
-pub mod validate;
-pub mod validation_report;
 
 use crate::dataflow::Rule;
 use planning::Planner;
 
-/// Every step module, in pipeline order: [`crate::make::plan`] asks each in turn for its
-/// steps (a module sees the steps of the modules before it: the store reads the engine's
-/// evaluations when there are any, and the manifest describes every output). A new
-/// step rule is a module here and its line in this list.
-pub static PLANNERS: &[Planner] = &[
-    Planner { rules: &[&parse::RULE], plan: parse::plan },
-    Planner { rules: &[&eco::RULE], plan: eco::plan },
-    Planner { rules: &[&game_file::RULE], plan: game_file::plan },
-    Planner { rules: &[&counts::RULE], plan: counts::plan },
-    Planner { rules: &[&crawl::RULE], plan: crawl::plan },
-    Planner { rules: &[&games::RULE], plan: games::plan },
-    Planner { rules: &[&coverage::RULE], plan: coverage::plan },
-    Planner { rules: &[&tree::RULE], plan: tree::plan },
-    Planner { rules: &[&evals::RULE], plan: evals::plan },
-    Planner { rules: &[&cloud_eval::RULE], plan: cloud_eval::plan },
-    Planner { rules: &[&engine::RULE], plan: engine::plan },
-    Planner { rules: &[&structure_labels::RULE], plan: structure_labels::plan },
-    Planner { rules: &[&structures::RULE], plan: structures::plan },
-    Planner { rules: &[&structure_review::RULE], plan: structure_review::plan },
-    Planner { rules: &[&validate::RULE], plan: validate::plan },
-    Planner { rules: &[&validation_report::RULE], plan: validation_report::plan },
-    Planner { rules: &[&explorer::RULE], plan: explorer::plan },
-    Planner { rules: &[&player_games::RULE], plan: player_games::plan },
-    Planner { rules: &[&store_entries::RULE], plan: store_entries::plan },
-    Planner { rules: &[&node_records::RULE], plan: node_records::plan },
-    Planner { rules: &[&store::RULE], plan: store::plan },
-    Planner { rules: &[&store_postgres::RULE], plan: store_postgres::plan },
-    Planner { rules: &[&export_eco_json::RULE], plan: export_eco_json::plan },
-    Planner { rules: &[&export_csv::RULE], plan: export_csv::plan },
-    Planner { rules: &[&export_polyglot::RULE], plan: export_polyglot::plan },
-    Planner { rules: &[&export_pgn::RULE], plan: export_pgn::plan },
-    Planner { rules: &[&export_packed::RULE], plan: export_packed::plan },
-    Planner { rules: &[&export_openingiq::RULE], plan: export_openingiq::plan },
-    Planner { rules: &[&export_neo4j::RULE], plan: export_neo4j::plan },
-    Planner { rules: &[&export_lichess_evals::RULE], plan: export_lichess_evals::plan },
-    Planner { rules: &[&export_classified::PGN_RULE, &export_classified::BGN_RULE], plan: export_classified::plan },
-    Planner { rules: &[&repertoire::RULE], plan: repertoire::plan },
-    Planner { rules: &[&repertoire_report::RULE], plan: repertoire_report::plan },
-    Planner { rules: &[&repertoire_games::RULE], plan: repertoire_games::plan },
-    Planner { rules: &[&repertoire_export::RULE], plan: repertoire_export::plan },
-    Planner { rules: &[&manifest::RULE], plan: manifest::plan },
+/// Declares the step modules and [`PLANNERS`], their list in pipeline order: a step
+/// module is one name here.
+macro_rules! step_modules {
+    ($($module:ident),* $(,)?) => {
+        $(pub mod $module;)*
+
+        /// Every step module, in pipeline order: [`crate::make::plan`] asks each in turn
+        /// for its steps (a module sees the steps of the modules before it: the store
+        /// reads the engine's evaluations when there are any, and the manifest describes
+        /// every output).
+        pub static PLANNERS: &[&Planner] = &[$(&$module::PLANNER),*];
+    };
+}
+
+step_modules![
+    parse,
+    eco,
+    game_file,
+    counts,
+    crawl,
+    games,
+    coverage,
+    tree,
+    evals,
+    cloud_eval,
+    engine,
+    structure_labels,
+    structures,
+    structure_review,
+    validate,
+    validation_report,
+    explorer,
+    player_games,
+    store_entries,
+    node_records,
+    store,
+    store_postgres,
+    export_eco_json,
+    export_csv,
+    export_polyglot,
+    export_pgn,
+    export_packed,
+    export_openingiq,
+    export_neo4j,
+    export_lichess_evals,
+    export_classified,
+    repertoire,
+    repertoire_report,
+    repertoire_games,
+    repertoire_export,
+    manifest,
 ];
 
 /// Every rule, in pipeline order (for `okb graph` and the docs).

@@ -4,7 +4,7 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::structure::StructureTags;
@@ -12,6 +12,9 @@ use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "node-records", about: "per-node records for the store and CSV (in memory)", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The node records of the tree, with its structures and (when declared) evaluations.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

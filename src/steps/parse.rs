@@ -4,11 +4,14 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Decl, Produced, Rule};
-use super::planning::{Planning, SourceFile, parse_id};
+use super::planning::{Planner, Planning, SourceFile, parse_id};
 use crate::eco::{self, EcoFormat};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "parse", about: "one taxonomy file parsed into named lines", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per taxonomy source.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

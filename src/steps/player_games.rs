@@ -3,11 +3,14 @@
 //! the store and `okb serve`'s `GET /player`.
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::repertoire::collection::{self, CollectionFile};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "player-games", about: "the player collections' games, for GET /player", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With player collections (game sources with `players`): their PGN files' games.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -4,11 +4,14 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::{Planning, RepertoireFile, repertoire_id};
+use super::planning::{Planner, Planning, RepertoireFile, repertoire_id};
 use crate::repertoire::Side;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "repertoire", about: "a repertoire PGN read into positions merged by identity", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per repertoire, reading its resolved file.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

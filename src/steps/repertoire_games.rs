@@ -6,12 +6,15 @@ use std::path::PathBuf;
 use rayon::prelude::*;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planning, repertoire_id};
+use super::planning::{Planner, Planning, repertoire_id};
 use crate::repertoire::players::{Matcher, PlayerSpec};
 use crate::repertoire::{Repertoire, games, judge};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "repertoire-games", about: "a player's games judged against a repertoire", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// One game file of a player collection: path, shown name, BLAKE3, the collection's
 /// source name and players.

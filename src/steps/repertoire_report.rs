@@ -3,13 +3,16 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planning, is_declared, repertoire_id};
+use super::planning::{Planner, Planning, is_declared, repertoire_id};
 use crate::engine::Annotations;
 use crate::repertoire::{Repertoire, flags, flow, report};
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "repertoire-report", about: "gaps, coverage and engine flags of a repertoire", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per repertoire: its reports in `build/repertoire-<name>/`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

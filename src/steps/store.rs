@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
 use crate::explorer_index::ExplorerIndex;
 use crate::release::manifest::Coverage;
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::repertoire::collection::Collections;
@@ -15,6 +15,9 @@ use crate::validate::report::ValidationReport;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// Writes the store from the entries `store:entries` wrote, with the parts the plan
 /// declared (evaluations, validation stubs, explorer index, player collections). The

@@ -3,11 +3,14 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::eco::EcoSkeleton;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "store:entries", about: "the store's opening entries, a part database", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The skeleton's entries in `store-entries.sqlite` in the cache.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

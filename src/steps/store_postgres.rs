@@ -3,11 +3,14 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::store::postgres::PgTarget;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "store:postgres", about: "the knowledge base copied into PostgreSQL", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[store] url`: the store copied into PostgreSQL.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

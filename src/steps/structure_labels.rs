@@ -2,10 +2,13 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
-use super::planning::{Planning, SourceFile, labels_id};
+use super::planning::{Planner, Planning, SourceFile, labels_id};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "structure-labels", about: "one structure-labels file parsed into labelled skeletons", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per structure-labels source.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

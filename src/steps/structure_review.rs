@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::structure::StructureTags;
 use crate::structure::labels::Labels;
 use crate::tree::Tree;
@@ -15,6 +15,9 @@ pub static RULE: Rule = Rule {
     about: "Unknown and near pawn structures listed for review (structures-review.{json,txt,tsv})",
     file: file!(),
 };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// Writes the review files into `dir`; `labels` are the `structure-labels` steps.
 /// The files the step writes into its folder (what `okb clean` removes).

@@ -3,13 +3,16 @@
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::structure::labels::Labels;
 use crate::structure::StructureTags;
 use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "structures", about: "the pawn structure of every terminal node", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The structure tags of the tree, with every structure-labels source's labels.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -3,7 +3,7 @@
 
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared};
 use crate::eco::EcoSkeleton;
 use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
 use crate::games::stats::GameStats;
@@ -12,6 +12,9 @@ use crate::tree::{self, Needed, Tree, TreeParams};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The tree of the skeleton and, when there are counting steps, the `games` counts.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

@@ -4,13 +4,16 @@
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::eco::EcoSkeleton;
 use crate::tree::Tree;
 use crate::validate::ValidateParams;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "validate", about: "a corpus's Opening tags against the tree's names", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[validate]`: the tree checked against its sources' games.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {

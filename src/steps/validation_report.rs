@@ -2,11 +2,14 @@
 
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::Planning;
+use super::planning::{Planner, Planning};
 use crate::validate::report::ValidationReport;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "validation-report", about: "validation.{json,txt} and the stub lines", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The files the step may write into its folder (what `okb clean` removes).
 pub const FILES: [&str; 3] = ["validation.json", "validation.txt", "validation-stubs.tsv"];
