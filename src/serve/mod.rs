@@ -17,7 +17,7 @@ pub mod openapi;
 pub mod player;
 pub mod repertoire;
 pub mod structures;
-pub mod explorer;
+pub mod page;
 pub mod limits;
 
 use std::collections::HashMap;
@@ -337,8 +337,8 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/api/cloud-eval", get(cloud_eval::answer))
         .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
         .route("/", get(root))
-        .route("/assets/app.js", get(explorer::script))
-        .route("/assets/app.css", get(explorer::style))
+        .route("/assets/app.js", get(page::script))
+        .route("/assets/app.css", get(page::style))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
             ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
@@ -659,7 +659,7 @@ async fn root(how: Negotiated, State(c): Shared, headers: header::HeaderMap) -> 
     if accepts("application/json") && !accepts("text/html") {
         return c.answer_json(&how, &c.metadata);
     }
-    explorer::index().await
+    page::index().await
 }
 
 #[derive(Deserialize)]
@@ -738,7 +738,7 @@ async fn repertoire_report(how: Negotiated, State(c): Shared, name: Result<UrlPa
 /// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.
 pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
     match cors {
-        Some(origin) => router(catalog).layer(axum::middleware::from_fn(move |request, next| explorer::cors(origin.clone(), request, next))),
+        Some(origin) => router(catalog).layer(axum::middleware::from_fn(move |request, next| page::cors(origin.clone(), request, next))),
         None => router(catalog),
     }
 }

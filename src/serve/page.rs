@@ -1,4 +1,4 @@
-//! The opening explorer page at `/`: a bundle built from `web/` (chessground, chessops,
+//! The page at `/` (the browser app, a client of okb's API): a bundle built from `web/` (chessground, chessops,
 //! esbuild; see ARCHITECTURE.md), compiled into the binary, so a fresh clone's
 //! `cargo build` serves it offline without node. And CORS for pages on other origins.
 
