@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use okb::dataflow::{Action, Ctx, Decl, Produced};
+use okb::dataflow::{Ctx, Produced};
 use okb::repertoire::{Side, flow, games, judge, parse, players::Matcher};
 use okb::tree::Tree;
 use rayon::prelude::*;
@@ -69,14 +69,15 @@ fn main() -> miette::Result<()> {
     let loaded = okb::pipeline::load(&pipeline, None).map_err(|e| miette::Report::new(*e))?;
     let found: Arc<Mutex<Option<Arc<Tree>>>> = Arc::default();
     let keep = found.clone();
-    let adapt = move |_: &okb::pipeline::Loaded, _: &okb::dataflow::Build, plan| {
+    let adapt = move |planning: &okb::steps::planning::Planning<'_>, plan| {
         let mut plan = okb::make::upstream_of(plan, "tree");
         let keep = keep.clone();
-        let run = move |cx: &Ctx<'_>| {
-            *keep.lock().unwrap() = Some(cx.load::<Tree>("tree")?);
+        let mut bench = planning.declare("repertoire-bench", &okb::steps::repertoire_report::RULE);
+        let tree = bench.input::<Tree>("tree");
+        plan.steps.push(bench.value(move |cx: &Ctx<'_>| {
+            *keep.lock().unwrap() = Some(cx.get(&tree)?);
             Ok(Produced::new(0u8, "tree loaded").complete(false))
-        };
-        plan.steps.push(Decl::new("repertoire-bench", &okb::steps::repertoire_report::RULE, Action::Value(Box::new(run))).reads("tree"));
+        }));
         Ok(plan)
     };
     okb::make::make_adapted(&loaded, &okb::make::MakeOptions::default(), |_| {}, &adapt).map_err(miette::Report::new)?;

@@ -270,17 +270,10 @@ pub fn planning<'a>(loaded: &'a Loaded, options: &MakeOptions, build: &Build, fe
 /// `blake3`).
 fn cloud_sources(loaded: &Loaded, engine: &crate::engine::EngineConfig, facts: &mut Manifest) -> Vec<crate::evals::cloud::CloudSource> {
     let mut found = Vec::new();
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessCloudEval) {
-        let pin = spec.blake3.clone().unwrap_or_else(|| "unpinned".into());
+    for (name, spec, source) in loaded.pipeline.sources.iter().filter_map(|(n, s)| Some((n, s, s.cloud_eval(n, engine.multipv)?))) {
+        let pin = spec.blake3().unwrap_or("unpinned").to_string();
         facts.sources.insert(name.clone(), source_facts(spec, pin));
-        found.push(crate::evals::cloud::CloudSource {
-            name: name.clone(),
-            server: spec.url.clone().unwrap_or_default().trim_end_matches('/').to_string(),
-            token_env: spec.token_env.clone(),
-            politeness: spec.politeness.clone().unwrap_or_default(),
-            multipv: spec.multipv.unwrap_or(engine.multipv),
-            pin: spec.blake3.clone(),
-        });
+        found.push(source);
     }
     found
 }
@@ -291,7 +284,7 @@ fn cloud_sources(loaded: &Loaded, engine: &crate::engine::EngineConfig, facts: &
 fn crawl_sources(loaded: &Loaded, options: &MakeOptions, facts: &mut Manifest) -> Result<Vec<(String, String)>, MakeError> {
     let pipeline = &loaded.pipeline;
     let mut crawls = Vec::new();
-    for (name, spec) in pipeline.sources.iter().filter(|(_, s)| s.kind == SourceKind::LichessExplorer) {
+    for (name, spec) in pipeline.sources.iter().filter(|(_, s)| s.kind() == SourceKind::LichessExplorer) {
         let source = spec.crawl(name, &pipeline.tree).map_err(|why| crate::crawl::CrawlError::Settings { source_name: name.clone(), why })?;
         let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &options.mirrors);
         let how = crate::crawl::source::How { offline: options.offline || options.dry_run, refresh: false };
@@ -393,8 +386,8 @@ pub fn manifest_path(loaded: &Loaded) -> PathBuf {
 }
 
 fn source_facts(spec: &crate::pipeline::SourceSpec, hash: String) -> release::manifest::SourceFacts {
-    let kind = serde_json::to_value(spec.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    release::manifest::SourceFacts { kind, url: spec.url.clone(), path: spec.path.clone(), blake3: hash }
+    let kind = spec.kind().name().to_string();
+    release::manifest::SourceFacts { kind, url: spec.url().map(str::to_string), path: spec.path().map(str::to_string), blake3: hash }
 }
 
 /// Every pinned file source (taxonomies, counts, structure labels), found in the source store, a
@@ -408,10 +401,10 @@ fn resolve_files(
     let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
     let mut found = Vec::new();
     for (name, spec) in &loaded.pipeline.sources {
-        if !spec.kind.is_pinned_file() {
+        if !spec.kind().is_pinned_file() {
             continue;
         }
-        let wanted = Wanted { name, blake3: spec.blake3.as_deref(), path: spec.path.as_deref().map(|p| loaded.path(p)), url: spec.url.as_deref() };
+        let wanted = Wanted { name, blake3: spec.blake3(), path: spec.path().map(|p| loaded.path(p)), url: spec.url() };
         let resolved = resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
         let note = match &resolved.origin {
             Origin::Mirror(from) => Some(format!("{name} from mirror {}", from.display())),
@@ -422,7 +415,7 @@ fn resolve_files(
             eprintln!("{:>12} {note}", "Fetched");
             fetched.push(note);
         }
-        found.push(SourceFile { name: name.clone(), kind: spec.kind, path: resolved.path, hash: resolved.hash });
+        found.push(SourceFile { name: name.clone(), kind: spec.kind(), path: resolved.path, hash: resolved.hash });
     }
     Ok(found)
 }
@@ -431,17 +424,17 @@ fn resolve_files(
 /// collection's files in its manifest's order, found like pinned sources.
 fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetched: &mut Vec<String>, facts: &mut Manifest) -> Result<Vec<GameFile>, MakeError> {
     let mut game_files = Vec::new();
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_games() || s.kind == SourceKind::LichessDb) {
-        if spec.kind == SourceKind::LichessDb {
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind().is_games() || s.kind() == SourceKind::LichessDb) {
+        if spec.kind() == SourceKind::LichessDb {
             let (files, manifest_hash) = lichess_db_files(loaded, options, build, name, fetched)?;
             game_files.extend(files);
             facts.sources.insert(name.clone(), source_facts(spec, manifest_hash));
             continue;
         }
-        if let Some(manifest) = &spec.manifest {
+        if let Some(manifest) = spec.manifest() {
             let manifest = loaded.path(manifest);
-            let pin = match &spec.blake3 {
-                Some(pin) => pin.clone(),
+            let pin = match spec.blake3() {
+                Some(pin) => pin.to_string(),
                 None => unpinned_manifest(name, &manifest, build, options)?,
             };
             game_files.extend(collection_files(loaded, options, build, name, &manifest, &pin, fetched)?);
@@ -467,7 +460,7 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetche
                 Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
             }
         }
-        if files.is_empty() && spec.allow_empty != Some(true) {
+        if files.is_empty() && !spec.allows_empty() {
             return Err(MakeError::NoGameFiles { source_name: name.clone(), patterns: spec.game_paths() });
         }
         files.sort();
@@ -476,7 +469,7 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetche
         for path in files {
             let hash = build.hash_file(&path)?;
             let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
-            game_files.push(GameFile { source: name.clone(), bgn: spec.kind == SourceKind::Bgn, filter: filter.clone(), path, shown, hash });
+            game_files.push(GameFile { source: name.clone(), bgn: spec.kind() == SourceKind::Bgn, filter: filter.clone(), path, shown, hash });
         }
     }
     Ok(game_files)
@@ -520,7 +513,7 @@ fn collection_files(
         eprintln!("{:>12} {note}", "Fetched");
         fetched.push(note);
     }
-    let bgn = spec.kind == SourceKind::Bgn;
+    let bgn = spec.kind() == SourceKind::Bgn;
     Ok(resolved
         .into_iter()
         .map(|(entry, r)| GameFile { source: name.into(), bgn, filter: filter.clone(), path: r.path, shown: entry.file_name().into(), hash: entry.blake3 })
@@ -537,7 +530,7 @@ fn lichess_db_files(loaded: &Loaded, options: &MakeOptions, build: &Build, name:
     let filter = spec.game_filter().map_err(step_error)?;
     let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline || options.dry_run };
     let game_file = |file_name: String, path: PathBuf, hash: String| GameFile { source: name.into(), bgn: false, filter: filter.clone(), path, shown: file_name, hash };
-    let months = match resolver.resolve_lichess_db(&db, spec.blake3.as_deref(), &mut build.files.lock().expect("file states poisoned")) {
+    let months = match resolver.resolve_lichess_db(&db, spec.blake3(), &mut build.files.lock().expect("file states poisoned")) {
         Ok(months) => months,
         Err(crate::sources::SourceError::NotFound { .. }) if options.dry_run => {
             let unfetched = db.months.iter().map(|m| game_file(db.file_name(m), loaded.path("sources"), "unfetched".into()));
@@ -552,7 +545,7 @@ fn lichess_db_files(loaded: &Loaded, options: &MakeOptions, build: &Build, name:
         fetched.push(note);
     }
     let (_, hash) = crate::sources::lichess_db::LichessDb::manifest(&months);
-    if spec.blake3.is_none() && !options.dry_run {
+    if spec.blake3().is_none() && !options.dry_run {
         eprintln!("{:>12} source {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
     }
     Ok((months.into_iter().map(|m| game_file(m.file_name, m.path, m.entry.blake3)).collect(), hash))

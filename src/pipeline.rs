@@ -9,208 +9,9 @@ use std::path::{Path, PathBuf};
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde::{Deserialize, Serialize};
 
-use crate::tree::TreeParams;
+mod source;
 
-/// What a source holds and how it is read.
-#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SourceKind {
-    /// lichess-org/chess-openings TSV (the ECO authority).
-    LichessTsv,
-    /// SCID's `scid.eco`.
-    ScidEco,
-    /// pgn-extract's `eco.pgn`.
-    EcoPgn,
-    /// PGN game collections (plain, .zst, .bz2, .gz).
-    Pgn,
-    /// BGN JSON games, one per line.
-    Bgn,
-    /// A counts file made by `okb count` (the partial counts of some games), pinned by
-    /// BLAKE3: merged with the game sources' counts into the tree.
-    Counts,
-    /// Labelled pawn skeletons (a TSV with `label` and `fen` or `moves` columns), such as
-    /// a filled-in `okb review structures` form: they name those skeletons in Phase 5.
-    StructureLabels,
-    /// A crawl of a server that speaks the Lichess opening explorer API (`url`), pinned
-    /// by the BLAKE3 of its manifest: its counts are added to the game sources' (declare
-    /// sources whose games differ, or they count twice).
-    LichessExplorer,
-    /// A dump of engine evaluations in the Lichess evaluation database's format (JSON
-    /// lines, plain or `.zst`), pinned by BLAKE3: `[engine] sources` names it to take
-    /// its evaluations instead of searching.
-    LichessEvals,
-    /// A server that speaks Lichess's `/api/cloud-eval` (`url`), asked about the
-    /// positions the engine step takes, politely, every answer kept; `blake3` pins the
-    /// manifest of the answers used. `[engine] sources` names it like a dump.
-    LichessCloudEval,
-    /// Months of Lichess's database dumps (`months`, `variant`, `url` the server), each
-    /// verified by the published SHA-256 and pinned together by `blake3` (`okb pin`).
-    LichessDb,
-}
-
-impl SourceKind {
-    /// Whether this kind is one file pinned by BLAKE3 (`url` or `path`), as opposed to a
-    /// game collection (`paths`, each file hashed as it is read).
-    pub fn is_pinned_file(self) -> bool {
-        !matches!(self, SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer | SourceKind::LichessCloudEval | SourceKind::LichessDb)
-    }
-
-    /// Whether this kind gives evaluations (`[engine] sources`).
-    pub fn is_evals(self) -> bool {
-        matches!(self, SourceKind::LichessEvals | SourceKind::LichessCloudEval)
-    }
-
-    /// Whether this kind is game collections (`paths`).
-    pub fn is_games(self) -> bool {
-        matches!(self, SourceKind::Pgn | SourceKind::Bgn)
-    }
-}
-
-/// `[sources.<name>]`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourceSpec {
-    /// Format of the source.
-    pub kind: SourceKind,
-    /// Where to download it from.
-    pub url: Option<String>,
-    /// A local file, relative to pipeline.toml.
-    pub path: Option<String>,
-    /// Local files or globs, relative to pipeline.toml (game sources).
-    pub paths: Option<Vec<String>>,
-    /// Game sources: a collection's manifest file (relative to pipeline.toml), lines of
-    /// `url<TAB>bytes<TAB>blake3`, pinned by `blake3`: every file it lists is a game file.
-    pub manifest: Option<String>,
-    /// BLAKE3 of the file's bytes (64 hex digits); of the manifest's, for a collection.
-    pub blake3: Option<String>,
-    /// Game filters (game sources), passed to Phase 2.
-    pub filter: Option<toml::Table>,
-    /// Lichess database (`lichess-db`): months, `YYYY-MM` or `YYYY-MM..YYYY-MM`.
-    pub months: Option<Vec<String>>,
-    /// Lichess database: the variant's folder (default `standard`).
-    pub variant: Option<String>,
-    /// Game sources: whether matching no file at all is fine (an empty drop folder, a
-    /// tree with the ECO skeleton only). Otherwise it is an error: a typo or an unmounted
-    /// disk would silently rebuild the store without games.
-    pub allow_empty: Option<bool>,
-    /// Explorer crawls: `masters` or `lichess`.
-    pub database: Option<crate::crawl::Database>,
-    /// Explorer crawls: the environment variable holding the OAuth token (never stored).
-    pub token_env: Option<String>,
-    /// Explorer crawls (`lichess`): speeds counted.
-    pub speeds: Option<Vec<String>>,
-    /// Explorer crawls (`lichess`): rating groups counted.
-    pub ratings: Option<Vec<u32>>,
-    /// Explorer crawls: first year (`masters`) or month (`lichess`, YYYY-MM) counted.
-    pub since: Option<String>,
-    /// Explorer crawls: last year or month counted.
-    pub until: Option<String>,
-    /// Explorer crawls: moves from the start position to the crawl's root.
-    pub root: Option<String>,
-    /// Explorer crawls: deepest ply asked about (default: the tree's `max_ply`).
-    pub max_ply: Option<u16>,
-    /// Explorer crawls: least games of a move that is followed (default: the tree's
-    /// `min_games`).
-    pub min_games: Option<u64>,
-    /// Explorer crawls: moves listed per answer (default 100).
-    pub moves: Option<u32>,
-    /// Explorer crawls and cloud evaluations: rate limit, waits and attempts.
-    pub politeness: Option<crate::crawl::Politeness>,
-    /// Cloud evaluations: lines asked for (default: `[engine] multipv`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub multipv: Option<u32>,
-    /// Game sources: the players whose games the collection is read as (repertoire
-    /// `games` reports), by White/Black tag.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub players: Option<Vec<crate::repertoire::players::PlayerSpec>>,
-}
-
-impl SourceSpec {
-    /// The game filter of a game source (`[sources.<name>.filter]`), checked.
-    pub fn game_filter(&self) -> Result<crate::games::filter::GameFilter, String> {
-        let filter: crate::games::filter::GameFilter = match &self.filter {
-            Some(table) => toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| {
-                format!("filter: {}", e.message())
-            })?,
-            None => Default::default(),
-        };
-        filter.compile().map_err(|e| format!("filter: {e}"))?;
-        Ok(filter)
-    }
-
-    /// An explorer crawl source as the crawler takes it (the tree's parameters give the
-    /// defaults of `max_ply` and `min_games`).
-    pub fn crawl(&self, name: &str, tree: &TreeParams) -> Result<crate::crawl::source::CrawlSource, String> {
-        let params = crate::crawl::CrawlParams {
-            database: self.database.ok_or("an explorer crawl needs `database` (\"masters\" or \"lichess\")")?,
-            root: self.root.clone().unwrap_or_default(),
-            max_ply: self.max_ply.unwrap_or(tree.max_ply),
-            min_games: self.min_games.unwrap_or(tree.min_games),
-            moves: self.moves.unwrap_or(100),
-            speeds: self.speeds.clone().unwrap_or_default(),
-            ratings: self.ratings.clone().unwrap_or_default(),
-            since: self.since.clone(),
-            until: self.until.clone(),
-        };
-        params.check()?;
-        let server = self.url.clone().ok_or("an explorer crawl needs `url` (e.g. \"https://explorer.lichess.org\")")?;
-        let politeness = self.politeness.clone().unwrap_or_default();
-        politeness.for_server(&server)?;
-        Ok(crate::crawl::source::CrawlSource { name: name.into(), server, token_env: self.token_env.clone(), params, politeness, pin: self.blake3.clone() })
-    }
-
-    /// The explorer-crawl settings this source sets (for other kinds, each is a mistake).
-    fn crawl_fields(&self) -> Vec<&'static str> {
-        let set = [
-            ("database", self.database.is_some()),
-            ("token_env", self.token_env.is_some()),
-            ("speeds", self.speeds.is_some()),
-            ("ratings", self.ratings.is_some()),
-            ("since", self.since.is_some()),
-            ("until", self.until.is_some()),
-            ("root", self.root.is_some()),
-            ("max_ply", self.max_ply.is_some()),
-            ("min_games", self.min_games.is_some()),
-            ("moves", self.moves.is_some()),
-            ("politeness", self.politeness.is_some()),
-        ];
-        set.into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect()
-    }
-
-    /// The Lichess database months of a `lichess-db` source.
-    pub fn lichess_db(&self, name: &str) -> Result<crate::sources::lichess_db::LichessDb, String> {
-        let months = crate::sources::lichess_db::expand_months(self.months.as_deref().ok_or("needs `months`, e.g. [\"2013-01\", \"2024-03..2024-05\"]")?)?;
-        if months.is_empty() {
-            return Err("`months` is empty".into());
-        }
-        let variant = self.variant.clone().unwrap_or_else(|| "standard".into());
-        if variant.is_empty() || !variant.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(format!("variant {variant:?} is not a folder name of the Lichess database (standard, chess960, …)"));
-        }
-        let base = self.url.as_deref().unwrap_or(crate::sources::lichess_db::DEFAULT_BASE).trim_end_matches('/').to_string();
-        Ok(crate::sources::lichess_db::LichessDb { name: name.into(), base, variant, months })
-    }
-
-    /// Checks that a game source names its files one way: `paths` (or `path`), or a
-    /// `manifest` (pinned by `blake3`, or unpinned until `okb pin`).
-    fn game_files_given(&self) -> Result<(), &'static str> {
-        let listed = self.paths.is_some() || self.path.is_some();
-        match (listed, &self.manifest, &self.blake3) {
-            (true, Some(_), _) => Err("has both `paths` and `manifest`: give one"),
-            (false, None, _) => Err("needs `paths` or `manifest`"),
-            _ => Ok(()),
-        }
-    }
-
-    /// The paths or globs of a game source, as written.
-    pub fn game_paths(&self) -> Vec<String> {
-        match (&self.paths, &self.path) {
-            (Some(paths), _) => paths.clone(),
-            (None, Some(path)) => vec![path.clone()],
-            (None, None) => Vec::new(),
-        }
-    }
-}
+pub use source::{CloudEvalSource, ExplorerSource, FileKind, FileSource, GameFiles, GameFormat, GameSource, LichessDbSource, SourceKind, SourceSpec};
 
 /// `[exports.<name>]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -317,14 +118,14 @@ impl Default for EcoParams {
 #[serde(deny_unknown_fields)]
 pub struct Pipeline {
     /// Input sources by name.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "source::deserialize_sources")]
     pub sources: BTreeMap<String, SourceSpec>,
     /// Phase 1 parameters.
     #[serde(default)]
     pub eco: EcoParams,
     /// Tree assembly parameters.
     #[serde(default)]
-    pub tree: TreeParams,
+    pub tree: crate::tree::TreeParams,
     /// Phase 2 tuning.
     #[serde(default)]
     pub games: GamesParams,
@@ -544,7 +345,7 @@ fn input_reading<'a>(loaded: &'a Loaded, output: &str) -> Option<(&'a str, Strin
     let probes: Vec<PathBuf> = std::iter::once(out.clone())
         .chain(["pgn", "bgn", "zst", "json", "csv"].iter().map(|ext| out.join(format!("x.{ext}"))))
         .collect();
-    let sources = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind.is_games());
+    let sources = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind().is_games());
     sources.flat_map(|(name, s)| s.game_paths().into_iter().map(move |p| (name.as_str(), p))).find(|(_, pattern)| {
         let full = tidy(loaded.path(pattern));
         // As glob() walks folders, `*` stays within one of them.
@@ -553,83 +354,36 @@ fn input_reading<'a>(loaded: &'a Loaded, output: &str) -> Option<(&'a str, Strin
     })
 }
 
-fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
-    for (name, spec) in &loaded.pipeline.sources {
-        let header = format!("[sources.{name}]");
-        if let Some(pin) = &spec.blake3
-            && (pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())) {
-                return Err(Box::new(loaded.error_at(
-                    pin,
-                    format!("source {name:?}: blake3 must be 64 lowercase hex digits"),
-                    Some("run `okb pin` to compute it".into()),
-                )));
-            }
-        if spec.kind == SourceKind::LichessCloudEval {
-            let stray = spec.crawl_fields().into_iter().find(|f| !matches!(*f, "token_env" | "politeness"));
-            let why = match (&spec.url, stray, &loaded.pipeline.engine) {
-                (None, _, _) => Some("a cloud-eval source needs `url`, the server (\"https://lichess.org\")".to_string()),
-                (_, Some(field), _) => Some(format!("`{field}` is a setting of explorer crawls")),
-                (_, _, None) => Some("a cloud-eval source serves [engine], and there is no [engine] table".to_string()),
-                _ => None,
-            };
-            if let Some(why) = why {
-                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
-            }
-            continue;
-        }
-        if spec.multipv.is_some() {
-            return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: `multipv` is a setting of cloud-eval sources"), None)));
-        }
-        if spec.kind == SourceKind::LichessExplorer {
-            if let Err(why) = spec.crawl(name, &loaded.pipeline.tree) {
-                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
-            }
-            continue;
-        }
-        let lichess_db = spec.kind == SourceKind::LichessDb;
-        let db_fields = spec.months.is_some() || spec.variant.is_some();
-        if (!lichess_db && db_fields) || (lichess_db && (spec.paths.is_some() || spec.path.is_some() || spec.manifest.is_some())) {
-            let why = if lichess_db { "takes `months`, `variant`, `url`, `blake3` and `filter`" } else { "`months` and `variant` are settings of kind \"lichess-db\"" };
-            return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
-        }
-        if lichess_db {
-            if let Err(why) = spec.lichess_db(name).and_then(|_| spec.game_filter()) {
-                return Err(Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)));
-            }
-            continue;
-        }
-        if let Some(field) = spec.crawl_fields().first() {
-            return Err(Box::new(loaded.error_at(
-                &header,
-                format!("source {name:?}: `{field}` is a setting of explorer crawls (kind = \"lichess-explorer\")"),
-                None,
-            )));
-        }
-        if spec.kind.is_pinned_file() {
-            if spec.url.is_none() && spec.path.is_none() {
-                return Err(Box::new(loaded.error_at(
-                    &header,
-                    format!("source {name:?} needs `url` or `path`"),
-                    None,
-                )));
-            }
-            if spec.paths.is_some() || spec.filter.is_some() || spec.players.is_some() || spec.manifest.is_some() || spec.allow_empty.is_some() {
-                return Err(Box::new(loaded.error_at(
-                    &header,
-                    format!("source {name:?}: `paths`, `manifest`, `filter`, `players` and `allow_empty` are for game sources (kind pgn or bgn)"),
-                    None,
-                )));
-            }
-        } else {
-            if let Err(why) = spec.game_files_given() {
-                return Err(Box::new(loaded.error_at(&header, format!("game source {name:?} {why}"), None)));
-            }
+/// The values of source `name` that its type cannot check: the pin's shape, the
+/// settings of a crawl, the months of a Lichess database, game filters, and the engine a
+/// cloud-eval source serves.
+fn validate_source(loaded: &Loaded, name: &str, spec: &SourceSpec) -> Result<(), Box<PipelineError>> {
+    let header = format!("[sources.{name}]");
+    if let Some(pin) = spec.blake3()
+        && (pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
+    {
+        return Err(Box::new(loaded.error_at(pin, format!("source {name:?}: blake3 must be 64 lowercase hex digits"), Some("run `okb pin` to compute it".into()))));
+    }
+    let why = match spec {
+        SourceSpec::CloudEval(_) if loaded.pipeline.engine.is_none() => Err("a cloud-eval source serves [engine], and there is no [engine] table".to_string()),
+        SourceSpec::Explorer(crawl) => crawl.crawl(name, &loaded.pipeline.tree).map(drop),
+        SourceSpec::LichessDb(db) => db.months(name).and_then(|_| spec.game_filter()).map(drop),
+        SourceSpec::Games(_) => {
             if let Err(message) = spec.game_filter() {
                 let at = format!("[sources.{name}.filter]");
-                let at = if loaded.text.contains(&at) { at } else { header.clone() };
+                let at = if loaded.text.contains(&at) { at } else { header };
                 return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
             }
+            Ok(())
         }
+        SourceSpec::CloudEval(_) | SourceSpec::File(_) => Ok(()),
+    };
+    why.map_err(|why| Box::new(loaded.error_at(&header, format!("source {name:?}: {why}"), None)))
+}
+
+fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
+    for (name, spec) in &loaded.pipeline.sources {
+        validate_source(loaded, name, spec)?;
     }
     validate_repertoires(loaded)?;
     if let Some(Err(e)) = loaded.pipeline.store.postgres() {
@@ -639,7 +393,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         if let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
-        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind.is_evals());
+        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind().is_evals());
         if let Some(bad) = engine.sources.iter().find(|s| !evals_source(s)) {
             return Err(Box::new(loaded.error_at(
                 "[engine]",
@@ -657,7 +411,7 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             )));
         }
     }
-    let game_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind == SourceKind::Pgn);
+    let game_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind() == SourceKind::Pgn);
     if let Some(validate) = &loaded.pipeline.validate
         && let Some(bad) = validate.sources.iter().find(|s| !game_source(s)) {
             return Err(Box::new(loaded.error_at(
@@ -704,7 +458,7 @@ fn validate_repertoires(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         } else if !(0.0..=1.0).contains(&spec.min_share) {
             Some(format!("min_share must be a share between 0 and 1 (got {})", spec.min_share))
         } else {
-            let players = |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.kind.is_games() && s.players.is_some());
+            let players = |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.players().is_some());
             spec.games.iter().find(|s| !players(s)).map(|s| format!("games: {s:?} is not a game source with `players`"))
         };
         if let Some(why) = wrong {
@@ -712,4 +466,139 @@ fn validate_repertoires(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source of every kind, each with every setting it takes (the 64-digit pins are
+    /// made up: only their shape is checked here).
+    const EVERY_KIND: &str = r#"
+[sources.tsv]
+kind = "lichess-tsv"
+url = "https://example.org/a.tsv"
+path = "eco/a.tsv"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000001"
+
+[sources.scid]
+kind = "scid-eco"
+url = "https://example.org/scid.eco"
+
+[sources.eco-pgn]
+kind = "eco-pgn"
+path = "eco/eco.pgn"
+
+[sources.counted]
+kind = "counts"
+path = "counts/all.okbc"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000002"
+
+[sources.labels]
+kind = "structure-labels"
+path = "structures/labels.tsv"
+
+[sources.dump]
+kind = "lichess-evals"
+url = "https://example.org/evals.jsonl.zst"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000003"
+
+[sources.listed]
+kind = "pgn"
+paths = ["games/*.pgn", "more/*.pgn.zst"]
+allow_empty = true
+players = ["Carlsen, Magnus", { name = "Nakamura, Hikaru", aliases = ["Hikaru"] }]
+
+[sources.listed.filter]
+min_avg_rating = 2000
+speeds = ["blitz", "rapid"]
+date_from = "2000.01.01"
+
+[sources.one]
+kind = "pgn"
+path = "games/one.pgn"
+
+[sources.collection]
+kind = "pgn"
+manifest = "collections/masters.tsv"
+url = "https://example.org/masters.tsv"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000004"
+
+[sources.bgn]
+kind = "bgn"
+paths = ["games/*.bgn"]
+allow_empty = false
+
+[sources.db]
+kind = "lichess-db"
+months = ["2013-01", "2013-03..2013-04"]
+variant = "chess960"
+url = "http://127.0.0.1:9/"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000005"
+
+[sources.db.filter]
+min_rating = 1500
+
+[sources.crawl]
+kind = "lichess-explorer"
+database = "lichess"
+url = "http://127.0.0.1:9"
+token_env = "OKB_TOKEN"
+speeds = ["blitz"]
+ratings = [2000, 2200]
+since = "2015-01"
+until = "2016-12"
+root = "1. e4 c5"
+max_ply = 6
+min_games = 10
+moves = 12
+blake3 = "0000000000000000000000000000000000000000000000000000000000000006"
+
+[sources.crawl.politeness]
+rate = 0.0
+max_attempts = 3
+
+[sources.masters-crawl]
+kind = "lichess-explorer"
+database = "masters"
+url = "http://127.0.0.1:9"
+
+[sources.cloud]
+kind = "lichess-cloud-eval"
+url = "http://127.0.0.1:9"
+token_env = "OKB_TOKEN"
+multipv = 2
+blake3 = "0000000000000000000000000000000000000000000000000000000000000007"
+
+[sources.cloud.politeness]
+rate = 0.0
+
+[sources.cloud-plain]
+kind = "lichess-cloud-eval"
+url = "http://127.0.0.1:9"
+
+[engine]
+sources = ["dump", "cloud", "cloud-plain"]
+"#;
+
+    /// The pipeline's parameters as `okb make` hashes them (`serde_json::to_value`), pretty.
+    fn parameters(text: String, file: &Path) -> String {
+        let loaded = parse(text, file, None).unwrap_or_else(|e| panic!("{e:?}"));
+        let value = serde_json::to_value(&loaded.pipeline).expect("a pipeline is JSON");
+        serde_json::to_string_pretty(&value).expect("JSON prints")
+    }
+
+    /// Every step's parameter hash and the release manifest read the pipeline as JSON:
+    /// sources serialize as the flat table they were before kinds had types of their own
+    /// (snapshots taken from that code), or every step would rerun.
+    #[test]
+    fn sources_serialize_as_before() {
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/every-step.toml");
+        let every_step = parameters(std::fs::read_to_string(&fixture).expect("fixture"), &fixture);
+        let every_kind = parameters(EVERY_KIND.into(), Path::new("pipeline.toml"));
+        insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {
+            insta::assert_snapshot!("pipeline_parameters_every_step", every_step);
+            insta::assert_snapshot!("pipeline_parameters_every_kind", every_kind);
+        });
+    }
 }

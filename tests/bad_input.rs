@@ -58,6 +58,14 @@ fn pipeline_errors_point_at_the_offending_line() {
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("unknown variant `csv-of-doom`"), "{}", run.stderr);
+
+    // A setting of another kind: the source's header, the setting and both kinds.
+    let p = Project::with_pipeline("[eco]\ninterpolate = true\n\n[sources.x]\nkind = \"lichess-tsv\"\npath = \"x.tsv\"\nmonths = [\"2013-01\"]\n");
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1);
+    let said = common::flat(&run.stderr);
+    assert!(said.contains("source \"x\": kind \"lichess-tsv\" takes no `months` (a setting of kind \"lichess-db\")"), "{}", run.stderr);
+    assert!(run.stderr.contains("pipeline.toml:4:1"), "{}", run.stderr);
 }
 
 #[test]

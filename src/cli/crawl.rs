@@ -38,11 +38,11 @@ pub(crate) fn crawl_sources(loaded: &Loaded, asked: &[String]) -> miette::Result
     for name in asked {
         match sources.get(name) {
             None => return Err(miette!("no source named {name} in {}", loaded.file.display())),
-            Some(s) if s.kind != SourceKind::LichessExplorer => return Err(miette!("source {name} is not an explorer crawl (kind = \"lichess-explorer\")")),
+            Some(s) if s.kind() != SourceKind::LichessExplorer => return Err(miette!("source {name} is not an explorer crawl (kind = \"lichess-explorer\")")),
             Some(_) => {}
         }
     }
-    let chosen = sources.iter().filter(|(n, s)| s.kind == SourceKind::LichessExplorer && (asked.is_empty() || asked.contains(n)));
+    let chosen = sources.iter().filter(|(n, s)| s.kind() == SourceKind::LichessExplorer && (asked.is_empty() || asked.contains(n)));
     chosen.map(|(name, spec)| spec.crawl(name, &loaded.pipeline.tree).map_err(|why| miette!("source {name}: {why}"))).collect()
 }
 

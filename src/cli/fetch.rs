@@ -23,8 +23,8 @@ pub struct FetchArgs {
 /// structure labels), or a collection's manifest (other game sources: `None`).
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
-    let path = spec.manifest.as_deref().or(spec.path.as_deref()).map(|p| loaded.path(p));
-    (spec.kind.is_pinned_file() || spec.manifest.is_some()).then(|| Wanted { name, blake3: spec.blake3.as_deref(), path, url: spec.url.as_deref() })
+    let path = spec.manifest().or(spec.path()).map(|p| loaded.path(p));
+    (spec.kind().is_pinned_file() || spec.manifest().is_some()).then(|| Wanted { name, blake3: spec.blake3(), path, url: spec.url() })
 }
 
 /// Fetches and verifies every file of collection `name` (its manifest is `manifest`);
@@ -50,7 +50,7 @@ fn fetch_collection(resolver: &Resolver, name: &str, manifest: &crate::sources::
 /// number of sources that failed (0 or 1).
 fn fetch_lichess_db(resolver: &Resolver, name: &str, spec: &crate::pipeline::SourceSpec, files: &mut FileStates) -> usize {
     let months = spec.lichess_db(name).map_err(|why| miette!("source {name}: {why}")).and_then(|db| {
-        resolver.resolve_lichess_db(&db, spec.blake3.as_deref(), files).map_err(miette::Report::new)
+        resolver.resolve_lichess_db(&db, spec.blake3(), files).map_err(miette::Report::new)
     });
     match months {
         Ok(months) => {
@@ -90,7 +90,7 @@ pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
             }
         }
     }
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind == crate::pipeline::SourceKind::LichessDb) {
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind() == crate::pipeline::SourceKind::LichessDb) {
         failures += fetch_lichess_db(&resolver, name, spec, &mut files);
     }
     for name in loaded.pipeline.sources.keys() {
@@ -104,7 +104,7 @@ pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
                     Origin::Download(u) => format!("downloaded from {u}"),
                 };
                 eprintln!("{:>12} {name} ({from}, blake3 {}…)", "Verified", &r.hash[..16]);
-                if loaded.pipeline.sources[name].manifest.is_some() {
+                if loaded.pipeline.sources[name].manifest().is_some() {
                     failures += fetch_collection(&resolver, name, &r, &mut files);
                 }
             }

@@ -203,7 +203,7 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
         .pipeline
         .sources
         .iter()
-        .filter(|(_, s)| (!s.kind.is_games() || s.manifest.is_some()) && s.blake3.is_none())
+        .filter(|(_, s)| (!s.kind().is_games() || s.manifest().is_some()) && s.blake3().is_none())
         .map(|(n, _)| n.clone())
         .collect();
     unpinned.extend(loaded.pipeline.repertoires.iter().filter(|(_, r)| r.blake3.is_none()).map(|(n, _)| format!("repertoires.{n}")));

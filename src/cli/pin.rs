@@ -42,9 +42,9 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
         .map_err(|e| miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display()))?;
     let mut changed = 0;
     for name in &names {
-        let outcome = if loaded.pipeline.sources[name].kind == SourceKind::LichessExplorer {
+        let outcome = if loaded.pipeline.sources[name].kind() == SourceKind::LichessExplorer {
             pin_crawl(loaded, name, args.force)?
-        } else if loaded.pipeline.sources[name].kind == SourceKind::LichessDb {
+        } else if loaded.pipeline.sources[name].kind() == SourceKind::LichessDb {
             pin_lichess_db(loaded, &resolver, name, args.force, &mut files)?
         } else {
             let Some(w) = wanted(loaded, name) else { continue };
@@ -88,7 +88,7 @@ fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<Strin
                 let known: Vec<_> = sources.keys().map(String::as_str).collect();
                 return Err(miette!("no source named {name} in {} (sources: {})", loaded.file.display(), known.join(", ")));
             }
-            Some(spec) if spec.kind.is_games() && spec.manifest.is_none() => {
+            Some(spec) if spec.kind().is_games() && spec.manifest().is_none() => {
                 return Err(miette!("source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"));
             }
             Some(_) => {}
@@ -116,13 +116,13 @@ fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileSta
 /// fetched first if it is not in the store, verified by the published SHA-256).
 fn pin_lichess_db(loaded: &Loaded, resolver: &Resolver, name: &str, force: bool, files: &mut FileStates) -> miette::Result<Outcome> {
     let spec = &loaded.pipeline.sources[name];
-    if spec.blake3.is_some() && !force {
+    if spec.blake3().is_some() && !force {
         return Ok(Outcome::AlreadyPinned);
     }
     let db = spec.lichess_db(name).map_err(|why| miette!("source {name}: {why}"))?;
     let months = resolver.resolve_lichess_db(&db, None, files)?;
     let (_, new) = crate::sources::lichess_db::LichessDb::manifest(&months);
-    Ok(match spec.blake3.clone() {
+    Ok(match spec.blake3().map(str::to_string) {
         None => Outcome::Pinned(new),
         Some(old) if old == new => Outcome::Unchanged,
         Some(old) => Outcome::Repinned { old, new },

@@ -36,8 +36,8 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
     let side = if args.side == "white" { Side::White } else { Side::Black };
     let wanted = Matcher::new(&[PlayerSpec::Name(args.player.clone())]);
     let mut files = Vec::new();
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.players.is_some()) {
-        let players = spec.players.clone().unwrap_or_default();
+    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.players().is_some()) {
+        let players = spec.players().unwrap_or_default().to_vec();
         // A listed player the name matches brings their aliases along.
         let spec_of = players.iter().find(|p| p.spellings().iter().any(|s| wanted.find(s).is_some()));
         let matcher = Matcher::new(&[spec_of.cloned().unwrap_or_else(|| PlayerSpec::Name(args.player.clone()))]);

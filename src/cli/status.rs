@@ -28,16 +28,16 @@ fn freshness(loaded: &Loaded) -> Vec<(String, Vec<String>)> {
     let record = |hash: &str| crate::sources::fetched::read(&store, hash);
     let mut all = Vec::new();
     for (name, spec) in &loaded.pipeline.sources {
-        let lines = if spec.kind == SourceKind::LichessDb {
+        let lines = if spec.kind() == SourceKind::LichessDb {
             spec.lichess_db(name).map(|db| crate::sources::lichess_db::freshness(&db, &store)).unwrap_or_default()
-        } else if let Some(manifest) = &spec.manifest {
+        } else if let Some(manifest) = spec.manifest() {
             let entries = std::fs::read_to_string(loaded.path(manifest)).ok().and_then(|t| crate::sources::collection::parse(&t, manifest).ok()).unwrap_or_default();
             let records: Vec<_> = entries.iter().filter_map(|e| record(&e.blake3)).collect();
             match records.iter().max_by_key(|r| r.fetched_at) {
                 Some(latest) => vec![format!("{} of {} files fetched; the latest {}", records.len(), entries.len(), latest.describe())],
                 None => vec![format!("{} files, none fetched yet", entries.len())],
             }
-        } else if let Some(pin) = spec.blake3.as_deref().filter(|_| spec.kind.is_pinned_file()) {
+        } else if let Some(pin) = spec.blake3().filter(|_| spec.kind().is_pinned_file()) {
             vec![record(pin).map_or_else(|| "no fetch record (a local file, or fetched by an older okb)".into(), |r| r.describe())]
         } else {
             continue;

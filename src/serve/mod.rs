@@ -151,12 +151,12 @@ impl Catalog {
         let Some(sources) = self.metadata.get_mut("sources").and_then(|s| s.as_object_mut()) else { return self };
         for (name, spec) in &loaded.pipeline.sources {
             let entry = sources.entry(name.clone()).or_insert_with(|| serde_json::json!({}));
-            entry["kind"] = serde_json::to_value(spec.kind).unwrap_or_default();
-            if let Some(url) = &spec.url {
-                entry["url"] = url.clone().into();
+            entry["kind"] = spec.kind().name().into();
+            if let Some(url) = spec.url() {
+                entry["url"] = url.into();
             }
-            let Some(pin) = &spec.blake3 else { continue };
-            entry["blake3"] = pin.clone().into();
+            let Some(pin) = spec.blake3() else { continue };
+            entry["blake3"] = pin.into();
             if let Some(record) = crate::sources::fetched::read(&loaded.path("sources"), pin) {
                 let at = crate::sources::fetched::utc(record.fetched_at);
                 entry["fetched"] = serde_json::json!({ "at": at, "from": record.from, "last_modified": record.last_modified, "etag": record.etag });

@@ -187,7 +187,7 @@ impl Planning<'_> {
 
     /// The sources of `kind` with their specs, in pipeline order.
     pub fn sources_of_kind(&self, kind: SourceKind) -> impl Iterator<Item = (&String, &SourceSpec)> {
-        self.loaded.pipeline.sources.iter().filter(move |(_, s)| s.kind == kind)
+        self.loaded.pipeline.sources.iter().filter(move |(_, s)| s.kind() == kind)
     }
 
     /// Every step that counts games (files, counts sources, crawls) as (source, step id):

@@ -14,7 +14,7 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With player collections (game sources with `players`): their PGN files' games.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players.clone());
+    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players().map(<[_]>::to_vec));
     let files: Vec<_> = p.game_files.iter().filter(|g| !g.bgn).filter_map(|g| players(&g.source).map(|list| (g, list))).collect();
     if files.is_empty() {
         return Ok(Vec::new());

@@ -28,7 +28,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
 
 /// The game files of the player collections `sources`, with their players.
 fn player_files(p: &Planning<'_>, sources: &[String]) -> Vec<PlayerFile> {
-    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players.clone()).unwrap_or_default();
+    let players = |source: &str| p.loaded.pipeline.sources.get(source).and_then(|s| s.players().map(<[_]>::to_vec)).unwrap_or_default();
     let files = p.game_files.iter().filter(|g| sources.contains(&g.source));
     files.map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone(), g.source.clone(), players(&g.source))).collect()
 }
