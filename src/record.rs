@@ -3,6 +3,10 @@
 
 use serde::Serialize;
 
+pub mod column;
+
+use column::{Column, Field, JsonText, Shown};
+
 use crate::engine::{Analysis, Annotations};
 use crate::position;
 use crate::tree::{Node, Tree};
@@ -11,68 +15,112 @@ use crate::validate::report::StubNode;
 /// The `name_src` of validation stubs: nodes games reach under a name the tree lacks.
 pub const STUB_SRC: &str = "stub";
 
-/// One node as a flat record (the technical design's `opening_nodes` row).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct NodeRecord {
+/// Declares [`NodeRecord`] and [`COLUMNS`] from one list: each field with its doc, type,
+/// SQL declaration (`None`: not stored) and whether the API's node JSON and the CSV
+/// export show it. The list is in the table's order, which is also the CSV's.
+macro_rules! node_row {
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty => $sql:expr, api: $api:literal, csv: $csv:literal;)*) => {
+        /// One node as a flat record (the technical design's `opening_nodes` row).
+        #[derive(Clone, Debug, Default, PartialEq)]
+        pub struct NodeRecord {
+            $($(#[doc = $doc])* pub $field: $ty,)*
+        }
+
+        /// The columns of the node row, in the table's order.
+        pub const COLUMNS: &[Column<NodeRecord>] = &[$(Column {
+            name: stringify!($field),
+            sql: $sql,
+            api: $api,
+            csv: $csv,
+            shape: <$ty as Field>::SHAPE,
+            cell: |r| Field::cell(&r.$field),
+            set: |r, cell| Field::set(&mut r.$field, cell),
+        },)*];
+    };
+}
+
+node_row! {
     /// Stable id derived from the position.
-    pub node_id: String,
+    node_id: String => Some("TEXT PRIMARY KEY"), api: true, csv: true;
     /// Position identity (placement, side, castling, legal en passant).
-    pub position_key: String,
+    position_key: String => Some("TEXT NOT NULL"), api: false, csv: true;
     /// Full FEN of the canonical line.
-    pub fen: String,
+    fen: String => Some("TEXT NOT NULL"), api: true, csv: true;
     /// Length of the canonical line in plies.
-    pub ply: usize,
+    ply: usize => Some("INTEGER NOT NULL"), api: false, csv: true;
     /// Canonical line as numbered SAN.
-    pub moves: String,
+    moves: String => Some("TEXT NOT NULL"), api: true, csv: true;
     /// Last move of the canonical line in SAN.
-    pub pgn_move: Option<String>,
+    pgn_move: Option<String> => Some("TEXT"), api: true, csv: true;
     /// ECO code, own or inherited.
-    pub eco_code: Option<String>,
+    eco_code: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Opening name (the part of the full name before `:`).
-    pub opening_name: Option<String>,
+    opening_name: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Variation name (the part after `:`), if any.
-    pub variation_name: Option<String>,
-    /// Source of the name.
-    pub name_src: Option<String>,
+    variation_name: Option<String> => Some("TEXT"), api: true, csv: true;
+    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`, or `stub` for a validation stub).
+    name_src: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Whether the name is inherited from an ancestor.
-    pub name_inherited: bool,
+    name_inherited: bool => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
     /// Games that reached the position.
-    pub game_count: u64,
+    game_count: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
     /// White wins among them.
-    pub white_wins: u64,
+    white_wins: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: false, csv: true;
     /// Draws among them.
-    pub draws: u64,
+    draws: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: false, csv: true;
     /// Black wins among them.
-    pub black_wins: u64,
+    black_wins: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: false, csv: true;
     /// Percentage of White wins, two decimals.
-    pub white_win_pct: Option<f64>,
+    white_win_pct: Option<f64> => Some("REAL"), api: true, csv: true;
     /// Percentage of draws, two decimals.
-    pub draw_pct: Option<f64>,
+    draw_pct: Option<f64> => Some("REAL"), api: true, csv: true;
     /// Two or more children.
-    pub is_branching_node: bool,
-    /// Number of children.
-    pub children: usize,
+    is_branching_node: bool => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
+    /// Number of children (the store keeps the edges themselves).
+    children: usize => None, api: false, csv: true;
     /// Stockfish evaluation in centipawns from White's side (Phase 4).
-    pub stockfish_eval: Option<i32>,
+    stockfish_eval: Option<i32> => Some("INTEGER"), api: true, csv: true;
     /// Depth of that evaluation.
-    pub stockfish_depth: Option<u32>,
+    stockfish_depth: Option<u32> => Some("INTEGER"), api: true, csv: true;
     /// Engine's best move in SAN.
-    pub best_move: Option<String>,
+    best_move: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Engine's best move in UCI.
-    pub best_move_uci: Option<String>,
+    best_move_uci: Option<String> => Some("TEXT"), api: true, csv: true;
     /// The move into this position is dubious for its mover.
-    pub is_dubious: Option<bool>,
+    is_dubious: Option<bool> => Some("INTEGER"), api: true, csv: true;
     /// The move into this position loses for its mover.
-    pub is_busted: Option<bool>,
+    is_busted: Option<bool> => Some("INTEGER"), api: true, csv: true;
     /// Pawn structure tag (Phase 5).
-    pub resulting_structure: Option<String>,
+    resulting_structure: Option<String> => Some("TEXT"), api: true, csv: true;
+    /// Moves to mate the evaluation counts, when it found one (positive: White mates).
+    stockfish_mate: Option<i32> => Some("INTEGER"), api: false, csv: false;
+    /// The engine's top lines (score and principal variation), best first, as JSON.
+    stockfish_lines: Option<JsonText> => Some("TEXT"), api: true, csv: false;
     /// How the tag was found: `label`, `exact`, `near` or `rule` (none for Unknown).
-    pub structure_confidence: Option<String>,
+    structure_confidence: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Where the evaluation came from: the engine's name (okb's own search), or an
     /// evaluation source's `<name>@<first 12 digits of its pin>`.
-    pub eval_source: Option<String>,
+    eval_source: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Nodes the evaluation's search took (thousands × 1000 for an evaluation source).
-    pub eval_nodes: Option<u64>,
+    eval_nodes: Option<u64> => Some("INTEGER"), api: true, csv: true;
+}
+
+/// The column named `name`.
+pub fn column(name: &str) -> Option<&'static Column<NodeRecord>> {
+    COLUMNS.iter().find(|c| c.name == name)
+}
+
+/// The CSV export's columns, by [`NodeRecord`]'s `Serialize`.
+impl Serialize for NodeRecord {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let shown: Vec<_> = COLUMNS.iter().filter(|c| c.csv).collect();
+        let mut record = s.serialize_struct("NodeRecord", shown.len())?;
+        for column in shown {
+            record.serialize_field(column.name, &Shown { row: self, column })?;
+        }
+        record.end()
+    }
 }
 
 /// `part` as a percentage of `whole`, rounded to two decimals.
@@ -129,6 +177,8 @@ impl NodeRecord {
             is_dubious: analysis.map(|a| a.is_dubious),
             is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
+            stockfish_mate: analysis.and_then(|a| a.stockfish_mate),
+            stockfish_lines: analysis.map(|a| JsonText(serde_json::to_string(&a.lines).expect("lines serialize"))),
             structure_confidence: None,
             eval_source: origin.map(str::to_string),
             eval_nodes: analysis.map(|a| a.nodes),
@@ -159,18 +209,9 @@ impl NodeRecord {
             black_wins: o.black,
             white_win_pct: pct(o.white, games),
             draw_pct: pct(o.draws, games),
-            is_branching_node: false,
-            children: 0,
-            stockfish_eval: None,
-            stockfish_depth: None,
-            best_move: None,
-            best_move_uci: None,
-            is_dubious: None,
-            is_busted: None,
             resulting_structure: Some(stub.structure.clone()),
             structure_confidence: stub.structure_confidence.map(|c| c.as_str().to_string()),
-            eval_source: None,
-            eval_nodes: None,
+            ..NodeRecord::default()
         }
     }
 

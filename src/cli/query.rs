@@ -120,8 +120,8 @@ pub fn run(store: &Store, args: QueryArgs) -> miette::Result<ExitCode> {
     } else {
         for n in &nodes {
             let name = n.full_name().unwrap_or_else(|| "(unnamed)".into());
-            println!("{} {name}  [{}]", n.eco_code.as_deref().unwrap_or("---"), n.moves);
-            println!("    {}", n.fen);
+            println!("{} {name}  [{}]", n.node.eco_code.as_deref().unwrap_or("---"), n.node.moves);
+            println!("    {}", n.node.fen);
             let kids: Vec<String> = n.children.iter().map(|c| c.pgn_move.clone()).collect();
             if !kids.is_empty() {
                 println!("    next: {}", kids.join(" "));

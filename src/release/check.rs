@@ -109,8 +109,9 @@ impl<'s> Answers<'s> {
     }
 }
 
-fn describe(n: &NodeJson, out: &mut String) {
-    let name = n.full_name().unwrap_or_else(|| "(unnamed)".into());
+fn describe(answer: &NodeJson, out: &mut String) {
+    let n = &answer.node;
+    let name = answer.full_name().unwrap_or_else(|| "(unnamed)".into());
     let inherited = if n.name_inherited { " (inherited)" } else { "" };
     let pct = |p: Option<f64>| p.map_or("-".into(), |p| format!("{p:.1}%"));
     let _ = writeln!(out, "moves: {}", n.moves);
@@ -126,7 +127,7 @@ fn describe(n: &NodeJson, out: &mut String) {
     };
     let _ = writeln!(out, "engine: {eval}");
     let _ = writeln!(out, "structure: {}", n.resulting_structure.as_deref().unwrap_or("-"));
-    let moves: Vec<String> = n.children.iter().take(MOVES_SHOWN).map(|c| format!("{} ({})", c.pgn_move, c.game_count)).collect();
+    let moves: Vec<String> = answer.children.iter().take(MOVES_SHOWN).map(|c| format!("{} ({})", c.pgn_move, c.game_count)).collect();
     let _ = writeln!(out, "moves played: {}", if moves.is_empty() { "-".into() } else { moves.join(", ") });
 }
 

@@ -88,7 +88,7 @@ impl Catalog {
         let graph = store.graph()?;
         let mut node_json = vec![Bytes::new(); graph.nodes.len()];
         for node in store.all_nodes()? {
-            if let Some(index) = graph.find_id(&node.node_id) {
+            if let Some(index) = graph.find_id(&node.node.node_id) {
                 node_json[index as usize] = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
             }
         }

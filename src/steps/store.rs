@@ -7,7 +7,6 @@ use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
 use crate::explorer_index::ExplorerIndex;
 use crate::release::manifest::Coverage;
 use super::planning::{Planner, Planning, is_declared};
-use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::repertoire::collection::Collections;
 use crate::tree::Tree;
@@ -19,8 +18,8 @@ pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base"
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
-/// Writes the store from the entries `store:entries` wrote, with the parts the plan
-/// declared (evaluations, validation stubs, explorer index, player collections). The
+/// Writes the store from the entries `store:entries` wrote and the node records (evaluations and structure tags applied), with the parts the plan
+/// declared (validation stubs, explorer index, player collections). The
 /// store it replaces is kept as `previous/store.sqlite` (a hard link, so no copy), for
 /// `okb diff`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
@@ -30,7 +29,6 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
     let coverage: Input<BTreeMap<String, Coverage>> = d.input("coverage");
     let with_stubs = p.loaded.pipeline.validate.as_ref().is_some_and(|v| v.stubs);
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
     let validation: Option<Input<ValidationReport>> = with_stubs.then(|| d.input("validate"));
     let explorer: Option<Input<ExplorerIndex>> = is_declared(declared, "explorer").then(|| d.input("explorer"));
     let players: Option<Input<Collections>> = is_declared(declared, "player-games").then(|| d.input("player-games"));
@@ -40,14 +38,13 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
         let kept = previous.join("store.sqlite");
         crate::diff::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
         let tree = cx.get(&tree)?;
-        let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let records = cx.get(&records)?;
         let stubs = validation.as_ref().map(|v| cx.get(v)).transpose()?.map(|v| v.stub_nodes()).unwrap_or_default();
         let explorer = explorer.as_ref().map(|e| cx.get(e)).transpose()?;
         let players = players.as_ref().map(|e| cx.get(e)).transpose()?;
         let coverage = serde_json::to_string(&*cx.get(&coverage)?).map_err(|e| cx.fail(e))?;
         let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage) };
-        let written = crate::store::write::write_records(&tree, &records, &entries, annotations.as_deref(), &stubs, parts, &path).map_err(|e| cx.fail(e))?;
+        let written = crate::store::write::write_records(&tree, &records, &entries, &stubs, parts, &path).map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
         Ok(format!(
             "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",

@@ -12,54 +12,7 @@ use std::marker::PhantomData;
 
 use rusqlite::{Connection, ffi};
 
-/// One value of a row.
-#[derive(Clone, Copy, Debug)]
-pub enum Cell<'a> {
-    /// SQL NULL.
-    Null,
-    /// An integer.
-    Int(i64),
-    /// A floating-point number.
-    Real(f64),
-    /// Text, borrowed.
-    Text(&'a str),
-}
-
-impl<'a> From<&'a str> for Cell<'a> {
-    fn from(text: &'a str) -> Cell<'a> {
-        Cell::Text(text)
-    }
-}
-
-impl<'a> From<&'a String> for Cell<'a> {
-    fn from(text: &'a String) -> Cell<'a> {
-        Cell::Text(text)
-    }
-}
-
-impl<'a, T: Into<Cell<'a>>> From<Option<T>> for Cell<'a> {
-    fn from(value: Option<T>) -> Cell<'a> {
-        value.map_or(Cell::Null, Into::into)
-    }
-}
-
-impl From<i64> for Cell<'_> {
-    fn from(n: i64) -> Self {
-        Cell::Int(n)
-    }
-}
-
-impl From<bool> for Cell<'_> {
-    fn from(b: bool) -> Self {
-        Cell::Int(b as i64)
-    }
-}
-
-impl From<f64> for Cell<'_> {
-    fn from(x: f64) -> Self {
-        Cell::Real(x)
-    }
-}
+pub use crate::record::column::Cell;
 
 /// A prepared `INSERT` of a connection, run once per [`BulkInsert::row`].
 pub struct BulkInsert<'conn> {

@@ -7,75 +7,23 @@ use rusqlite::Connection;
 
 use super::StoreError;
 use crate::games::stats::Outcomes;
+use super::row::{node_columns, read_node};
 use crate::graph::{Edge, Engine, Entry, Graph, Node};
+use crate::record::NodeRecord;
 
 /// Reads every node and edge of the store on `conn` (`path` names it in errors).
 pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
     let err = |source| StoreError::Sqlite { path: path.to_string(), source };
-    let mut stmt = conn
-        .prepare(
-            "SELECT n.node_id, n.position_key, n.fen, n.ply, n.moves, n.eco_code, n.opening_name, n.variation_name,
-             n.white_wins, n.draws, n.black_wins, n.stockfish_eval, n.stockfish_mate, n.stockfish_depth, n.best_move,
-             n.best_move_uci, n.is_dubious, n.is_busted, n.stockfish_lines,
-             e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root, n.resulting_structure, n.name_src, n.eval_source, n.eval_nodes
-             FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
-             ORDER BY n.position_key",
-        )
-        .map_err(err)?;
+    let sql = format!(
+        "SELECT {}, e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root
+         FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
+         ORDER BY n.position_key",
+        node_columns("n")
+    );
+    let mut stmt = conn.prepare(&sql).map_err(err)?;
+    let entry_at = super::row::stored_count();
     let mut nodes: Vec<Node> = stmt
-        .query_map([], |r| {
-            let count = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
-            let eval: Option<i32> = r.get(11)?;
-            let engine = match eval {
-                None => None,
-                Some(eval) => Some(Engine {
-                    eval,
-                    mate: r.get(12)?,
-                    depth: r.get::<_, Option<u32>>(13)?.unwrap_or(0),
-                    best_san: r.get(14)?,
-                    best_uci: r.get(15)?,
-                    is_dubious: r.get::<_, Option<bool>>(16)?.unwrap_or(false),
-                    is_busted: r.get::<_, Option<bool>>(17)?.unwrap_or(false),
-                    lines: r
-                        .get::<_, Option<String>>(18)?
-                        .and_then(|text| serde_json::from_str(&text).ok())
-                        .unwrap_or_default(),
-                    source: r.get(27)?,
-                    nodes: r.get::<_, Option<i64>>(28)?.map_or(0, |n| n.max(0) as u64),
-                }),
-            };
-            let src: Option<String> = r.get(19)?;
-            let entry = match src {
-                None => None,
-                Some(src) => Some(Entry {
-                    src,
-                    eco: r.get(20)?,
-                    scid: r.get(21)?,
-                    name: r.get(22)?,
-                    aliases: r
-                        .get::<_, Option<String>>(23)?
-                        .and_then(|text| serde_json::from_str(&text).ok())
-                        .unwrap_or_default(),
-                    is_eco_root: r.get(24)?,
-                }),
-            };
-            Ok(Node {
-                node_id: r.get(0)?,
-                epd: r.get(1)?,
-                fen: r.get(2)?,
-                ply: r.get(3)?,
-                moves: r.get(4)?,
-                eco: r.get(5)?,
-                opening_name: r.get(6)?,
-                variation_name: r.get(7)?,
-                entry,
-                games: Outcomes { white: count(8)?, draws: count(9)?, black: count(10)? },
-                engine,
-                children: Vec::new(),
-                resulting_structure: r.get(25)?,
-                is_stub: r.get::<_, Option<String>>(26)?.as_deref() == Some(crate::record::STUB_SRC),
-            })
-        })
+        .query_map([], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?)))
         .map_err(err)?
         .collect::<Result<_, _>>()
         .map_err(err)?;
@@ -103,4 +51,49 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
         nodes[parent as usize].children.push(edge);
     }
     Graph::new(nodes).ok_or_else(|| StoreError::Corrupt(format!("{path} (it has no start position)")))
+}
+
+/// The node's own entry, from the entry columns at `at` (none when the node has none).
+fn entry(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<Entry>> {
+    let Some(src) = r.get::<_, Option<String>>(at)? else { return Ok(None) };
+    Ok(Some(Entry {
+        src,
+        eco: r.get(at + 1)?,
+        scid: r.get(at + 2)?,
+        name: r.get(at + 3)?,
+        aliases: r.get::<_, Option<String>>(at + 4)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default(),
+        is_eco_root: r.get(at + 5)?,
+    }))
+}
+
+/// The graph's node for a stored node row (its edges are added after).
+fn graph_node(row: NodeRecord, entry: Option<Entry>) -> Node {
+    let engine = row.stockfish_eval.map(|eval| Engine {
+        eval,
+        mate: row.stockfish_mate,
+        depth: row.stockfish_depth.unwrap_or(0),
+        best_san: row.best_move,
+        best_uci: row.best_move_uci,
+        is_dubious: row.is_dubious.unwrap_or(false),
+        is_busted: row.is_busted.unwrap_or(false),
+        lines: row.stockfish_lines.and_then(|text| serde_json::from_str(&text.0).ok()).unwrap_or_default(),
+        source: row.eval_source,
+        nodes: row.eval_nodes.unwrap_or(0),
+    });
+    Node {
+        node_id: row.node_id,
+        epd: row.position_key,
+        fen: row.fen,
+        ply: row.ply as u32,
+        moves: row.moves,
+        eco: row.eco_code,
+        opening_name: row.opening_name,
+        variation_name: row.variation_name,
+        entry,
+        games: Outcomes { white: row.white_wins, draws: row.draws, black: row.black_wins },
+        engine,
+        children: Vec::new(),
+        resulting_structure: row.resulting_structure,
+        is_stub: row.name_src.as_deref() == Some(crate::record::STUB_SRC),
+    }
 }

@@ -10,6 +10,7 @@ pub mod graph;
 pub mod players;
 pub mod postgres;
 pub mod read;
+pub mod row;
 pub mod schema;
 pub mod write;
 

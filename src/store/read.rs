@@ -7,6 +7,9 @@ use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
 use super::StoreError;
+use super::row::{node_columns, read_node};
+use crate::record::column::Shown;
+use crate::record::{COLUMNS, NodeRecord};
 
 /// A child edge in a node answer.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -46,27 +49,13 @@ pub struct TranspositionJson {
     pub opening_name: Option<String>,
 }
 
-/// One node, as `okb query` and `GET /node/fen` answer.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One node, as `okb query` and `GET /node/fen` answer: the node's row (the columns the
+/// API shows, [`crate::record::column::Column::api`]), with its entry's SCID code and
+/// aliases, its moves and its transpositions after its name.
+#[derive(Debug, Clone, PartialEq)]
 pub struct NodeJson {
-    /// Stable id.
-    pub node_id: String,
-    /// Full FEN.
-    pub fen: String,
-    /// Canonical line.
-    pub moves: String,
-    /// Last move of the canonical line.
-    pub pgn_move: Option<String>,
-    /// ECO code.
-    pub eco_code: Option<String>,
-    /// Opening name.
-    pub opening_name: Option<String>,
-    /// Variation name.
-    pub variation_name: Option<String>,
-    /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`, or `stub` for a validation stub).
-    pub name_src: Option<String>,
-    /// The name is inherited from an ancestor.
-    pub name_inherited: bool,
+    /// The node's row.
+    pub node: NodeRecord,
     /// SCID code of the node's own entry.
     pub scid: Option<String>,
     /// Names in other sources.
@@ -75,43 +64,32 @@ pub struct NodeJson {
     pub children: Vec<ChildJson>,
     /// Move orders that reach this node from different parents.
     pub transpositions: Vec<TranspositionJson>,
-    /// Games that reached the position.
-    pub game_count: i64,
-    /// Percentage of White wins.
-    pub white_win_pct: Option<f64>,
-    /// Percentage of draws.
-    pub draw_pct: Option<f64>,
-    /// Two or more children.
-    pub is_branching_node: bool,
-    /// Stockfish evaluation (cp, White's view).
-    pub stockfish_eval: Option<i64>,
-    /// Depth of the evaluation.
-    pub stockfish_depth: Option<i64>,
-    /// Engine's best move (SAN).
-    pub best_move: Option<String>,
-    /// Engine's best move (UCI).
-    pub best_move_uci: Option<String>,
-    /// The engine's top lines (score and principal variation), best first.
-    pub stockfish_lines: Option<serde_json::Value>,
-    /// The move into this position is dubious.
-    pub is_dubious: Option<bool>,
-    /// The move into this position loses.
-    pub is_busted: Option<bool>,
-    /// Pawn structure tag.
-    pub resulting_structure: Option<String>,
-    /// How the tag was found: `label`, `exact`, `near` or `rule` (null for Unknown).
-    pub structure_confidence: Option<String>,
-    /// Where the evaluation came from: the engine's name, or an evaluation source's
-    /// `<name>@<pin>`.
-    pub eval_source: Option<String>,
-    /// Nodes the evaluation's search took.
-    pub eval_nodes: Option<i64>,
+}
+
+/// The column after which a node answer gives its entry, moves and transpositions.
+const NAMED_BY: &str = "name_inherited";
+
+impl Serialize for NodeJson {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for column in COLUMNS.iter().filter(|c| c.api) {
+            map.serialize_entry(column.name, &Shown { row: &self.node, column })?;
+            if column.name == NAMED_BY {
+                map.serialize_entry("scid", &self.scid)?;
+                map.serialize_entry("aliases", &self.aliases)?;
+                map.serialize_entry("children", &self.children)?;
+                map.serialize_entry("transpositions", &self.transpositions)?;
+            }
+        }
+        map.end()
+    }
 }
 
 impl NodeJson {
     /// The full name (`Opening: Variation`), own or inherited.
     pub fn full_name(&self) -> Option<String> {
-        crate::graph::full_name(self.opening_name.as_deref(), self.variation_name.as_deref())
+        crate::graph::full_name(self.node.opening_name.as_deref(), self.node.variation_name.as_deref())
     }
 }
 
@@ -133,11 +111,6 @@ pub struct Store {
     conn: Connection,
     path: String,
 }
-
-const NODE_COLUMNS: &str = "n.node_id, n.fen, n.moves, n.pgn_move, n.eco_code, n.opening_name, n.variation_name,
-    n.name_src, n.name_inherited, e.scid, e.aliases, n.game_count, n.white_win_pct, n.draw_pct, n.is_branching_node,
-    n.stockfish_eval, n.stockfish_depth, n.best_move, n.is_dubious, n.is_busted, n.resulting_structure,
-    n.best_move_uci, n.stockfish_lines, n.structure_confidence, n.eval_source, n.eval_nodes";
 
 impl Store {
     /// Opens the store at `path` read-only.
@@ -203,8 +176,8 @@ impl Store {
         let mut children = grouped(self.child_rows("1 = 1", &[])?);
         let mut parents = grouped(self.transposition_rows("1 = 1", &[])?);
         for node in &mut nodes {
-            node.children = children.remove(&node.node_id).unwrap_or_default();
-            node.transpositions = only_transpositions(parents.remove(&node.node_id).unwrap_or_default());
+            node.children = children.remove(&node.node.node_id).unwrap_or_default();
+            node.transpositions = only_transpositions(parents.remove(&node.node.node_id).unwrap_or_default());
         }
         Ok(nodes)
     }
@@ -237,8 +210,8 @@ impl Store {
     fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
         let mut nodes = self.node_rows(condition, args)?;
         for node in &mut nodes {
-            node.children = self.child_rows("c.parent_id = ?1", &[&node.node_id])?.into_iter().map(|r| r.1).collect();
-            let parents = self.transposition_rows("c.child_id = ?1", &[&node.node_id])?;
+            node.children = self.child_rows("c.parent_id = ?1", &[&node.node.node_id])?.into_iter().map(|r| r.1).collect();
+            let parents = self.transposition_rows("c.child_id = ?1", &[&node.node.node_id])?;
             node.transpositions = only_transpositions(parents.into_iter().map(|r| r.1).collect());
         }
         Ok(nodes)
@@ -247,42 +220,21 @@ impl Store {
     /// Node rows matching `condition`, without children and transpositions.
     fn node_rows(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
         let sql = format!(
-            "SELECT {NODE_COLUMNS} FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
-             WHERE {condition} ORDER BY n.ply, n.moves"
+            "SELECT {}, e.scid, e.aliases FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
+             WHERE {condition} ORDER BY n.ply, n.moves",
+            node_columns("n")
         );
         let mut stmt = self.conn.prepare(&sql).map_err(self.err())?;
+        let stored = super::row::stored_count();
         let rows = stmt
             .query_map(args, |r| {
-                let aliases: Option<String> = r.get(10)?;
+                let aliases: Option<String> = r.get(stored + 1)?;
                 Ok(NodeJson {
-                    node_id: r.get(0)?,
-                    fen: r.get(1)?,
-                    moves: r.get(2)?,
-                    pgn_move: r.get(3)?,
-                    eco_code: r.get(4)?,
-                    opening_name: r.get(5)?,
-                    variation_name: r.get(6)?,
-                    name_src: r.get(7)?,
-                    name_inherited: r.get(8)?,
-                    scid: r.get(9)?,
+                    node: read_node(r)?,
+                    scid: r.get(stored)?,
                     aliases: aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
                     children: Vec::new(),
                     transpositions: Vec::new(),
-                    game_count: r.get(11)?,
-                    white_win_pct: r.get(12)?,
-                    draw_pct: r.get(13)?,
-                    is_branching_node: r.get(14)?,
-                    stockfish_eval: r.get(15)?,
-                    stockfish_depth: r.get(16)?,
-                    best_move: r.get(17)?,
-                    best_move_uci: r.get(21)?,
-                    stockfish_lines: r.get::<_, Option<String>>(22)?.and_then(|l| serde_json::from_str(&l).ok()),
-                    is_dubious: r.get(18)?,
-                    is_busted: r.get(19)?,
-                    resulting_structure: r.get(20)?,
-                    structure_confidence: r.get(23)?,
-                    eval_source: r.get(24)?,
-                    eval_nodes: r.get(25)?,
                 })
             })
             .map_err(self.err())?;
@@ -377,3 +329,4 @@ fn grouped<T>(rows: Vec<(String, T)>) -> std::collections::HashMap<String, Vec<T
 fn only_transpositions(all: Vec<TranspositionJson>) -> Vec<TranspositionJson> {
     if all.len() >= 2 { all } else { Vec::new() }
 }
+

@@ -15,43 +15,21 @@ PRAGMA temp_store = MEMORY;
 PRAGMA cache_size = -2048;
 "#;
 
-/// DDL for a fresh store (after [`WRITER_PRAGMAS`]).
-pub const SCHEMA: &str = r#"
+/// DDL for a fresh store (after [`WRITER_PRAGMAS`]): the node table from
+/// [`crate::record::COLUMNS`], between [`TABLES_BEFORE_NODES`] and [`TABLES_AFTER_NODES`].
+pub fn schema() -> &'static str {
+    static SCHEMA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| format!("{TABLES_BEFORE_NODES}{}{TABLES_AFTER_NODES}", super::row::node_table()))
+}
+
+/// The store's settings and its first table, before the node table.
+const TABLES_BEFORE_NODES: &str = r#"
 PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE opening_nodes (
-    node_id TEXT PRIMARY KEY,
-    position_key TEXT NOT NULL,
-    fen TEXT NOT NULL,
-    ply INTEGER NOT NULL,
-    moves TEXT NOT NULL,
-    pgn_move TEXT,
-    eco_code TEXT,
-    opening_name TEXT,
-    variation_name TEXT,
-    name_src TEXT,
-    name_inherited INTEGER NOT NULL DEFAULT 0,
-    game_count INTEGER NOT NULL DEFAULT 0,
-    white_wins INTEGER NOT NULL DEFAULT 0,
-    draws INTEGER NOT NULL DEFAULT 0,
-    black_wins INTEGER NOT NULL DEFAULT 0,
-    white_win_pct REAL,
-    draw_pct REAL,
-    is_branching_node INTEGER NOT NULL DEFAULT 0,
-    stockfish_eval INTEGER,
-    stockfish_depth INTEGER,
-    best_move TEXT,
-    best_move_uci TEXT,
-    is_dubious INTEGER,
-    is_busted INTEGER,
-    resulting_structure TEXT,
-    stockfish_mate INTEGER,
-    stockfish_lines TEXT,
-    structure_confidence TEXT,
-    eval_source TEXT,
-    eval_nodes INTEGER
-) WITHOUT ROWID;
-CREATE TABLE opening_entries (
+"#;
+
+/// The tables after the node table.
+const TABLES_AFTER_NODES: &str = r#"CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
     src TEXT NOT NULL,
     eco TEXT NOT NULL,

@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
-use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS};
+use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS, schema};
 use crate::position;
 use crate::record::NodeRecord;
 use crate::eco::EcoSkeleton;
@@ -45,25 +45,10 @@ fn open_writer(path: &Path) -> Result<Connection, StoreError> {
 
 /// The tracked fields of `record` as text, in [`TRACKED_FIELDS`] order.
 fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
-    let f = |v: Option<f64>| v.map(|x| format!("{x}"));
-    vec![
-        Some(r.fen.clone()),
-        Some(r.moves.clone()),
-        r.eco_code.clone(),
-        r.opening_name.clone(),
-        r.variation_name.clone(),
-        Some(r.game_count.to_string()),
-        f(r.white_win_pct),
-        f(r.draw_pct),
-        Some((r.is_branching_node as u8).to_string()),
-        r.stockfish_eval.map(|v| v.to_string()),
-        r.stockfish_depth.map(|v| v.to_string()),
-        r.eval_source.clone(),
-        r.best_move.clone(),
-        r.is_dubious.map(|v| (v as u8).to_string()),
-        r.is_busted.map(|v| (v as u8).to_string()),
-        r.resulting_structure.clone(),
-    ]
+    TRACKED_FIELDS
+        .iter()
+        .map(|name| (crate::record::column(name).expect("tracked fields are node columns").cell)(r).as_text())
+        .collect()
 }
 
 type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, String, String, Option<String>, Option<String>)>, i64);
@@ -126,7 +111,7 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     let entries = &skeleton.entries;
     let ids: Vec<String> = entries.par_iter().map(|e| position::node_id(&e.epd)).collect();
     let mut conn = open_writer(&tmp)?;
-    conn.execute_batch(SCHEMA).map_err(sql(&tmp))?;
+    conn.execute_batch(schema()).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     {
         let mut insert =
@@ -181,7 +166,7 @@ pub fn write(
     path: &Path,
 ) -> Result<WriteSummary, StoreError> {
     let records = NodeRecord::tagged(tree, annotations, structures);
-    write_records(tree, &records, entries, annotations, stubs, Parts::default(), path)
+    write_records(tree, &records, entries, stubs, Parts::default(), path)
 }
 
 /// The optional parts of a store beside the tree.
@@ -203,7 +188,6 @@ pub fn write_records(
     tree: &Tree,
     records: &[NodeRecord],
     entries: &Path,
-    annotations: Option<&Annotations>,
     stubs: &[StubNode],
     parts: Parts<'_>,
     path: &Path,
@@ -240,7 +224,7 @@ pub fn write_records(
 
     let (main, side_rows) = std::thread::scope(|scope| {
         let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
-        let main = write_main(tree, &records, &ids, annotations, previous.as_ref(), &tmp, &mut summary);
+        let main = write_main(tree, &records, &ids, previous.as_ref(), &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
     let mut conn = main?;
@@ -273,7 +257,6 @@ fn write_main(
     tree: &Tree,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
-    annotations: Option<&Annotations>,
     previous: Option<&PreviousStore>,
     tmp: &Path,
     summary: &mut WriteSummary,
@@ -284,55 +267,13 @@ fn write_main(
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
     {
-        let mut insert_node = BulkInsert::new(
-            &tx,
-            "INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, pgn_move, eco_code, opening_name,
-             variation_name, name_src, name_inherited, game_count, white_wins, draws, black_wins, white_win_pct,
-             draw_pct, is_branching_node, stockfish_eval, stockfish_depth, best_move, best_move_uci, is_dubious,
-             is_busted, resulting_structure, stockfish_mate, stockfish_lines, structure_confidence, eval_source, eval_nodes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
-             ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
-            30,
-        )
-        .map_err(sql(tmp))?;
+        let mut insert_node = BulkInsert::new(&tx, &super::row::node_insert(), super::row::stored_count()).map_err(sql(tmp))?;
+        let mut cells = Vec::new();
         // Primary-key order makes every insert an append to the b-tree.
         for r in ids.order.iter().map(|&i| &records[i]) {
-            let analysis = annotations.and_then(|a| a.results.get(&r.position_key));
-            let lines = analysis.map(|a| serde_json::to_string(&a.lines).expect("lines serialize"));
-            insert_node
-                .row(&[
-                    (&r.node_id).into(),
-                    (&r.position_key).into(),
-                    (&r.fen).into(),
-                    Cell::Int(r.ply as i64),
-                    (&r.moves).into(),
-                    r.pgn_move.as_ref().into(),
-                    r.eco_code.as_ref().into(),
-                    r.opening_name.as_ref().into(),
-                    r.variation_name.as_ref().into(),
-                    r.name_src.as_ref().into(),
-                    r.name_inherited.into(),
-                    Cell::Int(r.game_count as i64),
-                    Cell::Int(r.white_wins as i64),
-                    Cell::Int(r.draws as i64),
-                    Cell::Int(r.black_wins as i64),
-                    r.white_win_pct.into(),
-                    r.draw_pct.into(),
-                    r.is_branching_node.into(),
-                    r.stockfish_eval.map(i64::from).into(),
-                    r.stockfish_depth.map(i64::from).into(),
-                    r.best_move.as_ref().into(),
-                    r.best_move_uci.as_ref().into(),
-                    r.is_dubious.into(),
-                    r.is_busted.into(),
-                    r.resulting_structure.as_ref().into(),
-                    analysis.and_then(|a| a.stockfish_mate).map(i64::from).into(),
-                    lines.as_ref().into(),
-                    r.structure_confidence.as_ref().into(),
-                    r.eval_source.as_ref().into(),
-                    r.eval_nodes.map(|n| n as i64).into(),
-                ])
-                .map_err(sql(tmp))?;
+            cells.clear();
+            super::row::node_cells(r, &mut cells);
+            insert_node.row(&cells).map_err(sql(tmp))?;
         }
         let mut insert_transposition =
             BulkInsert::new(&tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3).map_err(sql(tmp))?;
@@ -430,7 +371,7 @@ struct StubEdge<'a> {
 /// their index. Returns the number of edges.
 fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
     let mut conn = open_writer(side)?;
-    conn.execute_batch(SCHEMA).map_err(sql(side))?;
+    conn.execute_batch(schema()).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
     let mut edges = 0;
     {

@@ -16,14 +16,20 @@ use rusqlite::types::ValueRef;
 
 use super::{PgError, PgTarget};
 
-/// Columns that hold JSON text in SQLite: `json` in PostgreSQL (validated and queryable
-/// with `->>`; unlike `jsonb` it keeps the text as written, so answers stay byte-identical).
+/// Columns beside the node row's that hold JSON text in SQLite (see [`is_json`]).
 const JSON_COLUMNS: &[(&str, &str)] = &[
-    ("opening_nodes", "stockfish_lines"),
     ("opening_entries", "aliases"),
     ("pawn_structures", "white_plans"),
     ("pawn_structures", "black_plans"),
 ];
+
+/// Whether `table.column` holds JSON text in SQLite: `json` in PostgreSQL (validated and
+/// queryable with `->>`; unlike `jsonb` it keeps the text as written, so answers stay
+/// byte-identical). The node row's JSON columns are those of its JSON shape.
+fn is_json(table: &str, column: &str) -> bool {
+    let of_node_row = || crate::record::column(column).is_some_and(|c| c.shape == crate::record::column::Shape::Json);
+    if table == "opening_nodes" { of_node_row() } else { JSON_COLUMNS.contains(&(table, column)) }
+}
 
 /// Indexes beyond the SQLite store's, for SQL users who look openings up by ECO code
 /// (`{s}` is the schema). Nodes by code or by structure are left to a scan, as in SQLite:
@@ -234,7 +240,7 @@ impl From<rusqlite::Error> for CopyError {
 /// Creates `table` in `staging` and copies its rows; returns how many.
 fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Transaction<'_>, staging: &str, table: &SqliteObject) -> Result<u64, CopyError> {
     let columns = columns(conn, &table.name)?;
-    let json: Vec<bool> = columns.iter().map(|c| JSON_COLUMNS.contains(&(table.name.as_str(), c.name.as_str()))).collect();
+    let json: Vec<bool> = columns.iter().map(|c| is_json(&table.name, &c.name)).collect();
     let mut defs: Vec<String> = columns
         .iter()
         .zip(&json)
