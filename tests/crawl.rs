@@ -27,7 +27,7 @@ fn served() -> &'static (Project, Server) {
         let pipeline = format!("{}[sources.masters]\nkind = \"pgn\"\npaths = [\"{corpus}\"]\n[store]\npath = \"build/okb.sqlite\"\n", taxonomies());
         let p = Project::with_pipeline(&pipeline);
         p.make(&[]);
-        let server = Server::start(&p, &[], &[]);
+        let server = Server::start_shared(&p, &[], &[]);
         (p, server)
     })
 }

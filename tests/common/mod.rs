@@ -233,19 +233,59 @@ macro_rules! snapshot {
     };
 }
 
-/// A running `okb serve --addr 127.0.0.1:0 ARGS…` in a project, stopped when dropped.
+/// A running `okb serve --addr 127.0.0.1:0 ARGS…` in a project, stopped when dropped or
+/// when the test process ends, whichever comes first.
 pub struct Server {
     child: std::process::Child,
     /// `http://127.0.0.1:PORT`, as the server printed it.
     pub base: String,
 }
 
+/// Runs `"$@"` (the server) and stops it when its stdin closes: when the [`Server`] is
+/// dropped, or when the test process ends without dropping it (a `static` shared by a
+/// file's tests is never dropped), then removes `$OKB_TEST_CLEANUP` if set. The shell's
+/// own stderr goes nowhere once the server has its copy: the report of the killed job
+/// would meet a closed pipe after the tests end, and SIGPIPE would stop the shell before
+/// its cleanup.
+const STOPS_WITH_THE_TESTS: &str = r#"
+"$@" </dev/null &
+pid=$!
+exec 2>/dev/null
+cat >/dev/null
+kill -KILL "$pid" 2>/dev/null
+wait "$pid"
+if [ -n "${OKB_TEST_CLEANUP:-}" ]; then rm -rf "$OKB_TEST_CLEANUP"; fi
+"#;
+
 impl Server {
     /// Starts it with `args` and `env`, and waits for the address it binds.
     pub fn start(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn(p, args, env, None)
+    }
+
+    /// [`Server::start`] for a server kept in a `static` for the rest of the test run:
+    /// the project's folder goes with the server when the tests end.
+    #[allow(dead_code)]
+    pub fn start_shared(p: &Project, args: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::spawn(p, args, env, Some(p.dir.path()))
+    }
+
+    fn spawn(p: &Project, args: &[&str], env: &[(&str, &str)], cleanup: Option<&Path>) -> Server {
         use std::io::BufRead;
-        let mut cmd = p.command(&[&["serve", "--addr", "127.0.0.1:0"][..], args].concat());
-        cmd.envs(env.iter().copied()).stderr(std::process::Stdio::piped()).stdout(std::process::Stdio::null());
+        let okb = p.command(&[&["serve", "--addr", "127.0.0.1:0"][..], args].concat());
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(STOPS_WITH_THE_TESTS).arg("okb-test-server").arg(okb.get_program()).args(okb.get_args());
+        cmd.current_dir(p.dir.path());
+        for (key, value) in okb.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+        if let Some(dir) = cleanup {
+            cmd.env("OKB_TEST_CLEANUP", dir);
+        }
+        cmd.envs(env.iter().copied()).stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).stdout(std::process::Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
         let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
@@ -260,7 +300,8 @@ impl Server {
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        // Closing its stdin stops the server, then the shell around it.
+        drop(self.child.stdin.take());
         let _ = self.child.wait();
     }
 }
