@@ -92,8 +92,9 @@ node_row! {
     is_busted: Option<bool> => Some("INTEGER"), api: true, csv: true;
     /// Pawn structure tag (Phase 5).
     resulting_structure: Option<String> => Some("TEXT"), api: true, csv: true;
-    /// Moves to mate the evaluation counts, when it found one (positive: White mates).
-    stockfish_mate: Option<i32> => Some("INTEGER"), api: false, csv: false;
+    /// Mate distance in moves from White's point of view (positive: White mates) when the
+    /// best line mates; 0 when the side to move is checkmated.
+    stockfish_mate: Option<i32> => Some("INTEGER"), api: true, csv: false;
     /// The engine's top lines (score and principal variation), best first, as JSON.
     stockfish_lines: Option<JsonText> => Some("TEXT"), api: true, csv: false;
     /// How the tag was found: `label`, `exact`, `near` or `rule` (none for Unknown).

@@ -126,6 +126,24 @@ fn edge_lines_normalise_en_passant_prefer_depth_with_lines_and_warn_about_bad_li
     assert!(cut.stderr.contains("edge.jsonl") && cut.stderr.contains("line"), "{}", cut.stderr);
 }
 
+/// A mate a source finds is answered as its distance beside the ±1000 evaluation (Lichess's
+/// scores are White's: a positive mate is White mating, whoever is to move).
+#[test]
+fn a_mate_a_source_finds_is_answered_with_its_distance() {
+    const MATES: &str = concat!(
+        r#"{"fen":"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -","evals":[{"pvs":[{"mate":12,"line":"c7c5 g1f3"},{"cp":300,"line":"e7e5 g1f3"},{"cp":250,"line":"e7e6 d2d4"}],"knodes":9,"depth":45}]}"#,
+        "\n"
+    );
+    let sources = format!("{EVALS}[sources.mates]\nkind = \"lichess-evals\"\npath = \"mates.jsonl\"\n");
+    let p = with_dump(taxonomy_project(&NO_ENGINE.replace("[\"evals\"]", "[\"mates\", \"evals\"]"), &sources));
+    std::fs::write(p.path("mates.jsonl"), MATES).unwrap();
+    p.make(&[]);
+    let e4 = node(&p, "1. e4");
+    assert_eq!((e4["stockfish_eval"].as_i64(), e4["stockfish_mate"].as_i64(), e4["stockfish_depth"].as_i64()), (Some(1000), Some(12), Some(45)), "{e4}");
+    let sicilian = node(&p, "1. e4 c5");
+    assert!(sicilian["stockfish_mate"].is_null() && sicilian["stockfish_eval"].is_i64(), "no mate found there: {sicilian}");
+}
+
 fn mini_project(extra: &str) -> Project {
     Project::with_pipeline(&format!(
         "{}{extra}\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n",
