@@ -115,9 +115,9 @@ pub fn column(name: &str) -> Option<&'static Column<NodeRecord>> {
 impl Serialize for NodeRecord {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let shown: Vec<_> = COLUMNS.iter().filter(|c| c.csv).collect();
-        let mut record = s.serialize_struct("NodeRecord", shown.len())?;
-        for column in shown {
+        let shown = || COLUMNS.iter().filter(|c| c.csv);
+        let mut record = s.serialize_struct("NodeRecord", shown().count())?;
+        for column in shown() {
             record.serialize_field(column.name, &Shown { row: self, column })?;
         }
         record.end()

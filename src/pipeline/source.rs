@@ -515,40 +515,21 @@ impl FlatSource {
         }
     }
 
-    /// The settings written (besides `kind`), in the table's field order.
-    fn written(&self) -> Vec<&'static str> {
-        let set = [
-            ("url", self.url.is_some()),
-            ("path", self.path.is_some()),
-            ("paths", self.paths.is_some()),
-            ("manifest", self.manifest.is_some()),
-            ("blake3", self.blake3.is_some()),
-            ("filter", self.filter.is_some()),
-            ("months", self.months.is_some()),
-            ("variant", self.variant.is_some()),
-            ("allow_empty", self.allow_empty.is_some()),
-            ("database", self.database.is_some()),
-            ("token_env", self.token_env.is_some()),
-            ("speeds", self.speeds.is_some()),
-            ("ratings", self.ratings.is_some()),
-            ("since", self.since.is_some()),
-            ("until", self.until.is_some()),
-            ("root", self.root.is_some()),
-            ("max_ply", self.max_ply.is_some()),
-            ("min_games", self.min_games.is_some()),
-            ("moves", self.moves.is_some()),
-            ("politeness", self.politeness.is_some()),
-            ("multipv", self.multipv.is_some()),
-            ("players", self.players.is_some()),
-        ];
-        set.into_iter().filter(|(_, on)| *on).map(|(name, _)| name).collect()
+    /// The settings written (besides `kind`), in the table's field order: read off the
+    /// table's own serialization, so a setting added to it is checked against the kinds
+    /// without another list to keep.
+    fn written(&self) -> Vec<String> {
+        let serde_json::Value::Object(table) = serde_json::to_value(self).expect("a source table is JSON") else {
+            unreachable!("a struct serializes as a map")
+        };
+        table.into_iter().filter(|(name, value)| name != "kind" && !value.is_null()).map(|(name, _)| name).collect()
     }
 
     /// The source this table describes, or why it describes none: a setting its kind
     /// does not take, or one its kind needs missing.
     fn into_spec(self) -> Result<SourceSpec, String> {
-        if let Some(stray) = self.written().into_iter().find(|s| !self.kind.takes().contains(s)) {
-            return Err(stray_setting(self.kind, stray));
+        if let Some(stray) = self.written().into_iter().find(|s| !self.kind.takes().contains(&s.as_str())) {
+            return Err(stray_setting(self.kind, &stray));
         }
         let FlatSource {
             kind,

@@ -44,16 +44,26 @@ pub fn node_columns(table: &str) -> String {
 pub fn read_node(row: &rusqlite::Row<'_>) -> rusqlite::Result<NodeRecord> {
     let mut node = NodeRecord::default();
     for (i, column) in stored().enumerate() {
-        let cell = match row.get_ref(i)? {
-            rusqlite::types::ValueRef::Null => Cell::Null,
-            rusqlite::types::ValueRef::Integer(n) => Cell::Int(n),
-            rusqlite::types::ValueRef::Real(x) => Cell::Real(x),
-            rusqlite::types::ValueRef::Text(bytes) => Cell::Text(std::str::from_utf8(bytes).map_err(|e| rusqlite::Error::Utf8Error(i, e))?),
-            rusqlite::types::ValueRef::Blob(_) => return Err(bad_cell(i, column.name, "a blob".into())),
-        };
+        let cell = cell_of(row.get_ref(i)?)
+            .map_err(|e| rusqlite::Error::Utf8Error(i, e))?
+            .ok_or_else(|| bad_cell(i, column.name, "a blob".into()))?;
         (column.set)(&mut node, cell).map_err(|why| bad_cell(i, column.name, why))?;
     }
     Ok(node)
+}
+
+/// A value read from SQLite as the node row's [`Cell`]; `None` for a blob, which no node
+/// column holds. The store's changelog compares values read back this way with the
+/// cells a rebuild writes, so both take their text from [`Cell::as_text`].
+pub fn cell_of(value: rusqlite::types::ValueRef<'_>) -> Result<Option<Cell<'_>>, std::str::Utf8Error> {
+    use rusqlite::types::ValueRef;
+    Ok(Some(match value {
+        ValueRef::Null => Cell::Null,
+        ValueRef::Integer(n) => Cell::Int(n),
+        ValueRef::Real(x) => Cell::Real(x),
+        ValueRef::Text(bytes) => Cell::Text(std::str::from_utf8(bytes)?),
+        ValueRef::Blob(_) => return Ok(None),
+    }))
 }
 
 fn bad_cell(index: usize, name: &str, why: String) -> rusqlite::Error {

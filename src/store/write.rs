@@ -11,6 +11,7 @@ use super::bulk::{BulkInsert, Cell};
 use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS, schema};
 use crate::position;
 use crate::record::NodeRecord;
+use crate::record::column::Column;
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::structure::StructureTags;
@@ -43,12 +44,14 @@ fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// The tracked fields of `record` as text, in [`TRACKED_FIELDS`] order.
-fn tracked_values(r: &NodeRecord) -> Vec<Option<String>> {
-    TRACKED_FIELDS
-        .iter()
-        .map(|name| (crate::record::column(name).expect("tracked fields are node columns").cell)(r).as_text())
-        .collect()
+/// The columns of [`TRACKED_FIELDS`], in its order.
+fn tracked_columns() -> Vec<&'static Column<NodeRecord>> {
+    TRACKED_FIELDS.iter().map(|name| crate::record::column(name).expect("tracked fields are node columns")).collect()
+}
+
+/// The `tracked` columns of `record` as text, as the changelog records them.
+fn tracked_values(tracked: &[&Column<NodeRecord>], r: &NodeRecord) -> Vec<Option<String>> {
+    tracked.iter().map(|column| (column.cell)(r).as_text()).collect()
 }
 
 type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, String, String, Option<String>, Option<String>)>, i64);
@@ -63,15 +66,9 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
         .query_map([], |row| {
             let id: String = row.get(0)?;
             let mut v = Vec::with_capacity(TRACKED_FIELDS.len());
-            for i in 0..TRACKED_FIELDS.len() {
-                let value: rusqlite::types::Value = row.get(i + 1)?;
-                v.push(match value {
-                    rusqlite::types::Value::Null => None,
-                    rusqlite::types::Value::Integer(n) => Some(n.to_string()),
-                    rusqlite::types::Value::Real(x) => Some(format!("{x}")),
-                    rusqlite::types::Value::Text(s) => Some(s),
-                    rusqlite::types::Value::Blob(_) => None,
-                });
+            for i in 1..=TRACKED_FIELDS.len() {
+                let cell = super::row::cell_of(row.get_ref(i)?).map_err(|e| rusqlite::Error::Utf8Error(i, e))?;
+                v.push(cell.and_then(Cell::as_text));
             }
             Ok((id, v))
         })
@@ -288,8 +285,9 @@ fn write_main(
             for row in old_log {
                 insert_log.execute(params![row.0, row.1, row.2, row.3, row.4]).map_err(sql(tmp))?;
             }
+            let tracked = tracked_columns();
             for r in records {
-                let new_values = tracked_values(r);
+                let new_values = tracked_values(&tracked, r);
                 let old = old_values.get(&r.node_id);
                 for (f, field) in TRACKED_FIELDS.iter().enumerate() {
                     let old_value = old.and_then(|o| o[f].clone());
