@@ -3,12 +3,13 @@
 //! machine (or on a cluster, one part per worker), declared as a `kind = "counts"`
 //! source, they build the same tree as the games themselves.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use miette::miette;
+use rayon::prelude::*;
 
 use super::output::paint;
-use crate::games::aggregate::{AggregateOptions, count_file};
+use crate::games::aggregate::{AggregateOptions, Counted, count_file};
 use crate::games::runs::MergePlan;
 use crate::games::counts;
 
@@ -44,8 +45,15 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
     if args.merge {
         parts.add_files(&args.files, &dir).map_err(|e| miette!("{e}"))?;
     } else {
-        for file in &args.files {
-            count_into(&mut parts, file, args, &plan)?;
+        // Small files hold one chunk each, which one thread reads: count as many files
+        // at once as there are threads (each within its share of the memory budget),
+        // then add them in the order given.
+        let threads = rayon::current_num_threads().max(1);
+        for window in args.files.chunks(threads) {
+            let counted: Vec<_> = window.par_iter().map(|file| count_one(file, args, &plan, window.len())).collect();
+            for (file, counted) in window.iter().zip(counted) {
+                add_counted(&mut parts, file, counted?, &plan)?;
+            }
         }
     }
     let (games, read) = (parts.counters.games_counted, parts.counters.games_read);
@@ -61,11 +69,21 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
     Ok(())
 }
 
-/// Counts one game file into `parts`, saying so (and about damage) on stderr.
-fn count_into(parts: &mut counts::Parts, path: &std::path::Path, args: &CountArgs, plan: &MergePlan) -> miette::Result<()> {
-    let spill_dir = Some(plan.spill_dir.clone());
-    let options = AggregateOptions { max_ply: args.max_ply, memory_budget_mb: args.memory_budget_mb, spill_dir, progress: true, ..Default::default() };
-    let counted = count_file(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))?;
+/// Counts one game file, alone or beside `sharing - 1` others (which share the memory
+/// budget, and leave the progress bar out: several bars at once would interleave).
+fn count_one(path: &Path, args: &CountArgs, plan: &MergePlan, sharing: usize) -> miette::Result<Counted> {
+    let options = AggregateOptions {
+        max_ply: args.max_ply,
+        memory_budget_mb: (args.memory_budget_mb / sharing).max(1),
+        spill_dir: Some(plan.spill_dir.clone()),
+        progress: sharing == 1,
+        ..Default::default()
+    };
+    count_file(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))
+}
+
+/// Adds a counted game file to `parts`, saying so (and about damage) on stderr.
+fn add_counted(parts: &mut counts::Parts, path: &Path, counted: Counted, plan: &MergePlan) -> miette::Result<()> {
     let c = &counted.counters;
     eprintln!("{} {} ({} games, {} counted, {} bad)", paint("Counted", "32"), path.display(), c.games_read, c.games_counted, c.games_bad);
     if let Some(b) = &counted.broken {

@@ -220,7 +220,7 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
     let boundary = if format == Format::Bgn { Boundary::Line } else { Boundary::Pgn };
     let file = path.display().to_string();
     let read = Arc::new(AtomicU64::new(0));
-    let mut chunker = Chunker::new(crate::games::input::open_counting(path, read.clone())?, path, opts.chunk_bytes, boundary);
+    let mut chunker = Chunker::new(crate::games::input::open_counting(path, read.clone())?, path, opts.chunk_bytes, boundary).leave_tag_repair();
     let bar = opts.progress.then(|| reading_bar(path)).flatten();
     let shown = |bar: &Option<crate::progress::Bar>| bar.iter().for_each(|b| b.set(read.load(Ordering::Relaxed) >> 20));
     let mut counted = Counted {
@@ -240,20 +240,38 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
     let budget = opts.memory_budget_mb.max(1).saturating_mul(1 << 20) / slots;
     let accs: Vec<Mutex<Accumulator>> = (0..slots).map(|_| Mutex::new(Accumulator::new(budget, opts.spill_dir()))).collect();
     let ctx = ChunkContext { file: &counted.file, filter: &compiled, max_ply: opts.max_ply, format };
-    let process = |chunk: Chunk| -> Result<(), GamesError> {
+    let recycler = chunker.recycler();
+    let process = |mut chunk: Chunk| -> Result<(), GamesError> {
+        chunk.repair_tags();
         let slot = rayon::current_thread_index().unwrap_or(0) % slots;
         // One lock per chunk; the slot is this thread's, so it is never contended.
         let mut acc = accs[slot].lock().unwrap_or_else(|e| e.into_inner());
-        acc.process_chunk(&chunk, &ctx)
+        let counted = acc.process_chunk(&chunk, &ctx);
+        recycler.give_back(chunk.data);
+        counted
     };
     if first.last {
         process(first)?;
     } else {
-        let rest = std::iter::from_fn(|| {
-            shown(&bar);
-            whole_games(&mut chunker).transpose()
-        });
-        std::iter::once(Ok(first)).chain(rest).par_bridge().try_for_each(|c| process(c?))?;
+        // One thread decompresses and cuts chunks while the pool parses the ones before:
+        // the reading and the counting overlap instead of taking turns.
+        let (send, receive) = std::sync::mpsc::sync_channel(slots * 2);
+        let (chunks, bar, shown) = (&mut chunker, &bar, &shown);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let mut next = Ok(Some(first));
+                while let Ok(Some(_)) | Err(_) = next {
+                    let failed = next.is_err();
+                    // The receiver is gone when counting failed: stop reading.
+                    if send.send(next.map(Option::unwrap)).is_err() || failed {
+                        break;
+                    }
+                    shown(bar);
+                    next = whole_games(chunks);
+                }
+            });
+            receive.into_iter().par_bridge().try_for_each(|c| process(c?))
+        })?;
     }
     for acc in accs {
         let acc = acc.into_inner().unwrap_or_else(|e| e.into_inner());

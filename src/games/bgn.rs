@@ -24,10 +24,12 @@
 //! A line that is not such an object is counted as [`BadKind::BadJson`]; a move whose
 //! piece letter does not match the piece on its from-square is
 //! [`BadKind::PieceMismatch`]; a malformed or illegal move is [`BadKind::IllegalMove`].
-//! Moves after the ply limit are not checked. Blank lines are ignored.
+//! Moves after the ply limit are not checked, nor decoded: the rest of the `moves` array
+//! need only be JSON (a number there is no longer a bad game). Blank lines are ignored.
 
 use std::borrow::Cow;
 
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Move, Position, Role, Square};
@@ -59,8 +61,48 @@ struct Record<'a> {
     fen: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     datetime: Option<Cow<'a, str>>,
+    /// Read as text first: only the moves up to the ply limit are decoded
+    /// ([`FirstMoves`]); the rest of the array is only checked to be JSON.
     #[serde(borrow)]
-    moves: Vec<MoveField<'a>>,
+    moves: &'a serde_json::value::RawValue,
+}
+
+/// The first `limit` entries of a game's `moves` array; the others are skipped as any
+/// JSON value (no allocation, no move decoding: a Lichess game has about 70 moves, the
+/// tree reads 15).
+struct FirstMoves(usize);
+
+impl<'de> DeserializeSeed<'de> for FirstMoves {
+    type Value = Vec<MoveField<'de>>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FirstMoves {
+    type Value = Vec<MoveField<'de>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an array of moves")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut moves = Vec::with_capacity(self.0.min(64));
+        while moves.len() < self.0 {
+            match seq.next_element()? {
+                Some(m) => moves.push(m),
+                None => return Ok(moves),
+            }
+        }
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(moves)
+    }
+}
+
+/// The moves of `raw` up to `limit` ([`FirstMoves`]).
+fn first_moves(raw: &serde_json::value::RawValue, limit: usize) -> serde_json::Result<Vec<MoveField<'_>>> {
+    FirstMoves(limit).deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
 }
 
 /// A move as text (`Pe2e4`) or as an object (`{"p":"P","f":"e2","t":"e4"}`).
@@ -172,7 +214,8 @@ pub fn read_chunk(
                 bad.count_only(kind);
             }
         };
-        let rec: Record<'_> = match serde_json::from_slice(line) {
+        let parsed = serde_json::from_slice(line).and_then(|rec: Record<'_>| Ok((first_moves(rec.moves, max_ply)?, rec)));
+        let (moves, rec) = match parsed {
             Ok(r) => r,
             Err(_) => {
                 record_bad(BadKind::BadJson);
@@ -215,7 +258,7 @@ pub fn read_chunk(
         game.keys.push(start_key);
         let mut pos = Chess::default();
         let mut failed = None;
-        for field in rec.moves.iter().take(max_ply) {
+        for field in &moves {
             match field.to_move(&pos) {
                 Ok(m) => {
                     let key = *game.keys.last().unwrap_or(&start_key);

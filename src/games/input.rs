@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
 
@@ -127,7 +127,12 @@ pub fn open_counting(path: &Path, read: Arc<AtomicU64>) -> Result<Box<dyn Read +
     let head = io::Cursor::new(magic[..got].to_vec());
     let stream = head.chain(file);
     Ok(match Compression::detect(&magic[..got]) {
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(stream).map_err(open_err)?),
+        Compression::Zstd => {
+            let mut decoder = zstd::stream::read::Decoder::new(stream).map_err(open_err)?;
+            // Frames written with `zstd --long` (windows up to 2 GiB) need the limit raised.
+            decoder.window_log_max(31).map_err(open_err)?;
+            Box::new(decoder)
+        }
         // Multi-stream decoders: pbzip2 and concatenated gzip files are common for dumps.
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(BufReader::new(stream))),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(BufReader::new(stream))),
@@ -149,6 +154,18 @@ pub struct Chunk {
     /// Lines (1-based, in the file) of PGN tag lines whose inner quotes were escaped
     /// ([`super::tagfix`]); the readers report them as `repaired-tag`.
     pub repaired_tags: Vec<u64>,
+    /// Whether the tag lines are still to repair ([`Chunker::leave_tag_repair`]).
+    repair_pending: bool,
+}
+
+impl Chunk {
+    /// Repairs the chunk's tag lines ([`super::tagfix`]) when its chunker left that to
+    /// the reader; otherwise does nothing.
+    pub fn repair_tags(&mut self) {
+        if std::mem::take(&mut self.repair_pending) {
+            self.repaired_tags = super::tagfix::repair(&mut self.data, self.first_line);
+        }
+    }
 }
 
 /// Default chunk size: big enough that per-chunk overhead vanishes, small enough that
@@ -181,6 +198,35 @@ pub struct Chunker {
     /// Where the stream broke, once it has; reported after the chunk of whole games
     /// read before the break.
     broken: Option<StreamBreak>,
+    /// Buffers of chunks already read, given back ([`Recycler`]) to hold new ones.
+    spare: Recycler,
+    /// Whether [`Chunk::repair_tags`] is left to the reader of each chunk.
+    defer_repair: bool,
+}
+
+/// Takes the buffers of chunks that have been read back to their [`Chunker`], which fills
+/// them again: a fresh buffer costs the kernel a page fault and a cleared page for every
+/// 4 KiB, which at gigabytes a minute costs more than parsing does.
+#[derive(Clone, Debug, Default)]
+pub struct Recycler(Arc<Mutex<Vec<Vec<u8>>>>);
+
+impl Recycler {
+    /// The most buffers kept (a few per thread are in flight at once).
+    const KEEP: usize = 16;
+
+    /// Gives `buffer` back for a later chunk.
+    pub fn give_back(&self, mut buffer: Vec<u8>) {
+        buffer.clear();
+        let mut spare = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < Self::KEEP {
+            spare.push(buffer);
+        }
+    }
+
+    fn take(&self, capacity: usize) -> Vec<u8> {
+        let spare = self.0.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        spare.unwrap_or_else(|| Vec::with_capacity(capacity))
+    }
 }
 
 /// Where and why a (compressed) stream stopped making sense.
@@ -233,7 +279,22 @@ impl Chunker {
             offset: 0,
             eof: false,
             broken: None,
+            spare: Recycler::default(),
+            defer_repair: false,
         }
+    }
+
+    /// Leaves the repair of tag lines to the readers of the chunks, which call
+    /// [`Chunk::repair_tags`] before reading one: the scan then runs on every core
+    /// instead of on the one thread that decompresses.
+    pub fn leave_tag_repair(mut self) -> Chunker {
+        self.defer_repair = true;
+        self
+    }
+
+    /// Where the buffers of read chunks go back to be filled again ([`Recycler`]).
+    pub fn recycler(&self) -> Recycler {
+        self.spare.clone()
     }
 
     /// The next chunk, or `None` at the end of the stream.
@@ -250,7 +311,10 @@ impl Chunker {
             let source = std::io::Error::other(b.reason.clone());
             return Err(GamesError::Read { path: self.path.clone(), line: b.line, byte: b.byte, source });
         }
-        let mut data = std::mem::take(&mut self.carry);
+        // Room for a chunk and the search for its end without growing.
+        let mut data = self.spare.take(self.target + self.target / 4 + (64 << 10));
+        data.extend_from_slice(&self.carry);
+        self.carry.clear();
         let mut search_from = 0;
         loop {
             if !self.eof && data.len() < self.target {
@@ -261,10 +325,12 @@ impl Chunker {
             if self.eof {
                 break;
             }
-            // Search only the fresh tail: earlier bytes were already searched.
-            let start = search_from.max(self.target / 2).min(data.len());
+            // Search only the fresh tail: earlier bytes were already searched. Cutting
+            // near the end keeps the carried-over tail (copied twice) small.
+            let start = search_from.max(self.target - self.target / 8).min(data.len());
             if let Some(cut) = find_boundary(&data, start, self.boundary) {
-                self.carry = data.split_off(cut);
+                self.carry.extend_from_slice(&data[cut..]);
+                data.truncate(cut);
                 break;
             }
             search_from = data.len().saturating_sub(16);
@@ -280,12 +346,14 @@ impl Chunker {
             return Ok(None);
         }
         self.offset += data.len() as u64;
-        let repaired_tags = match self.boundary {
-            Boundary::Pgn => super::tagfix::repair(&mut data, self.next_line),
-            Boundary::Line => Vec::new(),
+        let repair = self.boundary == Boundary::Pgn;
+        let repaired_tags = match repair && !self.defer_repair {
+            true => super::tagfix::repair(&mut data, self.next_line),
+            false => Vec::new(),
         };
         let chunk = Chunk {
             repaired_tags,
+            repair_pending: repair && self.defer_repair,
             index: self.next_index,
             first_line: self.next_line,
             last: self.eof && (self.carry.is_empty() || self.broken.is_some()),
@@ -376,7 +444,7 @@ fn find_boundary(data: &[u8], from: usize, boundary: Boundary) -> Option<usize> 
         Boundary::Pgn => {
             let mut fallback = None;
             let mut i = from;
-            while let Some(off) = data[i..].iter().position(|&b| b == b'\n') {
+            while let Some(off) = memchr::memchr(b'\n', &data[i..]) {
                 let nl = i + off;
                 let next = nl + 1;
                 if next >= data.len() {

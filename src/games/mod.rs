@@ -17,6 +17,7 @@ pub mod input;
 pub mod pgn;
 pub mod report;
 pub mod runs;
+mod scan;
 pub mod stats;
 pub mod stored;
 pub mod tagfix;

@@ -23,6 +23,7 @@ use shakmaty::zobrist::{Zobrist64, Zobrist128};
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
 use super::filter::{CompiledFilter, GameResult, GameTags};
+use super::scan::{self, Scanned};
 use super::tagfix::count_newlines;
 use super::report::{BadGames, BadKind, FilterReason, Location};
 
@@ -336,6 +337,29 @@ pub fn read_chunk_at<S: KeyScheme>(
     origin: ChunkOrigin<'_>,
     visitor: &mut GameVisitor<'_, S>,
     bad: &mut BadGames,
+    on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd, usize),
+) -> u64 {
+    read_chunk_with(Reading::Fast, data, origin, visitor, bad, on_game)
+}
+
+/// Which reader reads the games of a chunk. Both give the same games, moves, results,
+/// offsets and reports; the tests hold them to it on every corpus.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// okb's in-memory reader for the common grammar, which skips the movetext past the
+    /// ply limit a line at a time, and hands any other game to pgn-reader.
+    Fast,
+    /// pgn-reader for every game: the reference the fast reader is held to.
+    PgnReader,
+}
+
+/// [`read_chunk_at`] with the reader chosen.
+pub fn read_chunk_with<S: KeyScheme>(
+    reading: Reading,
+    data: &[u8],
+    origin: ChunkOrigin<'_>,
+    visitor: &mut GameVisitor<'_, S>,
+    bad: &mut BadGames,
     mut on_game: impl FnMut(&GameVisitor<'_, S>, GameEnd, usize),
 ) -> u64 {
     let locate = |offset: usize| Location {
@@ -354,56 +378,89 @@ pub fn read_chunk_at<S: KeyScheme>(
         Some(t) => (&data[..t], Some(t)),
         None => (data, None),
     };
-    let taken = Cell::new(0);
-    let mut reader = Reader::build(CountingSlice {
-        data: body,
-        taken: &taken,
-    })
-    .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
-    .set_supported_comment_length(MAX_COMMENT_BYTES)
-    .finish();
     let mut games = 0u64;
-    // has_more() finishes any skipped game and whitespace, so the game start is exact.
-    while let Ok(true) = reader.has_more() {
-        let offset = taken.get() - reader.buffer().len();
-        match reader.read_game(visitor) {
+    let mut at = scan::game_start(body, 0);
+    while at < body.len() {
+        // pgn-reader looks for a byte-order mark and whitespace twice before a game (once
+        // to see whether there is one, once to read it); the game is located at the first.
+        let start = scan::game_start(body, at);
+        let scanned = match reading {
+            Reading::Fast => scan::read_game(body, start, visitor),
+            Reading::PgnReader => Scanned::Unusual,
+        };
+        let (read, next) = match scanned {
+            // The next game is located as pgn-reader's has_more() locates it.
+            Scanned::Game(end, next) => (Ok(Some(end)), Some(scan::game_start(body, next))),
+            Scanned::Unusual => read_one_game(&body[at..], visitor).map_next(at),
+        };
+        match read {
             Ok(None) => break,
-            Ok(Some(GameEnd::Bad(BadKind::Garbage))) => record(bad, BadKind::Garbage, offset),
+            Ok(Some(GameEnd::Bad(BadKind::Garbage))) => record(bad, BadKind::Garbage, at),
             Ok(Some(GameEnd::Bad(kind))) => {
                 games += 1;
-                record(bad, kind, offset);
+                record(bad, kind, at);
             }
             Ok(Some(end)) => {
                 games += 1;
                 if visitor.tags.non_utf8 {
-                    record(bad, BadKind::NonUtf8Tag, offset);
+                    record(bad, BadKind::NonUtf8Tag, at);
                 }
                 if visitor.lenient_san {
-                    record(bad, BadKind::LenientSan, offset);
+                    record(bad, BadKind::LenientSan, at);
                 }
-                on_game(visitor, end, offset);
+                on_game(visitor, end, at);
             }
-            Err(e) => {
+            Err(kind) => {
                 games += 1;
-                let kind = if e.to_string().contains("comment") {
-                    BadKind::Truncated
-                } else {
-                    BadKind::BadTag
-                };
-                record(bad, kind, offset);
-                // Drop the rest of the broken game so its remaining tags and moves are
-                // not read as a game of their own.
-                if reader.skip_game().is_err() {
-                    break;
-                }
+                record(bad, kind, at);
             }
         }
+        let Some(next) = next else { break };
+        at = next;
     }
     if let Some(t) = tail {
         games += 1;
         record(bad, BadKind::Truncated, t);
     }
     games
+}
+
+/// One game read by pgn-reader from the start of `text` (what the fast path leaves to
+/// it): the game, or the kind of a game it could not read, and the offset in `text`
+/// where the next game starts, as `has_more()` finds it (`None` if reading stopped).
+fn read_one_game<S: KeyScheme>(text: &[u8], visitor: &mut GameVisitor<'_, S>) -> OneGame {
+    let taken = Cell::new(0);
+    let mut reader = Reader::build(CountingSlice { data: text, taken: &taken })
+        .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
+        .set_supported_comment_length(MAX_COMMENT_BYTES)
+        .finish();
+    let read = match reader.read_game(visitor) {
+        Ok(game) => Ok(game),
+        Err(e) => Err(if e.to_string().contains("comment") { BadKind::Truncated } else { BadKind::BadTag }),
+    };
+    // has_more() finishes a game left part-read (skipped after the ply limit); after an
+    // error, skip_game() drops the rest of the broken game so that its remaining tags and
+    // moves are not read as a game of their own.
+    let finished = match read {
+        Ok(_) => reader.has_more().is_ok(),
+        Err(_) => reader.skip_game().is_ok(),
+    };
+    let next = finished.then(|| taken.get() - reader.buffer().len());
+    OneGame { read, next }
+}
+
+/// What [`read_one_game`] read.
+struct OneGame {
+    read: Result<Option<GameEnd>, BadKind>,
+    next: Option<usize>,
+}
+
+impl OneGame {
+    /// The game, and where the next text starts in a text in which this game's text
+    /// starts at `offset`.
+    fn map_next(self, offset: usize) -> (Result<Option<GameEnd>, BadKind>, Option<usize>) {
+        (self.read, self.next.map(|n| offset + n))
+    }
 }
 
 /// If the text ends inside a game (no termination marker after its last tag block),

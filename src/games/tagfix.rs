@@ -80,12 +80,23 @@ fn inner_quotes(line: &[u8]) -> Option<Vec<usize>> {
 
 /// Number of `\n` bytes in `data` (lines are counted on `\n`, so CRLF files work).
 pub fn count_newlines(data: &[u8]) -> u64 {
-    // Chunked so the compiler vectorises the inner loop without overflowing the u8 lanes.
+    // 32 one-byte counters, one per byte of a 32-byte block, emptied every 255 blocks
+    // before they can overflow: the compiler turns the inner loop into one vector compare
+    // and subtract per block (a `filter().count()` sums into 64-bit lanes, 4 to 8 times
+    // slower on gigabytes of PGN).
+    const LANES: usize = 32;
     let mut total = 0u64;
-    for block in data.chunks(255 * 32) {
-        total += block.iter().filter(|&&b| b == b'\n').count() as u64;
+    let mut blocks = data.chunks_exact(LANES * 255);
+    for group in &mut blocks {
+        let mut lanes = [0u8; LANES];
+        for block in group.chunks_exact(LANES) {
+            for (lane, &b) in lanes.iter_mut().zip(block) {
+                *lane += u8::from(b == b'\n');
+            }
+        }
+        total += lanes.iter().map(|&n| u64::from(n)).sum::<u64>();
     }
-    total
+    total + blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 #[cfg(test)]
