@@ -1,8 +1,9 @@
-//! The README tells the truth: its ```console transcripts run as tests, in README order,
-//! in one fresh project beside `../shared` (the repository's pipeline.toml, collections,
-//! pinned evaluations, check snapshots and release script), and each command's output
-//! must match what the README prints. Every other transcript is marked as an
-//! illustration (```text), and the command table's flags are checked against `--help`.
+//! The README and the guide tell the truth: their ```console transcripts run as tests,
+//! README.md first and then docs/ in the order of docs/SUMMARY.md, in one fresh project
+//! beside `../shared` (the repository's pipeline.toml, collections, pinned evaluations,
+//! check snapshots and release script), and each command's output must match what the
+//! page prints. Every other transcript is marked as an illustration (```text), and the
+//! command table of docs/commands.md is checked against `--help`.
 //!
 //! Expected output is stdout and stderr together, as a terminal shows them. Elisions,
 //! as in trycmd: a line `...` stands for any number of lines (none included), `[..]`
@@ -11,16 +12,69 @@
 //! as they finish, which varies from run to run). A command must exit 0; a transcript
 //! that shows a failure says so with `; echo "exit status $?"`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const README: &str = include_str!("../README.md");
 const ANY_ORDER: &str = "<!-- readme-test: any-order -->";
 
-/// One command of a transcript and the output the README shows for it.
+/// A page of the docs: its path from the repository's root, and its text.
+struct Page {
+    path: String,
+    text: String,
+}
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn read(path: &str) -> Page {
+    let text = std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Page { path: path.to_string(), text }
+}
+
+/// Every `.md` file under `dir`, as paths from the repository's root.
+fn markdown_under(dir: &Path, out: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
+        let path: PathBuf = entry.unwrap().path();
+        if path.is_dir() {
+            markdown_under(&path, out);
+        } else if path.extension().is_some_and(|e| e == "md") {
+            out.push(path.strip_prefix(root()).unwrap().to_string_lossy().into_owned());
+        }
+    }
+}
+
+/// README.md, then the chapters of docs/ in the order docs/SUMMARY.md links them (each
+/// once), then SUMMARY.md itself. A page of docs/ that SUMMARY.md does not link is an
+/// error: its transcripts would run in no defined order.
+fn pages() -> Vec<Page> {
+    let summary = read("docs/SUMMARY.md");
+    let mut order: Vec<String> = Vec::new();
+    for link in summary.text.split("](").skip(1).filter_map(|rest| rest.split(')').next()) {
+        let path = format!("docs/{}", link.split('#').next().unwrap());
+        if path.ends_with(".md") && !order.contains(&path) {
+            order.push(path);
+        }
+    }
+    let mut on_disk = Vec::new();
+    markdown_under(&root().join("docs"), &mut on_disk);
+    on_disk.sort();
+    let unlisted: Vec<&String> = on_disk.iter().filter(|p| !order.contains(p) && *p != "docs/SUMMARY.md").collect();
+    assert!(unlisted.is_empty(), "docs/SUMMARY.md does not link {unlisted:?}");
+    let missing: Vec<&String> = order.iter().filter(|p| !on_disk.contains(p)).collect();
+    assert!(missing.is_empty(), "docs/SUMMARY.md links pages that do not exist: {missing:?}");
+    let mut pages = vec![read("README.md")];
+    pages.extend(order.iter().map(|p| read(p)));
+    pages.push(summary);
+    pages
+}
+
+/// One command of a transcript and the output its page shows for it.
 #[derive(Debug)]
 struct Step {
-    /// README line of the `$ ` line (1-based).
+    /// The page (its path from the repository's root).
+    file: String,
+    /// The page's line of the `$ ` line (1-based).
     line: usize,
     command: String,
     expected: Vec<String>,
@@ -59,17 +113,18 @@ fn blocks(text: &str) -> Vec<Block> {
     out
 }
 
-/// The commands of the README's ```console blocks, in order.
-fn steps(text: &str) -> Vec<Step> {
+/// The commands of a page's ```console blocks, in order.
+fn steps(page: &Page) -> Vec<Step> {
     let mut steps: Vec<Step> = Vec::new();
-    for block in blocks(text).into_iter().filter(|b| b.info == "console") {
+    for block in blocks(&page.text).into_iter().filter(|b| b.info == "console") {
         let first = steps.len();
         for (i, line) in block.lines.iter().enumerate() {
             if let Some(command) = line.strip_prefix("$ ") {
-                steps.push(Step { line: block.line + i, command: command.to_string(), expected: Vec::new(), any_order: block.any_order });
+                let file = page.path.clone();
+                steps.push(Step { file, line: block.line + i, command: command.to_string(), expected: Vec::new(), any_order: block.any_order });
             } else {
                 let step = steps.get_mut(first..).and_then(|s| s.last_mut());
-                let step = step.unwrap_or_else(|| panic!("README.md:{}: a console block starts with a `$ ` line", block.line + i));
+                let step = step.unwrap_or_else(|| panic!("{}:{}: a console block starts with a `$ ` line", page.path, block.line + i));
                 step.expected.push(line.trim_end().to_string());
             }
         }
@@ -168,7 +223,7 @@ fn run(dir: &Path, command: &str) -> (String, i32) {
 #[test]
 fn the_readme_transcripts_run_and_print_what_the_readme_shows() {
     let dir = project();
-    let steps = steps(README);
+    let steps: Vec<Step> = pages().iter().flat_map(steps).collect();
     assert!(steps.len() >= 10, "{steps:?}");
     let mut failures = Vec::new();
     for step in &steps {
@@ -177,21 +232,24 @@ fn the_readme_transcripts_run_and_print_what_the_readme_shows() {
         let matched = if step.any_order { any_order(&step.expected, &actual) } else { in_order(&step.expected, &actual) };
         if status != 0 || !matched {
             failures.push(format!(
-                "README.md:{}: $ {}\n--- exit status {status}; the README shows:\n{}\n--- okb printed:\n{output}",
+                "{}:{}: $ {}\n--- exit status {status}; the page shows:\n{}\n--- okb printed:\n{output}",
+                step.file,
                 step.line,
                 step.command,
                 step.expected.join("\n")
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} README commands drifted:\n\n{}", failures.len(), steps.len(), failures.join("\n\n"));
+    assert!(failures.is_empty(), "{} of {} commands of the README and docs/ drifted:\n\n{}", failures.len(), steps.len(), failures.join("\n\n"));
 }
 
 #[test]
 fn every_other_transcript_is_marked_as_an_illustration() {
-    for block in blocks(README) {
-        let prompts = block.lines.iter().any(|l| l.starts_with("$ "));
-        assert!(!prompts || block.info == "console" || block.info == "text", "README.md:{}: a transcript is ```console (run by this test) or ```text (an illustration), not ```{}", block.line, block.info);
+    for page in pages() {
+        for block in blocks(&page.text) {
+            let prompts = block.lines.iter().any(|l| l.starts_with("$ "));
+            assert!(!prompts || block.info == "console" || block.info == "text", "{}:{}: a transcript is ```console (run by this test) or ```text (an illustration), not ```{}", page.path, block.line, block.info);
+        }
     }
 }
 
@@ -219,9 +277,13 @@ fn flags_of(command: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// The command table's rows: each `okb …` code span of the first column.
+/// The command table's rows (docs/commands.md, the first paragraph after its heading
+/// "## The command line"): each `okb …` code span of the first column.
 fn table_commands() -> Vec<String> {
-    let table = README.split("## The command line").nth(1).unwrap().split("\n\n").nth(1).unwrap();
+    let page = read("docs/commands.md");
+    let section = page.text.split("\n## The command line\n").nth(1).expect("docs/commands.md has a section \"## The command line\"");
+    let table = section.split("\n\n").map(str::trim).find(|p| !p.is_empty()).unwrap();
+    assert!(table.starts_with("| command |"), "the section \"## The command line\" of docs/commands.md starts with its table");
     table
         .lines()
         .filter_map(|row| row.strip_prefix("| `okb "))
@@ -251,7 +313,7 @@ fn the_command_table_lists_every_command_and_only_flags_okb_has() {
         .filter(|c| *c != "help")
         .collect();
     for name in &listed {
-        assert!(commands.iter().any(|c| c.split_whitespace().nth(1) == Some(name)), "the README's command table lacks `okb {name}`");
+        assert!(commands.iter().any(|c| c.split_whitespace().nth(1) == Some(name)), "the command table of docs/commands.md lacks `okb {name}`");
     }
     let mut wrong = Vec::new();
     for span in &commands {
