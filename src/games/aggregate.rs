@@ -13,8 +13,6 @@
 //! merged at the end ([`super::runs`]). [`count_file`] leaves a file's runs unmerged, so
 //! that the build can merge them straight into its cache.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -30,6 +28,7 @@ use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
 use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, RunError, SpillFile, in_memory};
 use super::stats::{GameStats, MoveStats, Outcomes};
+use super::table::{CountTable, TableKey};
 use crate::position::{MoveKey, PositionKey};
 
 /// Default ply limit: the start position plus positions after up to 15 plies.
@@ -383,30 +382,8 @@ fn add_move(a: &mut MoveStats, b: &MoveStats) {
     *a = record.2;
 }
 
-/// Hasher for Zobrist keys: they are already uniformly random, so folding is enough.
-#[derive(Default)]
-struct ZobristHasher(u64);
-
+/// Spreads a move over the 64 bits of a hash (the golden-ratio constant).
 const MIX: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl Hasher for ZobristHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(MIX);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 ^= v;
-    }
-    fn write_u128(&mut self, v: u128) {
-        self.0 ^= (v as u64) ^ ((v >> 64) as u64);
-    }
-}
-
-type Zobrist = BuildHasherDefault<ZobristHasher>;
 
 /// Compact in-memory counters (u32 is enough: maps are flushed long before 2^32 games).
 #[derive(Copy, Clone, Default)]
@@ -427,7 +404,7 @@ struct MoveCounts {
     opponent_rating_sum: u64,
 }
 
-/// (position, move) as a hash key, 8-byte aligned to keep map slots small.
+/// (position, move) as a table key, 8-byte aligned to keep slots small.
 #[derive(Copy, Clone, PartialEq, Eq)]
 struct MoveSlot {
     lo: u64,
@@ -435,15 +412,30 @@ struct MoveSlot {
     mv: u16,
 }
 
-impl Hash for MoveSlot {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        state.write_u64(self.lo ^ self.hi ^ (u64::from(self.mv) + 1).wrapping_mul(MIX));
+impl MoveSlot {
+    fn new(position: u128, mv: MoveKey) -> Self {
+        MoveSlot { lo: position as u64, hi: (position >> 64) as u64, mv: mv.0 }
     }
 }
 
-// Approximate bytes per map entry including hashbrown's slack, for the budget.
-const POS_ENTRY_BYTES: usize = 48;
-const MOVE_ENTRY_BYTES: usize = 88;
+impl TableKey for MoveSlot {
+    // Position key 0 is the all-zero Zobrist key, which no position has in practice;
+    // the table keeps it apart all the same.
+    const EMPTY: Self = MoveSlot { lo: 0, hi: 0, mv: 0 };
+    #[inline]
+    fn hash(&self) -> u64 {
+        self.lo ^ self.hi ^ (u64::from(self.mv) + 1).wrapping_mul(MIX)
+    }
+}
+
+impl TableKey for u128 {
+    const EMPTY: Self = 0;
+    #[inline]
+    fn hash(&self) -> u64 {
+        (*self as u64) ^ ((*self >> 64) as u64)
+    }
+}
+
 // Flush before any u32 counter could overflow.
 const MAX_GAMES_IN_MAPS: u64 = u32::MAX as u64 - 1;
 
@@ -454,10 +446,10 @@ struct ChunkContext<'a> {
     format: Format,
 }
 
-/// One worker's counts: hash maps plus sorted runs spilled to disk.
+/// One worker's counts: tables in memory plus sorted runs spilled to disk.
 struct Accumulator {
-    positions: HashMap<u128, PosCounts, Zobrist>,
-    moves: HashMap<MoveSlot, MoveCounts, Zobrist>,
+    positions: CountTable<u128, PosCounts>,
+    moves: CountTable<MoveSlot, MoveCounts>,
     games_in_maps: u64,
     budget: usize,
     spill_dir: PathBuf,
@@ -470,8 +462,8 @@ struct Accumulator {
 impl Accumulator {
     fn new(budget: usize, spill_dir: PathBuf) -> Self {
         Accumulator {
-            positions: HashMap::default(),
-            moves: HashMap::default(),
+            positions: CountTable::new(),
+            moves: CountTable::new(),
             games_in_maps: 0,
             budget,
             spill_dir,
@@ -556,29 +548,41 @@ impl Accumulator {
         if let Some(date) = tags.date {
             self.counters.add_dated(date.earliest);
         }
+        // A table that would double past the budget for this game's keys: spill first
+        // (the tables keep the memory they have for what comes next).
+        let (grow_positions, grow_moves) = (self.positions.needs_growth(keys.len()), self.moves.needs_growth(moves.len()));
+        let grown = |grows: bool, bytes: usize| if grows { 2 * bytes } else { bytes };
+        if self.games_in_maps > 0
+            && (grow_positions || grow_moves)
+            && grown(grow_positions, self.positions.bytes()) + grown(grow_moves, self.moves.bytes()) > self.budget
+        {
+            self.spill()?;
+        }
+        self.move_keys.clear();
+        self.move_keys.extend(moves.iter().map(MoveKey::new));
+        // Fetch every slot this game touches at once: the cache misses overlap.
+        for k in keys {
+            self.positions.prefetch(k);
+        }
+        for (k, mk) in keys.iter().zip(&self.move_keys) {
+            self.moves.prefetch(&MoveSlot::new(*k, *mk));
+        }
         for (i, k) in keys.iter().enumerate() {
             if keys[..i].contains(k) {
                 continue;
             }
-            let e = self.positions.entry(*k).or_default();
+            let e = self.positions.entry(*k);
             e.white += w;
             e.draws += d;
             e.black += b;
         }
-        self.move_keys.clear();
-        self.move_keys.extend(moves.iter().map(MoveKey::new));
         let elos = [tags.white_elo, tags.black_elo];
         for (i, mk) in self.move_keys.iter().enumerate() {
             let k = keys[i];
             if (0..i).any(|j| keys[j] == k && self.move_keys[j] == *mk) {
                 continue;
             }
-            let slot = MoveSlot {
-                lo: k as u64,
-                hi: (k >> 64) as u64,
-                mv: mk.0,
-            };
-            let e = self.moves.entry(slot).or_default();
+            let e = self.moves.entry(MoveSlot::new(k, *mk));
             e.white += w;
             e.draws += d;
             e.black += b;
@@ -592,10 +596,7 @@ impl Accumulator {
             }
         }
         self.games_in_maps += 1;
-        if self.games_in_maps >= MAX_GAMES_IN_MAPS
-            || self.positions.len() * POS_ENTRY_BYTES + self.moves.len() * MOVE_ENTRY_BYTES
-                > self.budget
-        {
+        if self.games_in_maps >= MAX_GAMES_IN_MAPS {
             self.spill()?;
         }
         Ok(())
@@ -605,7 +606,7 @@ impl Accumulator {
         let mut p: Vec<PosRecord> = self
             .positions
             .drain()
-            .map(|(k, c)| {
+            .map(|(k, c): (u128, PosCounts)| {
                 (
                     PositionKey(k),
                     Outcomes {
@@ -620,7 +621,7 @@ impl Accumulator {
         let mut m: Vec<MoveRecord> = self
             .moves
             .drain()
-            .map(|(s, c)| {
+            .map(|(s, c): (MoveSlot, MoveCounts)| {
                 let stats = MoveStats {
                     outcomes: Outcomes {
                         white: c.white.into(),

@@ -549,5 +549,11 @@ mod tests {
         assert_eq!(count_newlines(b"a\nb\r\n\n"), 3);
         let big = vec![b'\n'; 100_000];
         assert_eq!(count_newlines(&big), 100_000);
+        // Mixed bytes, every length around the vector blocks.
+        let mixed: Vec<u8> = (0..20_000u32).map(|i| if i.wrapping_mul(2_654_435_761) % 7 == 0 { b'\n' } else { (i % 251) as u8 }).collect();
+        for len in (0..40).chain([4079, 4080, 4081, 8160, 8161, 19_999, 20_000]) {
+            let naive = mixed[..len].iter().filter(|&&b| b == b'\n').count() as u64;
+            assert_eq!(count_newlines(&mixed[..len]), naive, "{len} bytes");
+        }
     }
 }

@@ -20,6 +20,7 @@ pub mod runs;
 mod scan;
 pub mod stats;
 pub mod stored;
+mod table;
 pub mod tagfix;
 
 use std::path::PathBuf;

@@ -79,24 +79,44 @@ fn inner_quotes(line: &[u8]) -> Option<Vec<usize>> {
 }
 
 /// Number of `\n` bytes in `data` (lines are counted on `\n`, so CRLF files work).
+///
+/// The thread that decompresses counts every chunk's lines before the next chunk can be
+/// numbered, so this runs on gigabytes: 16 bytes per SSE2 compare (part of every x86-64
+/// processor), where a plain `filter().count()` manages about one byte a cycle.
 pub fn count_newlines(data: &[u8]) -> u64 {
-    // 32 one-byte counters, one per byte of a 32-byte block, emptied every 255 blocks
-    // before they can overflow: the compiler turns the inner loop into one vector compare
-    // and subtract per block (a `filter().count()` sums into 64-bit lanes, 4 to 8 times
-    // slower on gigabytes of PGN).
-    const LANES: usize = 32;
-    let mut total = 0u64;
-    let mut blocks = data.chunks_exact(LANES * 255);
-    for group in &mut blocks {
-        let mut lanes = [0u8; LANES];
-        for block in group.chunks_exact(LANES) {
-            for (lane, &b) in lanes.iter_mut().zip(block) {
-                *lane += u8::from(b == b'\n');
-            }
-        }
-        total += lanes.iter().map(|&n| u64::from(n)).sum::<u64>();
+    #[cfg(target_arch = "x86_64")]
+    {
+        sse2_count_newlines(data)
     }
-    total + blocks.remainder().iter().filter(|&&b| b == b'\n').count() as u64
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        data.iter().filter(|&&b| b == b'\n').count() as u64
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn sse2_count_newlines(data: &[u8]) -> u64 {
+    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_sad_epu8, _mm_set1_epi8};
+    use std::arch::x86_64::{_mm_setzero_si128, _mm_srli_si128, _mm_sub_epi8};
+    const BLOCK: usize = 16;
+    let mut total = 0u64;
+    // Up to 255 blocks per round, so that no byte lane of the sum overflows.
+    let mut rounds = data.chunks_exact(BLOCK * 255);
+    for round in &mut rounds {
+        // SAFETY: SSE2 is part of x86-64; every load reads 16 bytes inside `round`.
+        unsafe {
+            let newline = _mm_set1_epi8(b'\n' as i8);
+            let mut sums = _mm_setzero_si128();
+            for block in round.chunks_exact(BLOCK) {
+                let bytes = _mm_loadu_si128(block.as_ptr().cast::<__m128i>());
+                // A match is -1 in its lane: subtracting it adds one.
+                sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(bytes, newline));
+            }
+            let halves = _mm_sad_epu8(sums, _mm_setzero_si128());
+            total += (_mm_cvtsi128_si64(halves) + _mm_cvtsi128_si64(_mm_srli_si128::<8>(halves))) as u64;
+        }
+    }
+    total + rounds.remainder().iter().filter(|&&b| b == b'\n').count() as u64
 }
 
 #[cfg(test)]
