@@ -199,7 +199,18 @@ fn examples(
     eco_codes.sort();
     eco_codes.dedup();
     eco_codes.truncate(SHOWN);
-    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), ..Default::default() }
+    let evaluated = evaluated_examples(graph, SHOWN);
+    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), evaluated, ..Default::default() }
+}
+
+/// Up to `shown` positions whose evaluation `GET /api/cloud-eval` answers with a move:
+/// the most played first, then the shortest lines (the start position first in a build
+/// without games); each one's line and FEN.
+fn evaluated_examples(graph: &Graph, shown: usize) -> Vec<(String, String)> {
+    let mut evaluated: Vec<&crate::graph::Node> =
+        graph.nodes.iter().filter(|n| n.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty()))).collect();
+    evaluated.sort_by(|a, b| b.games.games().cmp(&a.games.games()).then(a.ply.cmp(&b.ply)).then_with(|| a.epd.cmp(&b.epd)));
+    evaluated.into_iter().take(shown).map(|n| (n.moves.clone(), n.fen.clone())).collect()
 }
 
 impl Catalog {
