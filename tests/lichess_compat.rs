@@ -132,3 +132,50 @@ fn games_say_rated_or_casual_and_history_counts_each_month() {
     // Without history=true there is none, as on Lichess.
     assert!(get("/lichess?play=e2e4").get("history").is_none());
 }
+
+/// Two games, built with the explorer index: a Lichess game of a known month, and an
+/// over-the-board game whose Date gives only the year.
+fn two_games() -> (Project, Server) {
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n[tree]\nmax_ply = 4\nmin_games = 1\n[explorer]\n",
+        common::mini_sources()
+    ));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    let games = "[Event \"Rated Blitz game\"]\n[Site \"https://lichess.org/known001\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\
+                 [UTCDate \"2013.01.05\"]\n[UTCTime \"10:00:00\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1500\"]\n[TimeControl \"300+0\"]\n\n1. e4 e5 2. Nf3 1-0\n\n\
+                 [Event \"Olympiad\"]\n[Site \"Somewhere\"]\n[Date \"1999.??.??\"]\n[White \"Master, A\"]\n[Black \"Master, B\"]\n[Result \"1/2-1/2\"]\n\
+                 [WhiteElo \"2700\"]\n[BlackElo \"2690\"]\n\n1. e4 c5 2. Nf3 1/2-1/2\n";
+    std::fs::write(p.path("games/two.pgn"), games).unwrap();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    (p, server)
+}
+
+/// GETs `path` on `server`: the status and the body.
+fn fetch(server: &Server, path: &str) -> (u16, String) {
+    let response = reqwest::blocking::get(server.url(path)).unwrap();
+    (response.status().as_u16(), response.text().unwrap())
+}
+
+/// Lichess's explorer keeps `/master` and `/master/pgn/{id}` as aliases of the masters
+/// endpoints, and clients use them (berserk's `get_otb_master_game` asks for the latter).
+#[test]
+fn the_master_paths_are_aliases_of_the_masters_paths() {
+    let (_p, server) = two_games();
+    for (alias, path) in [("/master", "/masters"), ("/master?play=e2e4&topGames=1", "/masters?play=e2e4&topGames=1")] {
+        let (status, body) = fetch(&server, alias);
+        assert_eq!((status, body), fetch(&server, path), "{alias}");
+        assert_eq!(status, 200, "{alias}");
+    }
+    let masters: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
+    let ids: Vec<&str> = masters["topGames"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{masters}");
+    for id in ids {
+        let (status, pgn) = fetch(&server, &format!("/master/pgn/{id}"));
+        assert_eq!(status, 200, "/master/pgn/{id}: {pgn}");
+        assert!(pgn.contains("1. e4"), "{pgn}");
+        assert_eq!((status, pgn), fetch(&server, &format!("/masters/pgn/{id}")));
+    }
+    assert_eq!(fetch(&server, "/master/pgn/nosuchid").0, 404);
+}
+

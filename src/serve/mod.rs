@@ -341,6 +341,10 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
         .route("/masters/pgn/{id}", get(masters_pgn))
+        // Lichess's explorer keeps these older paths as aliases, and clients still use
+        // them (berserk's get_otb_master_game asks for /master/pgn/{id}).
+        .route("/master", get(masters))
+        .route("/master/pgn/{id}", get(masters_pgn))
         .route("/lichess", get(lichess))
         .route("/structure/{name}/openings", get(structure_openings))
         .route("/player", get(player_games))
