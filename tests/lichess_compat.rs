@@ -179,3 +179,24 @@ fn the_master_paths_are_aliases_of_the_masters_paths() {
     assert_eq!(fetch(&server, "/master/pgn/nosuchid").0, 404);
 }
 
+/// Booleans are spelled as Lichess's explorer reads them: berserk sends Python's `True`.
+#[test]
+fn booleans_are_read_in_every_spelling_lichess_accepts() {
+    let (_p, server) = two_games();
+    let (status, with) = fetch(&server, "/lichess?history=true");
+    assert_eq!(status, 200, "{with}");
+    assert!(serde_json::from_str::<Value>(&with).unwrap()["history"].is_array(), "{with}");
+    let without = fetch(&server, "/lichess").1;
+    for yes in ["True", "on", "1", "yes"] {
+        assert_eq!(fetch(&server, &format!("/lichess?history={yes}")), (200, with.clone()), "history={yes}");
+    }
+    for no in ["false", "False", "off", "0", "no"] {
+        assert_eq!(fetch(&server, &format!("/lichess?history={no}")), (200, without.clone()), "history={no}");
+    }
+    for bad in ["TRUE", "maybe", ""] {
+        let (status, body) = fetch(&server, &format!("/lichess?history={bad}"));
+        assert_eq!(status, 400, "history={bad}: {body}");
+        assert!(body.contains("history must be one of true, True, on, 1, yes"), "{body}");
+    }
+}
+

@@ -529,8 +529,8 @@ struct LichessParams {
     until: Option<String>,
     top_games: Option<usize>,
     recent_games: Option<usize>,
-    /// `true`: answer the games per month (`history`).
-    history: Option<bool>,
+    /// A yes answers the games per month (`history`); see [`flag`] for the spellings.
+    history: Option<String>,
 }
 
 /// The position after `play` (comma-separated UCI moves) from `fen` (default: the start).
@@ -555,6 +555,24 @@ fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::
         shakmaty::Position::play_unchecked(&mut pos, m);
     }
     Ok(pos)
+}
+
+/// The spellings of a yes and a no that Lichess's explorer accepts for a boolean
+/// parameter: clients write Python's `True` (berserk) or a form's `on` as well as `true`.
+const FLAG_SPELLINGS: ([&str; 5], [&str; 5]) = (["true", "True", "on", "1", "yes"], ["false", "False", "off", "0", "no"]);
+
+/// A boolean parameter `name` written `text`, in any of the [`FLAG_SPELLINGS`]; else a
+/// 400 naming them.
+fn flag(name: &str, text: &str) -> Result<bool, ApiError> {
+    let (yes, no) = FLAG_SPELLINGS;
+    if yes.contains(&text) {
+        return Ok(true);
+    }
+    if no.contains(&text) {
+        return Ok(false);
+    }
+    let shown = crate::diagnostics::shorten(text, 100);
+    Err(ApiError::bad_request(format!("{name} must be one of {} (yes) or {} (no), not {shown:?}", yes.join(", "), no.join(", "))))
 }
 
 /// `value` if within `max`, else a 400 naming `name`.
@@ -653,7 +671,7 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
         ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
-    let history = params.history.unwrap_or(false);
+    let history = params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
     explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
 }
 
