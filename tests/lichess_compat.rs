@@ -200,3 +200,17 @@ fn booleans_are_read_in_every_spelling_lichess_accepts() {
     }
 }
 
+/// A top game of unknown month says `"month": null`, as Lichess's explorer writes it
+/// (clients read `game["month"]`), on both endpoints.
+#[test]
+fn a_game_of_unknown_month_says_month_null() {
+    let (_p, server) = two_games();
+    for path in ["/masters?play=e2e4", "/lichess?play=e2e4&topGames=4&recentGames=4"] {
+        let answer: Value = serde_json::from_str(&fetch(&server, path).1).unwrap();
+        let games: Vec<&Value> = ["topGames", "recentGames"].iter().filter_map(|k| answer[k].as_array()).flatten().collect();
+        let month = |year: u64| games.iter().find(|g| g["year"] == year).map(|g| g.as_object().unwrap().get("month").cloned());
+        assert_eq!(month(1999), Some(Some(Value::Null)), "{path}: {answer}");
+        assert_eq!(month(2013), Some(Some(Value::from("2013-01"))), "{path}: {answer}");
+    }
+}
+

@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::explorer_index::{GameRef, MoveCell, NO_GAME, NodeIndex, Slice};
 use crate::games::stats::Outcomes;
@@ -65,29 +65,6 @@ pub struct Player {
     pub rating: u32,
 }
 
-/// `month` of a game: `"YYYY-MM"`; when unknown, absent on `/masters` and `null` on
-/// `/lichess` (each endpoint's schema).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Month {
-    text: Option<String>,
-    nullable: bool,
-}
-
-impl Month {
-    fn absent(&self) -> bool {
-        self.text.is_none() && !self.nullable
-    }
-}
-
-impl Serialize for Month {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.text {
-            Some(t) => s.serialize_str(t),
-            None => s.serialize_none(),
-        }
-    }
-}
-
 /// A referenced game.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ExplorerGame {
@@ -107,9 +84,9 @@ pub struct ExplorerGame {
     pub black: Player,
     /// Year (0 when unknown).
     pub year: u32,
-    /// Month.
-    #[serde(skip_serializing_if = "Month::absent")]
-    pub month: Month,
+    /// `"YYYY-MM"`; `null` when unknown, on both endpoints, as Lichess's explorer writes
+    /// it (clients read `game["month"]`).
+    pub month: Option<String>,
 }
 
 /// A top or recent game: the move it played from the position, and the game.
@@ -328,7 +305,7 @@ impl Explorer {
             white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
             black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
             year: u32::from(g.year),
-            month: Month { text: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)), nullable: lichess },
+            month: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)),
         }
     }
 }
