@@ -214,3 +214,86 @@ fn a_game_of_unknown_month_says_month_null() {
     }
 }
 
+/// Lichess's rule for an explorer answer's `opening`, in python-chess over the Lichess
+/// taxonomy files (argv[1:]): the name of the position asked, else of the last position
+/// along `play` (from `fen`, or the start) that a row's line ends on, else null. Cases:
+/// every line of the rows cut at plies 0 to 4, each ply-3 cut with one more move no row
+/// plays there, and each ply-4 cut asked as its ply-2 position's FEN and two moves.
+const LICHESS_OPENINGS: &str = r#"
+import json, sys, chess
+named, lines = {}, set()
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as f:
+        next(f)
+        for row in f:
+            eco, name, pgn = row.rstrip("\n").split("\t")[:3]
+            board, ucis = chess.Board(), []
+            for token in pgn.split():
+                if not token.endswith("."):
+                    ucis.append(board.push_san(token).uci())
+            named[board.epd()] = {"eco": eco, "name": name}
+            for cut in range(0, min(4, len(ucis)) + 1):
+                lines.add(tuple(ucis[:cut]))
+def name(board, play):
+    opening = named.get(board.epd())
+    for uci in play:
+        board.push_uci(uci)
+        opening = named.get(board.epd(), opening)
+    return opening
+cases = []
+for line in sorted(lines):
+    cases.append({"play": ",".join(line), "opening": name(chess.Board(), line)})
+    if len(line) == 3:
+        board = chess.Board()
+        for uci in line:
+            board.push_uci(uci)
+        played = {l[3] for l in lines if len(l) == 4 and l[:3] == line}
+        other = next((m.uci() for m in sorted(board.legal_moves, key=lambda m: m.uci()) if m.uci() not in played), None)
+        if other:
+            cases.append({"play": ",".join(line + (other,)), "opening": name(chess.Board(), line + (other,))})
+    if len(line) == 4:
+        board = chess.Board()
+        for uci in line[:2]:
+            board.push_uci(uci)
+        cases.append({"fen": board.fen(), "play": ",".join(line[2:]), "opening": name(board.copy(), line[2:])})
+print(json.dumps(cases))
+"#;
+
+/// The top-level `opening` is the one Lichess's explorer gives: the Lichess taxonomy's own
+/// name of the position, else of the last named position along `play`, else null (the
+/// start position: null), never an inherited or SCID name.
+#[test]
+fn the_position_s_opening_is_named_by_lichess_s_rule() {
+    let tsvs: Vec<String> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|f| common::shared_sources().join(format!("lichess-chess-openings/{f}.tsv")).display().to_string())
+        .collect();
+    let run = std::process::Command::new("python3").arg("-c").arg(LICHESS_OPENINGS).args(&tsvs).output().unwrap();
+    assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
+    let cases: Vec<Value> = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(cases.len() > 1000, "{} cases", cases.len());
+    // The real taxonomies (Lichess's, SCID's, pgn-extract's), no games.
+    let p = Project::full();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let client = reqwest::blocking::Client::new();
+    let mut wrong = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let mut query = vec![("play", case["play"].as_str().unwrap()), ("moves", "0")];
+        if let Some(fen) = case["fen"].as_str() {
+            query.push(("fen", fen));
+        }
+        // Both endpoints name positions alike: each case on one of them.
+        let endpoint = if i % 2 == 0 { "/masters" } else { "/lichess" };
+        let answer: Value = serde_json::from_str(&client.get(server.url(endpoint)).query(&query).send().unwrap().text().unwrap()).unwrap();
+        if answer["opening"] != case["opening"] {
+            wrong.push(format!("{endpoint} {query:?}: {} (Lichess: {})", answer["opening"], case["opening"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    // The two the issue saw: the start position, and 1. d4 Nf6 2. c4 e6 (no row ends there).
+    let start: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
+    assert!(start["opening"].is_null(), "{start}");
+    let indian: Value = serde_json::from_str(&fetch(&server, "/lichess?play=d2d4,g8f6,c2c4,e7e6").1).unwrap();
+    assert_eq!(indian["opening"], serde_json::json!({"eco": "A50", "name": "Indian Defense: Normal Variation"}), "{indian}");
+}

@@ -138,7 +138,10 @@ pub struct ExplorerAnswer {
     /// `/lichess` only: the latest games that reached it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recent_games: Option<Vec<GameRow>>,
-    /// The position's opening (own or inherited).
+    /// The position's opening as Lichess's explorer names it: the Lichess taxonomy's name
+    /// of the position, else of the last position along the asked line (`fen`, then
+    /// each move of `play`) that the taxonomy names, else none. Never an inherited or
+    /// SCID name: the start position has none.
     pub opening: Option<ExplorerOpening>,
     /// `/lichess` with `history=true`: the admitted games per month.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -310,10 +313,6 @@ impl Explorer {
     }
 }
 
-pub(super) fn opening(node: &Node) -> Option<ExplorerOpening> {
-    Some(ExplorerOpening { eco: node.eco.clone()?, name: node.full_name()? })
-}
-
 /// A move's `opening`, as Lichess gives it: the position's own name in the Lichess
 /// taxonomy, or none (a SCID or inherited name is one Lichess never shows there).
 pub(super) fn move_opening(node: &Node) -> Option<ExplorerOpening> {
@@ -355,8 +354,9 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
     out
 }
 
-/// The answer for node `index` (`None`: a position outside the knowledge base).
-pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q: &Query) -> ExplorerAnswer {
+/// The answer for node `index` (`None`: a position outside the knowledge base), named
+/// `opening` (see [`ExplorerAnswer::opening`]).
+pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, opening: Option<ExplorerOpening>, q: &Query) -> ExplorerAnswer {
     let empty = ExplorerAnswer {
         white: 0,
         draws: 0,
@@ -364,14 +364,14 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
         moves: Vec::new(),
         top_games: Vec::new(),
         recent_games: q.recent_games.map(|_| Vec::new()),
-        opening: None,
+        opening,
         history: q.history.then(Vec::new),
     };
     let Some(index) = index else { return empty };
     let node = graph.node(index);
     let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
     let sums = Sums { data, sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(), lichess: q.recent_games.is_some() };
-    let mut answer = ExplorerAnswer { opening: opening(node), ..empty };
+    let mut answer = empty;
     if q.filter.is_all() {
         (answer.white, answer.draws, answer.black) = (node.games.white, node.games.draws, node.games.black);
         answer.moves = sums.all_moves(graph, node, q.moves);

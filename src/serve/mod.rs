@@ -218,6 +218,12 @@ impl Catalog {
     pub fn find(&self, pos: &shakmaty::Chess) -> Option<u32> {
         self.by_key.get(&crate::position::key(pos)).copied()
     }
+
+    /// The Lichess taxonomy's own name of `pos`, if it names the position (every
+    /// position it names is a node: the tree holds the taxonomies' lines).
+    fn lichess_name(&self, pos: &shakmaty::Chess) -> Option<masters::ExplorerOpening> {
+        self.find(pos).and_then(|i| masters::move_opening(self.graph.node(i)))
+    }
 }
 
 /// An error answer.
@@ -533,12 +539,23 @@ struct LichessParams {
     history: Option<String>,
 }
 
-/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start).
-fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::Chess, ApiError> {
+/// A position an explorer request asks for, with its name.
+struct Asked {
+    /// The position.
+    pos: shakmaty::Chess,
+    /// Its opening by Lichess's rule ([`masters::ExplorerAnswer::opening`]).
+    opening: Option<masters::ExplorerOpening>,
+}
+
+/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start),
+/// named as Lichess's explorer names it: by the last position on the way, `fen`'s
+/// included, that the Lichess taxonomy names.
+fn explorer_position(c: &Catalog, fen: Option<&str>, play: Option<&str>) -> Result<Asked, ApiError> {
     let mut pos = match fen {
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
+    let mut opening = c.lichess_name(&pos);
     if let Some(play) = play
         && !openapi::PATTERNS.uci_line.is_match(play)
     {
@@ -553,8 +570,9 @@ fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::
             .and_then(|u| u.to_move(&pos).ok())
             .ok_or_else(|| ApiError::not_found(format!("no such position: play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
+        opening = c.lichess_name(&pos).or(opening);
     }
-    Ok(pos)
+    Ok(Asked { pos, opening })
 }
 
 /// The spellings of a yes and a no that Lichess's explorer accepts for a boolean
@@ -625,26 +643,26 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
 }
 
 /// A filter on a store without the explorer index is refused.
-fn explorer_answer(c: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, q: &masters::Query) -> Answer {
+fn explorer_answer(c: &Catalog, how: &Negotiated, asked: Asked, q: &masters::Query) -> Answer {
     if (!q.filter.is_all() || q.history) && c.explorer.is_none() {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
-    let index = c.find(pos);
-    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, q)))
+    let index = c.find(&asked.pos);
+    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, asked.opening, q)))
 }
 
 async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::MASTERS_TOP_GAMES, masters::MASTERS_TOP_GAMES)?;
     let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
     let years = range(since, until, 0, u16::MAX);
     let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
+    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
 }
 
 async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
@@ -652,7 +670,7 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
     }
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::LICHESS_TOP_GAMES, masters::LICHESS_TOP_GAMES)?;
     let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
@@ -672,7 +690,7 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
     let history = params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
+    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
 }
 
 async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
@@ -736,7 +754,7 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's player collections are standard chess")));
     }
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
     let recent_games = at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
@@ -750,7 +768,7 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
         moves,
         recent_games,
     };
-    let answer = c.players.answer(&c.graph, |p| c.find(p), &pos, &query);
+    let answer = c.players.answer(&c.graph, |p| c.find(p), &asked.pos, asked.opening, &query);
     let mut line = serde_json::to_vec(&answer).expect("answers serialize");
     line.push(b'\n');
     Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))
