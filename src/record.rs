@@ -99,8 +99,9 @@ node_row! {
     stockfish_lines: Option<JsonText> => Some("TEXT"), api: true, csv: false;
     /// How the tag was found: `label`, `exact`, `near` or `rule` (none for Unknown).
     structure_confidence: Option<String> => Some("TEXT"), api: true, csv: true;
-    /// Where the evaluation came from: the engine's name (okb's own search), or an
-    /// evaluation source's `<name>@<first 12 digits of its pin>`.
+    /// Where the evaluation came from: the engine's name (okb's own search), an
+    /// evaluation source's `<name>@<first 12 digits of its pin>`, or
+    /// [`crate::engine::FINISHED_ORIGIN`] for a checkmate or stalemate.
     eval_source: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Nodes the evaluation's search took (thousands × 1000 for an evaluation source).
     eval_nodes: Option<u64> => Some("INTEGER"), api: true, csv: true;

@@ -93,3 +93,26 @@ fn a_refused_token_stops_and_names_the_variable() {
     assert_ne!(run.status, 0);
     assert!(run.stderr.contains("401") && run.stderr.contains("OKB_TEST_CLOUD_TOKEN"), "{}", run.stderr);
 }
+
+/// A client that knows only `/openapi.json` can reach an evaluation: the `fen`
+/// parameter's examples are positions the knowledge base evaluated, the start position
+/// first, and each is answered with its lines.
+#[test]
+fn the_openapi_document_offers_positions_that_have_an_evaluation() {
+    let served = evaluated(2);
+    let server = Server::start(&served, &[], &[]);
+    let client = reqwest::blocking::Client::new();
+    let doc: serde_json::Value = serde_json::from_str(&client.get(server.url("/openapi.json")).send().unwrap().text().unwrap()).unwrap();
+    let parameters = doc["paths"]["/api/cloud-eval"]["get"]["parameters"].as_array().unwrap();
+    let fen = parameters.iter().find(|p| p["name"] == "fen").unwrap();
+    let examples = fen["examples"].as_object().unwrap_or_else(|| panic!("no examples: {fen}"));
+    assert_eq!(examples.len(), 3, "{fen}");
+    assert_eq!(examples["evaluated1"]["value"], "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", "{fen}");
+    for (name, example) in examples {
+        let value = example["value"].as_str().unwrap();
+        let response = client.get(server.url("/api/cloud-eval")).query(&[("fen", value)]).send().unwrap();
+        assert_eq!(response.status().as_u16(), 200, "{name}: {value}");
+        let answer: serde_json::Value = serde_json::from_str(&response.text().unwrap()).unwrap();
+        assert!(!answer["pvs"][0]["moves"].as_str().unwrap_or_default().is_empty(), "{name}: {answer}");
+    }
+}

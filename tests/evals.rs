@@ -201,3 +201,37 @@ fn okb_diff_says_where_a_changed_evaluation_came_from() {
     let text = common::flat(&diff.stdout);
     assert!(text.contains("(depth 6, Stockfish") && text.contains("(depth 12, evals@"), "{text}");
 }
+
+/// A finished position needs no engine: with the dump covering every other position the
+/// engine step asks for (the games' positions, to ply 4), a tree holding the fool's mate
+/// builds without Stockfish. The mate is evaluated by the rules (mate 0 against the side
+/// to move, no best move), and the lichess-evals export leaves it out: the format has no
+/// line without moves, and a reader needs none.
+#[test]
+fn a_finished_position_needs_no_engine_and_stays_out_of_the_evals_export() {
+    const FOOLS_MATE: &str = "[Event \"?\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"0-1\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
+    const MATED: &str = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq -";
+    let engine = NO_ENGINE.replace("max_ply = 3", "max_ply = 4\nmin_games = 1");
+    let sources = format!(
+        "{EVALS}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n[exports.evals]\nformat = \"lichess-evals\"\noutput = \"out/evals.jsonl\"\n"
+    );
+    let p = with_dump(taxonomy_project(&engine, &sources));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    std::fs::write(p.path("games/fool.pgn"), FOOLS_MATE).unwrap();
+    let run = p.make(&[]);
+    let line = engine_line(&run);
+    assert!(line.contains("5 positions: 4 from evals (median depth 12), 1 finished (no search), 0 cached, 0 analysed, 0 failed, 0 engines started"), "{}", run.stderr);
+    let mate = node(&p, "1. f3 e5 2. g4 Qh4#");
+    assert_eq!((mate["stockfish_mate"].as_i64(), mate["stockfish_eval"].as_i64(), mate["stockfish_depth"].as_i64()), (Some(0), Some(-1000), Some(0)), "{mate}");
+    assert!(mate["best_move"].is_null(), "{mate}");
+    assert_eq!(mate["eval_source"], "game over (no search)", "{mate}");
+    let exported = String::from_utf8(p.read("out/evals.jsonl")).unwrap();
+    assert_eq!(exported.lines().count(), 4, "{exported}");
+    for line in exported.lines() {
+        let entry: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_ne!(entry["fen"], MATED, "{line}");
+        for pv in entry["evals"][0]["pvs"].as_array().unwrap() {
+            assert!(!pv["line"].as_str().unwrap().is_empty(), "{line}");
+        }
+    }
+}

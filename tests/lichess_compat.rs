@@ -132,3 +132,168 @@ fn games_say_rated_or_casual_and_history_counts_each_month() {
     // Without history=true there is none, as on Lichess.
     assert!(get("/lichess?play=e2e4").get("history").is_none());
 }
+
+/// Two games, built with the explorer index: a Lichess game of a known month, and an
+/// over-the-board game whose Date gives only the year.
+fn two_games() -> (Project, Server) {
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n[tree]\nmax_ply = 4\nmin_games = 1\n[explorer]\n",
+        common::mini_sources()
+    ));
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    let games = "[Event \"Rated Blitz game\"]\n[Site \"https://lichess.org/known001\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\
+                 [UTCDate \"2013.01.05\"]\n[UTCTime \"10:00:00\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1500\"]\n[TimeControl \"300+0\"]\n\n1. e4 e5 2. Nf3 1-0\n\n\
+                 [Event \"Olympiad\"]\n[Site \"Somewhere\"]\n[Date \"1999.??.??\"]\n[White \"Master, A\"]\n[Black \"Master, B\"]\n[Result \"1/2-1/2\"]\n\
+                 [WhiteElo \"2700\"]\n[BlackElo \"2690\"]\n\n1. e4 c5 2. Nf3 1/2-1/2\n";
+    std::fs::write(p.path("games/two.pgn"), games).unwrap();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    (p, server)
+}
+
+/// GETs `path` on `server`: the status and the body.
+fn fetch(server: &Server, path: &str) -> (u16, String) {
+    let response = reqwest::blocking::get(server.url(path)).unwrap();
+    (response.status().as_u16(), response.text().unwrap())
+}
+
+/// Lichess's explorer keeps `/master` and `/master/pgn/{id}` as aliases of the masters
+/// endpoints, and clients use them (berserk's `get_otb_master_game` asks for the latter).
+#[test]
+fn the_master_paths_are_aliases_of_the_masters_paths() {
+    let (_p, server) = two_games();
+    for (alias, path) in [("/master", "/masters"), ("/master?play=e2e4&topGames=1", "/masters?play=e2e4&topGames=1")] {
+        let (status, body) = fetch(&server, alias);
+        assert_eq!((status, body), fetch(&server, path), "{alias}");
+        assert_eq!(status, 200, "{alias}");
+    }
+    let masters: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
+    let ids: Vec<&str> = masters["topGames"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{masters}");
+    for id in ids {
+        let (status, pgn) = fetch(&server, &format!("/master/pgn/{id}"));
+        assert_eq!(status, 200, "/master/pgn/{id}: {pgn}");
+        assert!(pgn.contains("1. e4"), "{pgn}");
+        assert_eq!((status, pgn), fetch(&server, &format!("/masters/pgn/{id}")));
+    }
+    assert_eq!(fetch(&server, "/master/pgn/nosuchid").0, 404);
+}
+
+/// Booleans are spelled as Lichess's explorer reads them: berserk sends Python's `True`.
+#[test]
+fn booleans_are_read_in_every_spelling_lichess_accepts() {
+    let (_p, server) = two_games();
+    let (status, with) = fetch(&server, "/lichess?history=true");
+    assert_eq!(status, 200, "{with}");
+    assert!(serde_json::from_str::<Value>(&with).unwrap()["history"].is_array(), "{with}");
+    let without = fetch(&server, "/lichess").1;
+    for yes in ["True", "on", "1", "yes"] {
+        assert_eq!(fetch(&server, &format!("/lichess?history={yes}")), (200, with.clone()), "history={yes}");
+    }
+    for no in ["false", "False", "off", "0", "no"] {
+        assert_eq!(fetch(&server, &format!("/lichess?history={no}")), (200, without.clone()), "history={no}");
+    }
+    for bad in ["TRUE", "maybe", ""] {
+        let (status, body) = fetch(&server, &format!("/lichess?history={bad}"));
+        assert_eq!(status, 400, "history={bad}: {body}");
+        assert!(body.contains("history must be one of true, True, on, 1, yes"), "{body}");
+    }
+}
+
+/// A top game of unknown month says `"month": null`, as Lichess's explorer writes it
+/// (clients read `game["month"]`), on both endpoints.
+#[test]
+fn a_game_of_unknown_month_says_month_null() {
+    let (_p, server) = two_games();
+    for path in ["/masters?play=e2e4", "/lichess?play=e2e4&topGames=4&recentGames=4"] {
+        let answer: Value = serde_json::from_str(&fetch(&server, path).1).unwrap();
+        let games: Vec<&Value> = ["topGames", "recentGames"].iter().filter_map(|k| answer[k].as_array()).flatten().collect();
+        let month = |year: u64| games.iter().find(|g| g["year"] == year).map(|g| g.as_object().unwrap().get("month").cloned());
+        assert_eq!(month(1999), Some(Some(Value::Null)), "{path}: {answer}");
+        assert_eq!(month(2013), Some(Some(Value::from("2013-01"))), "{path}: {answer}");
+    }
+}
+
+/// Lichess's rule for an explorer answer's `opening`, in python-chess over the Lichess
+/// taxonomy files (argv[1:]): the name of the position asked, else of the last position
+/// along `play` (from `fen`, or the start) that a row's line ends on, else null. Cases:
+/// every line of the rows cut at plies 0 to 4, each ply-3 cut with one more move no row
+/// plays there, and each ply-4 cut asked as its ply-2 position's FEN and two moves.
+const LICHESS_OPENINGS: &str = r#"
+import json, sys, chess
+named, lines = {}, set()
+for path in sys.argv[1:]:
+    with open(path, encoding="utf-8") as f:
+        next(f)
+        for row in f:
+            eco, name, pgn = row.rstrip("\n").split("\t")[:3]
+            board, ucis = chess.Board(), []
+            for token in pgn.split():
+                if not token.endswith("."):
+                    ucis.append(board.push_san(token).uci())
+            named[board.epd()] = {"eco": eco, "name": name}
+            for cut in range(0, min(4, len(ucis)) + 1):
+                lines.add(tuple(ucis[:cut]))
+def name(board, play):
+    opening = named.get(board.epd())
+    for uci in play:
+        board.push_uci(uci)
+        opening = named.get(board.epd(), opening)
+    return opening
+cases = []
+for line in sorted(lines):
+    cases.append({"play": ",".join(line), "opening": name(chess.Board(), line)})
+    if len(line) == 3:
+        board = chess.Board()
+        for uci in line:
+            board.push_uci(uci)
+        played = {l[3] for l in lines if len(l) == 4 and l[:3] == line}
+        other = next((m.uci() for m in sorted(board.legal_moves, key=lambda m: m.uci()) if m.uci() not in played), None)
+        if other:
+            cases.append({"play": ",".join(line + (other,)), "opening": name(chess.Board(), line + (other,))})
+    if len(line) == 4:
+        board = chess.Board()
+        for uci in line[:2]:
+            board.push_uci(uci)
+        cases.append({"fen": board.fen(), "play": ",".join(line[2:]), "opening": name(board.copy(), line[2:])})
+print(json.dumps(cases))
+"#;
+
+/// The top-level `opening` is the one Lichess's explorer gives: the Lichess taxonomy's own
+/// name of the position, else of the last named position along `play`, else null (the
+/// start position: null), never an inherited or SCID name.
+#[test]
+fn the_position_s_opening_is_named_by_lichess_s_rule() {
+    let tsvs: Vec<String> = ["a", "b", "c", "d", "e"]
+        .iter()
+        .map(|f| common::shared_sources().join(format!("lichess-chess-openings/{f}.tsv")).display().to_string())
+        .collect();
+    let run = std::process::Command::new("python3").arg("-c").arg(LICHESS_OPENINGS).args(&tsvs).output().unwrap();
+    assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
+    let cases: Vec<Value> = serde_json::from_slice(&run.stdout).unwrap();
+    assert!(cases.len() > 1000, "{} cases", cases.len());
+    // The real taxonomies (Lichess's, SCID's, pgn-extract's), no games.
+    let p = Project::full();
+    p.make(&[]);
+    let server = Server::start(&p, &[], &[]);
+    let client = reqwest::blocking::Client::new();
+    let mut wrong = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        let mut query = vec![("play", case["play"].as_str().unwrap()), ("moves", "0")];
+        if let Some(fen) = case["fen"].as_str() {
+            query.push(("fen", fen));
+        }
+        // Both endpoints name positions alike: each case on one of them.
+        let endpoint = if i % 2 == 0 { "/masters" } else { "/lichess" };
+        let answer: Value = serde_json::from_str(&client.get(server.url(endpoint)).query(&query).send().unwrap().text().unwrap()).unwrap();
+        if answer["opening"] != case["opening"] {
+            wrong.push(format!("{endpoint} {query:?}: {} (Lichess: {})", answer["opening"], case["opening"]));
+        }
+    }
+    assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
+    // The two the issue saw: the start position, and 1. d4 Nf6 2. c4 e6 (no row ends there).
+    let start: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
+    assert!(start["opening"].is_null(), "{start}");
+    let indian: Value = serde_json::from_str(&fetch(&server, "/lichess?play=d2d4,g8f6,c2c4,e7e6").1).unwrap();
+    assert_eq!(indian["opening"], serde_json::json!({"eco": "A50", "name": "Indian Defense: Normal Variation"}), "{indian}");
+}

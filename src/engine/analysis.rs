@@ -135,6 +135,20 @@ impl Analysis {
         Ok(Analysis::judged(turn, lines, best, out.nodes))
     }
 
+    /// The result of a finished position (no legal move), which needs no search:
+    /// checkmate is mate 0 against the side to move, stalemate a draw (0 cp), at depth 0
+    /// with one line of no moves and no best move, exactly as an engine reports them.
+    /// `None` when the position has a legal move.
+    pub fn of_finished(pos: &Chess) -> Option<Analysis> {
+        if !pos.legal_moves().is_empty() {
+            return None;
+        }
+        let score = if pos.is_check() { Score::Mate(0) } else { Score::Cp(0) };
+        let (eval, mate) = white_view(score, pos.turn());
+        let line = Line { multipv: 1, depth: 0, eval, mate, bound: None, pv_uci: Vec::new(), pv_san: Vec::new() };
+        Some(Analysis::judged(pos.turn(), vec![line], None, 0))
+    }
+
     /// Builds the stored result from an evaluation made elsewhere (an evaluation source,
     /// scores from White's view): at most `multipv` of its lines are kept, its nodes are
     /// its thousands × 1000. `None` when no line starts with a legal move of `pos`.
@@ -249,6 +263,21 @@ mod tests {
         assert_eq!((a.stockfish_eval, a.stockfish_mate), (-1000, Some(0)));
         assert_eq!(a.best_move_uci, None);
         assert!(!a.is_busted && !a.is_dubious);
+    }
+
+    #[test]
+    fn finished_positions_are_evaluated_as_an_engine_reports_them_without_a_search() {
+        // Fool's mate: the rules give what Stockfish answers there (depth 0, mate 0).
+        let mated = position::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap();
+        let searched = Analysis::from_search(&mated, &out("(none)", &[(0, Score::Mate(0), &[])])).unwrap();
+        assert_eq!(Analysis::of_finished(&mated), Some(Analysis { nodes: 0, ..searched }));
+        // Stalemate, Black to move: a draw, no best move, no flag.
+        let stalemate = position::parse_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").unwrap();
+        let a = Analysis::of_finished(&stalemate).unwrap();
+        assert_eq!((a.stockfish_eval, a.stockfish_mate, a.stockfish_depth, a.best_move_uci), (0, None, 0, None));
+        assert_eq!(a.lines.len(), 1);
+        assert!(a.lines[0].pv_uci.is_empty() && !a.is_dubious && !a.is_busted);
+        assert_eq!(Analysis::of_finished(&Chess::default()), None);
     }
 
     #[test]

@@ -185,6 +185,9 @@ pub struct AnnotationReport {
     pub failures: BTreeMap<String, Failure>,
     /// Positions served from the cache.
     pub cached: usize,
+    /// Finished positions (checkmate, stalemate), evaluated without a search.
+    #[serde(default)]
+    pub finished: usize,
     /// Positions served by each evaluation source (in `sources` order): the depths of
     /// the evaluations taken.
     pub from_sources: Vec<(String, Vec<u32>)>,
@@ -269,11 +272,18 @@ pub fn engine_identity(path: &Path, config: &EngineConfig, cache: &EngineCache) 
     Ok((identity.key(), identity.id_name, spawned))
 }
 
-/// Annotates `jobs`: evaluation sources first, then the engine cache, then engine
-/// searches by priority, each committed to `cache` as it finishes.
+/// The origin ([`Annotations::origins`]) of a finished position's evaluation: the rules
+/// of chess, no engine and no source.
+pub const FINISHED_ORIGIN: &str = "game over (no search)";
+
+/// Annotates `jobs`: finished positions by the rules, then evaluation sources, then the
+/// engine cache, then engine searches by priority, each committed to `cache` as it
+/// finishes.
 ///
 /// Jobs for the same position (same [`position::epd`]) are merged, keeping the deepest
-/// depth and highest priority. A position an evaluation source covers ([`sources::best`])
+/// depth and highest priority. A finished position (checkmate or stalemate) is evaluated
+/// without a search ([`Analysis::of_finished`], origin [`FINISHED_ORIGIN`]). A position
+/// an evaluation source covers ([`sources::best`])
 /// takes that evaluation; the cache serves only the exact search asked (engine identity,
 /// depth, MultiPV), so the results are a function of the pins and the engine (what is
 /// left to search is [`Wanted`]'s answer, as for `okb status` and a queue). The engine
@@ -298,6 +308,7 @@ pub fn annotate(
         results: BTreeMap::new(),
         failures: BTreeMap::new(),
         cached: 0,
+        finished: 0,
         from_sources: sources.iter().map(|s| (s.name.clone(), Vec::new())).collect(),
         origins: BTreeMap::new(),
         analysed: 0,
@@ -311,6 +322,11 @@ pub fn annotate(
     let mut wanted = Wanted::of(jobs, sources, config.multipv);
     report.failures = std::mem::take(&mut wanted.invalid);
     report.failed = report.failures.len();
+    report.finished = wanted.finished.len();
+    for (epd, analysis) in std::mem::take(&mut wanted.finished) {
+        report.origins.insert(epd.clone(), FINISHED_ORIGIN.to_string());
+        report.results.insert(epd, analysis);
+    }
     for (epd, (i, analysis)) in std::mem::take(&mut wanted.from_sources) {
         report.from_sources[i].1.push(analysis.stockfish_depth);
         report.origins.insert(epd.clone(), sources[i].label.clone());
@@ -336,7 +352,7 @@ pub fn annotate(
     let (epds, tasks): (Vec<String>, Vec<Task>) = wanted.take_missing().into_iter().unzip();
     let mut snapshot = Progress {
         total: report.results.len() + tasks.len() + report.failed,
-        cached: report.cached + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
+        cached: report.cached + report.finished + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
         to_analyse: tasks.len(),
         analysed: 0,
         failed: 0,

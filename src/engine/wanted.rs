@@ -3,8 +3,9 @@
 //! ([`super::queue::plan`]), so the three can never disagree.
 //!
 //! Jobs are merged by position identity first (the deepest depth and highest priority
-//! win, [`super::merge_jobs`]), so each position is asked one search. A position is then
-//! served, in this order, by an evaluation source ([`super::sources::best`]), by the
+//! win, [`super::merge_jobs`]), so each position is asked one search. A finished position
+//! (checkmate or stalemate) needs none: the rules evaluate it ([`Analysis::of_finished`]).
+//! Any other position is then served, in this order, by an evaluation source ([`super::sources::best`]), by the
 //! engine cache's row for exactly that search (engine identity, depth, MultiPV: a deeper
 //! or shallower row does not serve it, see [`super::cache`]), or it is missing: the
 //! engine must search it.
@@ -20,6 +21,9 @@ use super::{Analysis, EngineCache, EngineConfig, EngineError, EvalSource, Failur
 /// The jobs' positions sorted by what serves them.
 #[derive(Debug)]
 pub struct Wanted {
+    /// Finished positions (no legal move), evaluated without a search, keyed by
+    /// [`crate::position::epd`].
+    pub finished: BTreeMap<String, Analysis>,
     /// Positions an evaluation source serves, keyed by [`crate::position::epd`]: the
     /// index of the source and its result.
     pub from_sources: BTreeMap<String, (usize, Analysis)>,
@@ -40,8 +44,13 @@ impl Wanted {
     /// everything never looks for either.
     pub fn of(jobs: Vec<Job>, sources: &[EvalSource], multipv: u32) -> Wanted {
         let (merged, invalid) = super::merge_jobs(jobs);
-        let mut wanted = Wanted { from_sources: BTreeMap::new(), cached: BTreeMap::new(), missing: BTreeMap::new(), invalid, multipv };
+        let mut wanted =
+            Wanted { finished: BTreeMap::new(), from_sources: BTreeMap::new(), cached: BTreeMap::new(), missing: BTreeMap::new(), invalid, multipv };
         for (epd, task) in merged {
+            if let Some(result) = Analysis::of_finished(&task.pos) {
+                wanted.finished.insert(epd, result);
+                continue;
+            }
             match super::sources::best(sources, &epd, &task.pos, task.depth, multipv) {
                 Some(served) => {
                     wanted.from_sources.insert(epd, served);

@@ -7,6 +7,11 @@
 //! view, the moves in UCI), the search's depth and its nodes in thousands (rounded
 //! down, as the format counts them). Reading the file back gives the same scores, best
 //! moves, lines and flags.
+//!
+//! A finished position (checkmate, stalemate) is left out: its only line has no move,
+//! which the format cannot say (every `line` of Lichess's database holds moves, and
+//! readers split it), and a reader needs none, since the rules evaluate such a position
+//! without a search.
 
 use crate::engine::{Analysis, Annotations};
 use crate::evals::dump::{Eval, Pv, Score, write_line};
@@ -15,16 +20,21 @@ use crate::evals::dump::{Eval, Pv, Score, write_line};
 pub fn render(annotations: &Annotations) -> Vec<u8> {
     let mut out = Vec::with_capacity(annotations.results.len() * 200);
     for (epd, analysis) in &annotations.results {
-        write_line(&mut out, epd, &[eval_of(analysis)]);
+        let eval = eval_of(analysis);
+        if !eval.pvs.is_empty() {
+            write_line(&mut out, epd, &[eval]);
+        }
     }
     out
 }
 
-/// The evaluation of one stored result.
+/// The evaluation of one stored result: its lines that hold a move (none in a finished
+/// position).
 fn eval_of(analysis: &Analysis) -> Eval {
     let pvs = analysis
         .lines
         .iter()
+        .filter(|line| !line.pv_uci.is_empty())
         .map(|line| Pv {
             score: match line.mate {
                 Some(m) => Score::Mate(m),

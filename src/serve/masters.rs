@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use serde::{Serialize, Serializer};
+use serde::Serialize;
 
 use crate::explorer_index::{GameRef, MoveCell, NO_GAME, NodeIndex, Slice};
 use crate::games::stats::Outcomes;
@@ -65,29 +65,6 @@ pub struct Player {
     pub rating: u32,
 }
 
-/// `month` of a game: `"YYYY-MM"`; when unknown, absent on `/masters` and `null` on
-/// `/lichess` (each endpoint's schema).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Month {
-    text: Option<String>,
-    nullable: bool,
-}
-
-impl Month {
-    fn absent(&self) -> bool {
-        self.text.is_none() && !self.nullable
-    }
-}
-
-impl Serialize for Month {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match &self.text {
-            Some(t) => s.serialize_str(t),
-            None => s.serialize_none(),
-        }
-    }
-}
-
 /// A referenced game.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ExplorerGame {
@@ -107,9 +84,9 @@ pub struct ExplorerGame {
     pub black: Player,
     /// Year (0 when unknown).
     pub year: u32,
-    /// Month.
-    #[serde(skip_serializing_if = "Month::absent")]
-    pub month: Month,
+    /// `"YYYY-MM"`; `null` when unknown, on both endpoints, as Lichess's explorer writes
+    /// it (clients read `game["month"]`).
+    pub month: Option<String>,
 }
 
 /// A top or recent game: the move it played from the position, and the game.
@@ -161,7 +138,10 @@ pub struct ExplorerAnswer {
     /// `/lichess` only: the latest games that reached it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recent_games: Option<Vec<GameRow>>,
-    /// The position's opening (own or inherited).
+    /// The position's opening as Lichess's explorer names it: the Lichess taxonomy's name
+    /// of the position, else of the last position along the asked line (`fen`, then
+    /// each move of `play`) that the taxonomy names, else none. Never an inherited or
+    /// SCID name: the start position has none.
     pub opening: Option<ExplorerOpening>,
     /// `/lichess` with `history=true`: the admitted games per month.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -328,13 +308,9 @@ impl Explorer {
             white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
             black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
             year: u32::from(g.year),
-            month: Month { text: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)), nullable: lichess },
+            month: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)),
         }
     }
-}
-
-pub(super) fn opening(node: &Node) -> Option<ExplorerOpening> {
-    Some(ExplorerOpening { eco: node.eco.clone()?, name: node.full_name()? })
 }
 
 /// A move's `opening`, as Lichess gives it: the position's own name in the Lichess
@@ -378,8 +354,9 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
     out
 }
 
-/// The answer for node `index` (`None`: a position outside the knowledge base).
-pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q: &Query) -> ExplorerAnswer {
+/// The answer for node `index` (`None`: a position outside the knowledge base), named
+/// `opening` (see [`ExplorerAnswer::opening`]).
+pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, opening: Option<ExplorerOpening>, q: &Query) -> ExplorerAnswer {
     let empty = ExplorerAnswer {
         white: 0,
         draws: 0,
@@ -387,14 +364,14 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, q:
         moves: Vec::new(),
         top_games: Vec::new(),
         recent_games: q.recent_games.map(|_| Vec::new()),
-        opening: None,
+        opening,
         history: q.history.then(Vec::new),
     };
     let Some(index) = index else { return empty };
     let node = graph.node(index);
     let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
     let sums = Sums { data, sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(), lichess: q.recent_games.is_some() };
-    let mut answer = ExplorerAnswer { opening: opening(node), ..empty };
+    let mut answer = empty;
     if q.filter.is_all() {
         (answer.white, answer.draws, answer.black) = (node.games.white, node.games.draws, node.games.black);
         answer.moves = sums.all_moves(graph, node, q.moves);

@@ -199,13 +199,30 @@ fn examples(
     eco_codes.sort();
     eco_codes.dedup();
     eco_codes.truncate(SHOWN);
-    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), ..Default::default() }
+    let evaluated = evaluated_examples(graph, SHOWN);
+    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), evaluated, ..Default::default() }
+}
+
+/// Up to `shown` positions whose evaluation `GET /api/cloud-eval` answers with a move:
+/// the most played first, then the shortest lines (the start position first in a build
+/// without games); each one's line and FEN.
+fn evaluated_examples(graph: &Graph, shown: usize) -> Vec<(String, String)> {
+    let mut evaluated: Vec<&crate::graph::Node> =
+        graph.nodes.iter().filter(|n| n.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty()))).collect();
+    evaluated.sort_by(|a, b| b.games.games().cmp(&a.games.games()).then(a.ply.cmp(&b.ply)).then_with(|| a.epd.cmp(&b.epd)));
+    evaluated.into_iter().take(shown).map(|n| (n.moves.clone(), n.fen.clone())).collect()
 }
 
 impl Catalog {
     /// The node of position `pos`, if the knowledge base has it.
     pub fn find(&self, pos: &shakmaty::Chess) -> Option<u32> {
         self.by_key.get(&crate::position::key(pos)).copied()
+    }
+
+    /// The Lichess taxonomy's own name of `pos`, if it names the position (every
+    /// position it names is a node: the tree holds the taxonomies' lines).
+    fn lichess_name(&self, pos: &shakmaty::Chess) -> Option<masters::ExplorerOpening> {
+        self.find(pos).and_then(|i| masters::move_opening(self.graph.node(i)))
     }
 }
 
@@ -330,6 +347,10 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/opening/{id}/tree", get(opening_tree))
         .route("/masters", get(masters))
         .route("/masters/pgn/{id}", get(masters_pgn))
+        // Lichess's explorer keeps these older paths as aliases, and clients still use
+        // them (berserk's get_otb_master_game asks for /master/pgn/{id}).
+        .route("/master", get(masters))
+        .route("/master/pgn/{id}", get(masters_pgn))
         .route("/lichess", get(lichess))
         .route("/structure/{name}/openings", get(structure_openings))
         .route("/player", get(player_games))
@@ -514,16 +535,27 @@ struct LichessParams {
     until: Option<String>,
     top_games: Option<usize>,
     recent_games: Option<usize>,
-    /// `true`: answer the games per month (`history`).
-    history: Option<bool>,
+    /// A yes answers the games per month (`history`); see [`flag`] for the spellings.
+    history: Option<String>,
 }
 
-/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start).
-fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::Chess, ApiError> {
+/// A position an explorer request asks for, with its name.
+struct Asked {
+    /// The position.
+    pos: shakmaty::Chess,
+    /// Its opening by Lichess's rule ([`masters::ExplorerAnswer::opening`]).
+    opening: Option<masters::ExplorerOpening>,
+}
+
+/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start),
+/// named as Lichess's explorer names it: by the last position on the way, `fen`'s
+/// included, that the Lichess taxonomy names.
+fn explorer_position(c: &Catalog, fen: Option<&str>, play: Option<&str>) -> Result<Asked, ApiError> {
     let mut pos = match fen {
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
+    let mut opening = c.lichess_name(&pos);
     if let Some(play) = play
         && !openapi::PATTERNS.uci_line.is_match(play)
     {
@@ -538,8 +570,27 @@ fn explorer_position(fen: Option<&str>, play: Option<&str>) -> Result<shakmaty::
             .and_then(|u| u.to_move(&pos).ok())
             .ok_or_else(|| ApiError::not_found(format!("no such position: play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
         shakmaty::Position::play_unchecked(&mut pos, m);
+        opening = c.lichess_name(&pos).or(opening);
     }
-    Ok(pos)
+    Ok(Asked { pos, opening })
+}
+
+/// The spellings of a yes and a no that Lichess's explorer accepts for a boolean
+/// parameter: clients write Python's `True` (berserk) or a form's `on` as well as `true`.
+const FLAG_SPELLINGS: ([&str; 5], [&str; 5]) = (["true", "True", "on", "1", "yes"], ["false", "False", "off", "0", "no"]);
+
+/// A boolean parameter `name` written `text`, in any of the [`FLAG_SPELLINGS`]; else a
+/// 400 naming them.
+fn flag(name: &str, text: &str) -> Result<bool, ApiError> {
+    let (yes, no) = FLAG_SPELLINGS;
+    if yes.contains(&text) {
+        return Ok(true);
+    }
+    if no.contains(&text) {
+        return Ok(false);
+    }
+    let shown = crate::diagnostics::shorten(text, 100);
+    Err(ApiError::bad_request(format!("{name} must be one of {} (yes) or {} (no), not {shown:?}", yes.join(", "), no.join(", "))))
 }
 
 /// `value` if within `max`, else a 400 naming `name`.
@@ -592,26 +643,26 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
 }
 
 /// A filter on a store without the explorer index is refused.
-fn explorer_answer(c: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, q: &masters::Query) -> Answer {
+fn explorer_answer(c: &Catalog, how: &Negotiated, asked: Asked, q: &masters::Query) -> Answer {
     if (!q.filter.is_all() || q.history) && c.explorer.is_none() {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
-    let index = c.find(pos);
-    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, q)))
+    let index = c.find(&asked.pos);
+    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, asked.opening, q)))
 }
 
 async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::MASTERS_TOP_GAMES, masters::MASTERS_TOP_GAMES)?;
     let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
     let years = range(since, until, 0, u16::MAX);
     let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
+    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
 }
 
 async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
@@ -619,7 +670,7 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
     }
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::LICHESS_TOP_GAMES, masters::LICHESS_TOP_GAMES)?;
     let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
@@ -638,8 +689,8 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
         ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
-    let history = params.history.unwrap_or(false);
-    explorer_answer(&c, &how, &pos, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
+    let history = params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
+    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
 }
 
 async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
@@ -703,7 +754,7 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's player collections are standard chess")));
     }
-    let pos = explorer_position(params.fen.as_deref(), params.play.as_deref())?;
+    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
     let recent_games = at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
@@ -717,7 +768,7 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
         moves,
         recent_games,
     };
-    let answer = c.players.answer(&c.graph, |p| c.find(p), &pos, &query);
+    let answer = c.players.answer(&c.graph, |p| c.find(p), &asked.pos, asked.opening, &query);
     let mut line = serde_json::to_vec(&answer).expect("answers serialize");
     line.push(b'\n');
     Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))

@@ -27,10 +27,42 @@ pub struct Examples {
     pub players: Vec<String>,
     /// The repertoires built beside the store (`GET /repertoire/{name}`).
     pub repertoires: Vec<String>,
+    /// Positions with an evaluation (`GET /api/cloud-eval`): each one's line (numbered
+    /// SAN, empty for the start position) and FEN.
+    pub evaluated: Vec<(String, String)>,
 }
 
 /// The explorer endpoints' filter parameters, which need the explorer index.
 const EXPLORER_FILTERS: [&str; 5] = ["since", "until", "speeds", "ratings", "history"];
+
+/// The parameter `name` of `GET path`.
+fn parameter_of<'a>(doc: &'a mut Value, path: &str, name: &str) -> Option<&'a mut Value> {
+    let pointer = format!("/paths/{}/get/parameters", path.replace('~', "~0").replace('/', "~1"));
+    doc.pointer_mut(&pointer)?.as_array_mut()?.iter_mut().find(|p| p["name"] == name)
+}
+
+/// `GET /api/cloud-eval` with the build's evaluated positions as the `fen` parameter's
+/// examples (OpenAPI Example objects, which generic clients and test generators send),
+/// so that a client knowing only the document can ask for an evaluation that exists;
+/// without any, the operation would only ever answer 404 and is left out.
+fn cloud_eval_examples(doc: &mut Value, evaluated: &[(String, String)]) {
+    if evaluated.is_empty() {
+        if let Some(paths) = doc["paths"].as_object_mut() {
+            paths.remove("/api/cloud-eval");
+        }
+        return;
+    }
+    let Some(fen) = parameter_of(doc, "/api/cloud-eval", "fen") else { return };
+    let named: serde_json::Map<String, Value> = evaluated
+        .iter()
+        .enumerate()
+        .map(|(i, (line, fen))| {
+            let summary = if line.is_empty() { "The start position".to_string() } else { format!("After {line}") };
+            (format!("evaluated{}", i + 1), json!({ "summary": summary, "value": fen }))
+        })
+        .collect();
+    fen["examples"] = Value::Object(named);
+}
 
 /// The schema of the first parameter of `GET path`.
 fn schema_of<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
@@ -74,6 +106,7 @@ pub fn document_for(examples: &Examples) -> Value {
     {
         schema["examples"] = json!(examples.players);
     }
+    cloud_eval_examples(&mut doc, &examples.evaluated);
     if examples.repertoires.is_empty() {
         // No repertoire was built beside the store: the operation would only answer 404.
         if let Some(paths) = doc["paths"].as_object_mut() {

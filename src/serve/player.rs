@@ -165,7 +165,7 @@ pub struct PlayerMove {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PlayerAnswer {
-    /// The position's opening (own or inherited).
+    /// The position's opening by Lichess's rule (see [`super::masters::ExplorerAnswer`]).
     pub opening: Option<ExplorerOpening>,
     /// Players waiting to be indexed first: always 0.
     pub queue_position: u32,
@@ -275,9 +275,9 @@ impl Players {
         (tallies, recent)
     }
 
-    /// The games of `q` at `pos` (graph nodes give the openings), one answer.
-    pub fn answer(&self, graph: &Graph, find: impl Fn(&Chess) -> Option<u32>, pos: &Chess, q: &PlayerQuery) -> PlayerAnswer {
-        let opening = find(pos).and_then(|i| super::masters::opening(graph.node(i)));
+    /// The games of `q` at `pos`, one answer named `opening` (graph nodes give the
+    /// moves' openings).
+    pub fn answer(&self, graph: &Graph, find: impl Fn(&Chess) -> Option<u32>, pos: &Chess, opening: Option<ExplorerOpening>, q: &PlayerQuery) -> PlayerAnswer {
         let mut answer = PlayerAnswer { opening, queue_position: 0, white: 0, draws: 0, black: 0, moves: Vec::new(), recent_games: Vec::new() };
         let Some(player) = self.matcher.find(&q.player) else { return answer };
         let Some(rows) = self.by_player.get(&(player.to_string(), q.side)) else { return answer };

@@ -150,6 +150,10 @@ fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig
         let median = depths.get(depths.len() / 2).map_or(String::new(), |d| format!(" (median depth {d})"));
         from_sources.push_str(&format!("{} from {name}{median}, ", depths.len()));
     }
+    if report.finished > 0 {
+        // Said only when there are some, so that other builds' lines stay as they were.
+        from_sources.push_str(&format!("{} finished (no search), ", report.finished));
+    }
     let mut summary = format!(
         "{} positions: {from_sources}{} cached, {} analysed, {} failed, {} engines started",
         report.results.len() + report.failures.len(),
