@@ -163,3 +163,21 @@ with chess.polyglot.open_reader(sys.argv[1]) as book:
     let best = weights.iter().max_by_key(|(_, w)| **w).unwrap().0;
     assert!(best == "e2e4" || best == "d2d4", "{weights:?}");
 }
+
+#[test]
+fn status_gives_its_verdict_first_and_counts_fresh_game_files() {
+    let p = project(&["Alburt.pgn.zst", "Stein.pgn.zst", "Adams.pgn.zst"]);
+    assert_eq!(p.make(&[]).status, 0);
+    let run = p.okb(&["status"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(first.contains("Fresh") && first.contains("everything is up to date"), "{}", run.stderr);
+    assert!(run.stderr.contains("games:games (3 game files, each fresh)"), "{}", run.stderr);
+    assert!(!run.stderr.contains("Stein.pgn.zst"), "fresh files are counted, not listed: {}", run.stderr);
+    // A changed file is listed, by name, with why it would run; the verdict still leads.
+    std::fs::copy(masters("Alekhine.pgn.zst"), p.path("games/Stein.pgn.zst")).unwrap();
+    let run = p.okb(&["status"]);
+    assert!(run.stderr.lines().next().unwrap_or_default().contains("steps would run"), "{}", run.stderr);
+    assert!(run.stderr.contains("Stale games:games:") && run.stderr.contains("Stein.pgn.zst"), "{}", run.stderr);
+    assert!(run.stderr.contains("(2 game files, each fresh)"), "{}", run.stderr);
+}

@@ -1,12 +1,13 @@
 //! `okb status`: which steps are stale and why, without building.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::output::{paint, print_json, print_step, step_json};
-use crate::dataflow::Status;
+use super::output::{is_file_step, paint, print_json, print_step, step_json};
+use crate::dataflow::{Status, StepReport};
 use crate::make::{self, MakeOptions};
 use crate::pipeline::{Loaded, SourceKind};
 
@@ -50,15 +51,11 @@ fn freshness(loaded: &Loaded) -> Vec<(String, Vec<String>)> {
 /// Runs `okb status`: exit status 0 either way (a stale build is not an error).
 pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
     let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: true, replay_warnings: false };
-    let json = args.json;
-    let summary = make::make(loaded, &options, move |r| {
-        if !json {
-            print_step(r, true)
-        }
-    })?;
+    // Nothing is printed while the steps are checked: the verdict comes first.
+    let summary = make::make(loaded, &options, |_| {})?;
     let stale = summary.steps.iter().filter(|s| s.status == Status::Stale).count();
     let sources = freshness(loaded);
-    if json {
+    if args.json {
         print_json(&json!({
             "up_to_date": stale == 0,
             "stale": stale,
@@ -67,15 +64,34 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
         }));
         return Ok(ExitCode::SUCCESS);
     }
-    for (name, lines) in &sources {
-        for line in lines {
-            eprintln!("{:>12} {name} {line}", paint("Source", "36"));
-        }
-    }
     if stale == 0 {
         eprintln!("{} everything is up to date", paint("Fresh", "32"));
     } else {
         eprintln!("{} {stale} of {} steps would run; `okb make` builds them", paint("Stale", "33"), summary.steps.len());
     }
+    print_steps(&summary.steps);
+    for (name, lines) in &sources {
+        for line in lines {
+            eprintln!("{:>12} {name} {line}", paint("Source", "36"));
+        }
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Every step with why it would run, except fresh game files, which are counted per
+/// source (a collection has hundreds: a line each would bury the stale ones).
+fn print_steps(steps: &[StepReport]) {
+    let mut fresh_files: BTreeMap<&str, usize> = BTreeMap::new();
+    for step in steps {
+        if step.status == Status::Fresh && is_file_step(&step.id) {
+            let source = step.id.split(':').nth(1).unwrap_or_default();
+            *fresh_files.entry(source).or_default() += 1;
+        } else {
+            print_step(step, true);
+        }
+    }
+    for (source, files) in fresh_files.into_iter().filter(|_| !super::output::quiet()) {
+        let noun = if files == 1 { "file" } else { "files" };
+        eprintln!("{} games:{source} ({files} game {noun}, each fresh)", paint("Fresh", "32"));
+    }
 }

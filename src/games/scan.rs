@@ -24,7 +24,6 @@ use memchr::{memchr, memchr3, memrchr};
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, SanPlus, Visitor};
 use shakmaty::Color;
 
-use super::pgn::{GameEnd, GameVisitor, KeyScheme};
 
 /// Comments up to this length are read here; longer ones go to pgn-reader, whose
 /// behaviour near its buffer's size (32 KiB, [`super::report::MAX_COMMENT_BYTES`] × 2)
@@ -34,11 +33,16 @@ const MAX_FAST_COMMENT: usize = 8 * 1024;
 /// [`super::report::MAX_TAG_LINE_BYTES`]).
 const MAX_FAST_TAG_LINE: usize = 2 * 1024;
 
+/// A pgn-reader visitor whose tags and movetext carry nothing (okb's game visitors).
+pub(crate) trait Game: Visitor<Tags = (), Movetext = ()> {}
+
+impl<V: Visitor<Tags = (), Movetext = ()>> Game for V {}
+
 /// What the fast path made of the game starting at an offset.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Scanned {
-    /// The game was read: how it ended and where the text after it starts.
-    Game(GameEnd, usize),
+pub(crate) enum Scanned<O> {
+    /// The game was read: the visitor's output and where the text after it starts.
+    Game(O, usize),
     /// The game uses grammar the fast path leaves to pgn-reader.
     Unusual,
 }
@@ -52,8 +56,9 @@ pub(crate) fn game_start(data: &[u8], mut i: usize) -> usize {
     skip_whitespace(data, i, true)
 }
 
-/// Reads the game starting at `i` (see [`game_start`]) into `visitor`.
-pub(crate) fn read_game<S: KeyScheme>(data: &[u8], i: usize, visitor: &mut GameVisitor<'_, S>) -> Scanned {
+/// Reads the game starting at `i` (see [`game_start`]) into `visitor`, whose
+/// `begin_tags` must start a game afresh: a game given up half way is read again.
+pub(crate) fn read_game<V: Game>(data: &[u8], i: usize, visitor: &mut V) -> Scanned<V::Output> {
     let ControlFlow::Continue(()) = visitor.begin_tags() else { return Scanned::Unusual };
     let Some(i) = read_tags(data, i, visitor) else { return Scanned::Unusual };
     match visitor.begin_movetext(()) {
@@ -89,8 +94,9 @@ fn until(data: &[u8], i: usize, needle: u8) -> usize {
     memchr(needle, &data[i..]).map_or(data.len(), |p| i + p)
 }
 
-/// The tag lines from `i`; `None` for a form left to pgn-reader.
-fn read_tags<S: KeyScheme>(data: &[u8], mut i: usize, visitor: &mut GameVisitor<'_, S>) -> Option<usize> {
+/// The tag lines from `i`; `None` for a form left to pgn-reader, or when the visitor
+/// stops at a tag (pgn-reader then skips the game; so does it on the second reading).
+fn read_tags<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Option<usize> {
     while data.get(i) == Some(&b'[') {
         let line = &data[i + 1..];
         let quote = memchr3(b'"', b'\n', b']', line).filter(|&q| line[q] == b'"')?;
@@ -100,8 +106,9 @@ fn read_tags<S: KeyScheme>(data: &[u8], mut i: usize, visitor: &mut GameVisitor<
         if close >= MAX_FAST_TAG_LINE {
             return None;
         }
-        // GameVisitor never breaks on a tag.
-        let _ = visitor.tag(&mut (), &line[..name_end], RawTag(&line[value..close]));
+        if visitor.tag(&mut (), &line[..name_end], RawTag(&line[value..close])).is_break() {
+            return None;
+        }
         i = skip_ket(data, i + 1 + close + 1);
     }
     Some(i)
@@ -126,7 +133,7 @@ fn is_token_end(byte: u8) -> bool {
 }
 
 /// The movetext from `i` until the visitor stops or the game ends.
-fn read_movetext<S: KeyScheme>(data: &[u8], mut i: usize, visitor: &mut GameVisitor<'_, S>) -> Scanned {
+fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned<V::Output> {
     macro_rules! visit {
         ($flow:expr, $next:expr) => {{
             let next = $next;
@@ -282,12 +289,12 @@ mod tests {
         let mut text = b"[A \"b\"]\n".to_vec();
         let head = text.len();
         text.extend_from_slice(data);
-        let taken = std::cell::Cell::new(0);
-        let mut reader = pgn_reader::Reader::new(super::super::pgn::CountingSlice::new(&text, &taken));
+        let mut reader = pgn_reader::Reader::new(&text[..]);
         reader.read_game(&mut Skipper).unwrap();
         // The pending skip runs at the next game's start, with its whitespace.
         reader.has_more().unwrap();
-        taken.get() - reader.buffer().len() - head
+        let buffered = reader.buffer().len();
+        text.len() - reader.into_inner().len() - buffered - head
     }
 
     #[test]
