@@ -468,7 +468,11 @@ fn schemathesis_finds_nothing_and_reaches_every_operation() {
     let p = project_with(12, "[explorer]\ntop_games = 4\n");
     p.make(&[]);
     let server = Server::start(&p, &[], &[]);
-    for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25"][..]] {
+    // The seeded run tests valid and invalid data; the unseeded one explores valid data
+    // only: schemathesis cannot tell which strings a custom format (`san-line`) refuses,
+    // and now and then offers one it allows (the empty line, which is the start
+    // position) as a "format violation" the server should have refused.
+    for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25", "--mode", "positive"][..]] {
         let text = schemathesis(&server, run, true);
         let selected = text.lines().find_map(|l| l.trim().strip_prefix("Selected: ")).unwrap_or_default().to_string();
         let (picked, all) = selected.split_once('/').unwrap_or_default();
