@@ -217,7 +217,7 @@ enum Command {
     ///
     /// Each entry is a position's Polyglot key and a 64-bit record: the move, White's
     /// average Elo, the Elo difference, the most frequent result with its share, the game
-    /// count and the weight (README: "Packed move records").
+    /// count and the weight (docs/exports.md: "Packed move records").
     Inspect(okb::cli::inspect::InspectArgs),
     /// Convert games between PGN and BGN, or into packed move records
     ///

@@ -15,7 +15,8 @@ pub const GROWTH_PER_PLY: f64 = 1.45;
 /// Seconds of one depth-10, MultiPV-3 search on the 2-core machine okb is developed on,
 /// used until a run on this machine has calibrated its own: Stockfish 15.1's CPU time per
 /// search over a sample of 202 of the shipped pipeline's engine positions (0.102 s; CPU
-/// time, so other load on the machine does not inflate it). The README's design estimate
+/// time, so other load on the machine does not inflate it). The guide's design estimate
+/// (docs/phases.md)
 /// is this figure through `okb status --profile design`.
 pub const DEFAULT_SECONDS_AT_10: f64 = 0.10;
 

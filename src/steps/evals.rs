@@ -5,7 +5,7 @@
 //! engine selects, so changing `[engine]` settings never re-reads the dump; it reads
 //! the dump again only when the tree gains positions or the pin changes, and then once
 //! per make whatever number of steps use it. (A dump of the real size, about 40 GB, takes
-//! minutes per pass: see `bench/run evals` and README.)
+//! minutes per pass: see `bench/run evals` and bench/README.md.)
 
 use std::collections::BTreeSet;
 

@@ -70,7 +70,7 @@ pub fn run(args: &EngineArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
 fn no_engine(loaded: &Loaded) -> miette::Report {
     miette::miette!(
         code = "okb::engine",
-        help = "add an [engine] table (README: pipeline.toml) to annotate positions",
+        help = "add an [engine] table (docs/pipeline.md) to annotate positions",
         "{} has no [engine] table, so its make searches no position",
         loaded.file.display()
     )
