@@ -258,15 +258,16 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
         let (chunks, bar, shown) = (&mut chunker, &bar, &shown);
         std::thread::scope(|scope| {
             scope.spawn(move || {
-                let mut next = Ok(Some(first));
-                while let Ok(Some(_)) | Err(_) = next {
-                    let failed = next.is_err();
+                let rest = std::iter::from_fn(|| {
+                    shown(bar);
+                    whole_games(chunks).transpose()
+                });
+                for chunk in std::iter::once(Ok(first)).chain(rest) {
+                    let failed = chunk.is_err();
                     // The receiver is gone when counting failed: stop reading.
-                    if send.send(next.map(Option::unwrap)).is_err() || failed {
+                    if send.send(chunk).is_err() || failed {
                         break;
                     }
-                    shown(bar);
-                    next = whole_games(chunks);
                 }
             });
             receive.into_iter().par_bridge().try_for_each(|c| process(c?))

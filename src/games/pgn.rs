@@ -391,7 +391,7 @@ pub fn read_chunk_with<S: KeyScheme>(
         let (read, next) = match scanned {
             // The next game is located as pgn-reader's has_more() locates it.
             Scanned::Game(end, next) => (Ok(Some(end)), Some(scan::game_start(body, next))),
-            Scanned::Unusual => read_one_game(&body[at..], visitor).map_next(at),
+            Scanned::Unusual => read_one_game(body, at, visitor),
         };
         match read {
             Ok(None) => break,
@@ -425,12 +425,12 @@ pub fn read_chunk_with<S: KeyScheme>(
     games
 }
 
-/// One game read by pgn-reader from the start of `text` (what the fast path leaves to
-/// it): the game, or the kind of a game it could not read, and the offset in `text`
-/// where the next game starts, as `has_more()` finds it (`None` if reading stopped).
-fn read_one_game<S: KeyScheme>(text: &[u8], visitor: &mut GameVisitor<'_, S>) -> OneGame {
+/// One game read by pgn-reader from offset `at` of `body` (what the fast path leaves to
+/// it): the game, or the kind of a game it could not read, and the offset in `body` where
+/// the next game starts, as `has_more()` finds it (`None` if reading stopped).
+fn read_one_game<S: KeyScheme>(body: &[u8], at: usize, visitor: &mut GameVisitor<'_, S>) -> (Result<Option<GameEnd>, BadKind>, Option<usize>) {
     let taken = Cell::new(0);
-    let mut reader = Reader::build(CountingSlice { data: text, taken: &taken })
+    let mut reader = Reader::build(CountingSlice { data: &body[at..], taken: &taken })
         .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
         .set_supported_comment_length(MAX_COMMENT_BYTES)
         .finish();
@@ -445,22 +445,7 @@ fn read_one_game<S: KeyScheme>(text: &[u8], visitor: &mut GameVisitor<'_, S>) ->
         Ok(_) => reader.has_more().is_ok(),
         Err(_) => reader.skip_game().is_ok(),
     };
-    let next = finished.then(|| taken.get() - reader.buffer().len());
-    OneGame { read, next }
-}
-
-/// What [`read_one_game`] read.
-struct OneGame {
-    read: Result<Option<GameEnd>, BadKind>,
-    next: Option<usize>,
-}
-
-impl OneGame {
-    /// The game, and where the next text starts in a text in which this game's text
-    /// starts at `offset`.
-    fn map_next(self, offset: usize) -> (Result<Option<GameEnd>, BadKind>, Option<usize>) {
-        (self.read, self.next.map(|n| offset + n))
-    }
+    (read, finished.then(|| at + taken.get() - reader.buffer().len()))
 }
 
 /// If the text ends inside a game (no termination marker after its last tag block),
