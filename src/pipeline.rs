@@ -60,11 +60,14 @@ fn default_delimiter() -> String {
 pub struct GamesParams {
     /// Memory for in-memory counting before sorted runs spill to disk, in MiB.
     pub memory_budget_mb: usize,
+    /// Shards of a counts state (`state = true` sources): a merge holds about two shards
+    /// in memory per core, so a state of S bytes wants S / shards well under the budget.
+    pub state_shards: usize,
 }
 
 impl Default for GamesParams {
     fn default() -> Self {
-        GamesParams { memory_budget_mb: 2048 }
+        GamesParams { memory_budget_mb: 2048, state_shards: 256 }
     }
 }
 

@@ -183,7 +183,8 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
 /// the tree only the positions it keeps.
 pub fn build_streaming<E>(skeleton: &EcoSkeleton, params: &TreeParams, games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>) -> Result<Tree, E> {
     let (pending, root_key) = skeleton_pending(skeleton);
-    let stats = games(&Needed { skeleton: &pending, min_games: params.min_games })?;
+    let cut_skeleton = pending.keys().map(|k| k.0 & crate::games::state::codec::KEY_MASK).collect();
+    let stats = games(&Needed { skeleton: &pending, cut_skeleton, min_games: params.min_games })?;
     Ok(finish(pending, root_key, skeleton, Some(&stats), params))
 }
 
@@ -193,6 +194,8 @@ pub fn build_streaming<E>(skeleton: &EcoSkeleton, params: &TreeParams, games: im
 /// it keeps was reached by every game that played the move, so its own count passes too.
 pub struct Needed<'a> {
     skeleton: &'a KeyMap<PositionKey, Pending>,
+    /// The skeleton's keys as a counts state keys them (`games::state::codec::state_key`).
+    cut_skeleton: std::collections::HashSet<u128>,
     min_games: u64,
 }
 
@@ -201,6 +204,11 @@ impl Needed<'_> {
     /// `games` games.
     pub fn keeps(&self, key: PositionKey, games: u64) -> bool {
         games >= self.min_games || self.skeleton.contains_key(&key)
+    }
+
+    /// [`Needed::keeps`] for a key cut to a counts state's 72 bits.
+    pub fn keeps_state_key(&self, key: u128, games: u64) -> bool {
+        games >= self.min_games || self.cut_skeleton.contains(&key)
     }
 }
 

@@ -49,7 +49,7 @@ pub fn from_manifest(manifest: &Manifest, read: impl Fn(&str) -> Result<Vec<u8>,
     positions.sort_unstable_by_key(|(k, _)| *k);
     moves.sort_unstable_by_key(|(k, m, _)| (*k, *m));
     moves.dedup_by_key(|(k, m, _)| (*k, *m));
-    Ok(GameStats { positions, moves })
+    Ok(GameStats::new(positions, moves))
 }
 
 fn reduce(pos: &Chess, answer: &explorer::Answer, moves: &[shakmaty::Move]) -> Reduced {

@@ -178,7 +178,7 @@ pub fn aggregate_file_with(
     Ok(FileAggregate {
         file: counted.file,
         max_ply: counted.max_ply,
-        stats: GameStats { positions, moves },
+        stats: GameStats::new(positions, moves),
         bad: counted.bad,
         counters: counted.counters,
         broken: counted.broken,

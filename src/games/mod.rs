@@ -18,6 +18,7 @@ pub mod pgn;
 pub mod report;
 pub mod runs;
 mod scan;
+pub mod state;
 pub mod stats;
 pub mod stored;
 mod table;

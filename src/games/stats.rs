@@ -51,17 +51,32 @@ pub struct MoveStats {
 
 /// Merged statistics of all game sources, sorted by key so that serialization is
 /// deterministic.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameStats {
     /// Per position, sorted by key.
     pub positions: Vec<(PositionKey, Outcomes)>,
     /// Per (position, move), sorted by (position, move).
     pub moves: Vec<(PositionKey, MoveKey, MoveStats)>,
+    /// The key bits the statistics are keyed by: all of them, or the top 72 when they come
+    /// from a counts state (`games::state`); lookups cut the asked key the same way.
+    pub key_mask: u128,
+}
+
+impl Default for GameStats {
+    fn default() -> GameStats {
+        GameStats::new(Vec::new(), Vec::new())
+    }
 }
 
 impl GameStats {
+    /// Statistics keyed by whole keys.
+    pub fn new(positions: Vec<(PositionKey, Outcomes)>, moves: Vec<(PositionKey, MoveKey, MoveStats)>) -> GameStats {
+        GameStats { positions, moves, key_mask: u128::MAX }
+    }
+
     /// Statistics of the position `key`, if any game reached it.
     pub fn position(&self, key: PositionKey) -> Option<&Outcomes> {
+        let key = PositionKey(key.0 & self.key_mask);
         self.positions
             .binary_search_by_key(&key, |(k, _)| *k)
             .ok()
@@ -70,6 +85,7 @@ impl GameStats {
 
     /// All moves played from the position `key`, sorted by move key.
     pub fn moves_from(&self, key: PositionKey) -> &[(PositionKey, MoveKey, MoveStats)] {
+        let key = PositionKey(key.0 & self.key_mask);
         let start = self.moves.partition_point(|(k, _, _)| *k < key);
         let end = self.moves.partition_point(|(k, _, _)| *k <= key);
         &self.moves[start..end]

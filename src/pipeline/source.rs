@@ -119,8 +119,8 @@ impl SourceKind {
     /// The settings a source of this kind takes, besides `kind`.
     fn takes(self) -> &'static [&'static str] {
         match self {
-            SourceKind::Pgn | SourceKind::Bgn => &["url", "path", "paths", "manifest", "blake3", "filter", "allow_empty", "players"],
-            SourceKind::LichessDb => &["months", "variant", "url", "blake3", "filter"],
+            SourceKind::Pgn | SourceKind::Bgn => &["url", "path", "paths", "manifest", "blake3", "filter", "allow_empty", "players", "state"],
+            SourceKind::LichessDb => &["months", "variant", "url", "blake3", "filter", "state"],
             SourceKind::LichessExplorer => &[
                 "database", "url", "token_env", "speeds", "ratings", "since", "until", "root", "max_ply", "min_games", "moves", "politeness", "blake3",
             ],
@@ -215,6 +215,9 @@ pub struct GameSource {
     /// The players whose games the collection is read as (repertoire `games` reports),
     /// by White/Black tag.
     pub players: Option<Vec<PlayerSpec>>,
+    /// Whether its counts accumulate in a counts state (`games::state`) instead of
+    /// being merged from every file's runs on every make (default: no).
+    pub state: Option<bool>,
 }
 
 /// Months of Lichess's database (`lichess-db`).
@@ -230,6 +233,8 @@ pub struct LichessDbSource {
     pub blake3: Option<String>,
     /// Game filters, passed to Phase 2.
     pub filter: Option<toml::Table>,
+    /// Whether its counts accumulate in a counts state (`games::state`; default: yes).
+    pub state: Option<bool>,
 }
 
 /// A crawl of an opening explorer server (`lichess-explorer`).
@@ -351,6 +356,16 @@ impl SourceSpec {
         match self {
             SourceSpec::Games(g) => g.players.as_deref(),
             _ => None,
+        }
+    }
+
+    /// Whether the source's counts accumulate in a counts state (`state`: on by default
+    /// for `lichess-db`, off for the other game sources).
+    pub fn keeps_state(&self) -> bool {
+        match self {
+            SourceSpec::Games(g) => g.state == Some(true),
+            SourceSpec::LichessDb(d) => d.state != Some(false),
+            _ => false,
         }
     }
 
@@ -483,6 +498,8 @@ pub struct FlatSource {
     multipv: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     players: Option<Vec<PlayerSpec>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    state: Option<bool>,
 }
 
 impl FlatSource {
@@ -512,6 +529,7 @@ impl FlatSource {
             politeness: None,
             multipv: None,
             players: None,
+            state: None,
         }
     }
 
@@ -555,6 +573,7 @@ impl FlatSource {
             politeness,
             multipv,
             players,
+            state,
         } = self;
         Ok(match kind {
             SourceKind::Pgn | SourceKind::Bgn => {
@@ -569,11 +588,11 @@ impl FlatSource {
                         return Err(format!("a game source has both {}: give one", given.join(" and ")));
                     }
                 };
-                SourceSpec::Games(GameSource { format, files, url, blake3, filter, allow_empty, players })
+                SourceSpec::Games(GameSource { format, files, url, blake3, filter, allow_empty, players, state })
             }
             SourceKind::LichessDb => {
                 let months = months.ok_or("a lichess-db source needs `months`, e.g. [\"2013-01\", \"2024-03..2024-05\"]")?;
-                SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter })
+                SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter, state })
             }
             SourceKind::LichessExplorer => {
                 let database = database.ok_or("an explorer crawl needs `database` (\"masters\" or \"lichess\")")?;
@@ -611,15 +630,15 @@ impl From<SourceSpec> for FlatSource {
         let mut flat = FlatSource::of_kind(spec.kind());
         match spec {
             SourceSpec::File(FileSource { kind: _, url, path, blake3 }) => FlatSource { url, path, blake3, ..flat },
-            SourceSpec::Games(GameSource { format: _, files, url, blake3, filter, allow_empty, players }) => {
+            SourceSpec::Games(GameSource { format: _, files, url, blake3, filter, allow_empty, players, state }) => {
                 match files {
                     GameFiles::Path(path) => flat.path = Some(path),
                     GameFiles::Paths(paths) => flat.paths = Some(paths),
                     GameFiles::Manifest(manifest) => flat.manifest = Some(manifest),
                 }
-                FlatSource { url, blake3, filter, allow_empty, players, ..flat }
+                FlatSource { url, blake3, filter, allow_empty, players, state, ..flat }
             }
-            SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter }) => FlatSource { months: Some(months), variant, url, blake3, filter, ..flat },
+            SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter, state }) => FlatSource { months: Some(months), variant, url, blake3, filter, state, ..flat },
             SourceSpec::Explorer(ExplorerSource { database, url, token_env, speeds, ratings, since, until, root, max_ply, min_games, moves, politeness, blake3 }) => FlatSource {
                 database: Some(database),
                 url: Some(url),

@@ -22,9 +22,10 @@ pub static RULE: Rule = Rule { name: "games", about: "all game files' counts mer
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
-/// With any counting step (game files, counts sources, crawls): their counts merged.
+/// With any counting step (game files, counts sources, crawls) besides the files of
+/// sources that keep a counts state (the `state` steps add those): their counts merged.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let parts = p.counting_parts();
+    let parts = p.merged_parts();
     if parts.is_empty() {
         return Ok(Vec::new());
     }

@@ -35,6 +35,7 @@ step_modules![
     counts,
     crawl,
     games,
+    state,
     coverage,
     tree,
     evals,

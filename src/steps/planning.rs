@@ -111,6 +111,11 @@ pub fn crawl_id(name: &str) -> String {
     format!("crawl:{name}")
 }
 
+/// The id of the step that adds game file `file` to the counts state.
+pub fn state_id(file: &GameFile) -> String {
+    format!("state:{}:{}", file.source, file.shown)
+}
+
 /// The id of evaluation dump `name`'s step.
 pub fn evals_id(name: &str) -> String {
     format!("evals:{name}")
@@ -178,6 +183,23 @@ impl Planning<'_> {
         let dumps = self.eval_files().map(|f| (f.name.clone(), evals_id(&f.name), f.hash.clone()));
         let clouds = self.clouds.iter().map(|c| (c.name.clone(), cloud_eval_id(&c.name), c.pin.clone().unwrap_or_else(|| "unpinned".into())));
         dumps.chain(clouds).collect()
+    }
+
+    /// Whether source `name` keeps a counts state (`games::state`).
+    fn keeps_state(&self, name: &str) -> bool {
+        self.loaded.pipeline.sources.get(name).is_some_and(|s| s.keeps_state())
+    }
+
+    /// The counting parts the `games` step merges: every counting step but the game files
+    /// of sources that keep a counts state.
+    pub fn merged_parts(&self) -> Vec<(String, String)> {
+        self.counting_parts().into_iter().filter(|(source, id)| !(self.keeps_state(source) && id.starts_with("games:"))).collect()
+    }
+
+    /// The game files whose counts accumulate in the counts state, in pipeline order (the
+    /// order they are added in: a file added at the end costs one merge).
+    pub fn state_files(&self) -> Vec<GameFile> {
+        self.game_files.iter().filter(|g| self.keeps_state(&g.source)).cloned().collect()
     }
 
     /// The taxonomy sources with their formats, in pipeline order.

@@ -3,9 +3,12 @@
 
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning, is_declared, state_id};
 use crate::eco::EcoSkeleton;
 use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
+use crate::games::state::codec::KEY_MASK;
+use crate::games::state::merge::{MergeError, RunGroups};
+use crate::games::state::{self, CountsState};
 use crate::games::stats::GameStats;
 use crate::games::stored::{MergedCounts, StoredRun};
 use crate::tree::{self, Needed, Tree, TreeParams};
@@ -22,14 +25,16 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let eco: Input<EcoSkeleton> = d.input("eco");
     let params: TreeParams = d.param("tree")?;
     let games: Option<Input<MergedCounts>> = is_declared(declared, "games").then(|| d.input("games"));
+    let state: Option<Input<CountsState>> = p.state_files().last().map(|file| d.input(state_id(file)));
     let run = move |cx: &Ctx<'_>| {
         let skeleton = cx.get(&eco)?;
-        let tree = match &games {
-            Some(input) => {
+        let tree = match (&games, &state) {
+            (games, Some(state)) => tree::build_streaming(&skeleton, &params, |needed| from_state(cx, state, games.as_ref(), needed))?,
+            (Some(input), None) => {
                 let counts = cx.get(input)?;
                 tree::build_streaming(&skeleton, &params, |needed| pruned(cx, input, &counts, needed))?
             }
-            None => tree::build(&skeleton, None, &params),
+            (None, None) => tree::build(&skeleton, None, &params),
         };
         let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
         Ok(Produced::encoded(tree, text, encode_tree))
@@ -54,7 +59,34 @@ fn pruned(cx: &Ctx<'_>, input: &Input<MergedCounts>, games: &MergedCounts, neede
             other => cx.fail(other),
         }
     };
-    Ok(GameStats { positions: positions.map_err(failed(games.positions.name.clone()))?, moves: moves.map_err(failed(games.moves.name.clone()))? })
+    Ok(GameStats::new(positions.map_err(failed(games.positions.name.clone()))?, moves.map_err(failed(games.moves.name.clone()))?))
+}
+
+/// The counts state and the other sources' merged counts read together in one pass, key
+/// by key, and pruned on the way (see `games::state::kept`); keyed by the state's 72 bits.
+fn from_state(cx: &Ctx<'_>, input: &Input<CountsState>, games: Option<&Input<MergedCounts>>, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
+    let counts_state = cx.get(input)?;
+    let merged = games.map(|g| cx.get(g)).transpose()?;
+    let cache = &cx.build.cache;
+    let kept = (|| -> Result<_, MergeError> {
+        let others = match &merged {
+            Some(m) => Some(RunGroups::open(cache, "games", &m.positions.name, &m.moves.name)?),
+            None => None,
+        };
+        state::kept(&counts_state, cache, others, &|key, games| needed.keeps_state_key(key, games))
+    })();
+    use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
+    let lost = |kind| matches!(kind, InvalidData | NotFound | UnexpectedEof);
+    let (positions, moves) = kept.map_err(|e| match (&e, games) {
+        (MergeError::Shard { shard, source }, _) if lost(source.kind()) => {
+            BuildError::from(CorruptCache { step: input.id().into(), hash: cx.hash_of(input), found: shard.clone() })
+        }
+        (MergeError::Month(RunError::Input { source, .. }), Some(g)) if lost(source.kind()) => {
+            BuildError::from(CorruptCache { step: g.id().into(), hash: cx.hash_of(g), found: cx.hash_of(g) })
+        }
+        _ => cx.fail(e),
+    })?;
+    Ok(GameStats { positions, moves, key_mask: KEY_MASK })
 }
 
 /// The records of the run `blob` (of the `games` step) that `keep` keeps.

@@ -1,0 +1,359 @@
+//! The state's bytes: groups of a position and its moves, keyed by 72 bits.
+//!
+//! A shard (and a month's slice of one) is a sequence of groups sorted by key. A group is
+//! one position's counts and the counts of the moves played from it, written as:
+//! - the key's top 64 bits as a LEB128 delta from the previous group's (keys are sorted,
+//!   so a shard of n uniform keys spends about 64 − log2(n) bits here), then its next 8
+//!   bits as one check byte;
+//! - a header `(moves << 2) | position`, where `position` is 0 (no position record), 1
+//!   (the position's counts are the sum of its moves': the usual case, nothing written)
+//!   or 2 (three varints follow: White wins, draws, Black wins);
+//! - per move, in move-key order: the move key (2 bytes LE) and its statistics. A move
+//!   seen in one game (most of a month's) takes a tag byte (result, whether each side's
+//!   rating is known) and the known ratings as varints; any other takes 0x80 and seven
+//!   varints.
+//!
+//! Why 72 bits: a 128-bit key costs about 15 bytes a group as a delta, 72 bits about 7.
+//! Two positions that agree on the top 64 bits but not on the check byte stay apart (and
+//! are counted as told apart); two that agree on all 72 bits would be counted as one:
+//! about 0.008 such pairs are expected among the ~10^10 positions of all Lichess.
+
+use crate::games::stats::{MoveStats, Outcomes};
+use crate::position::{MoveKey, PositionKey};
+
+/// The bits of a [`PositionKey`] the state keeps (the top 72).
+pub const KEY_MASK: u128 = !((1u128 << 56) - 1);
+
+/// A position key as the state keys it.
+pub fn state_key(key: PositionKey) -> u128 {
+    key.0 & KEY_MASK
+}
+
+/// One position's counts and its moves', under a state key.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Group {
+    /// The state key (see [`state_key`]).
+    pub key: u128,
+    /// The position's counts, when a game reached it.
+    pub position: Option<Outcomes>,
+    /// Its moves' counts, sorted by move key, each once.
+    pub moves: Vec<(MoveKey, MoveStats)>,
+}
+
+impl Group {
+    /// Empties the group for reuse (keeping the moves' allocation).
+    pub fn clear(&mut self) {
+        self.key = 0;
+        self.position = None;
+        self.moves.clear();
+    }
+
+    /// Adds `other`'s counts (same key) to `self`.
+    pub fn add(&mut self, other: &Group) {
+        debug_assert_eq!(self.key, other.key);
+        if let Some(theirs) = &other.position {
+            self.position.get_or_insert_with(Outcomes::default).add(theirs);
+        }
+        self.moves.extend_from_slice(&other.moves);
+        self.normalize_moves();
+    }
+
+    /// Sorts the moves by key and sums those given twice.
+    pub fn normalize_moves(&mut self) {
+        if self.moves.windows(2).all(|w| w[0].0 < w[1].0) {
+            return;
+        }
+        self.moves.sort_by_key(|(m, _)| *m);
+        self.moves.dedup_by(|later, kept| {
+            if later.0 != kept.0 {
+                return false;
+            }
+            add_stats(&mut kept.1, &later.1);
+            true
+        });
+    }
+
+    /// Games that reached the position (0 when none did).
+    pub fn position_games(&self) -> u64 {
+        self.position.map_or(0, |p| p.games())
+    }
+
+    /// The key as a [`PositionKey`] (its low 56 bits zero).
+    pub fn position_key(&self) -> PositionKey {
+        PositionKey(self.key)
+    }
+}
+
+/// Adds the statistics `b` to `a`.
+pub fn add_stats(a: &mut MoveStats, b: &MoveStats) {
+    a.outcomes.add(&b.outcomes);
+    a.rating_sum += b.rating_sum;
+    a.rated_games += b.rated_games;
+    a.opponent_rating_sum += b.opponent_rating_sum;
+    a.opponent_rated_games += b.opponent_rated_games;
+}
+
+/// Bytes that are not a well-formed state (a truncated or corrupt shard).
+#[derive(Debug, thiserror::Error)]
+#[error("malformed counts state at byte {at}: {what}")]
+pub struct Malformed {
+    /// Where the bad group starts.
+    pub at: usize,
+    /// What is wrong.
+    pub what: &'static str,
+}
+
+/// Writes groups in order, each after the previous one's key.
+#[derive(Default)]
+pub struct Encoder {
+    prev_hi: u64,
+    /// Groups written.
+    pub groups: u64,
+    /// Moves written.
+    pub moves: u64,
+}
+
+const MULTI: u8 = 0x80;
+
+impl Encoder {
+    /// Appends `group` (whose key is not below the previous group's) to `out`.
+    pub fn put(&mut self, group: &Group, out: &mut Vec<u8>) {
+        let hi = (group.key >> 64) as u64;
+        debug_assert!(hi >= self.prev_hi, "groups are written in key order");
+        put_varint(out, hi - self.prev_hi);
+        out.push((group.key >> 56) as u8);
+        self.prev_hi = hi;
+        let derived = group.position.is_some_and(|p| p == moves_total(&group.moves));
+        let mode = match group.position {
+            None => 0,
+            Some(_) if derived => 1,
+            Some(_) => 2,
+        };
+        put_varint(out, ((group.moves.len() as u64) << 2) | mode);
+        if let (Some(p), 2) = (group.position, mode) {
+            for v in [p.white, p.draws, p.black] {
+                put_varint(out, v);
+            }
+        }
+        for (mv, stats) in &group.moves {
+            out.extend_from_slice(&mv.0.to_le_bytes());
+            put_stats(out, stats);
+        }
+        self.groups += 1;
+        self.moves += group.moves.len() as u64;
+    }
+}
+
+fn moves_total(moves: &[(MoveKey, MoveStats)]) -> Outcomes {
+    let mut total = Outcomes::default();
+    for (_, s) in moves {
+        total.add(&s.outcomes);
+    }
+    total
+}
+
+/// A move seen in exactly one game, with each rating at most once: a tag and the ratings.
+fn single_tag(s: &MoveStats) -> Option<u8> {
+    let o = &s.outcomes;
+    let result = match (o.white, o.draws, o.black) {
+        (1, 0, 0) => 0,
+        (0, 1, 0) => 1,
+        (0, 0, 1) => 2,
+        _ => return None,
+    };
+    let known = |games: u64, sum: u64| match games {
+        0 if sum == 0 => Some(0u8),
+        1 => Some(1),
+        _ => None,
+    };
+    Some(result | known(s.rated_games, s.rating_sum)? << 2 | known(s.opponent_rated_games, s.opponent_rating_sum)? << 3)
+}
+
+fn put_stats(out: &mut Vec<u8>, s: &MoveStats) {
+    match single_tag(s) {
+        Some(tag) => {
+            out.push(tag);
+            if s.rated_games == 1 {
+                put_varint(out, s.rating_sum);
+            }
+            if s.opponent_rated_games == 1 {
+                put_varint(out, s.opponent_rating_sum);
+            }
+        }
+        None => {
+            out.push(MULTI);
+            let o = &s.outcomes;
+            for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games, s.opponent_rating_sum, s.opponent_rated_games] {
+                put_varint(out, v);
+            }
+        }
+    }
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Reads groups back from bytes an [`Encoder`] wrote.
+pub struct Decoder<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    prev_hi: u64,
+}
+
+impl<'a> Decoder<'a> {
+    /// A decoder of `bytes` from their start.
+    pub fn new(bytes: &'a [u8]) -> Decoder<'a> {
+        Decoder { bytes, at: 0, prev_hi: 0 }
+    }
+
+    /// Reads the next group into `group`; `false` at the end.
+    pub fn next_into(&mut self, group: &mut Group) -> Result<bool, Malformed> {
+        if self.at == self.bytes.len() {
+            return Ok(false);
+        }
+        let start = self.at;
+        self.read(group).ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
+        Ok(true)
+    }
+
+    fn read(&mut self, group: &mut Group) -> Option<()> {
+        group.clear();
+        let hi = self.prev_hi.checked_add(self.varint()?)?;
+        let check = *self.bytes.get(self.at)?;
+        self.at += 1;
+        self.prev_hi = hi;
+        group.key = (u128::from(hi) << 64) | (u128::from(check) << 56);
+        let header = self.varint()?;
+        let moves = usize::try_from(header >> 2).ok().filter(|&n| n <= 4096)?;
+        let explicit = match header & 3 {
+            2 => Some(Outcomes { white: self.varint()?, draws: self.varint()?, black: self.varint()? }),
+            0 | 1 => None,
+            _ => return None,
+        };
+        for _ in 0..moves {
+            let mv = MoveKey(u16::from_le_bytes(self.bytes.get(self.at..self.at + 2)?.try_into().ok()?));
+            self.at += 2;
+            let stats = self.stats()?;
+            group.moves.push((mv, stats));
+        }
+        group.position = match header & 3 {
+            0 => None,
+            1 => Some(moves_total(&group.moves)),
+            _ => explicit,
+        };
+        Some(())
+    }
+
+    fn stats(&mut self) -> Option<MoveStats> {
+        let tag = *self.bytes.get(self.at)?;
+        self.at += 1;
+        if tag == MULTI {
+            let mut v = || self.varint();
+            let outcomes = Outcomes { white: v()?, draws: v()?, black: v()? };
+            return Some(MoveStats { outcomes, rating_sum: v()?, rated_games: v()?, opponent_rating_sum: v()?, opponent_rated_games: v()? });
+        }
+        if tag & !0x0f != 0 {
+            return None;
+        }
+        let outcomes = match tag & 3 {
+            0 => Outcomes { white: 1, draws: 0, black: 0 },
+            1 => Outcomes { white: 0, draws: 1, black: 0 },
+            2 => Outcomes { white: 0, draws: 0, black: 1 },
+            _ => return None,
+        };
+        let mut stats = MoveStats { outcomes, ..Default::default() };
+        if tag & 4 != 0 {
+            stats.rating_sum = self.varint()?;
+            stats.rated_games = 1;
+        }
+        if tag & 8 != 0 {
+            stats.opponent_rating_sum = self.varint()?;
+            stats.opponent_rated_games = 1;
+        }
+        Some(stats)
+    }
+
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = *self.bytes.get(self.at)?;
+            self.at += 1;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(white: u64, draws: u64, black: u64, rated: u64, rating_sum: u64) -> MoveStats {
+        MoveStats { outcomes: Outcomes { white, draws, black }, rating_sum, rated_games: rated, opponent_rating_sum: rating_sum / 2, opponent_rated_games: rated }
+    }
+
+    fn sample() -> Vec<Group> {
+        let k = |hi: u64, check: u8| (u128::from(hi) << 64) | (u128::from(check) << 56);
+        vec![
+            Group { key: k(5, 0), position: Some(Outcomes { white: 1, draws: 0, black: 0 }), moves: vec![(MoveKey(7), stats(1, 0, 0, 1, 1500))] },
+            // Told apart from the next by the check byte alone.
+            Group { key: k(9, 1), position: Some(Outcomes { white: 3, draws: 1, black: 0 }), moves: vec![(MoveKey(1), stats(1, 1, 0, 2, 3000)), (MoveKey(2), stats(1, 0, 0, 0, 0))] },
+            Group { key: k(9, 2), position: Some(Outcomes { white: 0, draws: 0, black: 4 }), moves: vec![] },
+            Group { key: k(u64::MAX, 255), position: None, moves: vec![(MoveKey(u16::MAX), stats(0, 0, 1, 1, 2900))] },
+        ]
+    }
+
+    #[test]
+    fn groups_read_back_as_written() {
+        let mut encoder = Encoder::default();
+        let mut bytes = Vec::new();
+        for g in sample() {
+            encoder.put(&g, &mut bytes);
+        }
+        let mut decoder = Decoder::new(&bytes);
+        let mut read = Vec::new();
+        let mut g = Group::default();
+        while decoder.next_into(&mut g).unwrap() {
+            read.push(g.clone());
+        }
+        assert_eq!(read, sample());
+        assert_eq!((encoder.groups, encoder.moves), (4, 4));
+    }
+
+    #[test]
+    fn a_cut_shard_is_malformed_not_short() {
+        let mut encoder = Encoder::default();
+        let mut bytes = Vec::new();
+        for g in sample() {
+            encoder.put(&g, &mut bytes);
+        }
+        bytes.pop();
+        let mut decoder = Decoder::new(&bytes);
+        let mut g = Group::default();
+        let mut result = Ok(true);
+        while let Ok(true) = result {
+            result = decoder.next_into(&mut g);
+        }
+        assert!(result.is_err(), "{result:?}");
+    }
+
+    #[test]
+    fn adding_a_group_sums_positions_and_merges_moves_in_key_order() {
+        let mut a = sample()[1].clone();
+        let mut b = a.clone();
+        b.moves.insert(0, (MoveKey(0), stats(0, 1, 0, 0, 0)));
+        b.position = Some(Outcomes { white: 3, draws: 2, black: 0 });
+        a.add(&b);
+        assert_eq!(a.moves.iter().map(|m| m.0 .0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(a.moves[1].1.outcomes, Outcomes { white: 2, draws: 2, black: 0 });
+        assert_eq!(a.position, Some(Outcomes { white: 6, draws: 3, black: 0 }));
+    }
+}

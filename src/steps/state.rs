@@ -1,0 +1,153 @@
+//! `state:<source>:<file>`: one game file's counts added to the counts state of the
+//! sources that keep one (Phase 2 at the scale of the Lichess database).
+//!
+//! The steps form a chain in pipeline order: each reads the state the previous one left
+//! and the file's counts, merges them shard by shard and leaves the new state. So adding
+//! a file at the end costs counting it and one pass over the state; the states before are
+//! fresh. Each merge removes the shards it replaces (the state is kept once, not once a
+//! month): a step that has to run again over a state since replaced (a file repinned or
+//! removed in the middle of the chain) finds its input gone and rebuilds the chain from
+//! the first file, with no file counted again.
+
+use std::io::Read;
+
+use super::planning::{GameFile, Planner, Planning, state_id};
+use crate::dataflow::cache::Cache;
+use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
+use crate::games::runs::RunError;
+use crate::games::state::merge::{self, MergeError, MergeReport, RunGroups, RunStore, ShardStore};
+use crate::games::state::CountsState;
+use crate::games::stored::StoredCounts;
+
+/// The rule.
+pub static RULE: Rule = Rule { name: "state", about: "a game file's counts added to the counts state", file: file!() };
+
+/// How the rule's steps are planned (its line in [`super::PLANNERS`]).
+pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
+
+/// A step per game file of the sources that keep a state, each reading the one before.
+pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+    let files = p.state_files();
+    let mut previous = None;
+    let mut steps = Vec::with_capacity(files.len());
+    for file in files {
+        let id = state_id(&file);
+        steps.push(declare(p, &file, previous.take())?);
+        previous = Some(id);
+    }
+    Ok(steps)
+}
+
+fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare(state_id(file), &RULE);
+    let shards: usize = d.param("games.state_shards")?;
+    let before: Option<Input<CountsState>> = previous.map(|id| d.input(id));
+    let month: Input<StoredCounts> = d.input(file.id());
+    let (shown, hash) = (file.shown.clone(), file.hash.clone());
+    let run = move |cx: &Ctx<'_>| {
+        let mut state = match &before {
+            Some(input) => CountsState::clone(&*cx.get(input)?),
+            None => CountsState::empty(shards),
+        };
+        let counts = cx.get(&month)?;
+        let cache = &cx.build.cache;
+        let progress = cache.root().join("state").join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));
+        let added = (|| -> Result<_, MergeError> {
+            let mut groups = RunGroups::open(cache, month.id(), &counts.positions.name, &counts.moves.name)?;
+            Ok(merge::add_month(&state.shards, &mut groups, cache, &progress)?)
+        })();
+        let (shards, report) = added.map_err(|e| failed(cx, before.as_ref(), &month, e))?;
+        state.shards = shards;
+        state.months.push((shown.clone(), hash.clone()));
+        state.bad.merge(&counts.bad);
+        state.counters.merge(&counts.counters);
+        state.collisions += report.collisions;
+        // The merge is done: its progress and any left by merges since given up go. (A
+        // kill before the value is stored costs a rebuild of the chain, not a wrong one.)
+        sweep_progress(&progress);
+        let _ = std::fs::remove_file(&progress);
+        let text = describe(&state, &report);
+        Ok(Produced::new(state, text))
+    };
+    Ok(d.value(run).references(CountsState::objects).priority(760))
+}
+
+/// The progress file's name: the merge's inputs, so a rerun of the same merge resumes.
+fn progress_name(cx: &Ctx<'_>, before: Option<&Input<CountsState>>, month: &Input<StoredCounts>, shards: usize) -> String {
+    let before = before.map(|b| cx.hash_of(b)).unwrap_or_default();
+    let text = format!("{before} {} {shards}", cx.hash_of(month));
+    blake3::hash(text.as_bytes()).to_hex()[..32].to_string()
+}
+
+/// Removes the progress files of merges other than `kept` (finished ones: a step ran).
+fn sweep_progress(kept: &std::path::Path) {
+    let Some(dir) = kept.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        if entry.path() != kept && entry.path().extension().is_some_and(|e| e == "progress") {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// `1 file, 12,345 positions and 15,678 pairs in 0.2 MB (13.1 B a pair), 256 shards merged`.
+fn describe(state: &CountsState, report: &MergeReport) -> String {
+    let (positions, pairs, bytes) = state.size();
+    let per_pair = bytes as f64 / pairs.max(1) as f64;
+    let resumed = if report.resumed > 0 { format!(" ({} resumed)", report.resumed) } else { String::new() };
+    let months = state.months.len();
+    let mb = |b: u64| b as f64 / 1e6;
+    format!(
+        "{months} file{}, {positions} positions and {pairs} pairs in {:.1} MB ({per_pair:.1} B a pair), {} shards merged{resumed}, {:.1} MB read, {:.1} MB written",
+        if months == 1 { "" } else { "s" },
+        mb(bytes),
+        report.merged,
+        mb(report.read),
+        mb(report.written)
+    )
+}
+
+/// A shard or run found missing or corrupt discards the value of the step that made it
+/// (the previous state, the file's counts), so that the retry makes it again.
+fn failed(cx: &Ctx<'_>, before: Option<&Input<CountsState>>, month: &Input<StoredCounts>, error: MergeError) -> BuildError {
+    use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
+    let lost = |kind| matches!(kind, InvalidData | NotFound | UnexpectedEof);
+    match (&error, before) {
+        (MergeError::Shard { shard, source }, Some(b)) if shard != "new" && lost(source.kind()) => {
+            CorruptCache { step: b.id().into(), hash: cx.hash_of(b), found: shard.clone() }.into()
+        }
+        (MergeError::Month(RunError::Input { source, .. }), _) if lost(source.kind()) => {
+            CorruptCache { step: month.id().into(), hash: cx.hash_of(month), found: cx.hash_of(month) }.into()
+        }
+        _ => cx.fail(error),
+    }
+}
+
+/// The build cache as the state's shard store: shards are blobs named by their hash.
+/// (The tree step reads the state through this too.)
+impl ShardStore for Cache {
+    fn read(&self, name: &str) -> std::io::Result<Vec<u8>> {
+        let mut bytes = Vec::new();
+        // Read to the end: the cache checks the hash there.
+        self.open_blob(name)?.read_to_end(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn write(&self, bytes: &[u8]) -> std::io::Result<String> {
+        self.put_blob(bytes)
+    }
+
+    fn exists(&self, name: &str) -> bool {
+        self.has_blob(name)
+    }
+
+    fn remove(&self, name: &str) {
+        let _ = std::fs::remove_file(self.object_path(name));
+    }
+}
+
+impl RunStore for Cache {
+    fn open_run(&self, name: &str) -> std::io::Result<Box<dyn Read + Send>> {
+        Ok(Box::new(self.open_blob(name)?))
+    }
+}
