@@ -38,7 +38,7 @@ fn the_fixture_declares_a_step_of_every_rule_and_graph_formats_agree() {
     }
     // Every step says what it reads, where its code is and whether it is fresh.
     let tree = steps.iter().find(|s| s["id"] == "tree").unwrap();
-    assert_eq!(tree["reads"], serde_json::json!(["eco", "games"]));
+    assert_eq!(tree["reads"], serde_json::json!(["eco", "games", "state:games:games/openings.pgn"]));
     assert_eq!(tree["code"], "src/steps/tree.rs");
     assert!(tree["params"].as_array().unwrap().contains(&serde_json::json!("tree")));
     assert!(matches!(tree["state"].as_str(), Some("fresh" | "stale")));
