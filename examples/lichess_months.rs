@@ -16,7 +16,8 @@
 //! the share of them seen once, at the sample's size (see bench/README.md, months).
 //!
 //! usage:
-//!   lichess_months --out DIR --months N --games G [--seed S]   write DIR/YYYY-MM.pgn.zst
+//!   lichess_months --out DIR --months N --games G [--seed S] [--from M]
+//!                                                  write DIR/YYYY-MM.pgn.zst (months M..N)
 //!   lichess_months --measure FILE                               pairs a game, singletons
 //!   lichess_months --measure-synthetic G [--month M]            the same for G generated games
 
@@ -365,7 +366,9 @@ fn main() {
     let months: u32 = arg("--months").map_or(40, |m| m.parse().expect("--months N"));
     let games: u64 = arg("--games").map_or(500_000, |g| g.parse().expect("--games G"));
     std::fs::create_dir_all(&out).unwrap();
-    for month in 0..months {
+    // `--from M`: start at month index M (two processes can split the months).
+    let from: u32 = arg("--from").map_or(0, |m| m.parse().expect("--from M"));
+    for month in from..months {
         let (year, m) = (2020 + month / 12, month % 12 + 1);
         let path = out.join(format!("{year}-{m:02}.pgn.zst"));
         if path.exists() {

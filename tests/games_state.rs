@@ -130,3 +130,14 @@ fn a_make_killed_during_the_merges_resumes_and_ends_identical() {
         assert!(left.is_empty(), "after a kill at {delay_ms} ms: {left:?}");
     }
 }
+
+#[test]
+fn the_same_month_under_two_names_is_refused_naming_both() {
+    let all = names();
+    let p = project(&all[..2], true, 4);
+    std::fs::copy(p.path(&all[0]), p.path("games/copy.pgn")).unwrap();
+    set_files(&p, &[all[0].clone(), all[1].clone(), "games/copy.pgn".into()]);
+    let run = p.make(&[]);
+    assert_ne!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("games/copy.pgn holds the same games as games/2013-01.pgn"), "{}", run.stderr);
+}

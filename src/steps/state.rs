@@ -49,6 +49,9 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
             Some(input) => CountsState::clone(&*cx.get(input)?),
             None => CountsState::empty(shards),
         };
+        if let Some((name, _)) = state.months.iter().find(|(_, pin)| *pin == hash) {
+            return Err(cx.fail(format!("{shown} holds the same games as {name} (BLAKE3 {hash}), which the counts state already holds: list each month once")));
+        }
         let counts = cx.get(&month)?;
         let cache = &cx.build.cache;
         let progress = cache.root().join("state").join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));

@@ -211,6 +211,23 @@ mod tests {
     }
 
     #[test]
+    fn positions_that_agree_on_the_kept_72_bits_are_summed_and_counted_as_collisions() {
+        let a = PositionKey(0xABCD << 112 | 0x0F << 56 | 1);
+        let b = PositionKey(0xABCD << 112 | 0x0F << 56 | 2); // the same top 72 bits
+        let c = PositionKey(0xABCD << 112 | 0x0E << 56 | 3); // another check byte
+        let one = Outcomes { white: 1, draws: 0, black: 0 };
+        let mv = |k: PositionKey| (k, MoveKey(5), MoveStats { outcomes: one, ..Default::default() });
+        let mut groups = RunGroups::new(source(vec![(c, one), (a, one), (b, one)]), source(vec![mv(c), mv(a), mv(b)])).unwrap();
+        let mut seen = Vec::new();
+        let mut g = codec::Group::default();
+        while groups.next_into(&mut g).unwrap() {
+            seen.push((g.key, g.position_games(), g.moves.len(), g.moves[0].1.outcomes.games()));
+        }
+        assert_eq!(seen, vec![(codec::state_key(c), 1, 1, 1), (codec::state_key(a), 2, 1, 2)]);
+        assert_eq!(groups.collisions, 1);
+    }
+
+    #[test]
     fn another_sources_counts_are_summed_before_the_cut() {
         let months: Vec<_> = (1..=3).map(|m| month(m, 40)).collect();
         let keep = |_: u128, games: u64| games >= 20;
