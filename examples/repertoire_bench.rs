@@ -89,7 +89,7 @@ fn main() -> miette::Result<()> {
     pgn.push_str("*\n");
     std::fs::write(out_dir.join("repertoire.pgn"), &pgn).expect("writing the repertoire");
     let rep = parse::parse("bench", Side::White, "repertoire.pgn", &pgn).map_err(miette::Report::new)?;
-    let params = flow::FlowParams { min_share: 0.05, plies: flow::default_plies(&rep) };
+    let params = flow::FlowParams { min_probability: 0.005, min_share: 0.0, plies: flow::default_plies(&rep), scope: Default::default() };
     let mut best_flow = f64::MAX;
     let mut figures = None;
     for _ in 0..runs {

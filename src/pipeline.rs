@@ -458,8 +458,10 @@ fn validate_repertoires(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             Some("needs `path` or `url`".to_string())
         } else if spec.blake3.as_ref().is_some_and(|p| p.len() != 64 || !p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))) {
             Some("blake3 must be 64 lowercase hex digits".into())
-        } else if !(0.0..=1.0).contains(&spec.min_share) {
-            Some(format!("min_share must be a share between 0 and 1 (got {})", spec.min_share))
+        } else if let Some(share) = spec.min_share.filter(|s| !(0.0..=1.0).contains(s)) {
+            Some(format!("min_share must be a share between 0 and 1 (got {share})"))
+        } else if !(0.0..=1.0).contains(&spec.min_probability) {
+            Some(format!("min_probability must be a probability between 0 and 1 (got {})", spec.min_probability))
         } else {
             let players = |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.players().is_some());
             spec.games.iter().find(|s| !players(s)).map(|s| format!("games: {s:?} is not a game source with `players`"))

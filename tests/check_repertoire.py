@@ -1,12 +1,14 @@
 """Independent check of okb's repertoire gaps and coverage, with python-chess.
 
-Usage: check_repertoire.py STORE.sqlite REPERTOIRE.pgn COLOR MIN_SHARE GAPS.json COVERAGE.json
+Usage: check_repertoire.py STORE.sqlite REPERTOIRE.pgn COLOR MIN_PROBABILITY SCOPE GAPS.json COVERAGE.json
 
 Reads the repertoire with python-chess's PGN reader (every variation), merges positions
 by python-chess's EPD (legal en passant), takes the knowledge base's move counts from the
 built store (node_children), spreads opponents' probability ply by ply and lists the
-unanswered replies, then compares with okb's files. Prints a summary; exits 1 on a
-difference.
+unanswered replies met with at least MIN_PROBABILITY, then compares with okb's files.
+SCOPE is `infer` (a Black repertoire covers the first moves it answers), `all`, or lines
+of SAN separated by `;`: along them, only their opponent moves are followed, in their
+shares of each other. Prints a summary; exits 1 on a difference.
 """
 import json
 import sqlite3
@@ -45,6 +47,13 @@ def repertoire(path):
     return nodes
 
 
+def after(board, move):
+    board.push(move)
+    epd = board.epd()
+    board.pop()
+    return epd
+
+
 def knowledge_base(store):
     db = sqlite3.connect(store)
     games = dict(db.execute("SELECT position_key, game_count FROM opening_nodes"))
@@ -57,13 +66,53 @@ def knowledge_base(store):
     return games, edges
 
 
+def scope_of(scope, nodes, start, mine_white):
+    """epd -> the opponent moves (SAN) in scope there."""
+    allowed = defaultdict(set)
+    if scope == "infer":
+        if not mine_white:
+            board = chess.Board()
+            for child in nodes[start][1]:
+                for move in board.legal_moves:
+                    board.push(move)
+                    if board.epd() == child:
+                        board.pop()
+                        allowed[start].add(board.san(move))
+                    else:
+                        board.pop()
+        return allowed
+    if scope == "all":
+        return allowed
+    for line in scope.split(";"):
+        board = chess.Board()
+        for token in line.split():
+            san = token.lstrip("0123456789").lstrip(".")
+            if not san:
+                continue
+            if (board.turn == chess.WHITE) != mine_white:
+                allowed[board.epd()].add(san)
+            board.push_san(san)
+    return allowed
+
+
 def main():
-    store, pgn, color, min_share, gaps_file, coverage_file = sys.argv[1:]
+    store, pgn, color, min_probability, scope, gaps_file, coverage_file = sys.argv[1:]
     mine_white = color == "white"
-    min_share = float(min_share)
+    min_probability = float(min_probability)
     nodes = repertoire(pgn)
     games, edges = knowledge_base(store)
     start = chess.Board().epd()
+    allowed = scope_of(scope, nodes, start, mine_white)
+
+    def replies(epd):
+        """The replies in scope at epd and the games they are shares of (None: unknown)."""
+        if games.get(epd, 0) == 0 or not edges[epd]:
+            return None
+        if epd not in allowed:
+            return edges[epd], games[epd]
+        kept = [e for e in edges[epd] if e[1] in allowed[epd]]
+        total = sum(e[2] for e in kept)
+        return (kept, total) if total > 0 else None
     okb_cov = json.load(open(coverage_file))["coverage"]
     plies = [p["ply"] for p in okb_cov]
 
@@ -79,15 +128,20 @@ def main():
         nxt = defaultdict(float)
         for epd, mass in current.items():
             children = nodes[epd][1]
+            known = None if mine(epd) else replies(epd)
             if not children:
                 ended += mass
-            elif mine(epd) or games.get(epd, 0) == 0 or not edges[epd]:
+            elif known is None:
+                if not mine(epd) and epd in allowed:
+                    board = chess.Board(epd + " 0 1")
+                    inside = [c for c in children if any(board.san(m) in allowed[epd] and after(board, m) == c for m in board.legal_moves)]
+                    children = inside or children
                 for c in children:
                     nxt[c] += mass / len(children)
             else:
-                total = games[epd]
+                kept, total = known
                 stayed = 0.0
-                for child, _, n, *_ in edges[epd]:
+                for child, _, n, *_ in kept:
                     if child in nodes:
                         nxt[child] += mass * n / total
                         stayed += n / total
@@ -100,12 +154,14 @@ def main():
 
     gaps = []
     for epd, (_, children) in nodes.items():
-        if mine(epd) or not children or reach[epd] == 0 or games.get(epd, 0) == 0 or not edges[epd]:
+        known = None if mine(epd) else replies(epd)
+        if mine(epd) or not children or reach[epd] == 0 or known is None:
             continue
-        for child, san, n, w, d, b in edges[epd]:
-            share = n / games[epd]
+        kept, total = known
+        for child, san, n, w, d, b in kept:
+            share = n / total
             answered = child in nodes and nodes[child][1]
-            if share >= min_share and not answered and n > 0:
+            if reach[epd] * share >= min_probability and not answered and n > 0:
                 gaps.append((reach[epd] * share, epd, san, n, (w if mine_white else b) + d / 2))
 
     problems = []

@@ -235,3 +235,30 @@ fn a_finished_position_needs_no_engine_and_stays_out_of_the_evals_export() {
         }
     }
 }
+
+/// A principal variation with an illegal move makes its evaluation malformed (named by
+/// file:line, and left out whole: it would otherwise serve with its second line as the
+/// best move); a principal variation of thousands of moves is kept to its first 64.
+#[test]
+fn an_illegal_principal_variation_is_a_malformed_eval_and_a_long_one_is_capped() {
+    let shuffle = "g8f6 g1f3 f6g8 f3g1 ".repeat(2500);
+    let bad = [
+        r#"{"fen":"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -","evals":[{"pvs":[{"cp":30,"line":"e2e4 e7e5 e4e5"},{"cp":20,"line":"d2d4"},{"cp":10,"line":"g1f3"}],"knodes":9,"depth":45}]}"#.to_string(),
+        format!(r#"{{"fen":"rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -","evals":[{{"pvs":[{{"cp":31,"line":"{}"}},{{"cp":33,"line":"e7e5"}},{{"cp":35,"line":"e7e6"}}],"knodes":9,"depth":45}}]}}"#, shuffle.trim_end()),
+    ];
+    let sources = format!("{EVALS}[sources.bad]\nkind = \"lichess-evals\"\npath = \"bad.jsonl\"\n");
+    let p = with_dump(taxonomy_project(&NO_ENGINE.replace("[\"evals\"]", "[\"bad\", \"evals\"]"), &sources));
+    std::fs::write(p.path("bad.jsonl"), bad.join("\n") + "\n").unwrap();
+    let run = p.make(&[]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let said = common::flat(&run.stderr);
+    assert!(said.contains("bad.jsonl:1") && said.contains("evaluation skipped: evals[0].pvs[0]: move 3 e4e5 is not legal in"), "{said}");
+    assert!(said.contains("malformed-eval"), "{said}");
+    let start = node(&p, "");
+    assert_eq!((start["stockfish_depth"].as_i64(), start["eval_source"].as_str().map(|s| s.starts_with("evals@"))), (Some(12), Some(true)), "{start}");
+    let e4 = node(&p, "1. e4");
+    assert_eq!(e4["stockfish_depth"].as_i64(), Some(45), "{e4}");
+    let best = &e4["stockfish_lines"][0];
+    let moves = best.as_object().unwrap().values().filter_map(|v| v.as_array()).map(Vec::len).max();
+    assert_eq!(moves, Some(64), "{best}");
+}

@@ -33,14 +33,81 @@ fn gaps_and_coverage_agree_with_python_chess() {
     let arg = |name: &str| dir.join(name).display().to_string();
     let store = p.path("build/okb.sqlite").display().to_string();
     let rep = repertoire_fixture().display().to_string();
-    let out = python_check("check_repertoire.py", &[&store, &rep, "black", "0.05", &arg("gaps.json"), &arg("coverage.json")]);
+    let out = python_check("check_repertoire.py", &[&store, &rep, "black", "0.005", "infer", &arg("gaps.json"), &arg("coverage.json")]);
     assert!(out.contains("gaps"), "{out}");
     // The text forms name the same figures.
     let text = String::from_utf8(p.read("build/repertoire-black/coverage.txt")).unwrap();
     assert!(text.lines().any(|l| l.trim_start().starts_with("12 ")), "{text}");
     let text = String::from_utf8(p.read("build/repertoire-black/gaps.txt")).unwrap();
     let first = gaps["gaps"][0]["line"].as_str().unwrap();
-    assert!(text.lines().nth(3).unwrap().contains(first), "{text}");
+    assert!(text.lines().nth(4).unwrap().contains(first), "{text}");
+}
+
+/// The chapters of fixtures/repertoire/black.pgn whose moves start with `first`.
+fn chapters_from(first: &str) -> String {
+    let text = std::fs::read_to_string(repertoire_fixture()).unwrap();
+    let chapters: Vec<String> = text.split("\n[Event ").map(|c| if c.starts_with('[') { c.to_string() } else { format!("[Event {c}") }).collect();
+    chapters.into_iter().filter(|c| c.lines().any(|l| l.starts_with(first))).map(|c| c.trim_end().to_string() + "\n\n").collect()
+}
+
+/// The Najdorf alone (no answer to the Alapin, 2. c3): every reply met with at least the
+/// cut's probability is listed, however small its share at its position, as python-chess
+/// computes it; the report says which cut it used.
+#[test]
+fn gaps_are_ranked_and_cut_by_the_chance_of_meeting_them_and_the_cut_is_said() {
+    let p = project();
+    std::fs::write(p.path("rep/black.pgn"), chapters_from("1. e4 c5 2. Nf3 d6 3. d4")).unwrap();
+    p.make(&[]);
+    let dir = p.path("build/repertoire-black");
+    let gaps: Value = serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
+    let listed = gaps["gaps"].as_array().unwrap();
+    let alapin = listed.iter().find(|g| g["line"] == "1. e4 c5 2. c3").unwrap_or_else(|| panic!("{gaps}"));
+    assert!(alapin["share"].as_f64().unwrap() < 0.05 && alapin["probability"].as_f64().unwrap() >= 0.005, "{alapin}");
+    assert!(listed.iter().all(|g| g["probability"].as_f64().unwrap() >= 0.005), "{gaps}");
+    assert_eq!((gaps["min_probability"].as_f64(), gaps["min_share"].as_f64()), (Some(0.005), Some(0.0)));
+    let arg = |name: &str| dir.join(name).display().to_string();
+    let rep = p.path("rep/black.pgn").display().to_string();
+    let store = p.path("build/okb.sqlite").display().to_string();
+    python_check("check_repertoire.py", &[&store, &rep, "black", "0.005", "infer", &arg("gaps.json"), &arg("coverage.json")]);
+    let text = String::from_utf8(p.read("build/repertoire-black/gaps.txt")).unwrap();
+    let said = format!("Repertoire black (black): {} unanswered replies met with a probability of at least 0.50% along the repertoire (min_probability)", listed.len());
+    assert!(text.starts_with(&said), "{text}");
+}
+
+/// A Black repertoire against 1. e4 covers 1. e4 (inferred from its first moves, and
+/// said); a declared scope narrows it, `scope = []` opens it to every opponent move.
+#[test]
+fn a_repertoire_is_scoped_to_the_opponent_moves_it_covers_inferred_or_declared() {
+    let p = project();
+    std::fs::write(p.path("rep/black.pgn"), chapters_from("1. e4")).unwrap();
+    let dir = p.path("build/repertoire-black");
+    let arg = |name: &str| dir.join(name).display().to_string();
+    let (rep, store) = (p.path("rep/black.pgn").display().to_string(), p.path("build/okb.sqlite").display().to_string());
+    let lines = |p: &Project| -> Vec<String> {
+        let gaps: Value = serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
+        gaps["gaps"].as_array().unwrap().iter().map(|g| g["line"].as_str().unwrap().to_string()).collect()
+    };
+    p.make(&[]);
+    let inferred = lines(&p);
+    assert!(!inferred.is_empty() && inferred.iter().all(|l| l.starts_with("1. e4 ")), "{inferred:?}");
+    let text = String::from_utf8(p.read("build/repertoire-black/gaps.txt")).unwrap();
+    assert!(text.lines().nth(1).unwrap().starts_with("Scope: 1. e4 (inferred from its first moves"), "{text}");
+    python_check("check_repertoire.py", &[&store, &rep, "black", "0.005", "infer", &arg("gaps.json"), &arg("coverage.json")]);
+
+    let toml = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let with_scope = |scope: &str| toml.replace("color = \"black\"\n", &format!("color = \"black\"\nscope = {scope}\n"));
+    std::fs::write(p.path("pipeline.toml"), with_scope("[\"1. e4 c5 2. Nf3\"]")).unwrap();
+    p.make(&[]);
+    let declared = lines(&p);
+    assert!(!declared.is_empty() && declared.iter().all(|l| l.starts_with("1. e4 c5 2. Nf3 ")), "{declared:?}");
+    let report: Value = serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
+    assert_eq!(report["scope"], json!({"lines": ["1. e4 c5 2. Nf3"], "inferred": false}));
+    python_check("check_repertoire.py", &[&store, &rep, "black", "0.005", "1. e4 c5 2. Nf3", &arg("gaps.json"), &arg("coverage.json")]);
+
+    std::fs::write(p.path("pipeline.toml"), with_scope("[]")).unwrap();
+    p.make(&[]);
+    assert!(lines(&p).iter().any(|l| l.starts_with("1. d4")), "{:?}", lines(&p));
+    python_check("check_repertoire.py", &[&store, &rep, "black", "0.005", "all", &arg("gaps.json"), &arg("coverage.json")]);
 }
 
 #[test]
@@ -126,6 +193,82 @@ fn prep_shows_the_opponents_moves_and_where_they_leave_my_repertoire() {
     let json = p.okb(&["prep", "--player", "Kasparov,G", "--side", "black", "--json"]);
     let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(v["games"].as_u64().unwrap() > 800, "{v}");
+}
+
+/// `okb prep` reads a player collection pinned by a manifest, as `okb make` does (its file
+/// from the mirror of the corpus), and keeps the games that never entered a repertoire
+/// (Kasparov's 1. d4 against a repertoire of 1. e4) apart from departures from it.
+#[test]
+fn prep_reads_a_manifest_collection_and_keeps_games_that_never_entered_apart() {
+    let p = project();
+    std::fs::write(p.path("rep/black.pgn"), chapters_from("1. e4")).unwrap();
+    let masters = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("collections/masters.tsv")).unwrap();
+    let kasparov = masters.lines().find(|l| l.contains("/Kasparov.pgn\t")).unwrap();
+    let text = format!("url\tbytes\tblake3\n{kasparov}\n");
+    std::fs::create_dir_all(p.path("collections")).unwrap();
+    std::fs::write(p.path("collections/kasparov.tsv"), &text).unwrap();
+    let pinned = format!("manifest = \"collections/kasparov.tsv\"\nblake3 = \"{}\"", blake3::hash(text.as_bytes()).to_hex());
+    let toml = std::fs::read_to_string(p.path("pipeline.toml")).unwrap().replace("paths = [\"players/Kasparov.pgn.zst\"]", &pinned);
+    std::fs::write(p.path("pipeline.toml"), toml).unwrap();
+    let mirror = format!("{}:{}", common::shared_sources().display(), common::shared_sources().join("../corpus").display());
+    let run: common::Run = p.command(&["prep", "--player", "Kasparov, Gary", "--side", "white", "--limit", "50"]).env("OKB_MIRROR", &mirror).output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let against = &run.stdout[run.stdout.find("Against repertoire black:").unwrap_or_else(|| panic!("{}", run.stdout))..];
+    let (left, never) = against.split_once("Never in it").unwrap_or_else(|| panic!("{against}"));
+    let rows = |text: &str| -> Vec<String> { text.lines().filter(|l| l.contains("% ") || l.contains("  - ")).map(|l| l.trim().to_string()).collect() };
+    assert!(!rows(left).is_empty() && rows(left).iter().all(|l| l.contains("1. e4 ")), "{left}");
+    assert!(rows(never).iter().any(|l| l.ends_with(" 1. d4")) && !rows(never).iter().any(|l| l.contains("1. e4")), "{never}");
+    let json: common::Run = p.command(&["prep", "--player", "Kasparov, Gary", "--side", "white", "--json"]).env("OKB_MIRROR", &mirror).output().unwrap().into();
+    let v: Value = serde_json::from_str(&json.stdout).unwrap_or_else(|e| panic!("{e}: {}", json.stderr));
+    let black = v["against"].as_array().unwrap().iter().find(|a| a["repertoire"] == "black").unwrap();
+    assert!(black["never_entered"].as_array().unwrap().iter().any(|l| l["line"] == "1. d4"), "{black}");
+}
+
+/// A player list that keeps nobody, or a fraction of a player's games, says so: `players
+/// = []`, a name no game has (with the closest names), a near spelling ("Kasparov,
+/// Garry" keeps the 554 games of "Kasparov,G" and misses "Kasparov, Gary"'s 1,563).
+#[test]
+fn players_naming_nobody_or_a_near_spelling_are_warned_about() {
+    let p = project();
+    let toml = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let players = |list: &str| std::fs::write(p.path("pipeline.toml"), toml.replace("players = [\"Kasparov, Gary\"]", &format!("players = {list}"))).unwrap();
+    players("[\"Kasparov, Garry\"]");
+    let said = common::flat(&p.make(&[]).stderr);
+    assert!(said.contains("[players]") && said.contains("[sources.kasparov] players: \"Kasparov, Garry\" matches"), "{said}");
+    assert!(said.contains("near spellings it does not match name more: \"Kasparov, Gary\" (1563 games)"), "{said}");
+    players("[\"Kasparow, Gari\"]");
+    let said = common::flat(&p.make(&[]).stderr);
+    assert!(said.contains("\"Kasparow, Gari\" names no game of the collection; the closest names: \"Kasparov, Gary\" (1563 games)"), "{said}");
+    players("[]");
+    let said = common::flat(&p.make(&[]).stderr);
+    assert!(said.contains("[sources.kasparov] players = [] lists nobody"), "{said}");
+    // The right name is not doubted.
+    players("[\"Kasparov, Gary\"]");
+    assert!(!p.make(&[]).stderr.contains("[players]"));
+}
+
+/// An empty repertoire file, a White repertoire declared `color = "black"`, and chapters
+/// of both colours in one file are reported (as warnings naming the file; `--strict`
+/// fails on them).
+#[test]
+fn an_empty_file_a_repertoire_of_the_other_colour_and_mixed_colours_are_reported() {
+    let p = project();
+    let fixture = |side: &str| std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("fixtures/repertoire/{side}.pgn"))).unwrap();
+    std::fs::write(p.path("rep/black.pgn"), "").unwrap();
+    let said = common::flat(&p.make(&[]).stderr);
+    assert!(said.contains("[empty-repertoire] rep/black.pgn: repertoire black has no moves"), "{said}");
+    std::fs::write(p.path("rep/black.pgn"), fixture("white")).unwrap();
+    let said = common::flat(&p.make(&[]).stderr);
+    assert!(said.contains("[repertoire-color] rep/black.pgn: repertoire black is declared color = \"black\"") && said.contains("a white repertoire?"), "{said}");
+    let mixed = format!("{}\n{}", fixture("black"), fixture("white"));
+    let line = mixed.lines().position(|l| l.starts_with("1. e4 c5 (1... e5")).map(|i| i + 1);
+    std::fs::write(p.path("rep/black.pgn"), &mixed).unwrap();
+    let run = p.make(&[]);
+    let said = common::flat(&run.stderr);
+    let at = format!("rep/black.pgn:{}: chapter \"White repertoire: 1. e4 and the Open Sicilian\" looks like a white repertoire", line.unwrap());
+    assert!(said.contains(&at), "{at}: {said}");
+    assert_eq!(said.matches("[repertoire-color]").count(), 1, "{said}");
+    assert_ne!(p.okb(&["make", "--strict"]).status, 0);
 }
 
 #[test]

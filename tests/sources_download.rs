@@ -28,7 +28,8 @@ fn serve() -> String {
 
 /// Serves: /ok.tsv (BODY), /missing.tsv (404), /drop.tsv (headers promise the whole body,
 /// half is sent, then the connection is closed), /flaky.tsv (503 twice, then BODY),
-/// /busy.tsv (429 with Retry-After: 1, then BODY), /changing.tsv (whatever the test sets).
+/// /busy.tsv (429 with Retry-After: 1, then BODY), /changing.tsv (whatever the test sets),
+/// /stall.tsv (half the body, then nothing for 20 s with the connection open; then BODY).
 fn serve_with_state() -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
@@ -36,6 +37,7 @@ fn serve_with_state() -> Server {
     let changing = Arc::new(Mutex::new(BODY.to_vec()));
     let (hits, body) = (flaky_hits.clone(), changing.clone());
     let busy_hits = AtomicUsize::new(0);
+    let stall_hits = AtomicUsize::new(0);
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let Ok(mut stream) = stream else { continue };
@@ -58,7 +60,17 @@ fn serve_with_state() -> Server {
                 "/busy.tsv" if busy_hits.fetch_add(1, Ordering::SeqCst) == 0 => stream.write_all(
                     b"HTTP/1.1 429 Too Many Requests\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
                 ),
-                "/ok.tsv" | "/flaky.tsv" | "/busy.tsv" => {
+                "/stall.tsv" if stall_hits.fetch_add(1, Ordering::SeqCst) == 0 => {
+                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len());
+                    let _ = stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(&BODY[..BODY.len() / 2]));
+                    // Held open by its own thread: the server goes on answering others.
+                    std::thread::spawn(move || {
+                        std::thread::sleep(std::time::Duration::from_secs(20));
+                        drop(stream);
+                    });
+                    continue;
+                }
+                "/ok.tsv" | "/flaky.tsv" | "/busy.tsv" | "/stall.tsv" => {
                     let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", BODY.len());
                     stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(BODY))
                 }
@@ -272,4 +284,13 @@ fn a_wrong_pin_names_the_mirror_file_and_its_hash_and_missing_mirrors_are_named(
     let run = okb(&p, &["make", "--offline", "--mirror", "no-such-dir"]);
     assert_eq!(run.status, 1);
     assert!(flat(&run.stderr).contains("no-such-dir (no such folder)"), "{}", run.stderr);
+}
+
+#[test]
+fn a_server_that_stops_sending_is_retried_after_the_read_timeout() {
+    let base = serve();
+    let p = project(&format!("{base}/stall.tsv"), &blake3::hash(BODY).to_hex());
+    let run: common::Run = p.command(&["fetch"]).env_remove("OKB_MIRROR").env("OKB_RETRY_DELAY_MS", "20").env("OKB_READ_TIMEOUT_SECS", "1").output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(flat(&run.stderr).contains(&format!("connection broke after {} bytes: the server sent nothing for 1 s (read timeout", BODY.len() / 2)), "{}", run.stderr);
 }

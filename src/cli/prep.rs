@@ -31,6 +31,26 @@ pub struct PrepArgs {
     pub json: bool,
 }
 
+/// The game files of player collection `name`: its paths, or the files of its pinned
+/// manifest, from the store or a mirror as `okb make` found them (never downloaded: that
+/// is `okb make`'s and `okb fetch`'s work).
+fn collection_files(loaded: &Loaded, name: &str, spec: &crate::pipeline::SourceSpec) -> miette::Result<Vec<std::path::PathBuf>> {
+    let Some(manifest) = spec.manifest() else {
+        let patterns: Vec<String> = spec.game_paths().iter().map(|p| loaded.path(p).display().to_string()).collect();
+        return crate::games::input::expand_paths(&patterns).map_err(|e| miette!("player collection {name}: {e}"));
+    };
+    let manifest = loaded.path(manifest);
+    let mut states = crate::files::FileStates::load(loaded.path("cache").join("file-states.json"));
+    let pin = match spec.blake3() {
+        Some(pin) => pin.to_string(),
+        None => states.hash(&manifest).map_err(|e| miette!("player collection {name}: {}: {e}", manifest.display()))?,
+    };
+    let resolver = crate::sources::Resolver { store: loaded.path("sources"), mirrors: crate::sources::mirrors(&[]), offline: true };
+    let entries = crate::sources::collection::read(name, &manifest, &pin, &mut states).map_err(miette::Report::new)?;
+    let resolved = resolver.resolve_collection(name, &entries, &mut states).map_err(|e| miette!(help = "`okb fetch` (or `okb make`) gets the collection's files", "player collection {name}: {e}"))?;
+    Ok(resolved.into_iter().map(|(_, r)| r.path).collect())
+}
+
 /// Reads the collections and repertoires and prints the preparation.
 pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
     let side = if args.side == "white" { Side::White } else { Side::Black };
@@ -41,9 +61,7 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
         // A listed player the name matches brings their aliases along.
         let spec_of = players.iter().find(|p| p.spellings().iter().any(|s| wanted.find(s).is_some()));
         let matcher = Matcher::new(&[spec_of.cloned().unwrap_or_else(|| PlayerSpec::Name(args.player.clone()))]);
-        let patterns: Vec<String> = spec.game_paths().iter().map(|p| loaded.path(p).display().to_string()).collect();
-        let paths = crate::games::input::expand_paths(&patterns).map_err(|e| miette!("player collection {name}: {e}"))?;
-        files.extend(paths.into_iter().map(|p| (p, matcher.clone())));
+        files.extend(collection_files(loaded, name, spec)?.into_iter().map(|p| (p, matcher.clone())));
     }
     if files.is_empty() {
         return Err(miette!(help = "add `players = [\"Name, First\"]` to a [sources.NAME] game source", "the pipeline has no player collection"));

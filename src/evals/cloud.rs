@@ -104,7 +104,7 @@ pub fn parse_answer(body: &[u8]) -> Result<Option<Eval>, String> {
             (None, Some(m)) => Score::Mate(m),
             _ => return Err("not cloud-eval JSON: a PV needs exactly one of `cp` and `mate`".into()),
         };
-        pvs.push(Pv { score, line: pv.moves });
+        pvs.push(Pv { score, line: super::dump::capped(&pv.moves) });
     }
     Ok(Some(Eval { depth: raw.depth, knodes: raw.knodes, pvs }))
 }

@@ -70,6 +70,23 @@ struct RawPv<'a> {
     line: Cow<'a, str>,
 }
 
+/// The moves of a principal variation kept: the rest of a longer one is not read, so a
+/// line of megabytes cannot make a stored answer of megabytes (Lichess's own lines are
+/// a few dozen moves; okb's searches stop well before this).
+pub const MAX_PV_MOVES: usize = 64;
+
+/// The first [`MAX_PV_MOVES`] moves of a principal variation, as written.
+pub fn capped(line: &str) -> String {
+    match line.split_ascii_whitespace().nth(MAX_PV_MOVES) {
+        None => line.trim_end().to_string(),
+        Some(after) => {
+            // The offset of the first move left out: everything before it, trimmed.
+            let cut = after.as_ptr() as usize - line.as_ptr() as usize;
+            line[..cut].trim_end().to_string()
+        }
+    }
+}
+
 /// The prefix every line written by Lichess (and by okb) starts with; [`fen_of`] finds
 /// the FEN without parsing the rest.
 const FEN_PREFIX: &[u8] = br#"{"fen":""#;
@@ -83,7 +100,8 @@ pub fn fen_of(line: &[u8]) -> Option<&[u8]> {
 }
 
 /// Parses one line strictly: unknown fields, a PV with neither or both of `cp` and
-/// `mate`, an evaluation without lines, or an empty `evals` are errors.
+/// `mate`, an evaluation without lines, or an empty `evals` are errors. A PV keeps its
+/// first [`MAX_PV_MOVES`] moves.
 pub fn parse_line(line: &[u8]) -> Result<Entry, String> {
     let raw: RawEntry<'_> = serde_json::from_slice(line).map_err(|e| e.to_string())?;
     if raw.evals.is_empty() {
@@ -101,7 +119,7 @@ pub fn parse_line(line: &[u8]) -> Result<Entry, String> {
                 (None, Some(mate)) => Score::Mate(mate),
                 _ => return Err(format!("evals[{i}].pvs[{j}] needs exactly one of `cp` and `mate`")),
             };
-            pvs.push(Pv { score, line: pv.line.into_owned() });
+            pvs.push(Pv { score, line: capped(&pv.line) });
         }
         evals.push(Eval { depth: eval.depth, knodes: eval.knodes, pvs });
     }
@@ -178,5 +196,14 @@ mod tests {
             assert!(parse_line(bad.as_bytes()).is_err(), "{bad}");
         }
         assert_eq!(fen_of(br#"{ "fen": "x" }"#), None);
+    }
+
+    #[test]
+    fn a_long_principal_variation_keeps_its_first_moves() {
+        let long = "g1f3 g8f6 f3g1 f6g8 ".repeat(100);
+        let kept = capped(&long);
+        assert_eq!(kept.split(' ').count(), MAX_PV_MOVES);
+        assert!(long.starts_with(&kept) && !kept.ends_with(' '));
+        assert_eq!(capped("e2e4 e7e5"), "e2e4 e7e5");
     }
 }

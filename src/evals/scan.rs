@@ -37,7 +37,8 @@ pub struct Selection {
     pub evals: BTreeMap<String, Vec<Eval>>,
     /// Lines read (blank lines included).
     pub lines: u64,
-    /// Malformed lines: the first [`REPORTED_MALFORMED`] with line number and reason.
+    /// Malformed lines: the first [`REPORTED_MALFORMED`] with line number and what was
+    /// skipped, and why (the line, or an evaluation whose principal variation is illegal).
     pub malformed: Vec<(u64, String)>,
     /// All malformed lines, reported or not.
     pub malformed_count: u64,
@@ -130,25 +131,70 @@ fn scan_chunk(chunk: &Chunk, want: &Wanted<'_>) -> ChunkResult {
             continue;
         }
         match keep(line, want) {
-            Ok(Some(found)) => result.found.push(found),
-            Ok(None) => {}
-            Err(reason) => result.malformed.push((number, reason)),
+            Ok((found, problems)) => {
+                result.found.extend(found);
+                if !problems.is_empty() {
+                    result.malformed.push((number, problems.join("; ")));
+                }
+            }
+            Err(reason) => result.malformed.push((number, format!("line skipped: {reason}"))),
         }
     }
     result
 }
 
-/// Parses a candidate line; `Some` when its position is wanted.
-fn keep(line: &[u8], want: &Wanted<'_>) -> Result<Option<(String, Vec<Eval>)>, String> {
+/// Parses a candidate line: its evaluations when its position is wanted (those with an
+/// illegal principal variation left out), and what was left out.
+fn keep(line: &[u8], want: &Wanted<'_>) -> Result<(Option<(String, Vec<Eval>)>, Vec<String>), String> {
     let entry = dump::parse_line(line)?;
     let pos = position::parse_fen(&entry.fen).map_err(|e| format!("fen {:?}: {e}", entry.fen))?;
     let epd = position::epd(&pos);
-    Ok(want.epds.contains(&epd).then(|| (epd, entry.evals)))
+    if !want.epds.contains(&epd) {
+        return Ok((None, Vec::new()));
+    }
+    let mut problems = Vec::new();
+    let mut evals = Vec::with_capacity(entry.evals.len());
+    for (i, eval) in entry.evals.into_iter().enumerate() {
+        // An evaluation missing a line is not the search it claims (its best move would
+        // be its second best): it is left out whole, never shortened.
+        match eval.pvs.iter().enumerate().find_map(|(j, pv)| illegal_move(&pos, &pv.line).map(|why| (j, why))) {
+            Some((j, why)) => problems.push(format!("evaluation skipped: evals[{i}].pvs[{j}]: {why}")),
+            None => evals.push(eval),
+        }
+    }
+    Ok(((!evals.is_empty()).then_some((epd, evals)), problems))
+}
+
+/// The first move of `line` (UCI, from `pos`) that is not a legal move there, and why.
+fn illegal_move(pos: &shakmaty::Chess, line: &str) -> Option<String> {
+    use shakmaty::Position;
+    let mut pos = pos.clone();
+    for (k, text) in line.split_ascii_whitespace().enumerate() {
+        let uci: shakmaty::uci::UciMove = match text.parse() {
+            Ok(uci) => uci,
+            Err(_) => return Some(format!("move {} {text:?} is not a UCI move", k + 1)),
+        };
+        match uci.to_move(&pos) {
+            Ok(m) => pos.play_unchecked(m),
+            Err(_) => return Some(format!("move {} {text} is not legal in {}", k + 1, position::epd(&pos))),
+        }
+    }
+    None
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_illegal_move_anywhere_in_a_line_is_named() {
+        let start = shakmaty::Chess::default();
+        assert_eq!(illegal_move(&start, "e2e4 e7e5 g1f3"), None);
+        assert_eq!(illegal_move(&start, ""), None);
+        let why = illegal_move(&start, "e2e4 e7e5 e4e5").unwrap();
+        assert!(why.starts_with("move 3 e4e5 is not legal in rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq"), "{why}");
+        assert!(illegal_move(&start, "e2e4 xx").unwrap().contains("move 2 \"xx\" is not a UCI move"));
+    }
 
     #[test]
     fn three_fields_cut_before_en_passant() {

@@ -9,6 +9,7 @@
 //! the explorer index's ([`crate::explorer_index`]): the same game has the same id in
 //! `/player`, `/masters` and `/lichess`.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::PathBuf;
 
@@ -74,19 +75,42 @@ pub struct Collections {
 /// A file of a player collection: its path, the name it is shown by, its players.
 pub type CollectionFile = (PathBuf, String, Vec<PlayerSpec>);
 
-/// Reads `files` (on every core, kept in file order).
-pub fn read(files: &[CollectionFile]) -> Result<Collections, GamesError> {
-    let per_file: Vec<Vec<CollectionGame>> = files.par_iter().map(read_file).collect::<Result<_, _>>()?;
+/// Who a file's games name, for the doubts about a collection's `players`
+/// ([`super::players::doubts`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Named {
+    /// White and Black tag values → games giving them.
+    pub names: BTreeMap<String, u64>,
+    /// Listed player → rows kept for them.
+    pub matched: BTreeMap<String, u64>,
+}
+
+impl Named {
+    /// Adds another file's.
+    pub fn add(&mut self, other: &Named) {
+        for (n, g) in &other.names {
+            *self.names.entry(n.clone()).or_default() += g;
+        }
+        for (n, g) in &other.matched {
+            *self.matched.entry(n.clone()).or_default() += g;
+        }
+    }
+}
+
+/// Reads `files` (on every core, kept in file order), with who each file's games name.
+pub fn read(files: &[CollectionFile]) -> Result<(Collections, Vec<Named>), GamesError> {
+    let per_file: Vec<(Vec<CollectionGame>, Named)> = files.par_iter().map(read_file).collect::<Result<_, _>>()?;
     let mut players: Vec<Listed> = Vec::new();
     for p in files.iter().flat_map(|f| &f.2) {
         if !players.iter().any(|q| q.name == p.name()) {
             players.push(Listed { name: p.name().to_string(), spellings: p.spellings().into_iter().map(str::to_string).collect() });
         }
     }
-    Ok(Collections { players, games: per_file.into_iter().flatten().collect() })
+    let (games, named): (Vec<_>, Vec<_>) = per_file.into_iter().unzip();
+    Ok((Collections { players, games: games.into_iter().flatten().collect() }, named))
 }
 
-fn read_file((path, shown, players): &CollectionFile) -> Result<Vec<CollectionGame>, GamesError> {
+fn read_file((path, shown, players): &CollectionFile) -> Result<(Vec<CollectionGame>, Named), GamesError> {
     let mut bytes = Vec::new();
     crate::games::input::open(path)?
         .read_to_end(&mut bytes)
@@ -96,7 +120,22 @@ fn read_file((path, shown, players): &CollectionFile) -> Result<Vec<CollectionGa
     for g in games::read_bytes(&bytes, shown, &matcher, MAX_PLIES, None) {
         out.extend(rows(&bytes, &matcher, g));
     }
-    Ok(out)
+    let mut named = Named { names: tag_names(&bytes), ..Named::default() };
+    for row in &out {
+        *named.matched.entry(row.player.clone()).or_default() += 1;
+    }
+    Ok((out, named))
+}
+
+/// The White and Black tag values of a PGN file's games, with how many games give each.
+fn tag_names(bytes: &[u8]) -> BTreeMap<String, u64> {
+    let mut names = BTreeMap::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        let Some(value) = line.strip_prefix(b"[White \"").or_else(|| line.strip_prefix(b"[Black \"")) else { continue };
+        let end = value.iter().rposition(|&b| b == b'"').unwrap_or(value.len());
+        *names.entry(String::from_utf8_lossy(&value[..end]).into_owned()).or_default() += 1;
+    }
+    names
 }
 
 /// The rows of one game: one per listed player in it.

@@ -115,7 +115,7 @@ pub fn anki_csv(rep: &Repertoire, cx: &Context<'_>) -> Vec<u8> {
     let tag = format!("okb repertoire::{}", rep.name);
     let mut rows: Vec<(u16, String, String, String)> = Vec::new();
     for (i, node) in rep.nodes.iter().enumerate().filter(|(_, n)| rep.mine(n) && !n.moves.is_empty()) {
-        let line = super::numbered(node.start_ply, &node.line);
+        let line = super::numbered(node.start_ply, &rep.line(i as u32));
         let who = if node.white_to_move { "White" } else { "Black" };
         let front = if line.is_empty() { format!("{who} to move: the first move") } else { format!("{who} to move after {line}") };
         let answer: Vec<&str> = cx.ordered(rep, i as u32).iter().map(|m| m.san.as_str()).collect();

@@ -32,7 +32,7 @@ pub struct Flag {
 /// line that starts with it at the position before.
 pub fn flags(rep: &Repertoire, annotations: &Annotations, eval_floor: i32, max_loss: i32) -> Vec<Flag> {
     let mut out = Vec::new();
-    for node in rep.nodes.iter().filter(|n| rep.mine(n)) {
+    for (i, node) in rep.nodes.iter().enumerate().filter(|(_, n)| rep.mine(n)) {
         let before = annotations.results.get(&node.epd);
         let best = before.and_then(|a| a.lines.first()).map(|l| rep.color.cp(l.eval));
         for m in &node.moves {
@@ -50,7 +50,7 @@ pub fn flags(rep: &Repertoire, annotations: &Annotations, eval_floor: i32, max_l
             if reasons.is_empty() {
                 continue;
             }
-            let mut line = node.line.clone();
+            let mut line = rep.line(i as u32);
             line.push(m.san.clone());
             out.push(Flag {
                 line: super::numbered(node.start_ply, &line),
@@ -98,7 +98,7 @@ mod tests {
         // Black's 1... f6 is bad, 1... e5 fine; 1... c5 is evaluated only by the line
         // starting with it at the position before.
         let rep = parse::parse("t", Side::Black, "t.pgn", "1. e4 e5 (1... f6) (1... c5) *").unwrap();
-        let epd = |line: &[&str]| rep.nodes.iter().find(|n| n.line == line).unwrap().epd.clone();
+        let epd = |line: &[&str]| (0..rep.nodes.len() as u32).find(|&i| rep.line(i) == line).map(|i| rep.nodes[i as usize].epd.clone()).unwrap();
         let mut a = Annotations::default();
         a.results.insert(epd(&["e4"]), analysis(30, &[("g8f6", 25), ("e7e5", 30), ("c7c5", 35)]));
         a.results.insert(epd(&["e4", "e5"]), analysis(30, &[]));

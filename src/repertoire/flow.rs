@@ -10,9 +10,16 @@
 //!
 //! Positions are looked up by identity, so a reply that transposes into a prepared line
 //! stays inside, and a gap is only a reply whose position the repertoire does not answer.
+//!
+//! Where the repertoire's [`Scope`] leaves some opponent moves out, the mass follows the
+//! moves in scope only, in their shares of each other: the figures are those of an
+//! opponent who plays into the repertoire's scope. Gaps are ranked and cut by the
+//! probability of meeting them, so a likely reply at a rare position and a rare reply at
+//! a certain one are weighed alike.
 
 use serde::Serialize;
 
+use super::scope::Scope;
 use super::{Repertoire, Side};
 use crate::engine::Annotations;
 use crate::tree::{Node, Tree};
@@ -20,8 +27,12 @@ use crate::tree::{Node, Tree};
 /// Settings of the figures.
 #[derive(Clone, Debug)]
 pub struct FlowParams {
-    /// Least share of a position's games for an unanswered reply to be a gap.
+    /// Least probability of meeting an unanswered reply for it to be a gap.
+    pub min_probability: f64,
+    /// Least share of a position's games for an unanswered reply to be a gap (0: none).
     pub min_share: f64,
+    /// The opponent moves the repertoire covers.
+    pub scope: Scope,
     /// Plies at which coverage is reported.
     pub plies: Vec<u16>,
 }
@@ -52,7 +63,8 @@ pub struct Gap {
     pub uci: String,
     /// Games in the knowledge base that played it.
     pub games: u64,
-    /// Its share of the games that reached the position.
+    /// Its share of the games that reached the position (of those that played a move in
+    /// the repertoire's scope, where the scope leaves moves out).
     pub share: f64,
     /// Probability of reaching the position before it.
     pub reach: f64,
@@ -94,8 +106,8 @@ pub fn default_plies(rep: &Repertoire) -> Vec<u16> {
 pub fn compute(rep: &Repertoire, tree: &Tree, annotations: Option<&Annotations>, params: &FlowParams) -> Flow {
     let kb = kb_nodes(rep, tree);
     let by_epd: std::collections::HashMap<&str, u32> = rep.nodes.iter().enumerate().map(|(i, n)| (n.epd.as_str(), i as u32)).collect();
-    let (coverage, reach) = spread(rep, tree, &kb, &by_epd, &params.plies);
-    let gaps = gaps(rep, tree, annotations, &kb, &by_epd, &reach, params.min_share);
+    let (coverage, reach) = spread(rep, tree, &kb, &by_epd, params);
+    let gaps = gaps(rep, tree, annotations, &kb, &by_epd, &reach, params);
     Flow { coverage, reach, gaps, known: kb.iter().filter(|&&k| with_games(tree, k).is_some()).count() }
 }
 
@@ -105,15 +117,21 @@ fn with_games(tree: &Tree, kb: Option<u32>) -> Option<&Node> {
     kb.map(|k| &tree.nodes[k as usize]).filter(|n| n.game_count() > 0 && !n.children.is_empty())
 }
 
-/// Moves the mass ply by ply to the last of `plies`: the coverage points and each
-/// node's reach (the mass that arrives there, summed over plies).
-fn spread(
-    rep: &Repertoire,
-    tree: &Tree,
-    kb: &[Option<u32>],
-    by_epd: &std::collections::HashMap<&str, u32>,
-    plies: &[u16],
-) -> (Vec<CoveragePoint>, Vec<f64>) {
+/// The knowledge base's replies at opponent position `node` in scope, with the games
+/// they are shares of: all the position's games, or where the scope leaves moves out,
+/// the games of the moves in scope. `None` when the knowledge base says nothing there.
+fn replies<'t>(tree: &'t Tree, kb: Option<u32>, epd: &str, scope: &Scope) -> Option<(Vec<&'t crate::tree::Edge>, f64)> {
+    let node = with_games(tree, kb)?;
+    let games = |e: &crate::tree::Edge| e.stats.map_or(0, |s| s.outcomes.games());
+    let edges: Vec<_> = node.children.iter().filter(|e| scope.admits(epd, &e.uci)).collect();
+    let total = if scope.restricts(epd) { edges.iter().map(|e| games(e)).sum() } else { node.game_count() };
+    (total > 0).then_some((edges, total as f64))
+}
+
+/// Moves the mass ply by ply to the last of the plies asked: the coverage points and
+/// each node's reach (the mass that arrives there, summed over plies).
+fn spread(rep: &Repertoire, tree: &Tree, kb: &[Option<u32>], by_epd: &std::collections::HashMap<&str, u32>, params: &FlowParams) -> (Vec<CoveragePoint>, Vec<f64>) {
+    let plies = &params.plies;
     let mut reach = vec![0.0; rep.nodes.len()];
     reach[0] = 1.0;
     let mut current: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::from([(0, 1.0)]);
@@ -124,18 +142,12 @@ fn spread(
         let mut next = std::collections::BTreeMap::new();
         for (&i, &mass) in &current {
             let node = &rep.nodes[i as usize];
+            let known = if rep.mine(node) { None } else { replies(tree, kb[i as usize], &node.epd, &params.scope) };
             if node.moves.is_empty() {
                 ended += mass;
-            } else if rep.mine(node) || with_games(tree, kb[i as usize]).is_none() {
-                let each = mass / node.moves.len() as f64;
-                for m in &node.moves {
-                    *next.entry(m.child).or_insert(0.0) += each;
-                }
-            } else {
-                let kb_node = with_games(tree, kb[i as usize]).expect("checked above");
-                let total = kb_node.game_count() as f64;
+            } else if let Some((edges, total)) = known {
                 let mut stayed = 0.0;
-                for edge in &kb_node.children {
+                for edge in edges {
                     let games = edge.stats.map_or(0, |s| s.outcomes.games()) as f64;
                     if let Some(&child) = by_epd.get(tree.nodes[edge.child as usize].epd.as_str()) {
                         *next.entry(child).or_insert(0.0) += mass * games / total;
@@ -143,6 +155,16 @@ fn spread(
                     }
                 }
                 left += mass * (1.0 - stayed);
+            } else {
+                // The repertoire's own moves, or replies nothing weighs: split evenly
+                // (among those in scope, when some are).
+                let theirs = !rep.mine(node);
+                let moves: Vec<_> = node.moves.iter().filter(|m| !theirs || params.scope.admits(&node.epd, &m.uci)).collect();
+                let moves = if moves.is_empty() { node.moves.iter().collect() } else { moves };
+                let each = mass / moves.len() as f64;
+                for m in moves {
+                    *next.entry(m.child).or_insert(0.0) += each;
+                }
             }
         }
         for (&i, &mass) in &next {
@@ -157,7 +179,8 @@ fn spread(
     (points, reach)
 }
 
-/// The unanswered replies at every opponent position the repertoire continues from.
+/// The unanswered replies in scope at every opponent position the repertoire continues
+/// from, met with at least the least probability (and share) asked, most likely first.
 fn gaps(
     rep: &Repertoire,
     tree: &Tree,
@@ -165,23 +188,23 @@ fn gaps(
     kb: &[Option<u32>],
     by_epd: &std::collections::HashMap<&str, u32>,
     reach: &[f64],
-    min_share: f64,
+    params: &FlowParams,
 ) -> Vec<Gap> {
     let mut out = Vec::new();
     for (i, node) in rep.nodes.iter().enumerate() {
         if rep.mine(node) || node.moves.is_empty() || reach[i] == 0.0 {
             continue;
         }
-        let Some(kb_node) = with_games(tree, kb[i]) else { continue };
-        for edge in &kb_node.children {
+        let Some((edges, total)) = replies(tree, kb[i], &node.epd, &params.scope) else { continue };
+        for edge in edges {
             let Some(stats) = edge.stats else { continue };
-            let share = stats.outcomes.games() as f64 / kb_node.game_count() as f64;
+            let share = stats.outcomes.games() as f64 / total;
             let child = &tree.nodes[edge.child as usize];
             let answered = by_epd.get(child.epd.as_str()).is_some_and(|&c| !rep.nodes[c as usize].moves.is_empty());
-            if share < min_share || answered || stats.outcomes.games() == 0 {
+            if share < params.min_share || reach[i] * share < params.min_probability || answered || stats.outcomes.games() == 0 {
                 continue;
             }
-            let mut line = node.line.clone();
+            let mut line = rep.line(i as u32);
             line.push(edge.san.clone());
             let o = stats.outcomes;
             let mine = if rep.color == Side::White { o.white } else { o.black };

@@ -10,7 +10,7 @@ use shakmaty::fen::Fen;
 use shakmaty::san::San;
 use shakmaty::{CastlingMode, Chess, Position};
 
-use super::{RepMove, RepNode, Repertoire, Side};
+use super::{Chapter, RepMove, RepNode, Repertoire, Side};
 use crate::position::{self, KeyMap, MoveKey, PositionKey};
 
 /// Why a repertoire file cannot be read: the file, the 1-based line and column, the
@@ -33,12 +33,15 @@ pub struct ParseError {
     pub after: Option<String>,
 }
 
-/// Where the reader is in one line of play: the node, the board, the line's SAN moves.
+/// Where the reader is in one line of play: the node, the board, the line's last move
+/// (in [`Builder::played`]) and length. A variation copies the cursor, not the moves
+/// before it: a file nested a thousand deep reads in linear time.
 #[derive(Clone)]
 struct Cursor {
     node: u32,
     pos: Chess,
-    line: Vec<String>,
+    line: Option<u32>,
+    depth: u16,
     start_ply: u16,
 }
 
@@ -46,17 +49,19 @@ struct Cursor {
 struct Builder {
     nodes: Vec<RepNode>,
     index: KeyMap<PositionKey, u32>,
+    /// Every move played: see [`Repertoire::played`].
+    played: Vec<(Option<u32>, String)>,
 }
 
 impl Builder {
-    /// The node of `pos`, created (with `line` as its first line) if new.
-    fn node(&mut self, pos: &Chess, key: PositionKey, line: &[String], start_ply: u16) -> u32 {
+    /// The node of `pos`, created (with the cursor's line as its first line) if new.
+    fn node(&mut self, key: PositionKey, at: &Cursor) -> u32 {
         if let Some(&i) = self.index.get(&key) {
             return i;
         }
         let i = self.nodes.len() as u32;
-        let white_to_move = pos.turn() == shakmaty::Color::White;
-        self.nodes.push(RepNode { key, epd: position::epd(pos), white_to_move, line: line.to_vec(), start_ply, moves: Vec::new() });
+        let white_to_move = at.pos.turn() == shakmaty::Color::White;
+        self.nodes.push(RepNode { key, epd: position::epd(&at.pos), white_to_move, line: at.line, start_ply: at.start_ply, depth: at.depth, moves: Vec::new() });
         self.index.insert(key, i);
         i
     }
@@ -65,11 +70,11 @@ impl Builder {
 /// Reads the repertoire `name` for `color` from `text` (the file shown as `file`).
 pub fn parse(name: &str, color: Side, file: &str, text: &str) -> Result<Repertoire, ParseError> {
     let start = Chess::default();
-    let mut b = Builder { nodes: Vec::new(), index: KeyMap::default() };
-    b.node(&start, position::key(&start), &[], 0);
-    let mut reader = Reader { file, text, b, chapters: 0 };
+    let mut b = Builder { nodes: Vec::new(), index: KeyMap::default(), played: Vec::new() };
+    b.node(position::key(&start), &Cursor { node: 0, pos: start, line: None, depth: 0, start_ply: 0 });
+    let mut reader = Reader { file, text, b, chapters: 0, facts: Vec::new() };
     reader.read_all()?;
-    Ok(Repertoire { name: name.to_string(), color, nodes: reader.b.nodes, chapters: reader.chapters })
+    Ok(Repertoire { name: name.to_string(), color, nodes: reader.b.nodes, chapters: reader.chapters, chapter_facts: reader.facts, played: reader.b.played })
 }
 
 struct Reader<'t> {
@@ -77,6 +82,7 @@ struct Reader<'t> {
     text: &'t str,
     b: Builder,
     chapters: u32,
+    facts: Vec<Chapter>,
 }
 
 /// One token and where it starts.
@@ -96,11 +102,13 @@ impl<'t> Reader<'t> {
         let tokens = tokenize(self.text);
         let mut i = 0;
         while i < tokens.len() {
+            let event = event_of(&tokens[i..]);
             let (fen, next) = self.tags(&tokens, i)?;
             i = next;
             if i >= tokens.len() && fen.is_none() {
                 break;
             }
+            self.facts.push(Chapter { line: tokens.get(i).map_or(0, |t| t.line), event, ..Chapter::default() });
             i = self.movetext(&tokens, i, fen)?;
             self.chapters += 1;
         }
@@ -132,8 +140,8 @@ impl<'t> Reader<'t> {
     fn movetext(&mut self, tokens: &[Token<'t>], mut i: usize, fen: Option<(Chess, u16)>) -> Result<usize, ParseError> {
         let (pos, start_ply) = fen.unwrap_or((Chess::default(), 0));
         let key = position::key(&pos);
-        let node = self.b.node(&pos, key, &[], start_ply);
-        let mut current = Cursor { node, pos, line: Vec::new(), start_ply };
+        let mut current = Cursor { node: 0, pos, line: None, depth: 0, start_ply };
+        current.node = self.b.node(key, &current);
         // The position before the last move: where a variation starts.
         let mut before = current.clone();
         let mut stack: Vec<(Cursor, Cursor, usize)> = Vec::new();
@@ -142,6 +150,11 @@ impl<'t> Reader<'t> {
                 "(" => {
                     stack.push((current.clone(), before.clone(), i));
                     current = before.clone();
+                    let facts = self.facts.last_mut().expect("pushed before the movetext");
+                    match current.pos.turn() {
+                        shakmaty::Color::White => facts.white_alternatives += 1,
+                        shakmaty::Color::Black => facts.black_alternatives += 1,
+                    }
                 }
                 ")" => {
                     let (c, b, _) = stack.pop().ok_or_else(|| self.error(t, "closes a variation that was not opened", None))?;
@@ -167,14 +180,16 @@ impl<'t> Reader<'t> {
 
     /// Plays the SAN token `t` from `at`, recording the move and its node.
     fn play(&mut self, at: &mut Cursor, t: &Token<'_>) -> Result<(), ParseError> {
-        let after = || Some(if at.line.is_empty() { "the chapter's start".to_string() } else { super::numbered(at.start_ply, &at.line) });
+        let after = || Some(if at.line.is_none() { "the chapter's start".to_string() } else { super::numbered(at.start_ply, &super::spell(&self.b.played, at.line)) });
         let san: San = t.text.trim_end_matches(['+', '#', '!', '?']).parse().map_err(|_| self.error(t, "is not a move", after()))?;
         let m = crate::eco::line::to_move_lenient(san, &at.pos).map_err(|e| self.error(t, format!("is not legal here ({e})"), after()))?;
         let san_text = position::san(&at.pos, &m);
         let key = position::child_key(&at.pos, self.b.nodes[at.node as usize].key, &m);
         at.pos.play_unchecked(m);
-        at.line.push(san_text.clone());
-        let child = self.b.node(&at.pos, key, &at.line, at.start_ply);
+        self.b.played.push((at.line, san_text.clone()));
+        at.line = Some(self.b.played.len() as u32 - 1);
+        at.depth = at.depth.saturating_add(1);
+        let child = self.b.node(key, at);
         let from = &mut self.b.nodes[at.node as usize];
         if !from.moves.iter().any(|r| r.child == child) {
             let uci = position::uci(&m);
@@ -185,15 +200,32 @@ impl<'t> Reader<'t> {
     }
 }
 
+/// The `Event` tag among the tag pairs at the start of `tokens`.
+fn event_of(tokens: &[Token<'_>]) -> Option<String> {
+    let tags = tokens.iter().take_while(|t| t.text.starts_with('['));
+    let pair = |t: &Token<'_>| t.text.trim_start_matches('[').trim_end_matches(']').trim().split_once(char::is_whitespace).map(|(tag, v)| (tag.to_string(), v.trim().trim_matches('"').to_string()));
+    tags.filter_map(pair).find(|(tag, _)| tag == "Event").map(|(_, value)| value)
+}
+
 /// Splits PGN text into tag pairs (`[Tag "value"]` as one token), `(`, `)`, results and
 /// move tokens; comments, NAGs, move numbers and annotation glyphs are dropped.
 fn tokenize(text: &str) -> Vec<Token<'_>> {
     let mut tokens = Vec::new();
     let bytes = text.as_bytes();
     let (mut i, mut line, mut line_start) = (0usize, 1u32, 0usize);
+    // Columns counted on from the last token's, not from the line's start: a file of one
+    // long line reads in linear time.
+    let mut counted = (0usize, 0u32);
+    let mut column = |i: usize, line_start: usize| {
+        if counted.0 < line_start {
+            counted = (line_start, 0);
+        }
+        counted = (i, counted.1 + text[counted.0..i].chars().count() as u32);
+        counted.1 + 1
+    };
     while i < bytes.len() {
         let c = bytes[i];
-        let here = |i: usize, line: u32, line_start: usize| (line, (text[line_start..i].chars().count() + 1) as u32);
+        let mut here = |i: usize, line: u32, line_start: usize| (line, column(i, line_start));
         match c {
             b'\n' => {
                 line += 1;
@@ -280,7 +312,8 @@ mod tests {
         let text = "1.e4 {the best; by test} e5!? $1 2.Nf3 ; rest of line (ignored\n2...Nc6 3. Bb5 a6 1/2-1/2";
         let r = read(text, Side::White).unwrap();
         assert_eq!(r.depth(), 6);
-        assert_eq!(super::super::numbered(0, &r.nodes.iter().max_by_key(|n| n.ply()).unwrap().line), "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6");
+        let deepest = (0..r.nodes.len() as u32).max_by_key(|&i| r.nodes[i as usize].ply()).unwrap();
+        assert_eq!(super::super::numbered(0, &r.line(deepest)), "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6");
     }
 
     #[test]
@@ -299,8 +332,63 @@ mod tests {
     fn a_fen_chapter_starts_from_its_position() {
         let text = "[FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n2... d6 3. d4 *";
         let r = read(text, Side::Black).unwrap();
-        let deepest = r.nodes.iter().max_by_key(|n| n.ply()).unwrap();
-        assert_eq!(super::super::numbered(deepest.start_ply, &deepest.line), "2... d6 3. d4");
-        assert_eq!(deepest.ply(), 5);
+        let deepest = (0..r.nodes.len() as u32).max_by_key(|&i| r.nodes[i as usize].ply()).unwrap();
+        assert_eq!(super::super::numbered(r.nodes[deepest as usize].start_ply, &r.line(deepest)), "2... d6 3. d4");
+        assert_eq!(r.nodes[deepest as usize].ply(), 5);
+    }
+
+    /// A line of `n` plies to positions never seen before, each move with a sibling: quiet
+    /// moves (pieces before pawns), each the one leaving the most fresh quiet replies.
+    fn deep_line(n: usize) -> Vec<(String, String)> {
+        let mut pos = Chess::default();
+        let mut seen = std::collections::HashSet::from([position::epd(&pos)]);
+        let after = |pos: &Chess, m: &shakmaty::Move| {
+            let mut next = pos.clone();
+            next.play_unchecked(*m);
+            next
+        };
+        let quiet = |pos: &Chess| {
+            let mut moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().filter(|m| !m.is_capture()).collect();
+            moves.sort_by_key(|m| m.role() == shakmaty::Role::Pawn);
+            moves
+        };
+        let mut out = Vec::new();
+        while out.len() < n {
+            let moves = quiet(&pos);
+            let fresh: Vec<&shakmaty::Move> = moves.iter().filter(|m| !seen.contains(&position::epd(&after(&pos, m)))).collect();
+            let room = |m: &shakmaty::Move| {
+                let next = after(&pos, m);
+                quiet(&next).iter().filter(|r| !seen.contains(&position::epd(&after(&next, r)))).count()
+            };
+            // The first of the roomiest (`max_by_key` keeps the last).
+            let Some(next) = fresh.iter().rev().max_by_key(|m| room(m)).copied() else { break };
+            let Some(sibling) = moves.iter().find(|m| *m != next) else { break };
+            out.push((position::san(&pos, next), position::san(&pos, sibling)));
+            // The line never comes to a sibling's position: its first line is the line's.
+            seen.insert(position::epd(&after(&pos, next)));
+            seen.insert(position::epd(&after(&pos, sibling)));
+            pos.play_unchecked(*next);
+        }
+        out
+    }
+
+    #[test]
+    fn a_deeply_nested_file_holds_each_move_once() {
+        // `m1 x2 (m2 x3 (m3 x4 (… )))`: the line of 1,000 plies nested 1,000 deep.
+        let line = deep_line(1000);
+        assert_eq!(line.len(), 1000, "enough fresh positions");
+        let mut text = line[0].0.clone();
+        for (main, sibling) in &line[1..] {
+            text.push_str(&format!(" {sibling} ( {main}"));
+        }
+        text.push_str(&" )".repeat(line.len() - 1));
+        text.push_str(" *");
+        let r = read(&text, Side::White).unwrap();
+        let deepest = (0..r.nodes.len() as u32).max_by_key(|&i| r.nodes[i as usize].ply()).unwrap();
+        assert_eq!(r.line(deepest), line.iter().map(|(m, _)| m.clone()).collect::<Vec<_>>());
+        // Linear: each position holds its move, not the line to it (which would be half
+        // a million moves here).
+        let bytes = serde_json::to_vec(&r).unwrap().len();
+        assert!(bytes < 400 * r.nodes.len(), "{bytes} bytes for {} positions", r.nodes.len());
     }
 }

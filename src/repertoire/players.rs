@@ -88,6 +88,60 @@ fn same_person(a: &[String], b: &[String]) -> bool {
     initial(&ga[0], &gb[0])
 }
 
+/// Edits (insertions, deletions, substitutions of characters) from `a` to `b`.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
+
+/// How far a name is from a player's spellings: edits between the names in words.
+fn farness(player: &PlayerSpec, name: &str) -> usize {
+    let name = words(name).join(" ");
+    player.spellings().iter().map(|s| distance(&words(s).join(" "), &name)).min().unwrap_or(usize::MAX)
+}
+
+/// Names within this many edits of a player's spelling are near spellings.
+const NEAR: usize = 2;
+
+/// What looks wrong with the listed `players` of a collection whose files name players
+/// `names` (tag value → games): nobody listed, a player no game names (with the closest
+/// names), or near spellings the player does not match that name many games (a typo
+/// keeping a fraction of the player's games). `matched`: games per listed player.
+pub fn doubts(players: &[PlayerSpec], matched: &std::collections::BTreeMap<String, u64>, names: &std::collections::BTreeMap<String, u64>) -> Vec<String> {
+    if players.is_empty() {
+        return vec!["players = [] lists nobody: the collection keeps no game".into()];
+    }
+    let mut out = Vec::new();
+    for player in players {
+        let games = matched.get(player.name()).copied().unwrap_or(0);
+        let matcher = Matcher::new(std::slice::from_ref(player));
+        let unmatched = || names.iter().filter(|(n, _)| matcher.find(n).is_none());
+        let mut near: Vec<(&String, u64)> = unmatched().filter(|(n, _)| farness(player, n) <= NEAR).map(|(n, &g)| (n, g)).collect();
+        near.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        let shown = |list: &[(&String, u64)]| list.iter().take(3).map(|(n, g)| format!("{n:?} ({g} games)")).collect::<Vec<_>>().join(", ");
+        if games == 0 {
+            let mut closest: Vec<(usize, &String, u64)> = unmatched().map(|(n, &g)| (farness(player, n), n, g)).collect();
+            closest.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1)));
+            let list: Vec<(&String, u64)> = closest.into_iter().map(|(_, n, g)| (n, g)).collect();
+            let closest = if list.is_empty() { "its files name no player".to_string() } else { format!("the closest names: {}", shown(&list)) };
+            out.push(format!("players: {:?} names no game of the collection; {closest}", player.name()));
+        } else if near.iter().map(|(_, g)| g).sum::<u64>() * 10 >= games {
+            out.push(format!("players: {:?} matches {games} games; near spellings it does not match name more: {} (a typo, or aliases to add?)", player.name(), shown(&near)));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,5 +157,20 @@ mod tests {
         }
         assert_eq!(m.find("drnykterstein"), Some("Carlsen, Magnus"));
         assert_eq!(m.find("Carlsen,M"), Some("Carlsen, Magnus"));
+    }
+
+    #[test]
+    fn nobody_a_name_no_game_has_and_a_near_spelling_are_doubted() {
+        let names: std::collections::BTreeMap<String, u64> = [("Kasparov, Gary", 1563), ("Kasparov,G", 554), ("Kasparov,Georgy", 8), ("Karpov, Anatoly", 900)].into_iter().map(|(n, g)| (n.to_string(), g)).collect();
+        let matched = |n: &str, g: u64| std::collections::BTreeMap::from([(n.to_string(), g)]);
+        assert_eq!(doubts(&[], &matched("x", 0), &names), ["players = [] lists nobody: the collection keeps no game"]);
+        let right = [PlayerSpec::Name("Kasparov, Gary".into())];
+        assert!(doubts(&right, &matched("Kasparov, Gary", 2117), &names).is_empty());
+        let typo = [PlayerSpec::Name("Kasparov, Garry".into())];
+        let said = doubts(&typo, &matched("Kasparov, Garry", 554), &names);
+        assert_eq!(said, ["players: \"Kasparov, Garry\" matches 554 games; near spellings it does not match name more: \"Kasparov, Gary\" (1563 games) (a typo, or aliases to add?)"]);
+        let nobody = [PlayerSpec::Name("Kasparow, Gari".into())];
+        let said = doubts(&nobody, &std::collections::BTreeMap::new(), &names);
+        assert!(said[0].starts_with("players: \"Kasparow, Gari\" names no game of the collection; the closest names: \"Kasparov, Gary\" (1563 games)"), "{said:?}");
     }
 }

@@ -52,8 +52,11 @@ pub struct Against {
     pub repertoire: String,
     /// Verdicts of their games, seen from the repertoire (`opponent-deviation`: they left it).
     pub totals: Vec<(Verdict, judge::Total)>,
-    /// Where they left it, most games first.
+    /// Where they left it, most games first: games that followed it, then departed.
     pub leaves: Vec<Leave>,
+    /// Games that never entered it (their first move is not one it answers), by that
+    /// move, most games first.
+    pub never_entered: Vec<Leave>,
 }
 
 /// What `okb prep` says.
@@ -121,20 +124,28 @@ fn against(rep: &Repertoire, games: &[PlayerGame]) -> Against {
     // The judge sees the repertoire's side; their games are judged from my side.
     let mine: Vec<PlayerGame> = games.iter().cloned().map(|g| PlayerGame { side: rep.color, ..g }).collect();
     let rows = judge::rows(rep, mine, max_ply);
-    let mut leaves: BTreeMap<String, (u64, f64, u64)> = BTreeMap::new();
-    // An unmatched game left at White's first move: theirs only when they had White.
-    let theirs = |v: Verdict| v == Verdict::OpponentDeviation || (v == Verdict::Unmatched && rep.color == Side::Black);
-    for r in rows.iter().filter(|r| theirs(r.verdict)) {
-        let e = leaves.entry(r.line.clone()).or_default();
+    // An unmatched game left at White's first move: theirs only when they had White, and
+    // then it never was in the repertoire (not a departure from it).
+    let never = rep.color == Side::Black;
+    let departed = rows.iter().filter(|r| r.verdict == Verdict::OpponentDeviation);
+    let unmatched = rows.iter().filter(|r| never && r.verdict == Verdict::Unmatched);
+    Against { repertoire: rep.name.clone(), totals: judge::totals(&rows), leaves: tally(departed), never_entered: tally(unmatched) }
+}
+
+/// The rows by line, with the opponent's score (a row's score is the repertoire side's),
+/// most games first.
+fn tally<'r>(rows: impl Iterator<Item = &'r judge::Row>) -> Vec<Leave> {
+    let mut by_line: BTreeMap<String, (u64, f64, u64)> = BTreeMap::new();
+    for r in rows {
+        let e = by_line.entry(r.line.clone()).or_default();
         e.0 += 1;
-        // Scores are theirs: the row's score is the repertoire side's.
         if let Some(s) = r.game.score() {
             (e.1, e.2) = (e.1 + 1.0 - s, e.2 + 1);
         }
     }
-    let mut leaves: Vec<Leave> = leaves.into_iter().map(|(line, (games, sum, known))| Leave { line, games, score: (known > 0).then(|| sum / known as f64) }).collect();
+    let mut leaves: Vec<Leave> = by_line.into_iter().map(|(line, (games, sum, known))| Leave { line, games, score: (known > 0).then(|| sum / known as f64) }).collect();
     leaves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.line.cmp(&b.line)));
-    Against { repertoire: rep.name.clone(), totals: judge::totals(&rows), leaves }
+    leaves
 }
 
 /// The preparation against `player`'s `games` with `side` (already filtered), against
@@ -146,6 +157,7 @@ pub fn prepare(player: &str, side: Side, games: &[PlayerGame], repertoires: &[Re
         .map(|r| {
             let mut a = against(r, games);
             a.leaves.truncate(limit);
+            a.never_entered.truncate(limit);
             a
         })
         .collect();
@@ -180,6 +192,12 @@ impl Prep {
             out.push_str("  Where they left it (their score):\n");
             for l in &a.leaves {
                 out.push_str(&format!("  {:>5}  {:>4}  {}\n", l.games, percent(l.score), l.line));
+            }
+            if !a.never_entered.is_empty() {
+                out.push_str("  Never in it: their first move is not one it answers (their score):\n");
+                for l in &a.never_entered {
+                    out.push_str(&format!("  {:>5}  {:>4}  {}\n", l.games, percent(l.score), l.line));
+                }
             }
         }
         out

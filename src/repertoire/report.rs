@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::Repertoire;
 use super::flags::Flag;
-use super::flow::Flow;
+use super::flow::{Flow, FlowParams};
 
 /// What the report files say about one repertoire.
 pub struct Reports<'a> {
@@ -15,8 +15,8 @@ pub struct Reports<'a> {
     pub flow: &'a Flow,
     /// Engine flags (`None` without engine annotations).
     pub flags: Option<&'a [Flag]>,
-    /// The gap threshold.
-    pub min_share: f64,
+    /// The settings the gaps were cut and weighed by (the cuts and the scope).
+    pub params: &'a FlowParams,
 }
 
 fn pretty(value: &impl Serialize) -> Vec<u8> {
@@ -38,21 +38,24 @@ impl Reports<'_> {
     /// `gaps.json`.
     pub fn gaps_json(&self) -> Vec<u8> {
         let mut v = self.head();
-        v["min_share"] = json!(self.min_share);
+        v["min_probability"] = json!(self.params.min_probability);
+        v["min_share"] = json!(self.params.min_share);
+        v["scope"] = json!(self.params.scope);
         v["gaps"] = json!(self.flow.gaps);
         pretty(&v)
+    }
+
+    /// Which gaps are listed, in words: the cut by probability, and by share when set.
+    fn cut(&self) -> String {
+        let by_share = if self.params.min_share > 0.0 { format!(" and played in at least {} of a position's games (min_share)", percent(self.params.min_share)) } else { String::new() };
+        format!("met with a probability of at least {} along the repertoire (min_probability){by_share}", percent(self.params.min_probability))
     }
 
     /// `gaps.txt`: one row per unanswered reply, most likely first.
     pub fn gaps_text(&self) -> Vec<u8> {
         let (rep, gaps) = (self.rep, &self.flow.gaps);
-        let mut out = format!(
-            "Repertoire {} ({}): {} unanswered replies played in at least {} of a position's games\n\n",
-            rep.name,
-            rep.color.word(),
-            gaps.len(),
-            percent(self.min_share)
-        );
+        let mut out = format!("Repertoire {} ({}): {} unanswered replies {}\n", rep.name, rep.color.word(), gaps.len(), self.cut());
+        out.push_str(&format!("Scope: {}\n\n", self.params.scope.describe()));
         out.push_str(&format!("{:>4}  {:>7}  {:>7}  {:>7}  {:>7}  {:>6}  {:>5}  line\n", "#", "meet", "reach", "share", "games", "score", "eval"));
         for (i, g) in gaps.iter().enumerate() {
             let eval = g.eval.map_or("-".to_string(), |e| format!("{e:+}"));

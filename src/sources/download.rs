@@ -1,6 +1,7 @@
 //! Downloading a source into the project's store: streamed, hashed on the way, verified
 //! against the pin, and retried with exponential backoff when the failure is one that
-//! waiting can cure (a refused or dropped connection, a timeout, HTTP 429 or 5xx).
+//! waiting can cure (a refused or dropped connection, a timeout, HTTP 429 or 5xx). A
+//! server that stops sending is a broken connection after [`read_timeout`].
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -12,8 +13,13 @@ use super::SourceError;
 
 /// How many times a download is tried in all (the first try and three retries, as cargo).
 const ATTEMPTS: u32 = 4;
-/// The longest wait between tries, whatever a server's `Retry-After` says.
+/// The longest wait between tries of our own backoff.
 const MAX_DELAY: Duration = Duration::from_secs(30);
+/// The longest `Retry-After` honoured: a server asking for more is waited on this long (a
+/// make waiting hours for one file is worse than one more refusal).
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+/// How long a response may send nothing before the connection counts as broken.
+const READ_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One failed try: what to say, and whether trying again can help.
 struct Failure {
@@ -34,17 +40,13 @@ impl Failure {
 
 /// Downloads `url` into `store` and returns the stored file and its BLAKE3. With a `pin`,
 /// bytes that hash differently never enter the store. Transient failures are retried
-/// after 0.5 s, 1 s, 2 s (`OKB_RETRY_DELAY_MS` sets the first delay).
+/// after 0.5 s, 1 s, 2 s (`OKB_RETRY_DELAY_MS` sets the first delay), or after the
+/// server's `Retry-After`.
 pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
     let fail = |reason: String| SourceError::Download { name: name.into(), url: url.into(), reason };
-    let client = reqwest::blocking::Client::builder()
-        .user_agent(concat!("okb/", env!("CARGO_PKG_VERSION")))
-        .connect_timeout(Duration::from_secs(20))
-        .timeout(Duration::from_secs(600))
-        .build()
-        .map_err(|e| fail(e.to_string()))?;
+    let client = client().map_err(|e| fail(e.to_string()))?;
     std::fs::create_dir_all(store).map_err(|e| fail(e.to_string()))?;
-    let mut delay = first_delay();
+    let mut backoff = Backoff::new();
     for attempt in 1..=ATTEMPTS {
         let failure = match try_once(&client, store, url) {
             Ok((tmp, hash, upstream)) => {
@@ -58,7 +60,7 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
             let tries = if attempt > 1 { format!(" (after {attempt} tries)") } else { String::new() };
             return Err(fail(format!("{}{tries}", failure.reason)));
         }
-        let wait = failure.retry_after.unwrap_or(delay).min(MAX_DELAY);
+        let wait = backoff.next(failure.retry_after);
         crate::progress::println(&format!(
             "warning: spurious network error ({} tries remaining, next in {:.1} s): {url}: {}",
             ATTEMPTS - attempt,
@@ -66,15 +68,62 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
             failure.reason
         ));
         std::thread::sleep(wait);
-        delay *= 2;
     }
     unreachable!("the last attempt returns")
 }
 
-/// The first wait before a retry: 0.5 s, or `OKB_RETRY_DELAY_MS` (tests make it short).
-pub(super) fn first_delay() -> Duration {
-    let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
-    Duration::from_millis(ms)
+/// The HTTP client of downloads. reqwest's blocking `timeout` bounds the wait for the
+/// headers and for each read of the body, not the whole transfer: it is the read timeout
+/// that turns a stalled server into a broken connection.
+pub(super) fn client() -> reqwest::Result<reqwest::blocking::Client> {
+    reqwest::blocking::Client::builder()
+        .user_agent(concat!("okb/", env!("CARGO_PKG_VERSION")))
+        .connect_timeout(Duration::from_secs(20))
+        .timeout(read_timeout())
+        .build()
+}
+
+/// How long a server may send nothing: 60 s, or `OKB_READ_TIMEOUT_SECS` (tests make it
+/// short).
+pub(super) fn read_timeout() -> Duration {
+    std::env::var("OKB_READ_TIMEOUT_SECS").ok().and_then(|v| v.parse().ok()).map_or(READ_TIMEOUT, Duration::from_secs_f64)
+}
+
+/// What a read error says: a timeout names the read timeout, so a stall reads as one.
+pub(super) fn read_error(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::TimedOut || crate::diagnostics::error_chain(e).contains("timed out") {
+        format!("the server sent nothing for {:.0} s (read timeout; OKB_READ_TIMEOUT_SECS sets it)", read_timeout().as_secs_f64())
+    } else {
+        e.to_string()
+    }
+}
+
+/// The waits between tries: the server's `Retry-After` when it sent one, else a delay
+/// doubling from the first (0.5 s, or `OKB_RETRY_DELAY_MS`: tests make it short) up to
+/// 30 s.
+pub(super) struct Backoff {
+    delay: Duration,
+}
+
+impl Backoff {
+    /// A backoff at its first delay.
+    pub(super) fn new() -> Backoff {
+        let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+        Backoff { delay: Duration::from_millis(ms) }
+    }
+
+    /// The wait before the next try; our own delay doubles either way, so a server that
+    /// keeps failing is asked less and less often.
+    pub(super) fn next(&mut self, retry_after: Option<Duration>) -> Duration {
+        let wait = retry_after.map_or(self.delay.min(MAX_DELAY), |r| r.min(MAX_RETRY_AFTER));
+        self.delay = (self.delay * 2).min(MAX_DELAY);
+        wait
+    }
+}
+
+/// A `Retry-After` in seconds (the HTTP-date form is not read: the backoff applies).
+pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_secs)
 }
 
 /// Moves a verified download into the store under its hash; a pin mismatch removes it.
@@ -103,12 +152,7 @@ fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Resu
     let status = response.status();
     if !status.is_success() {
         let transient = status.as_u16() == 429 || status.is_server_error();
-        let retry_after = response
-            .headers()
-            .get(reqwest::header::RETRY_AFTER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
+        let retry_after = retry_after(response.headers());
         return Err(Failure { reason: format!("HTTP {status}"), transient, retry_after });
     }
     let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
@@ -136,7 +180,7 @@ fn stream_to(response: &mut impl Read, tmp: &Path, expected_len: Option<u64>) ->
                 total += n as u64;
                 file.write_all(&buf[..n]).map_err(|e| Failure::permanent(e.to_string()))?;
             }
-            Err(e) => return Err(Failure::transient(format!("connection broke after {total} bytes: {e}"))),
+            Err(e) => return Err(Failure::transient(format!("connection broke after {total} bytes: {}", read_error(&e)))),
         }
     }
     if let Some(len) = expected_len

@@ -60,7 +60,7 @@ fn malformed(selection: &Selection, shown: &str) -> Vec<Warning> {
             kind: "malformed-eval".into(),
             file: shown.to_string(),
             line: u32::try_from(*line).ok(),
-            message: format!("line skipped: {reason}"),
+            message: reason.clone(),
             text: None,
         })
         .collect();

@@ -4,7 +4,9 @@
 
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
 use super::planning::{Planner, Planning};
-use crate::repertoire::collection::{self, CollectionFile};
+use crate::diagnostics::Warning;
+use crate::repertoire::collection::{self, CollectionFile, Named};
+use crate::repertoire::players;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "player-games", about: "the player collections' games, for GET /player", file: file!() };
@@ -29,11 +31,32 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     for source in sources {
         d.key_at(&["sources", source, "players"]);
     }
+    let owners: Vec<String> = files.iter().map(|(g, _)| g.source.clone()).collect();
     let specs: Vec<CollectionFile> = files.into_iter().map(|(g, list)| (g.path.clone(), g.shown.clone(), list)).collect();
+    let shown = p.loaded.file.strip_prefix(&p.loaded.root).unwrap_or(&p.loaded.file).display().to_string();
     let run = move |cx: &Ctx<'_>| {
-        let read = collection::read(&specs).map_err(|e| cx.fail(e))?;
+        let (read, named) = collection::read(&specs).map_err(|e| cx.fail(e))?;
         let text = format!("{} games of {} players", read.games.len(), read.players.len());
-        Ok(Produced::new(read, text))
+        let warnings = doubts(&owners, &specs, &named, &shown);
+        let count = warnings.len();
+        cx.warn(warnings);
+        Ok(Produced::new(read, text).warnings(count))
     };
     Ok(vec![d.value(run).priority(600)])
+}
+
+/// The doubts about each source's `players` (in pipeline.toml, shown as `shown`), from
+/// what its files' games name: `owners[i]` is the source of `specs[i]`.
+fn doubts(owners: &[String], specs: &[CollectionFile], named: &[Named], shown: &str) -> Vec<Warning> {
+    let mut by_source: std::collections::BTreeMap<&str, (Named, &[crate::repertoire::players::PlayerSpec])> = std::collections::BTreeMap::new();
+    for ((owner, spec), file) in owners.iter().zip(specs).zip(named) {
+        by_source.entry(owner.as_str()).or_insert_with(|| (Named::default(), spec.2.as_slice())).0.add(file);
+    }
+    let mut out = Vec::new();
+    for (source, (named, list)) in by_source {
+        for message in players::doubts(list, &named.matched, &named.names) {
+            out.push(Warning { kind: "players".into(), file: shown.to_string(), line: None, message: format!("[sources.{source}] {message}"), text: None });
+        }
+    }
+    out
 }

@@ -29,7 +29,10 @@ fn declare(p: &Planning<'_>, file: &RepertoireFile) -> Result<Decl<'static>, Bui
         let text = String::from_utf8_lossy(&bytes);
         let rep = crate::repertoire::parse::parse(&name, color, &shown, &text).map_err(|e| cx.fail(e))?;
         let summary = format!("{} positions, {} prepared moves, {} chapters", rep.nodes.len(), rep.own_moves(), rep.chapters);
-        Ok(Produced::new(rep, summary))
+        let doubts = rep.doubts(&shown);
+        let count = doubts.len();
+        cx.warn(doubts);
+        Ok(Produced::new(rep, summary).warnings(count))
     };
     Ok(d.value(run).priority(900))
 }

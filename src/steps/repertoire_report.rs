@@ -5,7 +5,7 @@
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
 use super::planning::{Planner, Planning, is_declared, repertoire_id};
 use crate::engine::Annotations;
-use crate::repertoire::{Repertoire, flags, flow, report};
+use crate::repertoire::{Repertoire, flags, flow, report, scope};
 use crate::tree::Tree;
 
 /// The rule.
@@ -24,7 +24,10 @@ fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<D
     let mut d = p.declare(format!("repertoire-report:{name}"), &RULE);
     let rep: Input<Repertoire> = d.input(repertoire_id(name));
     let tree: Input<Tree> = d.input("tree");
-    let min_share: f64 = d.param_at(&["repertoires", name, "min_share"])?;
+    let min_probability: f64 = d.param_at(&["repertoires", name, "min_probability"])?;
+    let min_share: Option<f64> = d.param_at(&["repertoires", name, "min_share"])?;
+    let scope_lines: Option<Vec<String>> = d.param_at(&["repertoires", name, "scope"])?;
+    let rep_name = name.to_string();
     let eval_floor: i32 = d.param_at(&["repertoires", name, "eval_floor"])?;
     let max_loss: i32 = d.param_at(&["repertoires", name, "max_loss"])?;
     let plies: Option<Vec<u16>> = d.param_at(&["repertoires", name, "plies"])?;
@@ -33,9 +36,11 @@ fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<D
         let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let plies = plies.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| flow::default_plies(&rep));
-        let flow = flow::compute(&rep, &tree, annotations.as_deref(), &flow::FlowParams { min_share, plies });
+        let scope = scope::scope(&rep, scope_lines.as_deref()).map_err(|why| cx.fail(format!("[repertoires.{rep_name}] {why}")))?;
+        let params = flow::FlowParams { min_probability, min_share: min_share.unwrap_or(0.0), plies, scope };
+        let flow = flow::compute(&rep, &tree, annotations.as_deref(), &params);
         let flags = annotations.as_deref().map(|a| flags::flags(&rep, a, eval_floor, max_loss));
-        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), min_share };
+        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), params: &params };
         let files = vec![
             ExportFile { name: "gaps.json".into(), bytes: reports.gaps_json() },
             ExportFile { name: "gaps.txt".into(), bytes: reports.gaps_text() },
@@ -45,7 +50,7 @@ fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<D
             ExportFile { name: "flags.txt".into(), bytes: reports.flags_text() },
         ];
         let last = flow.coverage.last().map(|p| format!(", {:.1} % inside at ply {}", p.inside * 100.0, p.ply)).unwrap_or_default();
-        Ok((files, format!("{} gaps{last}, {} engine flags", flow.gaps.len(), flags.map_or(0, |f| f.len()))))
+        Ok((files, format!("{} gaps of ≥ {:.2} %{last}, {} engine flags", flow.gaps.len(), min_probability * 100.0, flags.map_or(0, |f| f.len()))))
     };
     Ok(d.files(p.repertoire_dir(name), run).priority(300))
 }
