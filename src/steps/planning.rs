@@ -196,8 +196,9 @@ impl Planning<'_> {
         self.counting_parts().into_iter().filter(|(source, id)| !(self.keeps_state(source) && id.starts_with("games:"))).collect()
     }
 
-    /// The game files whose counts accumulate in the counts state, in pipeline order (the
-    /// order they are added in: a file added at the end costs one merge).
+    /// The game files whose counts accumulate in the counts state, in the order they are
+    /// listed (sources in pipeline order, files sorted by path): the order they are added
+    /// in, so a file that sorts last costs one merge.
     pub fn state_files(&self) -> Vec<GameFile> {
         self.game_files.iter().filter(|g| self.keeps_state(&g.source)).cloned().collect()
     }

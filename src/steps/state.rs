@@ -1,7 +1,9 @@
 //! `state:<source>:<file>`: one game file's counts added to the counts state of the
 //! sources that keep one (Phase 2 at the scale of the Lichess database).
 //!
-//! The steps form a chain in pipeline order: each reads the state the previous one left
+//! The steps form a chain in the order okb lists the files (sources in pipeline order, each
+//! source's files sorted by path, so months named by date come in date order): each reads
+//! the state the previous one left
 //! and the file's counts, merges them shard by shard and leaves the new state. So adding
 //! a file at the end costs counting it and one pass over the state; the states before are
 //! fresh. Each merge removes the shards it replaces (the state is kept once, not once a
