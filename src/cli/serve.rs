@@ -27,6 +27,10 @@ pub struct ServeArgs {
     /// has waited longest without a request in progress.
     #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_connections: u32,
+    /// MiB of node answers kept in memory (the answers of the positions asked most
+    /// recently); the rest are read from the store file per request.
+    #[arg(long, default_value_t = crate::serve::disk::DEFAULT_CACHE_MB, value_name = "MIB")]
+    pub cache_mb: usize,
 }
 
 fn positive_secs(text: &str) -> Result<f64, String> {
@@ -36,7 +40,7 @@ fn positive_secs(text: &str) -> Result<f64, String> {
     }
 }
 
-/// Serves `store` until Ctrl-C; `project` is the pipeline whose store it is, when it is
+/// Serves `store` until Ctrl-C, and each new build of it a make writes; `project` is the pipeline whose store it is, when it is
 /// (what it says of its sources joins the API's metadata).
 pub fn run(args: &ServeArgs, store: PathBuf, project: Option<crate::pipeline::Loaded>) -> miette::Result<()> {
     let limits = crate::serve::limits::Limits {
@@ -44,6 +48,7 @@ pub fn run(args: &ServeArgs, store: PathBuf, project: Option<crate::pipeline::Lo
         idle_timeout: std::time::Duration::from_secs_f64(args.idle_timeout),
         max_connections: args.max_connections as usize,
     };
-    crate::serve::run(&store, project.as_ref(), args.addr, args.cors.as_deref(), limits)?;
+    let options = crate::serve::Options { addr: args.addr, cors: args.cors.as_deref(), limits, cache_bytes: args.cache_mb.saturating_mul(1 << 20) };
+    crate::serve::run(&store, project.as_ref(), options)?;
     Ok(())
 }

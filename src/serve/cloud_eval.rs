@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Answer, ApiError, Negotiated, Shared, parse_url_fen};
-use axum::extract::{Query, State};
+use super::{Answer, ApiError, Current, Negotiated, Shared, parse_url_fen};
+use axum::extract::Query;
 use axum::extract::rejection::QueryRejection;
 
 /// Lines answered at most (Lichess's limit).
@@ -41,7 +41,7 @@ struct CloudEval {
 }
 
 /// The handler.
-pub(super) async fn answer(how: Negotiated, State(c): Shared, params: Result<Query<Params>, QueryRejection>) -> Answer {
+pub(super) async fn answer(how: Negotiated, Current(c): Shared, params: Result<Query<Params>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
@@ -52,7 +52,7 @@ pub(super) async fn answer(how: Negotiated, State(c): Shared, params: Result<Que
     }
     let pos = parse_url_fen(&params.fen)?;
     let none = || ApiError::not_found("No cloud evaluation available for that position");
-    let node = &c.graph.nodes[c.find(&pos).ok_or_else(none)? as usize];
+    let node = c.disk.node(&pos).map_err(ApiError::store)?.ok_or_else(none)?;
     let engine = node.engine.as_ref().ok_or_else(none)?;
     let pvs = engine
         .lines

@@ -1,8 +1,11 @@
 //! `okb serve`: the read-only HTTP query API over a built store.
 //!
-//! The store is loaded into memory once at startup ([`Catalog`]): every `GET /node/fen`
-//! answer is serialized ahead of time, so a request costs a FEN parse, a binary search
-//! and a write. Restart the server after `okb make` to serve the new build.
+//! A [`Catalog`] answers one-position lookups (`GET /node/fen`, `POST /node/pgn`,
+//! `GET /api/cloud-eval`) from the store file, through a cache of hot answers
+//! ([`disk`]), so start-up and memory do not grow with the number of nodes; the endpoints
+//! that walk the tree answer from the graph held in memory (loaded in the background, for
+//! stores of at most [`MAX_WALKED_NODES`] nodes). When a make writes a new store, the
+//! server switches to it whole ([`Served`]): requests under way finish on the old one.
 //!
 //! Every error is JSON (`{"error": "...", "status": N}`): input the OpenAPI document
 //! refuses is 400; an unknown position or id, and a well-formed FEN or move line that
@@ -11,6 +14,7 @@
 
 pub mod cloud_eval;
 pub mod compress;
+pub mod disk;
 pub mod eco_tree;
 pub mod masters;
 pub mod openapi;
@@ -28,7 +32,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query, State};
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, Query};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -49,12 +53,58 @@ pub const MAX_LINE: usize = 4000;
 /// Search results when `limit` is not given, and the most a request may ask for.
 pub const SEARCH_LIMITS: (usize, usize) = (20, 100);
 
-/// Everything the server answers from, loaded once.
+/// Everything the server answers from for one build of the store.
+///
+/// What one position's lookup needs is read from the store file per request
+/// ([`disk::Disk`]); opening a catalog reads the store's metadata and hashes the file,
+/// so it takes the same time at any number of nodes. The endpoints that walk the tree
+/// (ECO and opening trees, the explorer, search, structures, players, the OpenAPI
+/// document's examples) answer from [`Walked`], loaded once in memory: in the background
+/// from start-up, and only for a store of at most [`MAX_WALKED_NODES`] nodes.
 pub struct Catalog {
+    /// The store file.
+    pub store_path: std::path::PathBuf,
+    /// The store file's identity when it was opened (a new build is a new file).
+    identity: FileIdentity,
+    /// One-position lookups, from the store file.
+    disk: disk::Disk,
+    /// The connection the in-memory parts are loaded from, opened with the others so it
+    /// reads the same build (taken by the load).
+    loader: std::sync::Mutex<Option<Store>>,
+    /// The parts answered from memory, loaded once ([`Catalog::walked`]).
+    walked: std::sync::OnceLock<Result<Walked, String>>,
+    /// How many nodes the store has, counted once on first use (a count reads the whole
+    /// position index: start-up does not wait for it).
+    nodes: std::sync::OnceLock<Result<u64, String>>,
+    /// `"<BLAKE3 of the store file, 32 hex digits>"`: the answers' `ETag`.
+    etag: header::HeaderValue,
+    /// `GET /` answered as JSON: what the store was built from ([`Catalog::metadata`]),
+    /// its `nodes` filled in per answer.
+    metadata: serde_json::Value,
+    /// The repertoire reports built beside the store (`GET /repertoire/{name}`).
+    repertoires: repertoire::Repertoires,
+}
+
+/// The value of `cell`, initialized by `init` if no one did; a request that has to wait
+/// for it lets the runtime move other requests off its thread.
+fn once<T>(cell: &std::sync::OnceLock<T>, init: impl FnOnce() -> T) -> &T {
+    match cell.get() {
+        Some(value) => value,
+        None => tokio::task::block_in_place(|| cell.get_or_init(init)),
+    }
+}
+
+/// The most nodes a store may have for the endpoints that walk the tree to be served
+/// (they hold the whole graph in memory, about 1.3 KB a node on the masters knowledge
+/// base, so at most about 650 MB); above it they answer 503,
+/// and the one-position lookups are served from disk alone.
+pub const MAX_WALKED_NODES: u64 = 500_000;
+
+/// The parts of a catalog answered from memory: the whole graph and what is derived
+/// from it.
+pub struct Walked {
     /// The knowledge base.
     pub graph: Graph,
-    /// The `GET /node/fen` answer of every node, in graph order.
-    node_json: Vec<Bytes>,
     /// Node index by position key: a lookup hashes the parsed position instead of
     /// formatting its EPD text.
     by_key: KeyMap<PositionKey, u32>,
@@ -62,36 +112,115 @@ pub struct Catalog {
     /// Named openings by file stem (the OpeningIQ export's file names).
     stems: HashMap<String, u32>,
     openapi: Bytes,
-    /// `"<BLAKE3 of the store file, 32 hex digits>"`: the answers' `ETag`.
-    etag: header::HeaderValue,
-    /// The store file.
-    pub store_path: std::path::PathBuf,
     /// `GET /structure/{name}/openings` answers.
     structures: structures::StructureIndex,
     /// The explorer index, if the store has one.
     explorer: Option<masters::Explorer>,
-    /// `GET /` answered as JSON: what the store was built from ([`Catalog::metadata`]).
-    metadata: serde_json::Value,
     /// The player collections (`GET /player`; none in a store built without them).
     players: player::Players,
-    /// The repertoire reports built beside the store (`GET /repertoire/{name}`).
-    repertoires: repertoire::Repertoires,
+}
+
+/// What tells one store file from another at the same path: a build replaces the file
+/// (a new inode), and its size and time change with it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    inode: u64,
+    device: u64,
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileIdentity {
+    /// The identity of the file at `path`, `None` when there is none.
+    pub fn of(path: &Path) -> Option<FileIdentity> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(FileIdentity { inode: meta.ino(), device: meta.dev(), len: meta.len(), modified: meta.modified().ok() })
+    }
 }
 
 impl Catalog {
-    /// Loads the store at `path`.
-    pub fn load(path: &Path) -> Result<Catalog, StoreError> {
-        let store = Store::open(path)?;
-        let repertoires = repertoire::Repertoires::load(path)?;
-        let etag = store_etag(path, &repertoires)?;
+    /// Opens the store at `path`, caching up to `cache_bytes` of node answers. The
+    /// in-memory parts are loaded on first use ([`Catalog::walked`]).
+    pub fn open(path: &Path, cache_bytes: usize) -> Result<Catalog, StoreError> {
+        let missing = || StoreError::Missing(path.display().to_string());
+        // Everything below must read one build: if the file was replaced meanwhile, the
+        // identities differ and the open starts again.
+        loop {
+            let identity = FileIdentity::of(path).ok_or_else(missing)?;
+            let loader = Store::open(path)?;
+            // One connection per thread that may answer at once: the runtime's workers and
+            // one that a loading request hands its work to.
+            let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+            let disk = disk::Disk::open(path, threads + 1, cache_bytes)?;
+            let repertoires = repertoire::Repertoires::load(path)?;
+            let etag = store_etag(path, &repertoires)?;
+            let metadata = Catalog::metadata(&loader)?;
+            if FileIdentity::of(path) != Some(identity) {
+                continue;
+            }
+            return Ok(Catalog {
+                store_path: path.to_path_buf(),
+                identity,
+                disk,
+                loader: std::sync::Mutex::new(Some(loader)),
+                walked: std::sync::OnceLock::new(),
+                nodes: std::sync::OnceLock::new(),
+                etag,
+                metadata,
+                repertoires,
+            });
+        }
+    }
+
+    /// The parts answered from memory, loaded by the first caller (the others wait); an
+    /// error when the store is too large for them or they failed to load.
+    pub fn walked(&self) -> Result<&Walked, ApiError> {
+        let loaded = once(&self.walked, || self.load_walked());
+        loaded.as_ref().map_err(|message| ApiError { status: StatusCode::SERVICE_UNAVAILABLE, message: message.clone() })
+    }
+
+    /// Loads the parts answered from memory (blocking), so that the first request that
+    /// needs them does not wait; returns whether they loaded.
+    pub fn load_in_memory_parts(&self) -> bool {
+        self.walked.get_or_init(|| self.load_walked()).is_ok()
+    }
+
+    fn load_walked(&self) -> Result<Walked, String> {
+        let nodes = self.nodes().map_err(|e| e.message)?;
+        if nodes > MAX_WALKED_NODES {
+            return Err(format!(
+                "this store has {nodes} nodes, more than the {MAX_WALKED_NODES} okb serve holds in memory for the endpoints that walk the tree; \
+                 GET /node/fen, POST /node/pgn and GET /api/cloud-eval answer from disk at any size"
+            ));
+        }
+        let store = self.loader.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("the store's in-memory parts failed to load before")?;
+        Walked::load(&store, &self.store_path, &self.repertoires).map_err(|e| e.to_string())
+    }
+
+    /// How many nodes the store has (counted on first use).
+    pub fn nodes(&self) -> Result<u64, ApiError> {
+        let counted = once(&self.nodes, || self.disk.node_count().map_err(|e| e.to_string()));
+        counted.clone().map_err(|message| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message })
+    }
+
+    /// The store file's identity when it was opened.
+    pub fn identity(&self) -> FileIdentity {
+        self.identity
+    }
+
+    /// The build number the store's metadata gives.
+    pub fn build(&self) -> Option<u64> {
+        self.metadata.get("build").and_then(|b| b.as_u64())
+    }
+}
+
+impl Walked {
+    /// Loads the whole graph of `store` (the store at `path`, with `repertoires` beside it)
+    /// and what is derived from it.
+    fn load(store: &Store, path: &Path, repertoires: &repertoire::Repertoires) -> Result<Walked, StoreError> {
         let players = player::Players::new(store.players()?.unwrap_or_default());
         let graph = store.graph()?;
-        let mut node_json = vec![Bytes::new(); graph.nodes.len()];
-        for node in store.all_nodes()? {
-            if let Some(index) = graph.find_id(&node.node.node_id) {
-                node_json[index as usize] = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
-            }
-        }
         let stems = crate::export::named::of_graph(&graph).into_iter().map(|n| (n.stem, n.node)).collect();
         let mut by_key = KeyMap::default();
         for (index, node) in graph.nodes.iter().enumerate() {
@@ -100,7 +229,6 @@ impl Catalog {
         }
         let structures = structures::StructureIndex::new(store.structures()?, &graph);
         let explorer = store.explorer()?.map(|loaded| masters::Explorer::new(&graph, loaded, path)).transpose()?;
-        let metadata = Catalog::metadata(&store, graph.nodes.len())?;
         let mut examples = examples(&graph, &by_key, &stems, &structures);
         if let Some(e) = &explorer {
             examples.explorer = true;
@@ -108,18 +236,13 @@ impl Catalog {
         }
         examples.players = players.some_player().map(str::to_string).into_iter().collect();
         examples.repertoires = repertoires.names().iter().map(|n| n.to_string()).collect();
-        Ok(Catalog {
-            etag,
+        Ok(Walked {
             explorer,
-            metadata,
             players,
-            repertoires,
             structures,
-            store_path: path.to_path_buf(),
             by_key,
             search: crate::search::SearchIndex::new(&graph),
             stems,
-            node_json,
             graph,
             openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&examples)).expect("the OpenAPI document serializes")),
         })
@@ -127,9 +250,9 @@ impl Catalog {
 }
 
 impl Catalog {
-    /// The store's metadata: okb's version, the schema, the build number, the node count,
-    /// and what each game source's games cover (how many, the dates they span).
-    fn metadata(store: &Store, nodes: usize) -> Result<serde_json::Value, StoreError> {
+    /// The store's metadata: okb's version, the schema, the build number, the node count
+    /// (filled in later), and what each game source's games cover (how many, the dates they span).
+    fn metadata(store: &Store) -> Result<serde_json::Value, StoreError> {
         let meta = store.meta()?;
         let number = |key: &str| meta.get(key).and_then(|v| v.parse::<u64>().ok());
         let coverage: serde_json::Map<String, serde_json::Value> = meta.get("coverage").and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
@@ -138,7 +261,8 @@ impl Catalog {
             "okb_version": meta.get("okb_version"),
             "schema_version": number("schema_version"),
             "build": number("build"),
-            "nodes": nodes,
+            // Filled per answer ([`Catalog::nodes`]); here for its place among the keys.
+            "nodes": null,
             "sources": sources,
         }))
     }
@@ -169,7 +293,11 @@ impl Catalog {
 /// The store file's BLAKE3 as a strong `ETag`; with repertoire reports (which a make
 /// may change without the store), the BLAKE3 of that hash and the reports.
 fn store_etag(path: &Path, repertoires: &repertoire::Repertoires) -> Result<header::HeaderValue, StoreError> {
-    let mut hash = crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+    let hashed = || crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())));
+    let mut hash = match hash_in_manifest(path) {
+        Some(hash) => hash,
+        None => hashed()?,
+    };
     if !repertoires.names().is_empty() {
         let mut hasher = blake3::Hasher::new();
         hasher.update(hash.as_bytes());
@@ -181,6 +309,24 @@ fn store_etag(path: &Path, repertoires: &repertoire::Repertoires) -> Result<head
     }
     let tag = format!("\"{}\"", &hash[..32]);
     Ok(header::HeaderValue::from_str(&tag).expect("hex digits are a valid header value"))
+}
+
+/// The store's BLAKE3 as the release manifest beside it records it (`store.blake3`), when
+/// the manifest describes this very file: its name and size, and a manifest written
+/// after it (a make writes the store, then the manifest). Hashing a store reads all of
+/// it, which at tens of millions of nodes would take longer than the rest of start-up.
+fn hash_in_manifest(path: &Path) -> Option<String> {
+    let manifest = path.parent()?.join("manifest.json");
+    let store = std::fs::metadata(path).ok()?;
+    if std::fs::metadata(&manifest).ok()?.modified().ok()? < store.modified().ok()? {
+        return None;
+    }
+    let value: serde_json::Value = serde_json::from_slice(&std::fs::read(&manifest).ok()?).ok()?;
+    let entry = &value["store"];
+    let named = Path::new(entry["path"].as_str()?).file_name()? == path.file_name()?;
+    let hash = entry["blake3"].as_str()?;
+    let hex = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
+    (named && hex && entry["bytes"].as_u64()? == store.len()).then(|| hash.to_string())
 }
 
 /// A few ids, stems and codes of the build for the OpenAPI document's examples.
@@ -213,7 +359,7 @@ fn evaluated_examples(graph: &Graph, shown: usize) -> Vec<(String, String)> {
     evaluated.into_iter().take(shown).map(|n| (n.moves.clone(), n.fen.clone())).collect()
 }
 
-impl Catalog {
+impl Walked {
     /// The node of position `pos`, if the knowledge base has it.
     pub fn find(&self, pos: &shakmaty::Chess) -> Option<u32> {
         self.by_key.get(&crate::position::key(pos)).copied()
@@ -240,6 +386,11 @@ impl ApiError {
 
     fn not_found(message: impl Into<String>) -> ApiError {
         ApiError { status: StatusCode::NOT_FOUND, message: message.into() }
+    }
+
+    /// The store failed to answer (it went unreadable under the server): a 500.
+    fn store(e: StoreError) -> ApiError {
+        ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() }
     }
 }
 
@@ -274,7 +425,54 @@ impl From<BytesRejection> for ApiError {
 }
 
 type Answer = Result<Response, ApiError>;
-type Shared = State<Arc<Catalog>>;
+type Shared = Current;
+
+/// The catalog being served, replaced whole when a new build is loaded: a request holds
+/// the one it started with ([`Current`]) until it ends.
+pub struct Served {
+    current: std::sync::RwLock<Arc<Catalog>>,
+}
+
+impl Served {
+    /// Serves `catalog`.
+    pub fn new(catalog: Arc<Catalog>) -> Served {
+        Served { current: std::sync::RwLock::new(catalog) }
+    }
+
+    /// The catalog new requests are answered from.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Answers new requests from `catalog`; requests under way finish on the one before.
+    pub fn replace(&self, catalog: Arc<Catalog>) {
+        let old = std::mem::replace(&mut *self.current.write().unwrap_or_else(|e| e.into_inner()), catalog);
+        // Dropped outside the lock: the last reference may free a whole graph.
+        drop(old);
+    }
+}
+
+/// The catalog one request is answered from, taken once per request (the first
+/// extractor that asks keeps it in the request's extensions for the others), so that no
+/// answer mixes two builds: its `ETag` and its body come from the same one.
+pub struct Current(Arc<Catalog>);
+
+fn snapshot(parts: &mut axum::http::request::Parts, served: &Served) -> Arc<Catalog> {
+    if let Some(catalog) = parts.extensions.get::<Arc<Catalog>>() {
+        return catalog.clone();
+    }
+    let catalog = served.current();
+    parts.extensions.insert(catalog.clone());
+    catalog
+}
+
+impl axum::extract::FromRequestParts<Arc<Served>> for Current {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, served: &Arc<Served>) -> Result<Self, Self::Rejection> {
+        Ok(Current(snapshot(parts, served)))
+    }
+}
 
 impl Catalog {
     /// A JSON answer, compressed as the request asked ([`Negotiated`]). Answers change only
@@ -317,10 +515,11 @@ struct Negotiated {
     encoding: compress::Encoding,
 }
 
-impl axum::extract::FromRequestParts<Arc<Catalog>> for Negotiated {
+impl axum::extract::FromRequestParts<Arc<Served>> for Negotiated {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, c: &Arc<Catalog>) -> Result<Self, Response> {
+    async fn from_request_parts(parts: &mut axum::http::request::Parts, served: &Arc<Served>) -> Result<Self, Response> {
+        let c = snapshot(parts, served);
         let encoding = compress::Encoding::accepted(&parts.headers);
         let revalidating = matches!(parts.method, axum::http::Method::GET | axum::http::Method::HEAD);
         let etag = c.etag.as_bytes();
@@ -337,8 +536,8 @@ impl axum::extract::FromRequestParts<Arc<Catalog>> for Negotiated {
     }
 }
 
-/// The routes over `catalog`.
-pub fn router(catalog: Arc<Catalog>) -> Router {
+/// The routes over the catalog `served`.
+pub fn router(served: Arc<Served>) -> Router {
     Router::new()
         .route("/node/fen/{*fen}", get(node_by_fen))
         .route("/node/pgn", post(node_by_pgn))
@@ -356,7 +555,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
         .route("/player", get(player_games))
         .route("/repertoire/{name}", get(repertoire_report))
         .route("/api/cloud-eval", get(cloud_eval::answer))
-        .route("/openapi.json", get(|how: Negotiated, State(c): Shared| async move { c.answer(&how, c.openapi.clone()) }))
+        .route("/openapi.json", get(openapi_document))
         .route("/", get(root))
         .route("/assets/app.js", get(page::script))
         .route("/assets/app.css", get(page::style))
@@ -365,7 +564,7 @@ pub fn router(catalog: Arc<Catalog>) -> Router {
             ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .with_state(catalog)
+        .with_state(served)
 }
 
 
@@ -381,14 +580,27 @@ fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
     crate::position::parse_fen(&text).map_err(|e| ApiError::not_found(format!("no such position: {e}")))
 }
 
+/// The OpenAPI document, with examples from the build when the store is small enough to
+/// walk ([`Catalog::walked`]), else without.
+async fn openapi_document(how: Negotiated, Current(c): Shared) -> Answer {
+    let bytes = match c.walked() {
+        Ok(w) => w.openapi.clone(),
+        Err(e) if e.status == StatusCode::SERVICE_UNAVAILABLE && c.nodes()? > MAX_WALKED_NODES => {
+            Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&openapi::Examples::default())).expect("the OpenAPI document serializes"))
+        }
+        Err(e) => return Err(e),
+    };
+    Ok(c.answer(&how, bytes))
+}
+
 fn node_answer(catalog: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, asked: &str) -> Answer {
-    match catalog.find(pos) {
-        Some(index) => Ok(catalog.answer(how, catalog.node_json[index as usize].clone())),
+    match catalog.disk.node_json(pos).map_err(ApiError::store)? {
+        Some(bytes) => Ok(catalog.answer(how, bytes)),
         None => Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base"))),
     }
 }
 
-async fn node_by_fen(how: Negotiated, State(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn node_by_fen(how: Negotiated, Current(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(fen) = fen?;
     let pos = parse_url_fen(&fen)?;
     node_answer(&c, &how, &pos, &fen)
@@ -400,7 +612,7 @@ struct PgnBody {
     moves: String,
 }
 
-async fn node_by_pgn(how: Negotiated, State(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
+async fn node_by_pgn(how: Negotiated, Current(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
     let body = body?;
     let request: PgnBody = serde_json::from_slice(&body)
         .map_err(|e| ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}")))?;
@@ -425,7 +637,7 @@ struct SearchParams {
     limit: Option<usize>,
 }
 
-async fn opening_search(how: Negotiated, State(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
+async fn opening_search(how: Negotiated, Current(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let q = params.q.unwrap_or_default();
     if q.trim().is_empty() || q.chars().count() > crate::search::MAX_QUERY {
@@ -435,7 +647,8 @@ async fn opening_search(how: Negotiated, State(c): Shared, params: Result<Query<
     if limit == 0 || limit > SEARCH_LIMITS.1 {
         return Err(ApiError::bad_request(format!("limit must be 1 to {}", SEARCH_LIMITS.1)));
     }
-    let results = c.search.search(&c.graph, &q, limit);
+    let w = c.walked()?;
+    let results = w.search.search(&w.graph, &q, limit);
     Ok(c.answer_json(&how, &crate::search::SearchAnswer { query: q, results }))
 }
 
@@ -453,20 +666,21 @@ fn is_code(code: &str) -> bool {
         && code[3..].bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-async fn structure_openings(how: Negotiated, State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn structure_openings(how: Negotiated, Current(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(name) = name?;
-    match c.structures.answer(&name) {
+    let w = c.walked()?;
+    match w.structures.answer(&name) {
         Some(bytes) => Ok(c.answer(&how, bytes)),
         None => Err(ApiError::not_found(format!(
             "no pawn structure is named {name:?} (known: {})",
-            c.structures.names().join(", ")
+            w.structures.names().join(", ")
         ))),
     }
 }
 
 async fn opening_eco(
     how: Negotiated,
-    State(c): Shared,
+    Current(c): Shared,
     code: Result<UrlPath<String>, PathRejection>,
     params: Result<Query<EcoParams>, QueryRejection>,
 ) -> Answer {
@@ -482,8 +696,9 @@ async fn opening_eco(
     if min_games > eco_tree::MAX_MIN_GAMES {
         return Err(ApiError::bad_request(format!("min_games must be at most {}", eco_tree::MAX_MIN_GAMES)));
     }
-    let root = eco_tree::root_of(&c.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
-    let tree = eco_tree::tree(&c.graph, root, depth, min_games);
+    let w = c.walked()?;
+    let root = eco_tree::root_of(&w.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
+    let tree = eco_tree::tree(&w.graph, root, depth, min_games);
     Ok(c.answer_json(&how, &eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
 }
 
@@ -494,7 +709,7 @@ struct TreeParams {
 
 async fn opening_tree(
     how: Negotiated,
-    State(c): Shared,
+    Current(c): Shared,
     id: Result<UrlPath<String>, PathRejection>,
     params: Result<Query<TreeParams>, QueryRejection>,
 ) -> Answer {
@@ -503,12 +718,13 @@ async fn opening_tree(
     if max_depth > openingiq::MAX_API_DEPTH {
         return Err(ApiError::bad_request(format!("max_depth must be at most {}", openingiq::MAX_API_DEPTH)));
     }
-    let index = c
+    let w = c.walked()?;
+    let index = w
         .graph
         .find_id(&id)
-        .or_else(|| c.stems.get(&id).copied())
+        .or_else(|| w.stems.get(&id).copied())
         .ok_or_else(|| ApiError::not_found(format!("no node id or named opening {id:?}")))?;
-    Ok(c.answer_json(&how, &openingiq::opening_file(&c.graph, index, max_depth)))
+    Ok(c.answer_json(&how, &openingiq::opening_file(&w.graph, index, max_depth)))
 }
 
 #[derive(Deserialize)]
@@ -550,7 +766,7 @@ struct Asked {
 /// The position after `play` (comma-separated UCI moves) from `fen` (default: the start),
 /// named as Lichess's explorer names it: by the last position on the way, `fen`'s
 /// included, that the Lichess taxonomy names.
-fn explorer_position(c: &Catalog, fen: Option<&str>, play: Option<&str>) -> Result<Asked, ApiError> {
+fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Result<Asked, ApiError> {
     let mut pos = match fen {
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
@@ -643,34 +859,36 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
 }
 
 /// A filter on a store without the explorer index is refused.
-fn explorer_answer(c: &Catalog, how: &Negotiated, asked: Asked, q: &masters::Query) -> Answer {
-    if (!q.filter.is_all() || q.history) && c.explorer.is_none() {
+fn explorer_answer(c: &Catalog, w: &Walked, how: &Negotiated, asked: Asked, q: &masters::Query) -> Answer {
+    if (!q.filter.is_all() || q.history) && w.explorer.is_none() {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
-    let index = c.find(&asked.pos);
-    Ok(c.answer_json(how, &masters::answer(&c.graph, c.explorer.as_ref(), index, asked.opening, q)))
+    let index = w.find(&asked.pos);
+    Ok(c.answer_json(how, &masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q)))
 }
 
-async fn masters(how: Negotiated, State(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
+async fn masters(how: Negotiated, Current(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
-    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
+    let w = c.walked()?;
+    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::MASTERS_TOP_GAMES, masters::MASTERS_TOP_GAMES)?;
     let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
     let years = range(since, until, 0, u16::MAX);
     let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
+    explorer_answer(&c, w, &how, asked, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
 }
 
-async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
+async fn lichess(how: Negotiated, Current(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
     }
-    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
+    let w = c.walked()?;
+    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", params.top_games, masters::LICHESS_TOP_GAMES, masters::LICHESS_TOP_GAMES)?;
     let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
@@ -690,12 +908,12 @@ async fn lichess(how: Negotiated, State(c): Shared, params: Result<Query<Lichess
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
     let history = params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
-    explorer_answer(&c, &how, asked, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
+    explorer_answer(&c, w, &how, asked, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
 }
 
-async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn masters_pgn(Current(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(id) = id?;
-    let text = match &c.explorer {
+    let text = match &c.walked()?.explorer {
         Some(e) => e.pgn(&id).map_err(|e| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() })?,
         None => None,
     };
@@ -705,12 +923,14 @@ async fn masters_pgn(State(c): Shared, id: Result<UrlPath<String>, PathRejection
 
 /// `GET /`: the explorer page for a browser, the store's metadata for a client that asks
 /// for JSON (`Accept: application/json` without `text/html`).
-async fn root(how: Negotiated, State(c): Shared, headers: header::HeaderMap) -> Response {
+async fn root(how: Negotiated, Current(c): Shared, headers: header::HeaderMap) -> Answer {
     let accepts = |kind: &str| headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains(kind));
     if accepts("application/json") && !accepts("text/html") {
-        return c.answer_json(&how, &c.metadata);
+        let mut metadata = c.metadata.clone();
+        metadata["nodes"] = c.nodes()?.into();
+        return Ok(c.answer_json(&how, &metadata));
     }
-    page::index().await
+    Ok(page::index().await)
 }
 
 #[derive(Deserialize)]
@@ -743,7 +963,7 @@ fn modes(text: Option<&str>) -> Result<Option<(bool, bool)>, ApiError> {
     Ok(modes)
 }
 
-async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<PlayerParams>, QueryRejection>) -> Answer {
+async fn player_games(how: Negotiated, Current(c): Shared, params: Result<Query<PlayerParams>, QueryRejection>) -> Answer {
     let Query(params) = params?;
     let player = params.player.filter(|p| !p.trim().is_empty()).ok_or_else(|| ApiError::bad_request("player is required: a listed player of a player collection"))?;
     let side = match params.color.as_deref() {
@@ -754,7 +974,8 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
         return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's player collections are standard chess")));
     }
-    let asked = explorer_position(&c, params.fen.as_deref(), params.play.as_deref())?;
+    let w = c.walked()?;
+    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
     let recent_games = at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
@@ -768,13 +989,13 @@ async fn player_games(how: Negotiated, State(c): Shared, params: Result<Query<Pl
         moves,
         recent_games,
     };
-    let answer = c.players.answer(&c.graph, |p| c.find(p), &asked.pos, asked.opening, &query);
+    let answer = w.players.answer(&w.graph, |p| w.find(p), &asked.pos, asked.opening, &query);
     let mut line = serde_json::to_vec(&answer).expect("answers serialize");
     line.push(b'\n');
     Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))
 }
 
-async fn repertoire_report(how: Negotiated, State(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn repertoire_report(how: Negotiated, Current(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(name) = name?;
     match c.repertoires.get(&name) {
         Some(bytes) => Ok(c.answer(&how, bytes)),
@@ -786,45 +1007,122 @@ async fn repertoire_report(how: Negotiated, State(c): Shared, name: Result<UrlPa
     }
 }
 
-/// The routes over `catalog`, with CORS for `cors` (an origin, or `*`) when given.
-pub fn app(catalog: Arc<Catalog>, cors: Option<header::HeaderValue>) -> Router {
+/// The routes over the catalog `served`, with CORS for `cors` (an origin, or `*`) when given.
+pub fn app(served: Arc<Served>, cors: Option<header::HeaderValue>) -> Router {
     match cors {
-        Some(origin) => router(catalog).layer(axum::middleware::from_fn(move |request, next| page::cors(origin.clone(), request, next))),
-        None => router(catalog),
+        Some(origin) => router(served).layer(axum::middleware::from_fn(move |request, next| page::cors(origin.clone(), request, next))),
+        None => router(served),
     }
 }
 
-/// Loads the store at `store` and serves it on `addr` until Ctrl-C, with CORS for the
-/// origin `cors` (the metadata says what `project` says of its sources, when the store is
-/// the project's own). Progress goes to stderr: the load time and the address actually bound
-/// (useful with port 0).
-pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, addr: SocketAddr, cors: Option<&str>, limits: limits::Limits) -> miette::Result<()> {
+/// How `okb serve` serves a store: its address, CORS, connection limits and cache.
+pub struct Options<'a> {
+    /// Address to listen on.
+    pub addr: SocketAddr,
+    /// The origin allowed to call the API from a browser (or `*`).
+    pub cors: Option<&'a str>,
+    /// Timeouts and the connection cap.
+    pub limits: limits::Limits,
+    /// The budget of the cache of node answers, in bytes.
+    pub cache_bytes: usize,
+}
+
+/// Opens the store at `store` and serves it until Ctrl-C (the metadata says what
+/// `project` says of its sources, when the store is the project's own), switching to
+/// each new build a make writes there ([`watch`]). Progress goes to stderr: the open
+/// time, the address actually bound (useful with port 0), each switch.
+pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, options: Options<'_>) -> miette::Result<()> {
     use miette::{IntoDiagnostic, WrapErr};
-    let cors = cors
+    let cors = options
+        .cors
         .map(|origin| header::HeaderValue::from_str(origin).map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin")))
         .transpose()?;
     let started = std::time::Instant::now();
-    let mut catalog = Catalog::load(store).map_err(|e| miette::miette!("{e}"))?;
-    if let Some(loaded) = project {
-        catalog = catalog.with_project(loaded);
-    }
-    eprintln!(
-        "{:>12} {} nodes from {} in {:.0} ms",
-        "Loaded",
-        catalog.graph.nodes.len(),
-        store.display(),
-        started.elapsed().as_secs_f64() * 1000.0
-    );
+    let open = move || -> Result<Catalog, StoreError> {
+        let catalog = Catalog::open(store, options.cache_bytes)?;
+        Ok(match project {
+            Some(loaded) => catalog.with_project(loaded),
+            None => catalog,
+        })
+    };
+    let catalog = Arc::new(open().map_err(|e| miette::miette!("{e}"))?);
+    eprintln!("{:>12} {} in {:.0} ms", "Opened", store.display(), started.elapsed().as_secs_f64() * 1000.0);
+    let served = Arc::new(Served::new(catalog.clone()));
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().into_diagnostic()?;
-    runtime.block_on(async move {
-        let listener =
-            tokio::net::TcpListener::bind(addr).await.into_diagnostic().wrap_err_with(|| format!("binding {addr}"))?;
-        let bound = listener.local_addr().into_diagnostic()?;
-        eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-        };
-        limits::serve(listener, app(Arc::new(catalog), cors), limits, shutdown).await;
-        Ok(())
+    let stopped = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // The in-memory parts load while the first answers are served from disk.
+        scope.spawn(move || catalog.load_in_memory_parts());
+        let (watched, stopped) = (served.clone(), &stopped);
+        std::thread::Builder::new()
+            .name("okb-watch".into())
+            .spawn_scoped(scope, move || watch(store, &watched, open, stopped))
+            .into_diagnostic()?;
+        let result = runtime.block_on(async move {
+            let listener =
+                tokio::net::TcpListener::bind(options.addr).await.into_diagnostic().wrap_err_with(|| format!("binding {}", options.addr))?;
+            let bound = listener.local_addr().into_diagnostic()?;
+            eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
+            let shutdown = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            limits::serve(listener, app(served, cors), options.limits, shutdown).await;
+            Ok(())
+        });
+        stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+        result
     })
+}
+
+/// How often [`watch`] looks at the store file.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Watches the store at `store` and serves each new build `open` opens there: a make
+/// writes the store under another name and renames it into place, then writes the
+/// manifest and the repertoire reports beside it, so a switch waits until neither the
+/// store nor the manifest changed for one look. A store that fails to open is reported
+/// and the build before stays served.
+fn watch(store: &Path, served: &Served, open: impl Fn() -> Result<Catalog, StoreError>, stopped: &std::sync::atomic::AtomicBool) {
+    let manifest = store.parent().unwrap_or(Path::new(".")).join("manifest.json");
+    let look = || (FileIdentity::of(store), FileIdentity::of(&manifest));
+    let mut seen = look();
+    while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(WATCH_EVERY);
+        let now = look();
+        if now == seen {
+            continue;
+        }
+        std::thread::sleep(WATCH_EVERY);
+        if look() != now {
+            continue;
+        }
+        seen = now;
+        let current = served.current();
+        if now.0.is_none() || now.0 == Some(current.identity()) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        match open() {
+            Ok(catalog) => {
+                catalog.load_in_memory_parts();
+                let build = catalog.build();
+                served.replace(Arc::new(catalog));
+                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                log(format_args!("{:>12} to build {} of {} in {ms:.0} ms", "Switched", shown(build), store.display()));
+            }
+            Err(e) => log(format_args!("{:>12} build {}: the new store did not open: {e}", "Kept", shown(current.build()))),
+        }
+    }
+}
+
+/// A build number as the log shows it.
+fn shown(build: Option<u64>) -> String {
+    build.map_or_else(|| "?".to_string(), |b| b.to_string())
+}
+
+/// A line on stderr; a closed stderr (a supervisor that stopped reading) does not stop
+/// the server, unlike `eprintln!`, which panics.
+fn log(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

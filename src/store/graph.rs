@@ -1,5 +1,5 @@
-//! Loading a built store into a [`Graph`], in two table scans: the server keeps the
-//! whole read-only knowledge base in memory instead of querying SQLite per request.
+//! Loading a built store into a [`Graph`], in two table scans (the server's endpoints that
+//! walk the tree keep the whole read-only knowledge base in memory), or one node of it.
 
 use std::collections::HashMap;
 
@@ -11,16 +11,30 @@ use super::row::{node_columns, read_node};
 use crate::graph::{Edge, Engine, Entry, Graph, Node};
 use crate::record::NodeRecord;
 
+/// The select of a graph node's row with its entry, rows matching `condition`.
+fn node_select(condition: &str) -> String {
+    format!(
+        "SELECT {}, e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root
+         FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
+         WHERE {condition} ORDER BY n.position_key",
+        node_columns("n")
+    )
+}
+
+/// The node on position identity `epd`, without edges, from the store on `conn` (`path`
+/// names it in errors): what a server answering from disk reads for one position.
+pub fn node_at(conn: &Connection, path: &str, epd: &str) -> Result<Option<Node>, StoreError> {
+    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let mut stmt = conn.prepare_cached(&node_select("n.position_key = ?1")).map_err(err)?;
+    let entry_at = super::row::stored_count();
+    let mut rows = stmt.query_map([epd], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?))).map_err(err)?;
+    rows.next().transpose().map_err(err)
+}
+
 /// Reads every node and edge of the store on `conn` (`path` names it in errors).
 pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
     let err = |source| StoreError::Sqlite { path: path.to_string(), source };
-    let sql = format!(
-        "SELECT {}, e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root
-         FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
-         ORDER BY n.position_key",
-        node_columns("n")
-    );
-    let mut stmt = conn.prepare(&sql).map_err(err)?;
+    let mut stmt = conn.prepare(&node_select("1 = 1")).map_err(err)?;
     let entry_at = super::row::stored_count();
     let mut nodes: Vec<Node> = stmt
         .query_map([], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?)))

@@ -115,15 +115,30 @@ pub struct Store {
 impl Store {
     /// Opens the store at `path` read-only.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        // Reading every node (a full load) touches each page many times: map the file
+        // instead of copying pages through a small cache.
+        Store::open_mapping(path, 1 << 30)
+    }
+
+    /// Opens the store at `path` read-only for lookups of a few rows at a time (the
+    /// server's answers from disk): a small page cache and no mapping, so that the
+    /// process's memory does not grow with the pages that random lookups touch over a
+    /// large store (the kernel's page cache keeps the hot pages either way).
+    pub fn open_for_lookups(path: &Path) -> Result<Store, StoreError> {
+        let store = Store::open_mapping(path, 0)?;
+        store.conn.pragma_update(None, "cache_size", -4096i64).map_err(store.err())?;
+        Ok(store)
+    }
+
+    /// Opens `path` read-only, mapping up to `mmap` bytes of it.
+    fn open_mapping(path: &Path, mmap: i64) -> Result<Store, StoreError> {
         let shown = path.display().to_string();
         if !path.exists() {
             return Err(StoreError::Missing(shown));
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
-        // Reading every node (the server's startup) touches each page many times: map the
-        // file instead of copying pages through a small cache.
-        conn.pragma_update(None, "mmap_size", 1i64 << 30).map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
+        conn.pragma_update(None, "mmap_size", mmap).map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
         Ok(Store { conn, path: shown })
     }
 
@@ -169,17 +184,15 @@ impl Store {
         Ok(nodes)
     }
 
-    /// Every node, shortest line first (the server answers `GET /node/fen` from these).
-    pub fn all_nodes(&self) -> Result<Vec<NodeJson>, StoreError> {
-        // Three table scans instead of two queries per node.
-        let mut nodes = self.node_rows("1 = 1", &[])?;
-        let mut children = grouped(self.child_rows("1 = 1", &[])?);
-        let mut parents = grouped(self.transposition_rows("1 = 1", &[])?);
-        for node in &mut nodes {
-            node.children = children.remove(&node.node.node_id).unwrap_or_default();
-            node.transpositions = only_transpositions(parents.remove(&node.node.node_id).unwrap_or_default());
-        }
-        Ok(nodes)
+    /// How many nodes the store has.
+    pub fn node_count(&self) -> Result<u64, StoreError> {
+        self.conn.query_row("SELECT count(*) FROM opening_nodes", [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(self.err())
+    }
+
+    /// The graph node on position identity `epd`, without its edges (their children are
+    /// indexes into a whole graph).
+    pub fn graph_node(&self, epd: &str) -> Result<Option<crate::graph::Node>, StoreError> {
+        super::graph::node_at(&self.conn, &self.path, epd)
     }
 
     /// The whole store as an in-memory [`Graph`](crate::graph::Graph).
@@ -224,7 +237,7 @@ impl Store {
              WHERE {condition} ORDER BY n.ply, n.moves",
             node_columns("n")
         );
-        let mut stmt = self.conn.prepare(&sql).map_err(self.err())?;
+        let mut stmt = self.conn.prepare_cached(&sql).map_err(self.err())?;
         let stored = super::row::stored_count();
         let rows = stmt
             .query_map(args, |r| {
@@ -314,15 +327,6 @@ impl Store {
             .map_err(self.err())?;
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
-}
-
-/// Rows keyed by node id, grouped (the order within each group is kept).
-fn grouped<T>(rows: Vec<(String, T)>) -> std::collections::HashMap<String, Vec<T>> {
-    let mut out: std::collections::HashMap<String, Vec<T>> = std::collections::HashMap::new();
-    for (key, row) in rows {
-        out.entry(key).or_default().push(row);
-    }
-    out
 }
 
 /// The move orders into a node are transpositions only when there are two or more.

@@ -1,0 +1,164 @@
+//! Answers read from the store file per request, for the endpoints that look up one
+//! position (`GET /node/fen`, `POST /node/pgn`, `GET /api/cloud-eval`): the server's
+//! start-up and memory do not grow with the number of nodes.
+//!
+//! A lookup takes a read-only connection from a small pool (SQLite connections are not
+//! shared between threads; all are opened at once, so they read the same file even after
+//! a make replaced it at that path), reads the node by its position key (the store's unique index
+//! `opening_nodes_position`), its edges and its transpositions, and serializes them as the
+//! whole-store load did, so the bytes are the same. The serialized answers of hot
+//! positions are kept in an [`AnswerCache`] bounded in bytes.
+
+use std::path::Path;
+use std::sync::{Condvar, Mutex};
+
+use axum::body::Bytes;
+
+use crate::position::{KeyMap, PositionKey};
+use crate::store::StoreError;
+use crate::store::read::Store;
+
+/// The default budget of the cache of node answers, in MiB (`okb serve --cache-mb`).
+pub const DEFAULT_CACHE_MB: usize = 64;
+
+/// Bytes an entry of the cache costs besides its answer (key, handle, map slot), so that
+/// the budget bounds the memory and not only the answers' bytes.
+const ENTRY_OVERHEAD: usize = 64;
+
+/// Node lookups on one store file.
+pub struct Disk {
+    idle: Mutex<Vec<Store>>,
+    returned: Condvar,
+    cache: Mutex<AnswerCache>,
+}
+
+impl Disk {
+    /// Lookups on the store at `path` over `connections` connections (a lookup does not
+    /// yield, so one per server thread is enough), caching up to `cache_bytes` of answers.
+    pub fn open(path: &Path, connections: usize, cache_bytes: usize) -> Result<Disk, StoreError> {
+        let stores = (0..connections.max(1)).map(|_| Store::open_for_lookups(path)).collect::<Result<Vec<_>, _>>()?;
+        Ok(Disk { idle: Mutex::new(stores), returned: Condvar::new(), cache: Mutex::new(AnswerCache::new(cache_bytes)) })
+    }
+
+    /// Runs `read` on a pooled connection, waiting for one when all are in use.
+    fn with_store<T>(&self, read: impl FnOnce(&Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        let store = loop {
+            match idle.pop() {
+                Some(store) => break store,
+                None => idle = self.returned.wait(idle).unwrap_or_else(|e| e.into_inner()),
+            }
+        };
+        drop(idle);
+        let result = read(&store);
+        self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(store);
+        self.returned.notify_one();
+        result
+    }
+
+    /// The `GET /node/fen` answer of `pos`, if the store has the position.
+    pub fn node_json(&self, pos: &shakmaty::Chess) -> Result<Option<Bytes>, StoreError> {
+        let key = crate::position::key(pos);
+        if let Some(bytes) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
+            return Ok(Some(bytes));
+        }
+        let epd = crate::position::epd(pos);
+        let Some(node) = self.with_store(|store| store.node_by_position(&epd))? else { return Ok(None) };
+        let bytes = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
+        Ok(Some(bytes))
+    }
+
+    /// How many nodes the store has.
+    pub fn node_count(&self) -> Result<u64, StoreError> {
+        self.with_store(Store::node_count)
+    }
+
+    /// The graph node of `pos` without its edges, if the store has the position.
+    pub fn node(&self, pos: &shakmaty::Chess) -> Result<Option<crate::graph::Node>, StoreError> {
+        let epd = crate::position::epd(pos);
+        self.with_store(|store| store.graph_node(&epd))
+    }
+}
+
+/// Serialized answers by position, at most about `budget` bytes in all: two generations,
+/// the young one filled until it holds half the budget, then aged, dropping the old one.
+/// An answer read from the old generation moves back to the young, so what is asked
+/// again stays, and what is not asked for one generation goes (a cheap stand-in for least
+/// recently used, with one lock and no per-read bookkeeping).
+pub struct AnswerCache {
+    budget: usize,
+    young: KeyMap<PositionKey, Bytes>,
+    young_bytes: usize,
+    old: KeyMap<PositionKey, Bytes>,
+}
+
+impl AnswerCache {
+    /// An empty cache of `budget` bytes (0: nothing is kept).
+    pub fn new(budget: usize) -> AnswerCache {
+        AnswerCache { budget, young: KeyMap::default(), young_bytes: 0, old: KeyMap::default() }
+    }
+
+    /// The answer cached for `key`.
+    pub fn get(&mut self, key: PositionKey) -> Option<Bytes> {
+        if let Some(bytes) = self.young.get(&key) {
+            return Some(bytes.clone());
+        }
+        let bytes = self.old.remove(&key)?;
+        self.put(key, bytes.clone());
+        Some(bytes)
+    }
+
+    /// Keeps `bytes` as the answer for `key`, unless it alone is over half the budget.
+    pub fn put(&mut self, key: PositionKey, bytes: Bytes) {
+        let cost = bytes.len() + ENTRY_OVERHEAD;
+        let half = self.budget / 2;
+        if cost > half {
+            return;
+        }
+        if self.young_bytes + cost > half {
+            self.old = std::mem::take(&mut self.young);
+            self.young_bytes = 0;
+        }
+        if self.young.insert(key, bytes).is_none() {
+            self.young_bytes += cost;
+        }
+    }
+
+    /// The bytes the cache holds, by its own count (answers plus their overhead).
+    pub fn held(&self) -> usize {
+        let cost = |map: &KeyMap<PositionKey, Bytes>| map.values().map(|b| b.len() + ENTRY_OVERHEAD).sum::<usize>();
+        cost(&self.young) + cost(&self.old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(n: u128) -> PositionKey {
+        PositionKey(n)
+    }
+
+    #[test]
+    fn the_cache_stays_within_its_budget_and_keeps_what_is_asked_again() {
+        let mut cache = AnswerCache::new(10 * (100 + ENTRY_OVERHEAD));
+        let answer = Bytes::from(vec![b'x'; 100]);
+        for n in 0..1000 {
+            cache.put(key(n), answer.clone());
+            // Position 0 is asked after every new answer: it is never dropped.
+            assert!(cache.get(key(0)).is_some(), "position 0 dropped after {n}");
+            assert!(cache.held() <= 10 * (100 + ENTRY_OVERHEAD), "{} bytes after {n}", cache.held());
+        }
+        assert!(cache.get(key(1)).is_none(), "an answer not asked again is dropped");
+        assert!(cache.get(key(999)).is_some(), "the latest answer is kept");
+    }
+
+    #[test]
+    fn an_answer_over_half_the_budget_is_not_kept() {
+        let mut cache = AnswerCache::new(100);
+        cache.put(key(1), Bytes::from(vec![0; 60]));
+        assert!(cache.get(key(1)).is_none());
+        assert_eq!(cache.held(), 0);
+    }
+}
