@@ -125,7 +125,9 @@ pub fn make_adapted(
     on_report: impl FnMut(&StepReport) + Clone + Send + 'static,
     adapt: &Adapt,
 ) -> Result<MakeSummary, MakeError> {
-    const MAX_RETRIES: usize = 256;
+    // Each retry discards one step's value; a counts state rebuilt from its first month
+    // (a month removed from the middle) discards two a month, one after the other.
+    const MAX_RETRIES: usize = 4096;
     let mark = if options.dry_run {
         None
     } else {

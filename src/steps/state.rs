@@ -7,9 +7,10 @@
 //! and the file's counts, merges them shard by shard and leaves the new state. So adding
 //! a file at the end costs counting it and one pass over the state; the states before are
 //! fresh. Each merge removes the shards it replaces (the state is kept once, not once a
-//! month): a step that has to run again over a state since replaced (a file repinned or
-//! removed in the middle of the chain) finds its input gone and rebuilds the chain from
-//! the first file, with no file counted again.
+//! month) and the file's runs (kept, every month's would add up to the whole history): a
+//! step that has to run again over a state since replaced (a file repinned or removed in
+//! the middle of the chain) finds its inputs gone and rebuilds the chain from the first
+//! file, counting the files again.
 
 use std::io::Read;
 
@@ -67,6 +68,12 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
         state.bad.merge(&counts.bad);
         state.counters.merge(&counts.counters);
         state.collisions += report.collisions;
+        // The month's runs are in the state now: kept, every month's would grow the cache
+        // by the month's size (about 12 GB for a Lichess month). A step that needs them
+        // again (a chain rebuilt) counts the file again.
+        for run in counts.objects() {
+            ShardStore::remove(cache, &run);
+        }
         // The merge is done: its progress and any left by merges since given up go. (A
         // kill before the value is stored costs a rebuild of the chain, not a wrong one.)
         sweep_progress(&progress);

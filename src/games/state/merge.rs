@@ -79,7 +79,8 @@ pub enum MergeError {
     },
 }
 
-fn malformed(name: &str, e: Malformed) -> MergeError {
+/// A shard found malformed, as a shard error.
+pub fn malformed(name: &str, e: Malformed) -> MergeError {
     MergeError::Shard { shard: name.to_string(), source: io::Error::new(io::ErrorKind::InvalidData, e) }
 }
 
@@ -147,9 +148,9 @@ impl<'a> RunGroups<'a> {
     }
 }
 
-/// Groups of `groups` encoded shard by shard: (shard, bytes, pairs) for every shard the
-/// groups touch, in order.
-fn month_slices<'s, 'a: 's>(groups: &'s mut RunGroups<'a>, shards: usize) -> impl Iterator<Item = Result<(usize, Vec<u8>), RunError>> + Send + 's {
+/// Groups of `groups` encoded shard by shard: (shard, bytes) for every shard the groups
+/// touch, in order.
+pub fn slices<'s, 'a: 's>(groups: &'s mut RunGroups<'a>, shards: usize) -> impl Iterator<Item = Result<(usize, Vec<u8>), RunError>> + Send + 's {
     let mut group = Group::default();
     let mut pending: Option<Result<bool, RunError>> = None;
     std::iter::from_fn(move || {
@@ -183,25 +184,32 @@ fn month_slices<'s, 'a: 's>(groups: &'s mut RunGroups<'a>, shards: usize) -> imp
 
 /// Merges two shards' bytes (each sorted, each key once) into `out`, summing equal keys.
 pub fn merge_bytes(old: &[u8], month: &[u8], out: &mut Vec<u8>) -> Result<Encoder, Malformed> {
-    let (mut a, mut b) = (Decoder::new(old), Decoder::new(month));
+    let mut encoder = Encoder::default();
+    merge_groups(old, month, |group| encoder.put(group, out))?;
+    Ok(encoder)
+}
+
+/// Every group of two shards' bytes (each sorted, each key once) in key order, equal keys
+/// summed.
+pub fn merge_groups(a: &[u8], b: &[u8], mut f: impl FnMut(&Group)) -> Result<(), Malformed> {
+    let (mut a, mut b) = (Decoder::new(a), Decoder::new(b));
     let (mut ga, mut gb) = (Group::default(), Group::default());
     let (mut has_a, mut has_b) = (a.next_into(&mut ga)?, b.next_into(&mut gb)?);
-    let mut encoder = Encoder::default();
     while has_a || has_b {
         if has_a && (!has_b || ga.key < gb.key) {
-            encoder.put(&ga, out);
+            f(&ga);
             has_a = a.next_into(&mut ga)?;
         } else if has_b && (!has_a || gb.key < ga.key) {
-            encoder.put(&gb, out);
+            f(&gb);
             has_b = b.next_into(&mut gb)?;
         } else {
             ga.add(&gb);
-            encoder.put(&ga, out);
+            f(&ga);
             has_a = a.next_into(&mut ga)?;
             has_b = b.next_into(&mut gb)?;
         }
     }
-    Ok(encoder)
+    Ok(())
 }
 
 /// What a month's merge did.
@@ -228,7 +236,7 @@ pub fn add_month(state: &[Option<Shard>], month: &mut RunGroups<'_>, store: &dyn
     let new: Mutex<Vec<Option<Shard>>> = Mutex::new(state.to_vec());
     let report = Mutex::new(MergeReport::default());
     let log = Mutex::new(ProgressLog { path: progress.to_path_buf(), file: None });
-    let slices = month_slices(month, shards);
+    let slices = slices(month, shards);
     slices.par_bridge().try_for_each(|slice| -> Result<(), MergeError> {
         let (i, bytes) = slice?;
         if let Some(finished) = done.get(&i).filter(|s| store.exists(&s.name)) {
@@ -296,17 +304,4 @@ impl ProgressLog {
         let file = self.file.as_mut().expect("opened above");
         file.write_all(line.as_bytes()).and_then(|()| file.flush()).map_err(|source| MergeError::Progress { path: self.path.clone(), source })
     }
-}
-
-/// Every group of the state's shards in key order, read shard by shard.
-pub fn for_each_group(shards: &[Option<Shard>], store: &dyn ShardStore, mut f: impl FnMut(&Group) -> Result<(), MergeError>) -> Result<(), MergeError> {
-    let mut group = Group::default();
-    for shard in shards.iter().flatten() {
-        let bytes = store.read(&shard.name).map_err(|source| MergeError::Shard { shard: shard.name.clone(), source })?;
-        let mut decoder = Decoder::new(&bytes);
-        while decoder.next_into(&mut group).map_err(|e| malformed(&shard.name, e))? {
-            f(&group)?;
-        }
-    }
-    Ok(())
 }

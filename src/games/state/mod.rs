@@ -57,40 +57,47 @@ impl CountsState {
 
 /// The statistics a tree keeps: the state's groups and `others` (another source's runs,
 /// summed key by key) read once in key order, each position and move kept when `keep`
-/// says so for its key and games. Keys are state keys (see [`codec::state_key`]).
+/// says so for its key and games. Keys are state keys (see [`codec::state_key`]). Shards
+/// are read on every core, `others` cut to the same shards as it streams by.
 pub fn kept(
     state: &CountsState,
     store: &dyn ShardStore,
     mut others: Option<RunGroups<'_>>,
-    keep: &dyn Fn(u128, u64) -> bool,
+    keep: &(dyn Fn(u128, u64) -> bool + Sync),
 ) -> Result<(Vec<PosRecord>, Vec<MoveRecord>), MergeError> {
-    let mut out = (Vec::new(), Vec::new());
-    let mut other = Group::default();
-    let mut has_other = match &mut others {
-        Some(o) => o.next_into(&mut other)?,
-        None => false,
-    };
-    let mut sum = Group::default();
-    merge::for_each_group(&state.shards, store, |group| {
-        while has_other && other.key < group.key {
-            keep_group(&other, keep, &mut out);
-            has_other = others.as_mut().expect("has_other").next_into(&mut other)?;
-        }
-        if has_other && other.key == group.key {
-            sum.clone_from(group);
-            sum.add(&other);
-            keep_group(&sum, keep, &mut out);
-            has_other = others.as_mut().expect("has_other").next_into(&mut other)?;
-        } else {
-            keep_group(group, keep, &mut out);
-        }
-        Ok(())
-    })?;
-    while has_other {
-        keep_group(&other, keep, &mut out);
-        has_other = others.as_mut().expect("has_other").next_into(&mut other)?;
+    use rayon::prelude::*;
+    let shards = state.shards.len();
+    let mut slices = others.as_mut().map(|o| merge::slices(o, shards).peekable());
+    let mut next = 0;
+    let jobs = std::iter::from_fn(|| {
+        let i = (next < shards).then_some(next)?;
+        next += 1;
+        let other = slices.as_mut().and_then(|s| match s.peek() {
+            Some(Ok((j, _))) if *j != i => None,
+            _ => s.next().map(|r| r.map(|(_, bytes)| bytes)),
+        });
+        Some((i, other))
+    });
+    let mut parts = jobs
+        .par_bridge()
+        .map(|(i, other)| -> Result<_, MergeError> {
+            let other = other.transpose()?.unwrap_or_default();
+            let (name, bytes) = match &state.shards[i] {
+                Some(s) => (s.name.as_str(), store.read(&s.name).map_err(|source| MergeError::Shard { shard: s.name.clone(), source })?),
+                None => ("none", Vec::new()),
+            };
+            let mut out = (Vec::new(), Vec::new());
+            merge::merge_groups(&bytes, &other, |group| keep_group(group, keep, &mut out)).map_err(|e| merge::malformed(name, e))?;
+            Ok((i, out))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    parts.sort_unstable_by_key(|(i, _)| *i);
+    let (mut positions, mut moves) = (Vec::new(), Vec::new());
+    for (_, (p, m)) in parts {
+        positions.extend(p);
+        moves.extend(m);
     }
-    Ok(out)
+    Ok((positions, moves))
 }
 
 fn keep_group(group: &Group, keep: &dyn Fn(u128, u64) -> bool, (positions, moves): &mut (Vec<PosRecord>, Vec<MoveRecord>)) {
