@@ -200,11 +200,13 @@ enum Command {
     Prep(okb::cli::prep::PrepArgs),
     /// Serve the built store over HTTP: the opening explorer at / and the JSON API
     ///
-    /// Loads the store into memory, then answers the explorer page (a board over the
-    /// knowledge base, open http://127.0.0.1:8000/), /node/fen/{fen}, POST /node/pgn,
-    /// /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree and /masters until
-    /// Ctrl-C (see GET /openapi.json). Restart it after `okb make` to serve the new build.
-    /// --cors ORIGIN lets pages on another origin call the API.
+    /// Loads the store into memory, then answers until Ctrl-C: the explorer page (a board
+    /// over the knowledge base, open http://127.0.0.1:8000/), /node/fen/{fen}, POST
+    /// /node/pgn, /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree, /masters,
+    /// /lichess, /masters/pgn/{id}, /player, /repertoire/{name}, /api/cloud-eval,
+    /// /structure/{name}/openings and /openapi.json (every endpoint with its parameters:
+    /// docs/store-and-api.md#endpoints). Restart it after `okb make` to serve the new
+    /// build. --cors ORIGIN lets pages on another origin call the API.
     Serve(okb::cli::serve::ServeArgs),
     /// Write OpeningIQ JSON trees (one file per named opening) from the built store
     ///
@@ -246,7 +248,7 @@ enum Command {
 fn main() -> ExitCode {
     cli::alloc::sqlite_uses_mimalloc();
     cli::output::end_quietly_on_closed_stdout();
-    let Cli { pipeline: file, profile, color, quiet, verbose, command } = Cli::parse();
+    let Cli { pipeline: file, profile, color, quiet, verbose, command } = parse();
     cli::output::configure(color, quiet, verbose);
     let row = Row::of(command);
     if !row.reads_pipeline && let Some(flag) = [("--pipeline", file.is_some()), ("--profile", profile.is_some())].iter().find(|(_, given)| *given).map(|(f, _)| f) {
@@ -262,6 +264,36 @@ fn main() -> ExitCode {
             eprintln!("{report:?}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The commands that never read the pipeline ([`Row::of`] says `false` for them whatever
+/// their flags): their `--help` does not offer `--pipeline` and `--profile`, which they
+/// refuse.
+const NO_PIPELINE: &[&[&str]] =
+    &[&["book"], &["count"], &["engine", "annotate"], &["structure"], &["inspect"], &["convert"], &["completions"], &["man"]];
+
+/// The command line, parsed with [`NO_PIPELINE`]'s commands' help cut down.
+fn parse() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let mut command = Cli::command();
+    for path in NO_PIPELINE {
+        command = hide_pipeline_flags(command, path);
+    }
+    let matches = command.get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
+/// `command` with `--pipeline` and `--profile` hidden from the subcommand at `path`: its
+/// own hidden copies of the global flags, which clap then does not copy into it (their
+/// values still reach the top level, where the entry point refuses them).
+fn hide_pipeline_flags(command: clap::Command, path: &[&str]) -> clap::Command {
+    use clap::{Arg, value_parser};
+    match path {
+        [] => command
+            .arg(Arg::new("pipeline").long("pipeline").value_name("FILE").value_parser(value_parser!(PathBuf)).hide(true))
+            .arg(Arg::new("profile").long("profile").value_name("NAME").value_parser(value_parser!(String)).hide(true)),
+        [first, rest @ ..] => command.mut_subcommand(*first, |sub| hide_pipeline_flags(sub, rest)),
     }
 }
 

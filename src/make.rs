@@ -147,7 +147,13 @@ pub fn make_adapted(
                 discard(loaded, &corrupt);
                 attempt += 1;
             }
-            other => break other?,
+            Err(error) => {
+                if mark.is_some() {
+                    sweep_own_temporaries(loaded);
+                }
+                return Err(error);
+            }
+            Ok(summary) => break summary,
         }
     };
     if let Some(mark) = mark {
@@ -160,7 +166,25 @@ pub fn make_adapted(
 /// Removes the temporary files of an interrupted okb from the folders okb writes: the
 /// cache, the source store and the output folders.
 fn sweep_temporaries(loaded: &Loaded) {
-    let mut removed = temp::sweep(&cache_dir(loaded), true);
+    let removed = sweep_written_folders(loaded, temp::sweep);
+    if !removed.is_empty() {
+        let first = removed[0].display();
+        let more = if removed.len() > 1 { format!(" and {} more", removed.len() - 1) } else { String::new() };
+        crate::progress::note("Removed", &format!("temporary files of an interrupted make: {first}{more}"));
+    }
+}
+
+/// Removes the temporary files this make wrote, on its error path (the steps have ended):
+/// a make that fails part-way, on a full disk say, gives the space back at once. The
+/// outputs it finished stay (see `okb verify`).
+fn sweep_own_temporaries(loaded: &Loaded) {
+    sweep_written_folders(loaded, temp::sweep_own);
+}
+
+/// Runs `sweep` over the folders okb writes: the cache (with its subfolders), the source
+/// store and the output folders. Returns what it removed.
+fn sweep_written_folders(loaded: &Loaded, sweep: fn(&Path, bool) -> Vec<PathBuf>) -> Vec<PathBuf> {
+    let mut removed = sweep(&cache_dir(loaded), true);
     let mut folders = vec![loaded.path("sources")];
     let outputs = std::iter::once(&loaded.pipeline.store.path).chain(loaded.pipeline.exports.values().map(|e| &e.output));
     for output in outputs.map(|o| loaded.path(o)) {
@@ -171,13 +195,9 @@ fn sweep_temporaries(loaded: &Loaded) {
     folders.sort();
     folders.dedup();
     for folder in folders {
-        removed.extend(temp::sweep(&folder, false));
+        removed.extend(sweep(&folder, false));
     }
-    if !removed.is_empty() {
-        let first = removed[0].display();
-        let more = if removed.len() > 1 { format!(" and {} more", removed.len() - 1) } else { String::new() };
-        eprintln!("{:>12} temporary files of an interrupted make: {first}{more}", "Removed");
-    }
+    removed
 }
 
 fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
@@ -310,10 +330,10 @@ fn report_crawl(source: &crate::crawl::source::CrawlSource, available: &crate::c
     let c = &available.counters;
     if c.answered > 0 {
         let (answered, positions, retried) = (c.answered, available.manifest.positions.len(), c.retried);
-        eprintln!("{:>12} {}: {answered} answers from {} ({positions} positions in the crawl, {retried} retries)", "Crawled", source.name, source.server);
+        crate::progress::note("Crawled", &format!("{}: {answered} answers from {} ({positions} positions in the crawl, {retried} retries)", source.name, source.server));
     }
     if source.pin.is_none() {
-        eprintln!("{:>12} crawl {} is not pinned: `okb pin {}` records blake3 {}", "Note", source.name, source.name, available.hash);
+        crate::progress::note("Note", &format!("crawl {} is not pinned: `okb pin {}` records blake3 {}", source.name, source.name, available.hash));
     }
 }
 
@@ -414,7 +434,7 @@ fn resolve_files(
             Origin::Store | Origin::Local => None,
         };
         if let Some(note) = note {
-            eprintln!("{:>12} {note}", "Fetched");
+            crate::progress::note("Fetched", &note);
             fetched.push(note);
         }
         found.push(SourceFile { name: name.clone(), kind: spec.kind(), path: resolved.path, hash: resolved.hash });
@@ -456,7 +476,7 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetche
                 // plain path that does not exist is an error.
                 Err(crate::games::GamesError::NoMatch { .. }) if pattern.contains(['*', '?', '[']) => {
                     if !options.dry_run {
-                        eprintln!("{:>12} {name}: 0 files matched {pattern}", "Note");
+                        crate::progress::note("Note", &format!("{name}: 0 files matched {pattern}"));
                     }
                 }
                 Err(error) => return Err(MakeError::Games { source_name: name.clone(), error }),
@@ -481,7 +501,7 @@ fn list_game_files(loaded: &Loaded, options: &MakeOptions, build: &Build, fetche
 fn unpinned_manifest(name: &str, manifest: &Path, build: &Build, options: &MakeOptions) -> Result<String, MakeError> {
     let hash = build.hash_file(manifest)?;
     if !options.dry_run {
-        eprintln!("{:>12} collection {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
+        crate::progress::note("Note", &format!("collection {name} is not pinned: `okb pin {name}` records blake3 {hash}"));
     }
     Ok(hash)
 }
@@ -512,7 +532,7 @@ fn collection_files(
             Origin::Store | Origin::Local => unreachable!("filtered out"),
         };
         let note = format!("{name}: {} of {} files from {from}", copied.len(), entries.len());
-        eprintln!("{:>12} {note}", "Fetched");
+        crate::progress::note("Fetched", &note);
         fetched.push(note);
     }
     let bgn = spec.kind() == SourceKind::Bgn;
@@ -543,12 +563,12 @@ fn lichess_db_files(loaded: &Loaded, options: &MakeOptions, build: &Build, name:
     let now = months.iter().filter(|m| m.fetched_now).count();
     if now > 0 {
         let note = format!("{name}: {now} of {} months from {}", months.len(), db.url(""));
-        eprintln!("{:>12} {note}", "Fetched");
+        crate::progress::note("Fetched", &note);
         fetched.push(note);
     }
     let (_, hash) = crate::sources::lichess_db::LichessDb::manifest(&months);
     if spec.blake3().is_none() && !options.dry_run {
-        eprintln!("{:>12} source {name} is not pinned: `okb pin {name}` records blake3 {hash}", "Note");
+        crate::progress::note("Note", &format!("source {name} is not pinned: `okb pin {name}` records blake3 {hash}"));
     }
     Ok((months.into_iter().map(|m| game_file(m.file_name, m.path, m.entry.blake3)).collect(), hash))
 }

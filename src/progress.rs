@@ -13,6 +13,27 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
 
+/// `--quiet`: no bars, no periodic lines, no notes (set once by the command line).
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `--quiet` for the rest of the process: progress and notes are not shown, so
+/// that only warnings, errors and what was asked for print.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
+}
+
+fn quiet() -> bool {
+    QUIET.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Prints a note on stderr (`Note`, `Fetched`, `Crawled`: what happened on the way, not
+/// a warning), under the status word `word`; nothing under `--quiet`.
+pub fn note(word: &str, text: &str) {
+    if !quiet() {
+        println(&format!("{word:>12} {text}"));
+    }
+}
+
 /// Removes the bar when dropped.
 pub struct Bar {
     bar: Option<ProgressBar>,
@@ -50,7 +71,7 @@ pub fn periodic_lines() -> bool {
 /// Registers work named `label` for the periodic lines (only when stderr is not a
 /// terminal; on a terminal, bars and step lines say enough).
 pub fn task(label: &str) -> Option<Task> {
-    if !periodic_lines() {
+    if !periodic_lines() || quiet() {
         return None;
     }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -157,6 +178,9 @@ impl Drop for Bar {
 /// Starts a bar of `len` units labelled `what` (e.g. "game files"); a no-op when stderr
 /// is not a terminal or `len` is small.
 pub fn start(len: u64, what: &str) -> Bar {
+    if quiet() {
+        return Bar { bar: None, task: None };
+    }
     if periodic_lines() {
         let task = task(what);
         update(&task, |c| c.1 = len);

@@ -406,6 +406,107 @@ fn plain_clean_removes_the_manifest_and_the_review_and_validation_files() {
 }
 
 #[test]
+fn quiet_prints_no_progress_and_no_notes() {
+    // A glob matching nothing and orphan taxonomy lines: each says a note without -q.
+    let games = "[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\nallow_empty = true\n";
+    let p = Project::with_pipeline(&format!("{}{games}{CSV}", mini_sources()));
+    let quiet = p.okb(&["-q", "make"]);
+    assert_eq!(quiet.status, 0, "{}", quiet.stderr);
+    assert_eq!(quiet.stderr, "", "-q prints only warnings, errors and what was asked for");
+    // Without -q, a make that runs the steps again says both.
+    std::fs::remove_dir_all(p.path("cache")).unwrap();
+    let said = p.okb(&["make"]);
+    assert!(said.stderr.contains("0 files matched") && said.stderr.contains("[orphan]"), "{}", said.stderr);
+}
+
+#[test]
+fn explain_names_the_parameter_when_a_step_is_restored_from_the_cache() {
+    let p = Project::with_pipeline(&format!("{}{CSV}[tree]\nmax_ply = 4\n", mini_sources()));
+    p.make(&[]);
+    let edit = |from: &str, to: &str| {
+        let text = String::from_utf8(p.read("pipeline.toml")).unwrap();
+        std::fs::write(p.path("pipeline.toml"), text.replace(from, to)).unwrap();
+    };
+    edit("max_ply = 4", "max_ply = 5");
+    p.make(&[]);
+    edit("max_ply = 5", "max_ply = 4");
+    let run = p.make(&["--explain"]);
+    assert!(!run.steps("Restored").is_empty(), "a step of the earlier build is put back: {}", run.stderr);
+    let becauses: Vec<&str> = run.stderr.lines().filter(|l| l.trim_start().starts_with("because")).collect();
+    assert!(becauses.iter().all(|l| !l.contains("output missing or modified")), "{}", run.stderr);
+    assert!(becauses.iter().any(|l| l.contains("changed, a build the cache holds; its output restored")), "{}", run.stderr);
+}
+
+#[test]
+fn help_offers_no_flag_a_command_refuses_and_serve_lists_every_endpoint() {
+    let p = Project::with_pipeline(&mini_sources());
+    let help = p.okb(&["engine", "annotate", "--help"]);
+    assert!(!help.stdout.contains("--pipeline") && !help.stdout.contains("--profile"), "{}", help.stdout);
+    let refused = p.okb(&["engine", "annotate", "--pipeline", "x.toml", "--output", "o", "q"]);
+    assert_eq!(refused.status, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("--pipeline has no effect on `okb engine annotate`"), "{}", refused.stderr);
+    assert!(p.okb(&["make", "--help"]).stdout.contains("--pipeline"), "make reads a pipeline");
+    // Every endpoint of the docs' table is in `okb serve --help`.
+    let serve = common::flat(&p.okb(&["serve", "--help"]).stdout);
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/store-and-api.md")).unwrap();
+    let table = docs.split("### Endpoints").nth(1).unwrap().split("\n### ").next().unwrap();
+    let endpoints: Vec<&str> = table.lines().filter_map(|l| l.strip_prefix("| `")?.split(['`', '?', ' ']).find(|w| w.starts_with('/'))).collect();
+    assert!(endpoints.contains(&"/api/cloud-eval"), "{endpoints:?}");
+    for endpoint in endpoints.iter().filter(|e| **e != "/") {
+        assert!(serve.contains(endpoint), "okb serve --help does not list {endpoint}: {serve}");
+    }
+    assert!(serve.contains("docs/store-and-api.md#endpoints"), "{serve}");
+}
+
+#[test]
+fn clean_waits_for_the_project_lock_a_make_holds_and_keeps_the_lock_file() {
+    use std::io::BufRead;
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    p.make(&[]);
+    // A make under way holds the lock (an advisory lock on cache/lock, as `flock` takes).
+    let held = std::fs::File::options().write(true).open(p.path("cache/lock")).unwrap();
+    held.lock().unwrap();
+    let mut clean = p.command(&["clean", "--cache"]).stderr(Stdio::piped()).spawn().unwrap();
+    let mut said = String::new();
+    let mut stderr = std::io::BufReader::new(clean.stderr.take().unwrap());
+    while !said.contains("waiting for the project lock") {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break;
+        }
+        said.push_str(&line);
+    }
+    assert!(said.contains("waiting for the project lock"), "clean did not wait: {said}");
+    assert!(p.path("build/okb.sqlite").exists() && p.path("out/nodes.csv").exists(), "nothing is removed under the lock");
+    held.unlock().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    assert!(clean.wait().unwrap().success(), "{said}{rest}");
+    assert!(!p.path("build/okb.sqlite").exists() && !p.path("out/nodes.csv").exists(), "{rest}");
+    // The lock file stays, so that a make waiting on it and the next one share one lock.
+    let left: Vec<_> = std::fs::read_dir(p.path("cache")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("lock")]);
+}
+
+#[test]
+fn a_make_that_fails_at_an_export_removes_its_temporary_files_and_verify_says_what_it_left() {
+    let p = Project::with_pipeline(&format!("{}{CSV}", mini_sources()));
+    p.make(&[]);
+    // A folder where the export goes: the export's write fails after its bytes are written.
+    std::fs::remove_file(p.path("out/nodes.csv")).unwrap();
+    std::fs::create_dir_all(p.path("out/nodes.csv/in-the-way")).unwrap();
+    let run = p.okb(&["make"]);
+    assert_ne!(run.status, 0, "{}", run.stderr);
+    let temporaries: Vec<_> = std::fs::read_dir(p.path("out")).unwrap().map(|e| e.unwrap().file_name()).filter(|n| n.to_string_lossy().ends_with(".okb-tmp")).collect();
+    assert!(temporaries.is_empty(), "the failed make left {temporaries:?}: {}", run.stderr);
+    let verify = p.okb(&["verify", "--no-build"]);
+    assert_eq!(verify.status, 1, "{}", verify.stderr);
+    let said = common::flat(&verify.stderr);
+    assert!(said.contains("the last make here did not finish") && said.contains("manifest.json, written last, are the previous make's"), "{said}");
+    assert!(!said.contains("after building"), "--no-build builds nothing: {said}");
+}
+
+#[test]
 fn an_empty_games_folder_beside_a_counts_source_says_nothing_of_a_skeleton() {
     let p = Project::self_contained(&format!("{}\n[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\nallow_empty = true\n", common::SELF_CONTAINED_SOURCES.split("[sources.games]").next().unwrap()), &[]);
     // A counts file of the fixture games supplies the tree's games.

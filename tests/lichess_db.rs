@@ -248,6 +248,11 @@ fn a_month_not_in_the_list_and_offline_without_it_are_named() {
     let run = okb(&p, &["make", "--offline"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(flat(&run.stderr).contains(&format!("{MONTH} was never fetched")), "{}", run.stderr);
+    // `okb fetch --offline` is not sent to run `okb fetch` again, but to drop --offline.
+    let run = okb(&p, &["fetch", "--offline"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let said = flat(&run.stderr);
+    assert!(said.contains("`okb fetch` without --offline gets it") && !said.contains("(`okb fetch` gets it)"), "{said}");
 }
 
 #[test]

@@ -67,7 +67,7 @@ fn locked_refuses_an_unpinned_source_and_downloads() {
     let p = relocatable_project();
     let run = p.okb(&["make", "--locked"]);
     assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("--locked: lichess, scid has no blake3 pin") && run.stderr.contains("okb pin"), "{}", run.stderr);
+    assert!(common::flat(&run.stderr).contains("--locked: 2 sources have no blake3 pin in") && common::flat(&run.stderr).contains("pipeline.toml: lichess, scid") && run.stderr.contains("okb pin"), "{}", run.stderr);
     assert!(!p.path("out").exists(), "nothing is built");
 
     let url = Project::with_pipeline(&format!(

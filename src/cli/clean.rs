@@ -7,6 +7,7 @@ use serde_json::json;
 use super::output::{paint, print_json};
 use crate::dataflow::Status;
 use crate::dataflow::gc::{self, Swept};
+use crate::dataflow::lock::ProjectLock;
 use crate::make::{self, MakeOptions};
 use crate::pipeline::Loaded;
 
@@ -32,19 +33,19 @@ pub struct CleanArgs {
 
 /// `okb clean`: removes the store, the exports, the manifest and the review, validation
 /// and repertoire reports (and the cache with `--cache`), or with `--unused` only the
-/// cache entries the current build does not use.
+/// cache entries the current build does not use. Either way under the project lock: a
+/// make under way finishes first (its outputs are not pulled from under it).
 pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     if args.unused {
         return unused(loaded, args);
     }
+    let cache = make::cache_dir(loaded);
+    let _lock = ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
     let mut removed = Vec::new();
     let store = loaded.path(&loaded.pipeline.store.path);
     let mut targets = vec![store];
     targets.extend(loaded.pipeline.exports.values().map(|e| loaded.path(&e.output)));
     targets.extend(make::side_outputs(loaded));
-    if args.cache {
-        targets.push(loaded.path("cache"));
-    }
     for target in targets {
         let result =
             if target.is_dir() { std::fs::remove_dir_all(&target) } else { std::fs::remove_file(&target) };
@@ -54,8 +55,29 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
             Err(e) => return Err(miette!("removing {}: {e}", target.display())),
         }
     }
+    if args.cache {
+        // The lock file stays: a make waiting on it must take the same lock as the next.
+        for entry in cache_entries(&cache).map_err(|e| miette!("listing {}: {e}", cache.display()))? {
+            let result = if entry.is_dir() { std::fs::remove_dir_all(&entry) } else { std::fs::remove_file(&entry) };
+            result.map_err(|e| miette!("removing {}: {e}", entry.display()))?;
+        }
+        removed.push(cache.display().to_string());
+    }
     eprintln!("{:>12} {} ({})", "Removed", removed.len(), removed.join(", "));
     Ok(())
+}
+
+/// What the cache folder holds but its lock file, sorted.
+fn cache_entries(cache: &std::path::Path) -> std::io::Result<Vec<std::path::PathBuf>> {
+    let mut entries = Vec::new();
+    for entry in std::fs::read_dir(cache)? {
+        let entry = entry?;
+        if entry.file_name() != "lock" {
+            entries.push(entry.path());
+        }
+    }
+    entries.sort();
+    Ok(entries)
 }
 
 /// `okb clean --unused`: a dry run of the plan finds what the build uses (every step
@@ -63,7 +85,7 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
 fn unused(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     let cache = make::cache_dir(loaded);
     // No make may write records while they are being swept.
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock: {e}"))?;
+    let _lock = ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
     let options = MakeOptions { mirrors: Vec::new(), offline: true, dry_run: true, replay_warnings: false };
     let summary = make::make(loaded, &options, |_| {})?;
     let stale: Vec<_> = summary.steps.iter().filter(|s| s.status == Status::Stale).collect();

@@ -69,7 +69,7 @@ fn build_and_print(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -
         rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().into_diagnostic()?;
     }
     let loaded = load()?;
-    for note in &loaded.notes {
+    for note in loaded.notes.iter().filter(|_| !quiet()) {
         eprintln!("{} {note}", paint("Note", "36"));
     }
     let explain = args.explain;
@@ -210,13 +210,12 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
     if unpinned.is_empty() {
         return Ok(());
     }
-    Err(miette::miette!(
-        code = "okb::locked",
-        help = "run `okb pin` and commit pipeline.toml",
-        "--locked: {} has no blake3 pin in {}",
-        unpinned.join(", "),
-        loaded.file.display()
-    ))
+    let file = loaded.file.display();
+    let message = match unpinned.as_slice() {
+        [one] => format!("--locked: {one} has no blake3 pin in {file}"),
+        many => format!("--locked: {} sources have no blake3 pin in {file}: {}", many.len(), many.join(", ")),
+    };
+    Err(miette::miette!(code = "okb::locked", help = "run `okb pin` and commit pipeline.toml", "{message}"))
 }
 
 /// `--diff`: the store before this make against the store after it (nothing when the

@@ -32,6 +32,7 @@ pub fn configure(color: ColorWhen, quiet: bool, verbose: bool) {
     };
     choice.write_global();
     QUIET.store(quiet, Ordering::Relaxed);
+    crate::progress::set_quiet(quiet);
     VERBOSE.store(verbose, Ordering::Relaxed);
 }
 
@@ -106,6 +107,9 @@ pub fn print_warnings(warnings: &[crate::diagnostics::Warning]) {
     for kind in kinds {
         let of_kind: Vec<_> = warnings.iter().filter(|w| w.kind == kind).collect();
         if of_kind[0].is_note() {
+            if quiet() {
+                continue;
+            }
             eprintln!("{} [{kind}] {} lines (first: {})", paint("note", "36"), of_kind.len(), of_kind[0]);
             continue;
         }

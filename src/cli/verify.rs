@@ -41,6 +41,8 @@ pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
     let expected = Manifest::load(&path).map_err(|e| miette!(help = "`okb make` writes one beside the store", "{e}"))?;
     let files = check_files(&expected, &loaded.root);
     let changed: Vec<&Checked> = files.iter().filter(|c| c.state != FileState::Same).collect();
+    // Read before the rebuild, which finishes a make and clears the mark.
+    let unfinished = crate::dataflow::mark::UnfinishedMark::is_set(&make::cache_dir(&loaded));
     let rebuilt = if args.no_build { None } else { Some(rebuild(&mut loaded, args)?) };
     // The store carries its build history (build number, change log): only its bytes on
     // disk are checked, not a rebuild's.
@@ -56,12 +58,21 @@ pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
             "files": files,
             "rebuilt": rebuilt.is_some(),
             "differences": diffs,
+            "last_make_unfinished": unfinished,
         }));
     } else {
         report(&path, &files, &changed, rebuilt.is_some(), &diffs);
+        if unfinished && !changed.is_empty() {
+            eprintln!("{} {UNFINISHED}", paint("Note", "33"));
+        }
     }
     Ok(if same { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
+
+/// What a make that did not finish leaves, said when the files on disk differ after one.
+const UNFINISHED: &str = "the last make here did not finish (it failed or was killed): the outputs it had finished \
+(exports, reports, perhaps the store) are new, the others and manifest.json, written last, are the previous make's \
+(a make replaces its outputs file by file, each file whole); `okb make` finishes the build";
 
 /// `okb make --locked` (offline), with an empty temporary cache when `--fresh`; returns
 /// the manifest that build wrote.
@@ -75,7 +86,7 @@ fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
     // A file edited since the build is put back from the cache by the make: say so, as
     // the files on disk were already compared before it.
     for step in summary.steps.iter().filter(|s| s.status == crate::dataflow::Status::Restored) {
-        let files = step.reason.as_deref().and_then(|r| r.split_once(": ")).map_or("", |(_, files)| files);
+        let files = step.reason.as_deref().and_then(|r| r.split_once("restored: ").or_else(|| r.split_once(": "))).map_or("", |(_, files)| files);
         eprintln!("{} {files} from the cache (step {})", paint("Restored", "33"), step.id);
     }
     let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
@@ -105,7 +116,8 @@ fn report(path: &std::path::Path, files: &[Checked], changed: &[&Checked], rebui
     if changed.is_empty() && diffs.is_empty() {
         eprintln!("{} {} matches {checked}{built}", paint("Verified", "32"), path.display());
     } else {
-        eprintln!("{} {}: {} files on disk differ, {} differences after building", paint("error", "31"), path.display(), changed.len(), diffs.len());
+        let after = if rebuilt { format!(", {} differences after building", diffs.len()) } else { String::new() };
+        eprintln!("{} {}: {} files on disk differ{after}", paint("error", "31"), path.display(), changed.len());
     }
 }
 

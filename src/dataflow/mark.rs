@@ -27,6 +27,12 @@ impl UnfinishedMark {
         Ok((UnfinishedMark { file }, interrupted))
     }
 
+    /// Whether the mark is set in `cache_dir`, without setting it: the last make there
+    /// did not finish (it failed, or was killed), or one is under way.
+    pub fn is_set(cache_dir: &Path) -> bool {
+        std::fs::metadata(cache_dir.join("make-state")).is_ok_and(|m| m.len() > 0)
+    }
+
     /// Clears the mark: the make finished. A make that fails keeps it, so that the next
     /// one sweeps whatever the failure left.
     pub fn clear(self) -> std::io::Result<()> {
@@ -42,9 +48,12 @@ mod tests {
     fn the_mark_tells_an_interrupted_make() {
         let root = tempfile::tempdir().unwrap();
         let cache = root.path().join("cache");
+        assert!(!UnfinishedMark::is_set(&cache));
         let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();
         assert!(!interrupted);
+        assert!(UnfinishedMark::is_set(&cache));
         mark.clear().unwrap();
+        assert!(!UnfinishedMark::is_set(&cache));
         let (_left_set, interrupted) = UnfinishedMark::set(&cache).unwrap();
         assert!(!interrupted);
         let (mark, interrupted) = UnfinishedMark::set(&cache).unwrap();

@@ -501,10 +501,26 @@ impl Build {
         }
         if status == Status::Fresh && !restored.is_empty() {
             status = if self.dry_run { Status::Stale } else { Status::Restored };
-            reason = Some(format!("output missing or modified: {}", restored.join(", ")));
+            reason = Some(self.restored_reason(&step, &restored));
         }
         self.finish(StepReport { id, status, summary, warnings, elapsed: start.elapsed(), reason, warning_list });
         Ok(Output::known(hash))
+    }
+
+    /// Why a fresh step's files were put back from the cache (`restored`): what changed
+    /// since the step last ran (a parameter set back to a value built before), or else
+    /// the files were missing or edited. Remembers the parts, so the next explanation
+    /// starts from these. The files come last, after `: `, for `okb verify`.
+    fn restored_reason(&self, step: &Step, restored: &[String]) -> String {
+        let files = restored.join(", ");
+        let changed = self.reason(step, "");
+        if !self.dry_run {
+            self.cache.put_last_parts(&step.id, &step.parts());
+        }
+        match changed.as_str() {
+            "" | "never built" => format!("output missing or modified: {files}"),
+            _ => format!("{changed}, a build the cache holds; its output restored: {files}"),
+        }
     }
 
     /// Runs a step that writes one file itself (the store): fresh when its record exists
@@ -531,10 +547,9 @@ impl Build {
                 });
                 return Ok(Output::known(record.output.clone()));
             }
-        let why = match record {
-            Some(_) => format!("{} missing or modified", target.display()),
-            None => self.reason(&step, &format!("{} missing or modified", target.display())),
-        };
+        // With a record too: a parameter set back to a value built before rebuilds the
+        // file, and the change says why better than the file does.
+        let why = self.reason(&step, &format!("{} missing or modified", target.display()));
         if self.dry_run {
             return Ok(self.stale(step.id, start, why));
         }

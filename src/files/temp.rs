@@ -50,11 +50,24 @@ fn may_be_running(pid: u32) -> bool {
 /// ([`path`]'s names) of processes that have ended. Returns the files removed. A missing
 /// or unreadable folder has nothing to sweep.
 pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
+    remove_where(dir, recursive, |pid| !may_be_running(pid))
+}
+
+/// Removes from `dir` (and its subfolders when `recursive`) the temporary files this
+/// process wrote: what a failed make left on its error path, removed at once rather
+/// than by the next make (on a full disk, they hold the space the user needs back).
+/// Only for when nothing else in this process is writing. Returns the files removed.
+pub fn sweep_own(dir: &Path, recursive: bool) -> Vec<PathBuf> {
+    remove_where(dir, recursive, |pid| pid == std::process::id())
+}
+
+/// Removes the temporary files under `dir` whose writer `remove` accepts, sorted.
+fn remove_where(dir: &Path, recursive: bool, remove: impl Fn(u32) -> bool) -> Vec<PathBuf> {
     let mut removed: Vec<PathBuf> = super::list::files_in(dir, recursive)
         .into_iter()
         .filter(|file| {
             let pid = file.file_name().and_then(|name| name.to_str()).and_then(writer);
-            pid.is_some_and(|pid| !may_be_running(pid)) && std::fs::remove_file(file).is_ok()
+            pid.is_some_and(&remove) && std::fs::remove_file(file).is_ok()
         })
         .collect();
     removed.sort();
@@ -108,5 +121,10 @@ mod tests {
         assert_eq!(sweep(root.path(), true), vec![abandoned[1].clone()]);
         assert!(live.iter().chain(&other).all(|f| f.exists()));
         assert!(sweep(&root.path().join("missing"), true).is_empty());
+        // This process's own are removed only when asked for.
+        let mut own = live.to_vec();
+        own.sort();
+        assert_eq!(sweep_own(root.path(), true), own);
+        assert!(other.iter().all(|f| f.exists()));
     }
 }

@@ -29,7 +29,7 @@ pub(super) fn files(
         let resolved = resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
         if let Origin::Mirror(_) | Origin::Download(_) = &resolved.origin {
             let note = format!("{source} from {}", spec.url.as_deref().unwrap_or("a mirror"));
-            eprintln!("{:>12} {note}", "Fetched");
+            crate::progress::note("Fetched", &note);
             fetched.push(note);
         }
         let shown = spec.path.clone().or_else(|| spec.url.clone()).unwrap_or_default();

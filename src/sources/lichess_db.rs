@@ -181,7 +181,7 @@ impl Resolver {
         let url = db.url(file_name);
         let fail = |reason: String| SourceError::Download { name: db.name.clone(), url: url.clone(), reason };
         if self.offline {
-            let why = format!("{file_name} was never fetched, and --offline (or --locked) forbids downloading (`okb fetch` gets it)");
+            let why = format!("{file_name} was never fetched, and --offline (or --locked) forbids downloading (`okb fetch` without --offline gets it)");
             return Err(SourceError::NotFound { name: db.name.clone(), mirrors: self.describe_mirrors(), why });
         }
         if published.is_none() {

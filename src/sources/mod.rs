@@ -71,7 +71,7 @@ pub enum SourceError {
     },
     /// Nowhere to get it from.
     #[error("source {name}: not in sources/, not in any mirror ({mirrors}), and {why}")]
-    #[diagnostic(code(okb::source::missing), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or allow downloads"))]
+    #[diagnostic(code(okb::source::missing), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or download it: the same command without --offline or --locked"))]
     NotFound {
         /// Source name.
         name: String,

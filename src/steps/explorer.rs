@@ -21,7 +21,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
         return Ok(Vec::new());
     }
     if let Some(counts) = p.counts_source().filter(|_| !p.dry_run) {
-        eprintln!("{:>12} [explorer] indexes game files only: filtered answers leave out counts source {counts}", "Note");
+        crate::progress::note("Note", &format!("[explorer] indexes game files only: filtered answers leave out counts source {counts}"));
     }
     let mut d = p.declare("explorer", &RULE);
     let tree: Input<Tree> = d.input("tree");
