@@ -58,8 +58,14 @@ pub struct GameStats {
     /// Per (position, move), sorted by (position, move).
     pub moves: Vec<(PositionKey, MoveKey, MoveStats)>,
     /// The key bits the statistics are keyed by: all of them, or the top 72 when they come
-    /// from a counts state (`games::state`); lookups cut the asked key the same way.
+    /// from a counts state (`games::state`); lookups cut the asked key the same way. Not
+    /// serialized: counts files hold whole keys.
+    #[serde(skip, default = "whole_keys")]
     pub key_mask: u128,
+}
+
+fn whole_keys() -> u128 {
+    u128::MAX
 }
 
 impl Default for GameStats {

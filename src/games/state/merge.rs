@@ -129,7 +129,7 @@ impl<'a> RunGroups<'a> {
             self.next_position = (self.positions)()?;
         }
         while let Some(m) = self.next_move.filter(|m| state_key(m.0) == key) {
-            self.note(&mut full, m.0.0);
+            // Collisions are counted once, from the positions (a move's position has one).
             group.moves.push((m.1, m.2));
             self.next_move = (self.moves)()?;
         }
