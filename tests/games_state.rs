@@ -121,10 +121,7 @@ fn a_make_killed_during_the_merges_resumes_and_ends_identical() {
     let want = tree_bytes(&reference.path("out"));
     for delay_ms in [400u64, 900, 1500] {
         let p = project(&all, true, 32);
-        let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
+        p.kill_make_after(delay_ms);
         let run = p.make(&[]);
         assert!(run.stderr.contains("Finished"), "{}", run.stderr);
         assert_eq!(tree_bytes(&p.path("out")), want, "after a kill at {delay_ms} ms");

@@ -136,10 +136,7 @@ fn a_killed_build_resumes_and_matches_a_clean_build() {
     reference.make(&[]);
     for delay_ms in [30u64, 120, 300] {
         let p = Project::full();
-        let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
+        p.kill_make_after(delay_ms);
         let run = p.make(&[]);
         assert!(run.stderr.contains("Finished"), "{}", run.stderr);
         assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
@@ -177,10 +174,7 @@ fn a_make_killed_at_many_points_leaves_no_temporary_file_after_the_next() {
     for tenth in 1..=9 {
         let delay_ms = took * tenth / 10;
         let p = with_games_and_exports();
-        let mut child = p.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
-        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
-        let _ = child.kill(); // SIGKILL
-        let _ = child.wait();
+        p.kill_make_after(delay_ms);
         p.make(&[]);
         let left = leftovers(&p);
         assert!(left.is_empty(), "after a kill at {delay_ms} ms of {took}: {left:?}");

@@ -174,6 +174,14 @@ impl Project {
         run
     }
 
+    /// Starts `okb make` and kills it (SIGKILL) after `delay_ms`, wherever it is.
+    pub fn kill_make_after(&self, delay_ms: u64) {
+        let mut child = self.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
     pub fn read(&self, rel: &str) -> Vec<u8> {
         std::fs::read(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
     }

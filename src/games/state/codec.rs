@@ -311,13 +311,17 @@ mod tests {
         ]
     }
 
-    #[test]
-    fn groups_read_back_as_written() {
-        let mut encoder = Encoder::default();
-        let mut bytes = Vec::new();
+    fn encoded() -> (Encoder, Vec<u8>) {
+        let (mut encoder, mut bytes) = (Encoder::default(), Vec::new());
         for g in sample() {
             encoder.put(&g, &mut bytes);
         }
+        (encoder, bytes)
+    }
+
+    #[test]
+    fn groups_read_back_as_written() {
+        let (encoder, bytes) = encoded();
         let mut decoder = Decoder::new(&bytes);
         let mut read = Vec::new();
         let mut g = Group::default();
@@ -330,11 +334,7 @@ mod tests {
 
     #[test]
     fn a_cut_shard_is_malformed_not_short() {
-        let mut encoder = Encoder::default();
-        let mut bytes = Vec::new();
-        for g in sample() {
-            encoder.put(&g, &mut bytes);
-        }
+        let (_, mut bytes) = encoded();
         bytes.pop();
         let mut decoder = Decoder::new(&bytes);
         let mut g = Group::default();
