@@ -35,24 +35,29 @@ fn main() {
         uses.insert(file.clone(), scan::uses(file, &text, &files));
     }
     // Included files (schemas) are files too, with no uses of their own.
-    let included: BTreeSet<PathBuf> = uses.values().flatten().filter(|f| !files.contains(*f)).cloned().collect();
+    let included: BTreeSet<PathBuf> =
+        uses.values().flatten().filter(|f| !files.contains(*f)).cloned().collect();
     for file in included {
         uses.insert(file, BTreeSet::new());
     }
     let index: BTreeMap<&PathBuf, usize> = uses.keys().enumerate().map(|(i, f)| (f, i)).collect();
-    let mut out = String::from("/// Every source file: path, BLAKE3 of its bytes, indices of the files it uses.\n");
+    let mut out = String::from(
+        "/// Every source file: path, BLAKE3 of its bytes, indices of the files it uses.\n",
+    );
     out.push_str("pub static FILES: &[(&str, &str, &[u16])] = &[\n");
     for (file, used) in &uses {
         let bytes = std::fs::read(file).unwrap_or_default();
         let hash = blake3::hash(&bytes).to_hex();
-        let deps: Vec<String> = used.iter().filter_map(|u| index.get(u)).map(|i| i.to_string()).collect();
+        let deps: Vec<String> =
+            used.iter().filter_map(|u| index.get(u)).map(|i| i.to_string()).collect();
         let shown = file.to_string_lossy().replace('\\', "/");
         writeln!(out, "    ({shown:?}, \"{hash}\", &[{}]),", deps.join(", ")).unwrap();
     }
     out.push_str("];\n");
     let lock = blake3::hash(&std::fs::read("Cargo.lock").unwrap_or_default()).to_hex();
     writeln!(out, "/// BLAKE3 of Cargo.lock: the versions of every crate okb is built with.\npub static CARGO_LOCK: &str = \"{lock}\";").unwrap();
-    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("code_files.rs");
+    let dest =
+        PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("code_files.rs");
     std::fs::write(dest, out).expect("OUT_DIR is writable");
     commit_id();
 }
@@ -61,10 +66,16 @@ fn main() {
 /// "unknown" outside a git checkout.
 fn commit_id() {
     let git = |args: &[&str]| {
-        std::process::Command::new("git").args(args).output().ok().filter(|o| o.status.success()).map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        std::process::Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
     };
     let commit = git(&["rev-parse", "--short=12", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let dirty =
+        git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
     let suffix = if dirty { "-dirty" } else { "" };
     println!("cargo:rustc-env=OKB_COMMIT={commit}{suffix}");
     // A new commit moves HEAD or the branch it names (not the index: staging files

@@ -34,28 +34,19 @@ fn main() {
         (EcoFormat::Scid, "scid/scid.eco"),
         (EcoFormat::PgnExtract, "pgn-extract/eco.pgn"),
     ];
-    let bytes: Vec<_> = files
-        .iter()
-        .map(|(f, p)| (*f, *p, std::fs::read(format!("{m}/{p}")).unwrap()))
-        .collect();
+    let bytes: Vec<_> =
+        files.iter().map(|(f, p)| (*f, *p, std::fs::read(format!("{m}/{p}")).unwrap())).collect();
     let (t, parsed) = best(reps(), || {
-        bytes
-            .iter()
-            .map(|(f, p, b)| (*f, *p, eco::parse(*f, p, b)))
-            .collect::<Vec<_>>()
+        bytes.iter().map(|(f, p, b)| (*f, *p, eco::parse(*f, p, b))).collect::<Vec<_>>()
     });
     println!("parse all (serial) {t:?}");
-    let inputs: Vec<MergeInput> = parsed
-        .iter()
-        .map(|(f, p, s)| MergeInput {
-            format: *f,
-            file: p,
-            parsed: s,
-        })
-        .collect();
+    let inputs: Vec<MergeInput> =
+        parsed.iter().map(|(f, p, s)| MergeInput { format: *f, file: p, parsed: s }).collect();
     let (t, sk) = best(reps(), || eco::merge(&inputs, true));
     println!("merge {t:?}");
-    if std::env::var_os("MERGE_ONLY").is_some() { return; }
+    if std::env::var_os("MERGE_ONLY").is_some() {
+        return;
+    }
     let params = okb::tree::TreeParams::default();
     let (t, tree) = best(reps(), || okb::tree::build(&sk, None, &params));
     println!("tree {t:?}");
@@ -63,14 +54,14 @@ fn main() {
     let (t, tags) = best(reps(), || okb::structure::tag_tree(&tree, &classifier));
     println!("structures {t:?}");
     if std::env::var_os("STORE_ONLY").is_none() {
-    let (t, _) = best(reps(), || okb::export::csv::render(&tree, None, Some(&tags), b','));
-    println!("csv {t:?}");
-    let (t, _) = best(reps(), || okb::export::eco_json::render_all(&sk, false));
-    println!("eco_json {t:?}");
-    let (t, _) = best(reps(), || postcard::to_stdvec(&sk).unwrap().len());
-    println!("postcard eco {t:?}");
-    let (t, _) = best(reps(), || postcard::to_stdvec(&tree).unwrap().len());
-    println!("postcard tree {t:?}");
+        let (t, _) = best(reps(), || okb::export::csv::render(&tree, None, Some(&tags), b','));
+        println!("csv {t:?}");
+        let (t, _) = best(reps(), || okb::export::eco_json::render_all(&sk, false));
+        println!("eco_json {t:?}");
+        let (t, _) = best(reps(), || postcard::to_stdvec(&sk).unwrap().len());
+        println!("postcard eco {t:?}");
+        let (t, _) = best(reps(), || postcard::to_stdvec(&tree).unwrap().len());
+        println!("postcard tree {t:?}");
     }
     let dir = std::env::temp_dir().join(format!("okb-eco-phases-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -87,8 +78,5 @@ fn main() {
 }
 
 fn reps() -> usize {
-    std::env::var("REPS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(5)
+    std::env::var("REPS").ok().and_then(|s| s.parse().ok()).unwrap_or(5)
 }

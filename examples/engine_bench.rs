@@ -39,10 +39,16 @@ fn main() -> Result<(), Box<dyn Error>> {
     let mut jobs = Vec::new();
     for line in std::fs::read_to_string(&positions)?.lines().filter(|l| !l.trim().is_empty()) {
         let mut cols = line.split('\t');
-        let (Some(subtree), Some(fen), Some(priority)) = (cols.next(), cols.next(), cols.next()) else {
+        let (Some(subtree), Some(fen), Some(priority)) = (cols.next(), cols.next(), cols.next())
+        else {
             return Err(format!("bad positions line {line:?}").into());
         };
-        jobs.push(Job { fen: fen.to_string(), depth: config.depth_leaf, priority: priority.parse()?, subtree: subtree.to_string() });
+        jobs.push(Job {
+            fen: fen.to_string(),
+            depth: config.depth_leaf,
+            priority: priority.parse()?,
+            subtree: subtree.to_string(),
+        });
     }
 
     let dir = tempfile::tempdir()?;

@@ -4,9 +4,9 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use okb::export::book::{BookOptions, build_book};
 use okb::export::polyglot::{WeightMode, write_book};
 use okb::games::aggregate::{AggregateOptions, aggregate_files, merge, merge_reports};
-use okb::export::book::{BookOptions, build_book};
 use okb::games::filter::GameFilter;
 use okb::games::input::expand_paths;
 
@@ -34,18 +34,11 @@ fn main() {
         }
     }
     let files = expand_paths(&paths).expect("paths");
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .expect("pool");
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs).build().expect("pool");
     let t = Instant::now();
     if let Some(out) = book {
-        let opts = BookOptions {
-            max_ply,
-            min_game,
-            weights: WeightMode::Polyglot,
-            ..Default::default()
-        };
+        let opts =
+            BookOptions { max_ply, min_game, weights: WeightMode::Polyglot, ..Default::default() };
         let r = pool.install(|| build_book(&files, &opts)).expect("book");
         write_book(&out, &r.entries).expect("write");
         eprint!("{}", r.bad.render_table());
@@ -58,11 +51,7 @@ fn main() {
         );
         return;
     }
-    let opts = AggregateOptions {
-        max_ply,
-        memory_budget_mb: budget,
-        ..Default::default()
-    };
+    let opts = AggregateOptions { max_ply, memory_budget_mb: budget, ..Default::default() };
     let (stats, bad, counters) = pool.install(|| {
         let aggs = aggregate_files(&files, &GameFilter::default(), &opts).expect("aggregate");
         let t_merge = Instant::now();

@@ -101,7 +101,11 @@ fn games_of(text: &str, limit: usize, out: &mut Vec<Vec<Move>>) {
             return;
         }
         // Every block but the first lost its tag line's `[` to the split.
-        let movetext: String = block.lines().filter(|l| !l.trim_start().starts_with('[') && !l.trim_end().ends_with("\"]")).collect::<Vec<_>>().join(" ");
+        let movetext: String = block
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('[') && !l.trim_end().ends_with("\"]"))
+            .collect::<Vec<_>>()
+            .join(" ");
         let (mut pos, mut moves, mut depth) = (Chess::default(), Vec::new(), 0i32);
         let mut cleaned = String::with_capacity(movetext.len());
         for c in movetext.chars() {
@@ -114,7 +118,10 @@ fn games_of(text: &str, limit: usize, out: &mut Vec<Vec<Move>>) {
         }
         for token in cleaned.split_whitespace() {
             let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-            if token.is_empty() || token.starts_with('$') || ["1-0", "0-1", "1/2-1/2", "*"].contains(&token) {
+            if token.is_empty()
+                || token.starts_with('$')
+                || ["1-0", "0-1", "1/2-1/2", "*"].contains(&token)
+            {
                 continue;
             }
             let Ok(san) = token.parse::<SanPlus>() else { break };
@@ -149,8 +156,13 @@ fn corpus() -> PathBuf {
 /// The trie of the Lichess sample and the first master games.
 fn build_trie() -> Trie {
     let mut games = Vec::new();
-    games_of(&read_text(&corpus().join("lichess/lichess_db_standard_rated_2013-01.first5297.pgn")), usize::MAX, &mut games);
-    let mut masters: Vec<PathBuf> = std::fs::read_dir(corpus().join("masters")).unwrap().flatten().map(|e| e.path()).collect();
+    games_of(
+        &read_text(&corpus().join("lichess/lichess_db_standard_rated_2013-01.first5297.pgn")),
+        usize::MAX,
+        &mut games,
+    );
+    let mut masters: Vec<PathBuf> =
+        std::fs::read_dir(corpus().join("masters")).unwrap().flatten().map(|e| e.path()).collect();
     masters.sort();
     for path in masters {
         if games.len() >= MASTER_GAMES {
@@ -200,7 +212,11 @@ impl Generator<'_> {
     fn pick_child(&mut self, node: usize) -> (Move, usize) {
         let children = &self.trie.children[node];
         let weight = |i: usize, games: u64| {
-            let drift = if node == 0 { 1.0 + 0.6 * ((self.month as f64) / 5.0 + i as f64).sin() } else { 1.0 };
+            let drift = if node == 0 {
+                1.0 + 0.6 * ((self.month as f64) / 5.0 + i as f64).sin()
+            } else {
+                1.0
+            };
             games as f64 * drift
         };
         let total: f64 = children.iter().enumerate().map(|(i, c)| weight(i, c.2)).sum();
@@ -223,7 +239,9 @@ impl Generator<'_> {
         }
         let key = pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal);
         let salt = u64::from(self.month / 3).wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ key.0;
-        let mut ranked: Vec<(u64, usize)> = (0..legal.len()).map(|i| (mix(salt ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)), i)).collect();
+        let mut ranked: Vec<(u64, usize)> = (0..legal.len())
+            .map(|i| (mix(salt ^ (i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)), i))
+            .collect();
         ranked.sort_unstable();
         let r = self.zipf(legal.len().min(6));
         Some(legal[ranked[r].1].clone())
@@ -233,11 +251,15 @@ impl Generator<'_> {
         let ratings = (self.rating(), self.rating());
         let strength = ((ratings.0 + ratings.1) as f64 / 2.0 - 1500.0) / 1000.0;
         let length = (20.0 + 55.0 * self.rng.unit() + 40.0 * self.rng.unit()) as usize;
-        let (mut pos, mut moves, mut node) = (Chess::default(), Vec::with_capacity(length), Some(0usize));
+        let (mut pos, mut moves, mut node) =
+            (Chess::default(), Vec::with_capacity(length), Some(0usize));
         while moves.len() < length {
             let ply = moves.len();
-            let exit = (EXIT_BASE + EXIT_PER_PLY * ply as f64) * (1.0 - 0.5 * strength).clamp(0.3, 1.6);
-            let in_book = node.filter(|&n| !self.trie.children[n].is_empty() && ply < PLIES && self.rng.unit() >= exit);
+            let exit =
+                (EXIT_BASE + EXIT_PER_PLY * ply as f64) * (1.0 - 0.5 * strength).clamp(0.3, 1.6);
+            let in_book = node.filter(|&n| {
+                !self.trie.children[n].is_empty() && ply < PLIES && self.rng.unit() >= exit
+            });
             let m = match in_book {
                 Some(n) => {
                     let (m, child) = self.pick_child(n);
@@ -246,7 +268,11 @@ impl Generator<'_> {
                 }
                 None => {
                     node = None;
-                    let m = if ply < PLIES + 4 { self.policy_move(&pos) } else { random_move(&pos, &mut self.rng) };
+                    let m = if ply < PLIES + 4 {
+                        self.policy_move(&pos)
+                    } else {
+                        random_move(&pos, &mut self.rng)
+                    };
                     match m {
                         Some(m) => m,
                         None => break,
@@ -261,7 +287,13 @@ impl Generator<'_> {
         }
         let edge = (ratings.0 as f64 - ratings.1 as f64) / 800.0;
         let x = self.rng.unit();
-        let result = if x < 0.05 { 1 } else if x < 0.525 + edge.clamp(-0.4, 0.4) { 0 } else { 2 };
+        let result = if x < 0.05 {
+            1
+        } else if x < 0.525 + edge.clamp(-0.4, 0.4) {
+            0
+        } else {
+            2
+        };
         Game { moves, result, ratings }
     }
 }
@@ -277,18 +309,53 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-const SPEEDS: [(&str, &str, u32); 4] = [("Bullet", "60+0", 60), ("Blitz", "180+0", 180), ("Blitz", "300+3", 300), ("Rapid", "600+5", 600)];
+const SPEEDS: [(&str, &str, u32); 4] = [
+    ("Bullet", "60+0", 60),
+    ("Blitz", "180+0", 180),
+    ("Blitz", "300+3", 300),
+    ("Rapid", "600+5", 600),
+];
 
 /// The game as a Lichess dump writes it.
-fn write_game(out: &mut impl Write, g: &Game, id: u64, month: (u32, u32), rng: &mut Rng) -> std::io::Result<()> {
+fn write_game(
+    out: &mut impl Write,
+    g: &Game,
+    id: u64,
+    month: (u32, u32),
+    rng: &mut Rng,
+) -> std::io::Result<()> {
     let (speed, control, base) = SPEEDS[rng.below(SPEEDS.len())];
     let result = ["1-0", "1/2-1/2", "0-1"][g.result as usize];
     let day = 1 + rng.below(28);
-    writeln!(out, "[Event \"Rated {speed} game\"]\n[Site \"https://lichess.org/{id:08x}\"]\n[Date \"{}.{:02}.{day:02}\"]\n[Round \"-\"]", month.0, month.1)?;
-    writeln!(out, "[White \"p{}\"]\n[Black \"p{}\"]\n[Result \"{result}\"]", id % 997_331, (id / 3) % 997_331)?;
-    writeln!(out, "[UTCDate \"{}.{:02}.{day:02}\"]\n[UTCTime \"{:02}:{:02}:{:02}\"]", month.0, month.1, rng.below(24), rng.below(60), rng.below(60))?;
-    writeln!(out, "[WhiteElo \"{}\"]\n[BlackElo \"{}\"]\n[WhiteRatingDiff \"+5\"]\n[BlackRatingDiff \"-5\"]", g.ratings.0, g.ratings.1)?;
-    writeln!(out, "[ECO \"A00\"]\n[Opening \"Synthetic\"]\n[TimeControl \"{control}\"]\n[Termination \"Normal\"]\n")?;
+    writeln!(
+        out,
+        "[Event \"Rated {speed} game\"]\n[Site \"https://lichess.org/{id:08x}\"]\n[Date \"{}.{:02}.{day:02}\"]\n[Round \"-\"]",
+        month.0, month.1
+    )?;
+    writeln!(
+        out,
+        "[White \"p{}\"]\n[Black \"p{}\"]\n[Result \"{result}\"]",
+        id % 997_331,
+        (id / 3) % 997_331
+    )?;
+    writeln!(
+        out,
+        "[UTCDate \"{}.{:02}.{day:02}\"]\n[UTCTime \"{:02}:{:02}:{:02}\"]",
+        month.0,
+        month.1,
+        rng.below(24),
+        rng.below(60),
+        rng.below(60)
+    )?;
+    writeln!(
+        out,
+        "[WhiteElo \"{}\"]\n[BlackElo \"{}\"]\n[WhiteRatingDiff \"+5\"]\n[BlackRatingDiff \"-5\"]",
+        g.ratings.0, g.ratings.1
+    )?;
+    writeln!(
+        out,
+        "[ECO \"A00\"]\n[Opening \"Synthetic\"]\n[TimeControl \"{control}\"]\n[Termination \"Normal\"]\n"
+    )?;
     let mut pos = Chess::default();
     let mut clock = [base, base];
     for (ply, m) in g.moves.iter().enumerate() {
@@ -296,7 +363,8 @@ fn write_game(out: &mut impl Write, g: &Game, id: u64, month: (u32, u32), rng: &
         let side = ply % 2;
         clock[side] = clock[side].saturating_sub(rng.below(6) as u32);
         let c = clock[side];
-        let number = if side == 0 { format!("{}. ", ply / 2 + 1) } else { format!("{}... ", ply / 2 + 1) };
+        let number =
+            if side == 0 { format!("{}. ", ply / 2 + 1) } else { format!("{}... ", ply / 2 + 1) };
         write!(out, "{number}{san} {{ [%clk {}:{:02}:{:02}] }} ", c / 3600, c / 60 % 60, c % 60)?;
     }
     writeln!(out, "{result}\n")
@@ -315,7 +383,8 @@ impl Tally {
         let mut seen = std::collections::HashSet::new();
         for m in moves.iter().take(PLIES) {
             let key = pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal);
-            let uci = (m.from().map_or(64, |s| u32::from(s) as u16)) << 8 | u32::from(m.to()) as u16;
+            let uci =
+                (m.from().map_or(64, |s| u32::from(s) as u16)) << 8 | u32::from(m.to()) as u16;
             if seen.insert((key.0, uci)) {
                 *self.pairs.entry((key.0, uci)).or_default() += 1;
             }
@@ -340,7 +409,8 @@ impl Tally {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
+    let arg =
+        |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     if let Some(file) = arg("--measure") {
         let mut games = Vec::new();
         games_of(&read_text(Path::new(&file)), usize::MAX, &mut games);
@@ -354,7 +424,8 @@ fn main() {
     if let Some(n) = arg("--measure-synthetic") {
         let n: u64 = n.parse().expect("--measure-synthetic G");
         let month: u32 = arg("--month").map_or(0, |m| m.parse().expect("--month M"));
-        let mut generator = Generator { trie: &trie, rng: Rng(seed ^ u64::from(month) << 32), month };
+        let mut generator =
+            Generator { trie: &trie, rng: Rng(seed ^ u64::from(month) << 32), month };
         let mut tally = Tally::default();
         for _ in 0..n {
             tally.add(&generator.game().moves);
@@ -378,11 +449,13 @@ fn main() {
         let file = std::fs::File::create(&tmp).unwrap();
         let encoder = zstd::Encoder::new(file, 3).unwrap();
         let mut writer = std::io::BufWriter::with_capacity(1 << 20, encoder);
-        let mut generator = Generator { trie: &trie, rng: Rng(seed ^ u64::from(month) << 32), month };
+        let mut generator =
+            Generator { trie: &trie, rng: Rng(seed ^ u64::from(month) << 32), month };
         let mut tags = Rng(seed.wrapping_add(u64::from(month)));
         for i in 0..games {
             let game = generator.game();
-            write_game(&mut writer, &game, u64::from(month) << 32 | i, (year, m), &mut tags).unwrap();
+            write_game(&mut writer, &game, u64::from(month) << 32 | i, (year, m), &mut tags)
+                .unwrap();
         }
         writer.into_inner().map_err(|e| e.into_error()).unwrap().finish().unwrap();
         std::fs::rename(&tmp, &path).unwrap();

@@ -8,7 +8,12 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let file = args.first().expect("usage: structure_phase FILE [--runs N]");
-    let runs: usize = args.iter().position(|a| a == "--runs").and_then(|i| args.get(i + 1)).and_then(|n| n.parse().ok()).unwrap_or(5);
+    let runs: usize = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(5);
     let text = std::fs::read_to_string(file).expect("reading the FEN file");
     let rows: Vec<(shakmaty::Chess, u64)> = text
         .lines()

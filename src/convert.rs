@@ -10,10 +10,10 @@
 //! store's classification, `--store`).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use miette::{IntoDiagnostic, WrapErr};
 use pgn_reader::{KnownOutcome, Nag, Outcome, RawComment, RawTag, Reader, SanPlus, Visitor};
@@ -26,7 +26,6 @@ use crate::export::bgn::{self, BgnOpening, PgnGame};
 use crate::games::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, count_newlines};
 use crate::games::pgn::{ChunkOrigin, CountingSlice, MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
 use crate::games::report::{BadGames, BadKind, Location};
-
 
 /// Finds the opening of a game for BGN's `opening` field.
 pub trait OpeningLookup: Sync {
@@ -68,7 +67,12 @@ impl<'a> FromKnowledgeBase<'a> {
     /// A lookup over `classifier`.
     pub fn new(classifier: &'a Classifier) -> FromKnowledgeBase<'a> {
         let start = crate::position::key(&Chess::default());
-        FromKnowledgeBase { classifier, start, named: AtomicU64::new(0), from_tags: AtomicU64::new(0) }
+        FromKnowledgeBase {
+            classifier,
+            start,
+            named: AtomicU64::new(0),
+            from_tags: AtomicU64::new(0),
+        }
     }
 
     /// Games named so far: (by the knowledge base, by their own tags).
@@ -82,10 +86,15 @@ impl OpeningLookup for FromKnowledgeBase<'_> {
         // The taxonomies' lines start from the standard position; a set-up game's moves
         // mean nothing to them.
         if crate::position::key(&game.start) == self.start {
-            let moves: Vec<shakmaty::Move> = game.moves.iter().take(self.classifier.depth()).map(|(m, _, _)| *m).collect();
+            let moves: Vec<shakmaty::Move> =
+                game.moves.iter().take(self.classifier.depth()).map(|(m, _, _)| *m).collect();
             if let Some(found) = self.classifier.classify_moves(&moves) {
                 self.named.fetch_add(1, Ordering::Relaxed);
-                return Some(BgnOpening { eco: Some(found.eco.to_string()), name: found.name(), src: "okb".into() });
+                return Some(BgnOpening {
+                    eco: Some(found.eco.to_string()),
+                    name: found.name(),
+                    src: "okb".into(),
+                });
             }
         }
         let tagged = FromTags.lookup(game);
@@ -111,7 +120,6 @@ pub struct ConvertSummary {
     pub files: Vec<PathBuf>,
 }
 
-
 /// Writes BGN lines to one file or to numbered files of about `split` bytes of text.
 pub struct SplitWriter {
     base: PathBuf,
@@ -126,7 +134,14 @@ pub struct SplitWriter {
 impl SplitWriter {
     /// A writer to `base` (numbered beside it when `split` is given).
     pub fn new(base: &Path, bz2: bool, split: Option<u64>) -> SplitWriter {
-        SplitWriter { base: base.to_path_buf(), bz2, split, current: None, written: 0, files: Vec::new() }
+        SplitWriter {
+            base: base.to_path_buf(),
+            bz2,
+            split,
+            current: None,
+            written: 0,
+            files: Vec::new(),
+        }
     }
 
     /// One BGN file at `path`, bzip2-compressed when its name ends in `.bz2`.
@@ -136,7 +151,8 @@ impl SplitWriter {
 
     fn next_path(&self) -> PathBuf {
         let Some(_) = self.split else { return self.base.clone() };
-        let name = self.base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name =
+            self.base.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         // games.bgn.bz2 → games-0001.bgn.bz2: the number goes before the first extension.
         let (stem, ext) = match name.find('.') {
             Some(i) => name.split_at(i),
@@ -148,12 +164,16 @@ impl SplitWriter {
     fn open(&mut self) -> miette::Result<()> {
         let path = self.next_path();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).into_diagnostic().wrap_err_with(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("creating {}", dir.display()))?;
         }
         // Written beside the target and renamed when complete: an interrupted or failed
         // conversion leaves no torn file and an older output in place.
         let tmp = crate::files::temp::for_file(&path);
-        let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
+        let file = std::fs::File::create(&tmp)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("creating {}", tmp.display()))?;
         let file = BufWriter::with_capacity(1 << 20, file);
         let sink = if self.bz2 { Sink::Bz2(Bz2Segments::new(file)) } else { Sink::Plain(file) };
         self.current = Some((sink, tmp));
@@ -166,7 +186,9 @@ impl SplitWriter {
         if let Some((w, tmp)) = self.current.take() {
             let path = self.files.last().expect("a file is open").clone();
             w.finish().wrap_err_with(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, &path).into_diagnostic().wrap_err_with(|| format!("writing {}", path.display()))?;
+            std::fs::rename(&tmp, &path)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("writing {}", path.display()))?;
         }
         Ok(())
     }
@@ -174,7 +196,9 @@ impl SplitWriter {
     /// Writes whole lines, starting a new file when the current one is full.
     pub fn write_lines(&mut self, text: &[u8]) -> miette::Result<()> {
         for line in text.split_inclusive(|&b| b == b'\n') {
-            let full = self.split.is_some_and(|limit| self.written > 0 && self.written + line.len() as u64 > limit);
+            let full = self
+                .split
+                .is_some_and(|limit| self.written > 0 && self.written + line.len() as u64 > limit);
             if full {
                 self.close()?;
             }
@@ -253,7 +277,12 @@ struct Bz2Segments {
 
 impl Bz2Segments {
     fn new(file: BufWriter<std::fs::File>) -> Bz2Segments {
-        Bz2Segments { file, pending: Vec::with_capacity(BZ2_SEGMENT_BYTES), full: Vec::new(), streams: 0 }
+        Bz2Segments {
+            file,
+            pending: Vec::with_capacity(BZ2_SEGMENT_BYTES),
+            full: Vec::new(),
+            streams: 0,
+        }
     }
 
     fn write_all(&mut self, mut bytes: &[u8]) -> std::io::Result<()> {
@@ -262,7 +291,10 @@ impl Bz2Segments {
             self.pending.extend_from_slice(&bytes[..take]);
             bytes = &bytes[take..];
             if self.pending.len() == BZ2_SEGMENT_BYTES {
-                self.full.push(std::mem::replace(&mut self.pending, Vec::with_capacity(BZ2_SEGMENT_BYTES)));
+                self.full.push(std::mem::replace(
+                    &mut self.pending,
+                    Vec::with_capacity(BZ2_SEGMENT_BYTES),
+                ));
                 // Enough segments to keep every core busy: compress them together.
                 if self.full.len() >= rayon::current_num_threads().max(1) {
                     self.compress_full()?;
@@ -277,7 +309,10 @@ impl Bz2Segments {
             .full
             .par_iter()
             .map(|text| {
-                let mut encoder = bzip2::write::BzEncoder::new(Vec::with_capacity(text.len() / 4), bzip2::Compression::best());
+                let mut encoder = bzip2::write::BzEncoder::new(
+                    Vec::with_capacity(text.len() / 4),
+                    bzip2::Compression::best(),
+                );
                 encoder.write_all(text)?;
                 encoder.finish()
             })
@@ -301,12 +336,17 @@ impl Bz2Segments {
 }
 
 /// PGN files → BGN lines, in file order.
-pub fn pgn_to_bgn(inputs: &[PathBuf], lookup: &dyn OpeningLookup, mut sink: SplitWriter) -> miette::Result<ConvertSummary> {
+pub fn pgn_to_bgn(
+    inputs: &[PathBuf],
+    lookup: &dyn OpeningLookup,
+    mut sink: SplitWriter,
+) -> miette::Result<ConvertSummary> {
     let mut summary = ConvertSummary::default();
     let batch = rayon::current_num_threads().max(1) * 2;
     for path in inputs {
         let file = path.display().to_string();
-        let mut chunker = Chunker::open(path, DEFAULT_CHUNK_BYTES, Boundary::Pgn).into_diagnostic()?;
+        let mut chunker =
+            Chunker::open(path, DEFAULT_CHUNK_BYTES, Boundary::Pgn).into_diagnostic()?;
         loop {
             let mut chunks: Vec<Chunk> = Vec::with_capacity(batch);
             while chunks.len() < batch {
@@ -318,7 +358,8 @@ pub fn pgn_to_bgn(inputs: &[PathBuf], lookup: &dyn OpeningLookup, mut sink: Spli
             if chunks.is_empty() {
                 break;
             }
-            let done: Vec<ChunkOut> = chunks.par_iter().map(|c| convert_chunk(c, &file, lookup)).collect();
+            let done: Vec<ChunkOut> =
+                chunks.par_iter().map(|c| convert_chunk(c, &file, lookup)).collect();
             for out in done {
                 sink.write_lines(&out.text)?;
                 summary.games += out.games;
@@ -349,14 +390,23 @@ fn record(bad: &mut BadGames, kind: BadKind, location: Location) {
 }
 
 fn convert_chunk(chunk: &Chunk, file: &str, lookup: &dyn OpeningLookup) -> ChunkOut {
-    let mut out = ChunkOut { text: Vec::with_capacity(chunk.data.len()), games: 0, written: 0, variations: 0, bad: BadGames::default() };
+    let mut out = ChunkOut {
+        text: Vec::with_capacity(chunk.data.len()),
+        games: 0,
+        written: 0,
+        variations: 0,
+        bad: BadGames::default(),
+    };
     let taken = Cell::new(0);
     let mut reader = Reader::build(CountingSlice::new(&chunk.data, &taken))
         .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
         .set_supported_comment_length(MAX_COMMENT_BYTES)
         .finish();
     let mut visitor = FullGame::default();
-    let locate = |offset: usize| Location { file: file.to_string(), line: chunk.first_line + count_newlines(&chunk.data[..offset.min(chunk.data.len())]) };
+    let locate = |offset: usize| Location {
+        file: file.to_string(),
+        line: chunk.first_line + count_newlines(&chunk.data[..offset.min(chunk.data.len())]),
+    };
     ChunkOrigin::of(file, chunk).record_repairs(&mut out.bad);
     while let Ok(true) = reader.has_more() {
         let offset = taken.get() - reader.buffer().len();
@@ -516,13 +566,16 @@ impl Visitor for FullGame {
 /// skipped and reported with its `file:line`.
 pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSummary> {
     let mut summary = ConvertSummary::default();
-    let file = std::fs::File::create(output).into_diagnostic().wrap_err_with(|| format!("creating {}", output.display()))?;
+    let file = std::fs::File::create(output)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("creating {}", output.display()))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     for path in inputs {
         let name = path.display().to_string();
         let reader = BufReader::new(crate::games::input::open(path).into_diagnostic()?);
         for (i, line) in reader.split(b'\n').enumerate() {
-            let line = line.into_diagnostic().wrap_err_with(|| format!("{name}:{}: read error", i + 1))?;
+            let line =
+                line.into_diagnostic().wrap_err_with(|| format!("{name}:{}: read error", i + 1))?;
             if line.trim_ascii().is_empty() {
                 continue;
             }
@@ -537,7 +590,11 @@ pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSu
                         bgn::BgnError::Json(_) => BadKind::BadJson,
                         bgn::BgnError::Fen(_) | bgn::BgnError::Move { .. } => BadKind::IllegalMove,
                     };
-                    record(&mut summary.bad, kind, Location { file: name.clone(), line: i as u64 + 1 });
+                    record(
+                        &mut summary.bad,
+                        kind,
+                        Location { file: name.clone(), line: i as u64 + 1 },
+                    );
                 }
             }
         }
@@ -549,16 +606,30 @@ pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSu
 
 /// Games → packed move records: Phase 2's counting over the files, a tree of the moves
 /// played in at least `min_games` games to `max_ply`, written as [`crate::export::packed`].
-pub fn games_to_packed(inputs: &[PathBuf], output: &Path, max_ply: usize, min_games: u64) -> miette::Result<ConvertSummary> {
+pub fn games_to_packed(
+    inputs: &[PathBuf],
+    output: &Path,
+    max_ply: usize,
+    min_games: u64,
+) -> miette::Result<ConvertSummary> {
     use crate::games::aggregate::{AggregateOptions, aggregate_files, merge, merge_reports};
     let options = AggregateOptions { max_ply, ..Default::default() };
     let aggregates = aggregate_files(inputs, &Default::default(), &options).into_diagnostic()?;
     let refs: Vec<_> = aggregates.iter().collect();
     let stats = merge(&refs);
     let (bad, counters) = merge_reports(&refs);
-    let params = crate::tree::TreeParams { max_ply: max_ply.min(u16::MAX as usize) as u16, min_games };
+    let params =
+        crate::tree::TreeParams { max_ply: max_ply.min(u16::MAX as usize) as u16, min_games };
     let tree = crate::tree::build(&Default::default(), Some(&stats), &params);
     let (file, _) = crate::export::packed::render(&tree);
-    crate::files::write_atomic(output, &file.bytes).into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
-    Ok(ConvertSummary { games: counters.games_read, written: counters.games_counted, variations: 0, bad, files: vec![output.to_path_buf()] })
+    crate::files::write_atomic(output, &file.bytes)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("writing {}", output.display()))?;
+    Ok(ConvertSummary {
+        games: counters.games_read,
+        written: counters.games_counted,
+        variations: 0,
+        bad,
+        files: vec![output.to_path_buf()],
+    })
 }

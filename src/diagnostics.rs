@@ -24,7 +24,13 @@ pub struct Warning {
 
 impl Warning {
     /// A warning at `file:line`.
-    pub fn at(kind: &str, file: &str, line: u32, message: impl Into<String>, text: &str) -> Warning {
+    pub fn at(
+        kind: &str,
+        file: &str,
+        line: u32,
+        message: impl Into<String>,
+        text: &str,
+    ) -> Warning {
         Warning {
             kind: kind.to_string(),
             file: file.to_string(),
@@ -53,7 +59,9 @@ impl Warning {
 
     /// Whether an `allow` entry names it: its kind, `kind:file`, or `kind:file:line`.
     pub fn is_allowed_by(&self, pattern: &str) -> bool {
-        pattern == self.kind || pattern == format!("{}:{}", self.kind, self.file) || pattern == self.name()
+        pattern == self.kind
+            || pattern == format!("{}:{}", self.kind, self.file)
+            || pattern == self.name()
     }
 }
 

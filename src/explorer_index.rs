@@ -74,7 +74,8 @@ pub const BLOCK_GAMES: usize = 256;
 pub const RATING_GROUPS: [u32; 9] = [0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500];
 
 /// Lichess's speed names, in [`Speed`](crate::games::filter::Speed) order.
-pub const SPEEDS: [&str; 6] = ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"];
+pub const SPEEDS: [&str; 6] =
+    ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"];
 
 /// "No game" in [`MoveCell::single`].
 pub const NO_GAME: u32 = u32::MAX;
@@ -82,13 +83,20 @@ pub const NO_GAME: u32 = u32::MAX;
 /// A slice of games, packed: `year << 12 | month << 8 | speed << 4 | rating`, where 0
 /// means unknown for each part, `speed` is 1 + the [`Speed`](crate::games::filter::Speed) index and `rating` is 1 +
 /// the index in [`RATING_GROUPS`].
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Slice(pub u32);
 
 impl Slice {
     /// The slice of a game.
     pub fn new(year: u16, month: u8, speed: u8, rating: u8) -> Slice {
-        Slice(u32::from(year) << 12 | u32::from(month & 15) << 8 | u32::from(speed & 15) << 4 | u32::from(rating & 15))
+        Slice(
+            u32::from(year) << 12
+                | u32::from(month & 15) << 8
+                | u32::from(speed & 15) << 4
+                | u32::from(rating & 15),
+        )
     }
     /// Year (0: unknown).
     pub fn year(self) -> u16 {
@@ -325,7 +333,16 @@ struct Ctx<'a> {
 
 impl Acc {
     #[allow(clippy::too_many_arguments)]
-    fn count(&mut self, cx: &Ctx<'_>, keys: &[u128], moves: &[shakmaty::Move], tags: &GameTags, result: Option<GameResult>, game: GameKey, meta: Option<&GameRef>) -> bool {
+    fn count(
+        &mut self,
+        cx: &Ctx<'_>,
+        keys: &[u128],
+        moves: &[shakmaty::Move],
+        tags: &GameTags,
+        result: Option<GameResult>,
+        game: GameKey,
+        meta: Option<&GameRef>,
+    ) -> bool {
         let (w, d, b) = match result {
             Some(GameResult::WhiteWins) => (1, 0, 0),
             Some(GameResult::Draw) => (0, 1, 0),
@@ -339,7 +356,9 @@ impl Acc {
         let moves = &moves[..moves.len().min(cx.max_ply)];
         let move_keys: Vec<MoveKey> = moves.iter().map(MoveKey::new).collect();
         for (i, k) in keys.iter().enumerate() {
-            let Some(&node) = cx.tree.nodes.get(&crate::position::PositionKey(*k)) else { continue };
+            let Some(&node) = cx.tree.nodes.get(&crate::position::PositionKey(*k)) else {
+                continue;
+            };
             if !keys[..i].contains(k) {
                 let c = self.positions.entry((node, slice)).or_default();
                 c[0] += w;
@@ -354,10 +373,15 @@ impl Acc {
                 }
             }
             let Some(&mv) = move_keys.get(i) else { continue };
-            if (0..i).any(|j| keys[j] == *k && move_keys[j] == mv) || cx.tree.edges[node as usize].binary_search(&mv).is_err() {
+            if (0..i).any(|j| keys[j] == *k && move_keys[j] == mv)
+                || cx.tree.edges[node as usize].binary_search(&mv).is_err()
+            {
                 continue;
             }
-            let c = self.moves.entry((node, mv, slice)).or_insert(MoveAcc { first: game, ..Default::default() });
+            let c = self
+                .moves
+                .entry((node, mv, slice))
+                .or_insert(MoveAcc { first: game, ..Default::default() });
             c.white += w;
             c.draws += d;
             c.black += b;
@@ -371,7 +395,11 @@ impl Acc {
     }
 
     fn merge(mut self, other: Acc, cx: &Ctx<'_>) -> Acc {
-        let (mut big, small) = if self.moves.len() >= other.moves.len() { (self, other) } else { (other, std::mem::take(&mut self)) };
+        let (mut big, small) = if self.moves.len() >= other.moves.len() {
+            (self, other)
+        } else {
+            (other, std::mem::take(&mut self))
+        };
         for (k, v) in small.positions {
             let c = big.positions.entry(k).or_default();
             for i in 0..3 {
@@ -428,7 +456,12 @@ pub fn slice_of(tags: &GameTags) -> Slice {
 
 /// Reads `files` and indexes the games that reach `tree`'s positions within `max_ply`
 /// plies.
-pub fn build(tree: &Tree, files: &[FileSpec], max_ply: usize, params: &ExplorerParams) -> Result<ExplorerIndex, GamesError> {
+pub fn build(
+    tree: &Tree,
+    files: &[FileSpec],
+    max_ply: usize,
+    params: &ExplorerParams,
+) -> Result<ExplorerIndex, GamesError> {
     let keys = TreeKeys::of(tree);
     let cx = Ctx { tree: &keys, max_ply, params };
     // One accumulator per worker, not per file: merging maps costs as much as filling them.
@@ -440,7 +473,12 @@ pub fn build(tree: &Tree, files: &[FileSpec], max_ply: usize, params: &ExplorerP
     Ok(assemble(acc, tree, params))
 }
 
-fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) -> Result<(), GamesError> {
+fn read_file(
+    cx: &Ctx<'_>,
+    acc: &mut Acc,
+    file_index: usize,
+    file: &FileSpec,
+) -> Result<(), GamesError> {
     let compiled = file.filter.compile()?;
     let boundary = if file.bgn { Boundary::Line } else { Boundary::Pgn };
     let mut chunker = Chunker::open(&file.path, DEFAULT_CHUNK_BYTES, boundary)?;
@@ -462,7 +500,15 @@ fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) ->
         if file.bgn {
             crate::games::bgn::read_chunk(&chunk.data, origin, cx.max_ply, &mut bad, |game| {
                 if compiled.check_tags(&game.tags).is_none() {
-                    acc.count(cx, &game.keys, &game.moves, &game.tags, game.result, base | seq, None);
+                    acc.count(
+                        cx,
+                        &game.keys,
+                        &game.moves,
+                        &game.tags,
+                        game.result,
+                        base | seq,
+                        None,
+                    );
                     seq += 1;
                 }
             });
@@ -471,7 +517,12 @@ fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) ->
         let mut visitor = GameVisitor::<IdentityKeys>::new(cx.max_ply, Some(&compiled));
         let data = &chunk.data;
         read_chunk_at(data, origin, &mut visitor, &mut bad, |v, end, offset| {
-            if end != GameEnd::Done || !matches!(v.result(), Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins)) {
+            if end != GameEnd::Done
+                || !matches!(
+                    v.result(),
+                    Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins)
+                )
+            {
                 return;
             }
             let text = game_text(data, offset);
@@ -486,14 +537,18 @@ fn read_file(cx: &Ctx<'_>, acc: &mut Acc, file_index: usize, file: &FileSpec) ->
                 seq += 1;
             }
             if in_block == BLOCK_GAMES {
-                games.blocks.push(zstd::bulk::compress(&block, 3).expect("compressing to memory does not fail"));
+                games.blocks.push(
+                    zstd::bulk::compress(&block, 3).expect("compressing to memory does not fail"),
+                );
                 block.clear();
                 in_block = 0;
             }
         });
     }
     if !block.is_empty() {
-        games.blocks.push(zstd::bulk::compress(&block, 3).expect("compressing to memory does not fail"));
+        games
+            .blocks
+            .push(zstd::bulk::compress(&block, 3).expect("compressing to memory does not fail"));
     }
     acc.files.push((file_index, games));
     Ok(())
@@ -564,7 +619,12 @@ pub fn tag_pairs(text: &str) -> Vec<(&str, String)> {
         };
         let Some((name, value)) = inner.split_once(' ') else { continue };
         let value = value.trim();
-        let value = value.strip_prefix('"').and_then(|v| v.strip_suffix('"')).unwrap_or(value).replace("\\\"", "\"").replace("\\\\", "\\");
+        let value = value
+            .strip_prefix('"')
+            .and_then(|v| v.strip_suffix('"'))
+            .unwrap_or(value)
+            .replace("\\\"", "\"")
+            .replace("\\\\", "\\");
         pairs.push((name, value));
     }
     pairs
@@ -596,9 +656,13 @@ fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef
         }
     }
     let hash = blake3::hash(text.as_bytes());
-    let lichess = site.strip_prefix("https://lichess.org/").or_else(|| site.strip_prefix("http://lichess.org/"));
+    let lichess = site
+        .strip_prefix("https://lichess.org/")
+        .or_else(|| site.strip_prefix("http://lichess.org/"));
     r.id = match lichess {
-        Some(id) if id.len() == 8 && id.bytes().all(|b| b.is_ascii_alphanumeric()) => id.to_string(),
+        Some(id) if id.len() == 8 && id.bytes().all(|b| b.is_ascii_alphanumeric()) => {
+            id.to_string()
+        }
         _ => base62_id(hash.as_bytes()),
     };
     r.white_rating = tags.white_elo.unwrap_or(0) as u16;
@@ -611,7 +675,9 @@ fn describe(text: &str, tags: &GameTags, result: Option<GameResult>) -> (GameRef
             r.month = (d.earliest / 100 % 100) as u8;
         }
         let day = if d.earliest == d.latest { d.earliest % 100 } else { 0 };
-        r.played = u64::from(r.year) * 10_000_000_000 + u64::from(r.month) * 100_000_000 + u64::from(day) * 1_000_000;
+        r.played = u64::from(r.year) * 10_000_000_000
+            + u64::from(r.month) * 100_000_000
+            + u64::from(day) * 1_000_000;
     }
     let digits: String = time.chars().filter(char::is_ascii_digit).take(6).collect();
     if digits.len() == 6 && r.played > 0 {
@@ -693,7 +759,11 @@ fn assemble(acc: Acc, tree: &Tree, params: &ExplorerParams) -> ExplorerIndex {
         index.nodes[node as usize].positions.push(PosCell { slice, white, draws, black });
     }
     for ((node, mv, slice), m) in moves {
-        let single = if m.white + m.draws + m.black == 1 { number.get(&m.first).copied().unwrap_or(NO_GAME) } else { NO_GAME };
+        let single = if m.white + m.draws + m.black == 1 {
+            number.get(&m.first).copied().unwrap_or(NO_GAME)
+        } else {
+            NO_GAME
+        };
         index.nodes[node as usize].moves.push(MoveCell {
             mv,
             slice,
@@ -707,7 +777,9 @@ fn assemble(acc: Acc, tree: &Tree, params: &ExplorerParams) -> ExplorerIndex {
     }
     for ((node, slice), list) in candidates {
         let games = &mut index.nodes[node as usize].games;
-        games.extend(list.iter().filter_map(|c| Some(GameAt { slice, mv: c.3, game: *number.get(&c.2)? })));
+        games.extend(
+            list.iter().filter_map(|c| Some(GameAt { slice, mv: c.3, game: *number.get(&c.2)? })),
+        );
     }
     index.nodes.par_iter_mut().for_each(|n| {
         n.positions.sort_by_key(|c| c.slice);
@@ -757,7 +829,9 @@ mod tests {
 
     #[test]
     fn pruning_in_stages_keeps_what_pruning_once_keeps() {
-        let all: Candidates = (0..200u64).map(|i| ((i * 7919 % 97) as u32, i * 104_729 % 1000, i, MoveKey(0))).collect();
+        let all: Candidates = (0..200u64)
+            .map(|i| ((i * 7919 % 97) as u32, i * 104_729 % 1000, i, MoveKey(0)))
+            .collect();
         let mut once = all.clone();
         prune(&mut once, 15, 8);
         for split in [1, 37, 100, 199] {

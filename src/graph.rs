@@ -149,7 +149,8 @@ pub struct Graph {
 
 /// The mover's average rating over `stats`, rounded to one decimal as the store keeps it.
 pub fn avg_rating(stats: &MoveStats) -> Option<f64> {
-    (stats.rated_games > 0).then(|| (stats.rating_sum as f64 / stats.rated_games as f64 * 10.0).round() / 10.0)
+    (stats.rated_games > 0)
+        .then(|| (stats.rating_sum as f64 / stats.rated_games as f64 * 10.0).round() / 10.0)
 }
 
 impl Graph {
@@ -169,7 +170,11 @@ impl Graph {
     }
 
     /// The graph of a build's phase outputs.
-    pub fn from_tree(tree: &Tree, skeleton: &EcoSkeleton, annotations: Option<&Annotations>) -> Graph {
+    pub fn from_tree(
+        tree: &Tree,
+        skeleton: &EcoSkeleton,
+        annotations: Option<&Annotations>,
+    ) -> Graph {
         let nodes = tree
             .nodes
             .iter()
@@ -261,12 +266,16 @@ impl Graph {
         })
     }
 
-
     /// Where each node below `root` is expanded when the graph is drawn as a tree cut
     /// `max_depth` plies down, following only edges that `keep`: node → (parent, index of
     /// the edge in the parent's children) at its shallowest occurrence, breadth-first in
     /// the children's order (most played first). Other occurrences are transpositions.
-    pub fn spanning_tree(&self, root: u32, max_depth: u32, keep: impl Fn(&Edge) -> bool) -> HashMap<u32, (u32, usize)> {
+    pub fn spanning_tree(
+        &self,
+        root: u32,
+        max_depth: u32,
+        keep: impl Fn(&Edge) -> bool,
+    ) -> HashMap<u32, (u32, usize)> {
         let mut owners = HashMap::new();
         let mut queue = std::collections::VecDeque::from([(root, 0u32)]);
         let mut seen = std::collections::HashSet::from([root]);
@@ -298,7 +307,13 @@ impl Graph {
     ) -> T {
         let owners = self.spanning_tree(root, max_depth, keep);
         let via = self.last_move(root).map(|(_, e)| e);
-        self.fold_from(&owners, Visit { index: root, via, depth: 0, transposition: false, expanded: false }, max_depth, keep, make)
+        self.fold_from(
+            &owners,
+            Visit { index: root, via, depth: 0, transposition: false, expanded: false },
+            max_depth,
+            keep,
+            make,
+        )
     }
 
     fn fold_from<'g, T>(
@@ -312,10 +327,17 @@ impl Graph {
         visit.expanded = !visit.transposition && visit.depth < max_depth;
         let mut children = Vec::new();
         if visit.expanded {
-            for (i, edge) in self.node(visit.index).children.iter().enumerate().filter(|(_, e)| keep(e)) {
+            for (i, edge) in
+                self.node(visit.index).children.iter().enumerate().filter(|(_, e)| keep(e))
+            {
                 let owned = owners.get(&edge.child) == Some(&(visit.index, i));
-                let child =
-                    Visit { index: edge.child, via: Some(edge), depth: visit.depth + 1, transposition: !owned, expanded: false };
+                let child = Visit {
+                    index: edge.child,
+                    via: Some(edge),
+                    depth: visit.depth + 1,
+                    transposition: !owned,
+                    expanded: false,
+                };
                 children.push(self.fold_from(owners, child, max_depth, keep, make));
             }
         }

@@ -2,11 +2,11 @@
 //!
 //! See ARCHITECTURE.md for a map of the modules.
 
-pub mod dataflow;
 pub mod classify;
 pub mod cli;
 pub mod convert;
 pub mod crawl;
+pub mod dataflow;
 pub mod diagnostics;
 pub mod diff;
 pub mod eco;

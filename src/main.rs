@@ -251,7 +251,12 @@ fn main() -> ExitCode {
     let Cli { pipeline: file, profile, color, quiet, verbose, command } = parse();
     cli::output::configure(color, quiet, verbose);
     let row = Row::of(command);
-    if !row.reads_pipeline && let Some(flag) = [("--pipeline", file.is_some()), ("--profile", profile.is_some())].iter().find(|(_, given)| *given).map(|(f, _)| f) {
+    if !row.reads_pipeline
+        && let Some(flag) = [("--pipeline", file.is_some()), ("--profile", profile.is_some())]
+            .iter()
+            .find(|(_, given)| *given)
+            .map(|(f, _)| f)
+    {
         eprintln!("error: {flag} has no effect on `okb {}`, which reads no pipeline", row.name);
         return ExitCode::from(2);
     }
@@ -270,8 +275,16 @@ fn main() -> ExitCode {
 /// The commands that never read the pipeline ([`Row::of`] says `false` for them whatever
 /// their flags): their `--help` does not offer `--pipeline` and `--profile`, which they
 /// refuse.
-const NO_PIPELINE: &[&[&str]] =
-    &[&["book"], &["count"], &["engine", "annotate"], &["structure"], &["inspect"], &["convert"], &["completions"], &["man"]];
+const NO_PIPELINE: &[&[&str]] = &[
+    &["book"],
+    &["count"],
+    &["engine", "annotate"],
+    &["structure"],
+    &["inspect"],
+    &["convert"],
+    &["completions"],
+    &["man"],
+];
 
 /// The command line, parsed with [`NO_PIPELINE`]'s commands' help cut down.
 fn parse() -> Cli {
@@ -291,8 +304,20 @@ fn hide_pipeline_flags(command: clap::Command, path: &[&str]) -> clap::Command {
     use clap::{Arg, value_parser};
     match path {
         [] => command
-            .arg(Arg::new("pipeline").long("pipeline").value_name("FILE").value_parser(value_parser!(PathBuf)).hide(true))
-            .arg(Arg::new("profile").long("profile").value_name("NAME").value_parser(value_parser!(String)).hide(true)),
+            .arg(
+                Arg::new("pipeline")
+                    .long("pipeline")
+                    .value_name("FILE")
+                    .value_parser(value_parser!(PathBuf))
+                    .hide(true),
+            )
+            .arg(
+                Arg::new("profile")
+                    .long("profile")
+                    .value_name("NAME")
+                    .value_parser(value_parser!(String))
+                    .hide(true),
+            ),
         [first, rest @ ..] => command.mut_subcommand(*first, |sub| hide_pipeline_flags(sub, rest)),
     }
 }
@@ -315,7 +340,12 @@ struct Row {
 }
 
 /// A row of the table.
-fn row(name: &'static str, reads_pipeline: bool, prints: bool, run: impl FnOnce(&Load<'_>) -> miette::Result<ExitCode> + 'static) -> Row {
+fn row(
+    name: &'static str,
+    reads_pipeline: bool,
+    prints: bool,
+    run: impl FnOnce(&Load<'_>) -> miette::Result<ExitCode> + 'static,
+) -> Row {
     Row { name, reads_pipeline, prints, run: Box::new(run) }
 }
 
@@ -329,49 +359,95 @@ impl Row {
     fn of(command: Command) -> Row {
         use cli::engine::EngineCommand;
         match command {
-            Command::Make(args) => row("make", true, false, move |load| cli::make::run(&args, load)),
-            Command::Status(args) => row("status", true, false, move |load| cli::status::run(&args, &load()?)),
-            Command::Graph(args) => row("graph", true, true, move |load| done(cli::graph::run(&args, &load()?))),
-            Command::Check(args) => row("check", true, false, move |load| cli::check::run(&args, load)),
-            Command::Diff(args) => row("diff", true, true, move |load| Ok(cli::diff::run(&args, load))),
-            Command::Verify(args) => row("verify", true, false, move |load| cli::verify::run(&args, load)),
-            Command::Review(args) => row("review", true, true, move |load| done(cli::review::run(&args, load))),
-            Command::Fetch(args) => row("fetch", true, false, move |load| done(cli::fetch::run(&load()?, &args))),
-            Command::Crawl(args) => row("crawl", true, false, move |load| done(cli::crawl::run(&load()?, &args))),
-            Command::Pin(args) => row("pin", true, false, move |load| done(cli::pin::run(&load()?, &args))),
-            Command::Clean(args) => row("clean", true, false, move |load| done(cli::clean::run(&load()?, &args))),
+            Command::Make(args) => {
+                row("make", true, false, move |load| cli::make::run(&args, load))
+            }
+            Command::Status(args) => {
+                row("status", true, false, move |load| cli::status::run(&args, &load()?))
+            }
+            Command::Graph(args) => {
+                row("graph", true, true, move |load| done(cli::graph::run(&args, &load()?)))
+            }
+            Command::Check(args) => {
+                row("check", true, false, move |load| cli::check::run(&args, load))
+            }
+            Command::Diff(args) => {
+                row("diff", true, true, move |load| Ok(cli::diff::run(&args, load)))
+            }
+            Command::Verify(args) => {
+                row("verify", true, false, move |load| cli::verify::run(&args, load))
+            }
+            Command::Review(args) => {
+                row("review", true, true, move |load| done(cli::review::run(&args, load)))
+            }
+            Command::Fetch(args) => {
+                row("fetch", true, false, move |load| done(cli::fetch::run(&load()?, &args)))
+            }
+            Command::Crawl(args) => {
+                row("crawl", true, false, move |load| done(cli::crawl::run(&load()?, &args)))
+            }
+            Command::Pin(args) => {
+                row("pin", true, false, move |load| done(cli::pin::run(&load()?, &args)))
+            }
+            Command::Clean(args) => {
+                row("clean", true, false, move |load| done(cli::clean::run(&load()?, &args)))
+            }
             Command::Book(args) => row("book", false, false, move |_| done(cli::book::run(&args))),
-            Command::Count(args) => row("count", false, false, move |_| done(cli::count::run(&args))),
+            Command::Count(args) => {
+                row("count", false, false, move |_| done(cli::count::run(&args)))
+            }
             Command::Engine(args) => {
                 let reads_pipeline = !matches!(args.what, EngineCommand::Annotate(_));
-                row("engine annotate", reads_pipeline, false, move |load| done(cli::engine::run(&args, load)))
+                row("engine annotate", reads_pipeline, false, move |load| {
+                    done(cli::engine::run(&args, load))
+                })
             }
-            Command::Classify(args) => row("classify --store", args.store.is_none(), true, move |load| {
-                let store = cli::store_path(args.store.clone(), load)?;
-                done(cli::classify::run(&args, store.path.clone()))
-            }),
-            Command::Structure(args) => row("structure", false, true, move |_| done(cli::structure::run(&args))),
-            Command::Prep(args) => row("prep", true, true, move |load| done(cli::prep::run(&load()?, &args))),
-            Command::Serve(args) => row("serve --store", args.store.is_none(), false, move |load| {
-                let file = cli::store_path(args.store.clone(), load)?;
-                let project = if args.store.is_none() { load().ok() } else { None };
-                done(cli::serve::run(&args, file.path.clone(), project))
-            }),
-            Command::Openingiq(args) => row("openingiq --store", args.store.is_none(), false, move |load| {
-                let file = cli::store_path(args.store.clone(), load)?;
-                done(cli::openingiq::run(&args, file.path.clone()))
-            }),
-            Command::Inspect(args) => row("inspect", false, true, move |_| done(cli::inspect::run(&args))),
-            Command::Convert(args) => row("convert", false, false, move |_| cli::convert::run(&args)),
+            Command::Classify(args) => {
+                row("classify --store", args.store.is_none(), true, move |load| {
+                    let store = cli::store_path(args.store.clone(), load)?;
+                    done(cli::classify::run(&args, store.path.clone()))
+                })
+            }
+            Command::Structure(args) => {
+                row("structure", false, true, move |_| done(cli::structure::run(&args)))
+            }
+            Command::Prep(args) => {
+                row("prep", true, true, move |load| done(cli::prep::run(&load()?, &args)))
+            }
+            Command::Serve(args) => {
+                row("serve --store", args.store.is_none(), false, move |load| {
+                    let file = cli::store_path(args.store.clone(), load)?;
+                    let project = if args.store.is_none() { load().ok() } else { None };
+                    done(cli::serve::run(&args, file.path.clone(), project))
+                })
+            }
+            Command::Openingiq(args) => {
+                row("openingiq --store", args.store.is_none(), false, move |load| {
+                    let file = cli::store_path(args.store.clone(), load)?;
+                    done(cli::openingiq::run(&args, file.path.clone()))
+                })
+            }
+            Command::Inspect(args) => {
+                row("inspect", false, true, move |_| done(cli::inspect::run(&args)))
+            }
+            Command::Convert(args) => {
+                row("convert", false, false, move |_| cli::convert::run(&args))
+            }
             Command::Query(args) => row("query --store", args.store.is_none(), true, move |load| {
                 let file = cli::store_path(args.store, load)?;
-                let store = okb::store::read::Store::open(&file.path).map_err(|e| miette::miette!("{e}"))?;
+                let store = okb::store::read::Store::open(&file.path)
+                    .map_err(|e| miette::miette!("{e}"))?;
                 cli::query::run(&store, args.query.args())
             }),
             Command::Completions(args) => row("completions", false, true, move |_| {
-                done(cli::completions::completions(&args, &mut <Cli as clap::CommandFactory>::command()))
+                done(cli::completions::completions(
+                    &args,
+                    &mut <Cli as clap::CommandFactory>::command(),
+                ))
             }),
-            Command::Man => row("man", false, true, |_| done(cli::completions::man(<Cli as clap::CommandFactory>::command()))),
+            Command::Man => row("man", false, true, |_| {
+                done(cli::completions::man(<Cli as clap::CommandFactory>::command()))
+            }),
         }
     }
 }

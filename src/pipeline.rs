@@ -11,7 +11,10 @@ use serde::{Deserialize, Serialize};
 
 mod source;
 
-pub use source::{CloudEvalSource, ExplorerSource, FileKind, FileSource, GameFiles, GameFormat, GameSource, LichessDbSource, SourceKind, SourceSpec};
+pub use source::{
+    CloudEvalSource, ExplorerSource, FileKind, FileSource, GameFiles, GameFormat, GameSource,
+    LichessDbSource, SourceKind, SourceSpec,
+};
 
 /// `[exports.<name>]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -91,14 +94,23 @@ pub struct StoreSpec {
 
 impl Default for StoreSpec {
     fn default() -> Self {
-        StoreSpec { path: "build/okb.sqlite".into(), url: None, schema: "okb".into(), password_env: None }
+        StoreSpec {
+            path: "build/okb.sqlite".into(),
+            url: None,
+            schema: "okb".into(),
+            password_env: None,
+        }
     }
 }
 
 impl StoreSpec {
     /// The PostgreSQL target, when `url` is set.
-    pub fn postgres(&self) -> Option<Result<crate::store::postgres::PgTarget, crate::store::postgres::PgError>> {
-        self.url.as_deref().map(|url| crate::store::postgres::PgTarget::new(url, &self.schema, self.password_env.as_deref()))
+    pub fn postgres(
+        &self,
+    ) -> Option<Result<crate::store::postgres::PgTarget, crate::store::postgres::PgError>> {
+        self.url.as_deref().map(|url| {
+            crate::store::postgres::PgTarget::new(url, &self.schema, self.password_env.as_deref())
+        })
     }
 }
 
@@ -206,7 +218,12 @@ pub struct CheckSpec {
 
 impl Default for CheckSpec {
     fn default() -> Self {
-        CheckSpec { lines: Vec::new(), fens: Vec::new(), openings: Vec::new(), snapshots: default_snapshots() }
+        CheckSpec {
+            lines: Vec::new(),
+            fens: Vec::new(),
+            openings: Vec::new(),
+            snapshots: default_snapshots(),
+        }
     }
 }
 
@@ -281,7 +298,11 @@ pub fn load(file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineEr
 
 /// Reads pipeline text as if it came from `file` (relative paths resolve against its
 /// folder; diagnostics name it) and applies `profile`.
-pub fn parse(text: String, file: &Path, profile: Option<&str>) -> Result<Loaded, Box<PipelineError>> {
+pub fn parse(
+    text: String,
+    file: &Path,
+    profile: Option<&str>,
+) -> Result<Loaded, Box<PipelineError>> {
     let shown = file.display().to_string();
     let diagnostic = |e: toml::de::Error, text: &str| {
         Box::new(PipelineError {
@@ -295,19 +316,31 @@ pub fn parse(text: String, file: &Path, profile: Option<&str>) -> Result<Loaded,
     let root = file.parent().map(Path::to_path_buf).unwrap_or_default();
     let root = if root.as_os_str().is_empty() { PathBuf::from(".") } else { root };
     let cache = root.join("cache");
-    let mut loaded = Loaded { pipeline: pipeline.clone(), root, file: file.to_path_buf(), text: text.clone(), notes: Vec::new(), cache };
+    let mut loaded = Loaded {
+        pipeline: pipeline.clone(),
+        root,
+        file: file.to_path_buf(),
+        text: text.clone(),
+        notes: Vec::new(),
+        cache,
+    };
     if let Some(name) = profile {
         let Some(overrides) = pipeline.profile.get(name).cloned() else {
             let known: Vec<&str> = pipeline.profile.keys().map(String::as_str).collect();
             return Err(Box::new(loaded.error_at(
                 "[profile",
                 format!("no profile named {name:?}"),
-                Some(format!("profiles in this file: {}", if known.is_empty() { "none".into() } else { known.join(", ") })),
+                Some(format!(
+                    "profiles in this file: {}",
+                    if known.is_empty() { "none".into() } else { known.join(", ") }
+                )),
             )));
         };
         let mut document: toml::Table = toml::from_str(&text).map_err(|e| diagnostic(e, &text))?;
         for table in deep_merge(&mut document, overrides, "") {
-            loaded.notes.push(format!("profile {name:?} leaves [{table}] out: the file has no such table"));
+            loaded
+                .notes
+                .push(format!("profile {name:?} leaves [{table}] out: the file has no such table"));
         }
         pipeline = toml::Value::Table(document).try_into().map_err(|e: toml::de::Error| {
             Box::new(loaded.error_at(
@@ -330,7 +363,9 @@ fn deep_merge(base: &mut toml::Table, overrides: toml::Table, path: &str) -> Vec
     for (key, value) in overrides {
         let here = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
         match (base.get_mut(&key), value) {
-            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => skipped.extend(deep_merge(b, o, &here)),
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => {
+                skipped.extend(deep_merge(b, o, &here))
+            }
             (None, toml::Value::Table(_)) => skipped.push(here),
             (_, value) => {
                 base.insert(key, value);
@@ -349,33 +384,52 @@ fn input_reading<'a>(loaded: &'a Loaded, output: &str) -> Option<(&'a str, Strin
         .chain(["pgn", "bgn", "zst", "json", "csv"].iter().map(|ext| out.join(format!("x.{ext}"))))
         .collect();
     let sources = loaded.pipeline.sources.iter().filter(|(_, s)| s.kind().is_games());
-    sources.flat_map(|(name, s)| s.game_paths().into_iter().map(move |p| (name.as_str(), p))).find(|(_, pattern)| {
-        let full = tidy(loaded.path(pattern));
-        // As glob() walks folders, `*` stays within one of them.
-        let options = glob::MatchOptions { require_literal_separator: true, ..Default::default() };
-        glob::Pattern::new(&full.to_string_lossy()).is_ok_and(|g| probes.iter().any(|f| g.matches_path_with(f, options)))
-    })
+    sources.flat_map(|(name, s)| s.game_paths().into_iter().map(move |p| (name.as_str(), p))).find(
+        |(_, pattern)| {
+            let full = tidy(loaded.path(pattern));
+            // As glob() walks folders, `*` stays within one of them.
+            let options =
+                glob::MatchOptions { require_literal_separator: true, ..Default::default() };
+            glob::Pattern::new(&full.to_string_lossy())
+                .is_ok_and(|g| probes.iter().any(|f| g.matches_path_with(f, options)))
+        },
+    )
 }
 
 /// The values of source `name` that its type cannot check: the pin's shape, the
 /// settings of a crawl, the months of a Lichess database, game filters, and the engine a
 /// cloud-eval source serves.
-fn validate_source(loaded: &Loaded, name: &str, spec: &SourceSpec) -> Result<(), Box<PipelineError>> {
+fn validate_source(
+    loaded: &Loaded,
+    name: &str,
+    spec: &SourceSpec,
+) -> Result<(), Box<PipelineError>> {
     let header = format!("[sources.{name}]");
     if let Some(pin) = spec.blake3()
-        && (pin.len() != 64 || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
+        && (pin.len() != 64
+            || !pin.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()))
     {
-        return Err(Box::new(loaded.error_at(pin, format!("source {name:?}: blake3 must be 64 lowercase hex digits"), Some("run `okb pin` to compute it".into()))));
+        return Err(Box::new(loaded.error_at(
+            pin,
+            format!("source {name:?}: blake3 must be 64 lowercase hex digits"),
+            Some("run `okb pin` to compute it".into()),
+        )));
     }
     let why = match spec {
-        SourceSpec::CloudEval(_) if loaded.pipeline.engine.is_none() => Err("a cloud-eval source serves [engine], and there is no [engine] table".to_string()),
+        SourceSpec::CloudEval(_) if loaded.pipeline.engine.is_none() => {
+            Err("a cloud-eval source serves [engine], and there is no [engine] table".to_string())
+        }
         SourceSpec::Explorer(crawl) => crawl.crawl(name, &loaded.pipeline.tree).map(drop),
         SourceSpec::LichessDb(db) => db.months(name).and_then(|_| spec.game_filter()).map(drop),
         SourceSpec::Games(_) => {
             if let Err(message) = spec.game_filter() {
                 let at = format!("[sources.{name}.filter]");
                 let at = if loaded.text.contains(&at) { at } else { header };
-                return Err(Box::new(loaded.error_at(&at, format!("source {name:?}: {message}"), None)));
+                return Err(Box::new(loaded.error_at(
+                    &at,
+                    format!("source {name:?}: {message}"),
+                    None,
+                )));
             }
             Ok(())
         }
@@ -396,7 +450,8 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         if let Err(e) = engine.validate() {
             return Err(Box::new(loaded.error_at("[engine]", e.to_string(), None)));
         }
-        let evals_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind().is_evals());
+        let evals_source =
+            |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind().is_evals());
         if let Some(bad) = engine.sources.iter().find(|s| !evals_source(s)) {
             return Err(Box::new(loaded.error_at(
                 "[engine]",
@@ -414,24 +469,33 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
             )));
         }
     }
-    let game_source = |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind() == SourceKind::Pgn);
+    let game_source =
+        |name: &str| loaded.pipeline.sources.get(name).is_some_and(|s| s.kind() == SourceKind::Pgn);
     if let Some(validate) = &loaded.pipeline.validate
-        && let Some(bad) = validate.sources.iter().find(|s| !game_source(s)) {
-            return Err(Box::new(loaded.error_at(
-                "[validate]",
-                format!("[validate] sources: {bad:?} is not a game source of kind pgn"),
-                Some("list names of [sources.NAME] tables with kind = \"pgn\"".into()),
-            )));
-        }
+        && let Some(bad) = validate.sources.iter().find(|s| !game_source(s))
+    {
+        return Err(Box::new(loaded.error_at(
+            "[validate]",
+            format!("[validate] sources: {bad:?} is not a game source of kind pgn"),
+            Some("list names of [sources.NAME] tables with kind = \"pgn\"".into()),
+        )));
+    }
     for (name, spec) in &loaded.pipeline.exports {
         if matches!(spec.format.as_str(), "classified-pgn" | "classified-bgn")
-            && let Some(bad) = spec.sources.iter().find(|s| !game_source(s)).or(spec.sources.is_empty().then_some(&String::new())) {
-                return Err(Box::new(loaded.error_at(
-                    &format!("[exports.{name}]"),
-                    format!("export {name:?}: sources must name game sources of kind pgn (got {bad:?})"),
-                    None,
-                )));
-            }
+            && let Some(bad) = spec
+                .sources
+                .iter()
+                .find(|s| !game_source(s))
+                .or(spec.sources.is_empty().then_some(&String::new()))
+        {
+            return Err(Box::new(loaded.error_at(
+                &format!("[exports.{name}]"),
+                format!(
+                    "export {name:?}: sources must name game sources of kind pgn (got {bad:?})"
+                ),
+                None,
+            )));
+        }
         if let Some((source, pattern)) = input_reading(loaded, &spec.output) {
             return Err(Box::new(loaded.error_at(
                 &format!("[exports.{name}]"),
@@ -456,18 +520,31 @@ fn validate_repertoires(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         let header = format!("[repertoires.{name}]");
         let wrong = if spec.path.is_none() && spec.url.is_none() {
             Some("needs `path` or `url`".to_string())
-        } else if spec.blake3.as_ref().is_some_and(|p| p.len() != 64 || !p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))) {
+        } else if spec.blake3.as_ref().is_some_and(|p| {
+            p.len() != 64 || !p.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        }) {
             Some("blake3 must be 64 lowercase hex digits".into())
         } else if let Some(share) = spec.min_share.filter(|s| !(0.0..=1.0).contains(s)) {
             Some(format!("min_share must be a share between 0 and 1 (got {share})"))
         } else if !(0.0..=1.0).contains(&spec.min_probability) {
-            Some(format!("min_probability must be a probability between 0 and 1 (got {})", spec.min_probability))
+            Some(format!(
+                "min_probability must be a probability between 0 and 1 (got {})",
+                spec.min_probability
+            ))
         } else {
-            let players = |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.players().is_some());
-            spec.games.iter().find(|s| !players(s)).map(|s| format!("games: {s:?} is not a game source with `players`"))
+            let players =
+                |s: &str| loaded.pipeline.sources.get(s).is_some_and(|s| s.players().is_some());
+            spec.games
+                .iter()
+                .find(|s| !players(s))
+                .map(|s| format!("games: {s:?} is not a game source with `players`"))
         };
         if let Some(why) = wrong {
-            return Err(Box::new(loaded.error_at(&header, format!("repertoire {name:?}: {why}"), None)));
+            return Err(Box::new(loaded.error_at(
+                &header,
+                format!("repertoire {name:?}: {why}"),
+                None,
+            )));
         }
     }
     Ok(())

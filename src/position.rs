@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use shakmaty::fen::{Epd, Fen};
 use shakmaty::uci::UciMove;
 use shakmaty::zobrist::{Zobrist64, Zobrist128};
-use shakmaty::{Bitboard, CastlingMode, Chess, EnPassantMode, FromSetup, Move, Position, Role, Square};
+use shakmaty::{
+    Bitboard, CastlingMode, Chess, EnPassantMode, FromSetup, Move, Position, Role, Square,
+};
 
 /// Compact identity of a position (128-bit Zobrist hash with the legal en-passant rule).
 ///
@@ -151,7 +153,9 @@ fn push_epd(pos: &Chess, out: &mut String) {
     if rights.is_empty() {
         put(b'-');
     }
-    for (square, c) in [(Square::H1, b'K'), (Square::A1, b'Q'), (Square::H8, b'k'), (Square::A8, b'q')] {
+    for (square, c) in
+        [(Square::H1, b'K'), (Square::A1, b'Q'), (Square::H8, b'k'), (Square::A8, b'q')]
+    {
         if rights.contains(square) {
             put(c);
         }
@@ -190,15 +194,23 @@ pub fn polyglot_key(pos: &Chess) -> u64 {
 /// that consumers stored keep working across rebuilds.
 pub fn node_id(epd: &str) -> String {
     use sha1::Digest;
-    const OKB_NAMESPACE: uuid::Uuid = uuid::Uuid::from_u128(0x6f6b_6200_5f70_6f73_6974_696f_6e5f_6964);
+    const OKB_NAMESPACE: uuid::Uuid =
+        uuid::Uuid::from_u128(0x6f6b_6200_5f70_6f73_6974_696f_6e5f_6964);
     // UUIDv5 (RFC 9562) by hand: the `sha1` crate hashes with the CPU's SHA extensions
     // where present, several times faster than the portable SHA-1 of uuid's `v5`, and
     // every node of every export gets an id.
-    let digest = sha1::Sha1::new().chain_update(OKB_NAMESPACE.as_bytes()).chain_update(epd.as_bytes()).finalize();
+    let digest = sha1::Sha1::new()
+        .chain_update(OKB_NAMESPACE.as_bytes())
+        .chain_update(epd.as_bytes())
+        .finalize();
     let mut bytes = [0u8; 16];
     bytes.copy_from_slice(&digest[..16]);
     let mut text = [0u8; uuid::fmt::Hyphenated::LENGTH];
-    uuid::Builder::from_sha1_bytes(bytes).into_uuid().hyphenated().encode_lower(&mut text).to_string()
+    uuid::Builder::from_sha1_bytes(bytes)
+        .into_uuid()
+        .hyphenated()
+        .encode_lower(&mut text)
+        .to_string()
 }
 
 /// Error returned by [`parse_fen`].
@@ -240,7 +252,8 @@ pub fn parse_fen(text: &str) -> Result<Chess, FenError> {
 fn parse_plain_fen(text: &str) -> Option<Chess> {
     use shakmaty::{ByColor, ByRole, Color, Setup};
     let mut fields = text.split(' ');
-    let (placement, turn, castling, ep) = (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
+    let (placement, turn, castling, ep) =
+        (fields.next()?, fields.next()?, fields.next()?, fields.next()?);
     let counters = (fields.next(), fields.next(), fields.next());
     let (halfmoves, fullmoves) = match counters {
         (None, None, None) => (0, 1),
@@ -259,9 +272,11 @@ fn parse_plain_fen(text: &str) -> Option<Chess> {
                 if file > 7 {
                     return None;
                 }
-                let square = Square::from_coords(shakmaty::File::new(file), shakmaty::Rank::new(rank));
+                let square =
+                    Square::from_coords(shakmaty::File::new(file), shakmaty::Rank::new(rank));
                 *by_role.get_mut(role) |= Bitboard::from(square);
-                *by_color.get_mut(Color::from_white(c.is_ascii_uppercase())) |= Bitboard::from(square);
+                *by_color.get_mut(Color::from_white(c.is_ascii_uppercase())) |=
+                    Bitboard::from(square);
                 file += 1;
             }
         }
@@ -289,7 +304,9 @@ fn parse_plain_fen(text: &str) -> Option<Chess> {
                 _ => return None,
             };
             // Letters that do not name a standard rook are left to the general parser.
-            if board.piece_at(king) != Some(color.king()) || board.piece_at(rook) != Some(color.rook()) {
+            if board.piece_at(king) != Some(color.king())
+                || board.piece_at(rook) != Some(color.rook())
+            {
                 return None;
             }
             castling_rights |= Bitboard::from(rook);
@@ -395,7 +412,8 @@ mod tests {
     #[test]
     fn en_passant_square_counts_only_when_capture_is_legal() {
         // After 1. e4 no black pawn can capture: all three conventions are one position.
-        let always = parse_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1").unwrap();
+        let always =
+            parse_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1").unwrap();
         let none = parse_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -").unwrap();
         assert_eq!(key(&always), key(&none));
         assert_eq!(epd(&always), "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq -");
@@ -425,7 +443,10 @@ mod tests {
     #[test]
     fn incremental_keys_equal_full_keys() {
         let mut pos = Chess::default();
-        let line = ["e4", "d5", "e5", "f5", "exf6", "Nxf6", "Nf3", "Bg4", "Be2", "Nc6", "O-O", "Qd6", "d4", "O-O-O"];
+        let line = [
+            "e4", "d5", "e5", "f5", "exf6", "Nxf6", "Nf3", "Bg4", "Be2", "Nc6", "O-O", "Qd6", "d4",
+            "O-O-O",
+        ];
         for s in line {
             for m in pos.legal_moves() {
                 let mut child = pos.clone();
@@ -488,7 +509,10 @@ mod tests {
     fn san_equals_shakmaty_san_plus() {
         random_positions(300, 150, 0x2545_f491_4f6c_dd1d, |pos| {
             for m in &pos.legal_moves() {
-                assert_eq!(san(pos, m), shakmaty::san::SanPlus::from_move(pos.clone(), *m).to_string());
+                assert_eq!(
+                    san(pos, m),
+                    shakmaty::san::SanPlus::from_move(pos.clone(), *m).to_string()
+                );
             }
         });
     }
@@ -508,7 +532,9 @@ mod tests {
         };
         let mut checked = 0;
         random_positions(500, 100, 0x1234_5678_9abc_def1, |pos| {
-            for text in [fen(pos), epd(pos), Fen::from_position(pos, EnPassantMode::Always).to_string()] {
+            for text in
+                [fen(pos), epd(pos), Fen::from_position(pos, EnPassantMode::Always).to_string()]
+            {
                 let fast = parse_plain_fen(&text).expect("plain FENs take the fast path");
                 assert_eq!(Some(&fast), general(&text).as_ref(), "{text}");
                 assert_eq!(epd(&fast), epd(pos), "{text}");

@@ -76,7 +76,12 @@ pub fn task(label: &str) -> Option<Task> {
     }
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let id = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    RUNNING.lock().expect("progress poisoned").push(Running { id, label: label.to_string(), started: Instant::now(), counts: None });
+    RUNNING.lock().expect("progress poisoned").push(Running {
+        id,
+        label: label.to_string(),
+        started: Instant::now(),
+        counts: None,
+    });
     TICKER.call_once(|| {
         std::thread::spawn(tick);
     });
@@ -92,11 +97,21 @@ fn update(task: &Option<Task>, f: impl FnOnce(&mut (u64, u64, String))) {
 
 /// Every interval, one line per piece of work that has run for at least that long.
 fn tick() {
-    let every = std::env::var("OKB_PROGRESS_SECS").ok().and_then(|s| s.parse::<f64>().ok()).filter(|s| *s > 0.0).unwrap_or(10.0);
+    let every = std::env::var("OKB_PROGRESS_SECS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(10.0);
     let every = Duration::from_secs_f64(every);
     loop {
         std::thread::sleep(every);
-        let lines: Vec<String> = RUNNING.lock().expect("progress poisoned").iter().filter(|r| r.started.elapsed() >= every).map(line).collect();
+        let lines: Vec<String> = RUNNING
+            .lock()
+            .expect("progress poisoned")
+            .iter()
+            .filter(|r| r.started.elapsed() >= every)
+            .map(line)
+            .collect();
         for line in lines {
             eprintln!("{:>12} {line}", "Running");
         }
@@ -115,7 +130,13 @@ fn line(r: &Running) -> String {
                 String::new()
             };
             // The note may already say what the work is (a bar's message on a terminal).
-            let what = if note.is_empty() { r.label.clone() } else if note.starts_with(&r.label) { note.clone() } else { format!("{} ({note})", r.label) };
+            let what = if note.is_empty() {
+                r.label.clone()
+            } else if note.starts_with(&r.label) {
+                note.clone()
+            } else {
+                format!("{} ({note})", r.label)
+            };
             format!("{what}: {done}/{total}, {rate:.1}/s{eta}")
         }
         _ => format!("{} for {}", r.label, human(elapsed.as_secs_f64())),
@@ -191,9 +212,11 @@ pub fn start(len: u64, what: &str) -> Bar {
     }
     let bar = ProgressBar::new(len);
     bar.set_style(
-        ProgressStyle::with_template("{prefix:>12.cyan.bold} [{bar:30}] {pos}/{len} {msg} ({per_sec}, ETA {eta})")
-            .expect("static template")
-            .progress_chars("=> "),
+        ProgressStyle::with_template(
+            "{prefix:>12.cyan.bold} [{bar:30}] {pos}/{len} {msg} ({per_sec}, ETA {eta})",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
     );
     bar.set_prefix("Building");
     bar.set_message(what.to_string());

@@ -133,7 +133,9 @@ pub fn pct(part: u64, whole: u64) -> Option<f64> {
 /// Splits `Sicilian Defense: Najdorf Variation` into opening and variation.
 pub fn split_name(name: &str) -> (String, Option<String>) {
     match name.split_once(':') {
-        Some((opening, variation)) => (opening.trim().to_string(), Some(variation.trim().to_string())),
+        Some((opening, variation)) => {
+            (opening.trim().to_string(), Some(variation.trim().to_string()))
+        }
         None => (name.trim().to_string(), None),
     }
 }
@@ -180,7 +182,8 @@ impl NodeRecord {
             is_busted: analysis.map(|a| a.is_busted),
             resulting_structure: None,
             stockfish_mate: analysis.and_then(|a| a.stockfish_mate),
-            stockfish_lines: analysis.map(|a| JsonText(serde_json::to_string(&a.lines).expect("lines serialize"))),
+            stockfish_lines: analysis
+                .map(|a| JsonText(serde_json::to_string(&a.lines).expect("lines serialize"))),
             structure_confidence: None,
             eval_source: origin.map(str::to_string),
             eval_nodes: analysis.map(|a| a.nodes),
@@ -222,7 +225,12 @@ impl NodeRecord {
         use rayon::prelude::*;
         tree.nodes
             .par_iter()
-            .map(|n| NodeRecord::new(n, annotations.and_then(|a| Some((a.results.get(&n.epd)?, a.origin(&n.epd)?)))))
+            .map(|n| {
+                NodeRecord::new(
+                    n,
+                    annotations.and_then(|a| Some((a.results.get(&n.epd)?, a.origin(&n.epd)?))),
+                )
+            })
             .collect()
     }
 

@@ -94,13 +94,18 @@ impl SearchIndex {
         let mut ids = std::collections::HashMap::new();
         let mut docs = Vec::new();
         for (index, node) in graph.nodes.iter().enumerate() {
-            let texts: Vec<(String, String)> = match node.entry.as_ref().filter(|e| e.src != "interpolated") {
-                Some(entry) => std::iter::once(("name".to_string(), entry.name.clone()))
-                    .chain(entry.aliases.iter().map(|(src, name)| (src.clone(), name.clone())))
-                    .collect(),
-                None if node.is_stub => node.full_name().map(|name| ("name".to_string(), name)).into_iter().collect(),
-                None => continue,
-            };
+            let texts: Vec<(String, String)> =
+                match node.entry.as_ref().filter(|e| e.src != "interpolated") {
+                    Some(entry) => std::iter::once(("name".to_string(), entry.name.clone()))
+                        .chain(entry.aliases.iter().map(|(src, name)| (src.clone(), name.clone())))
+                        .collect(),
+                    None if node.is_stub => node
+                        .full_name()
+                        .map(|name| ("name".to_string(), name))
+                        .into_iter()
+                        .collect(),
+                    None => continue,
+                };
             for (field, text) in texts {
                 let folded = normalize(&text);
                 let joined = folded.replace('-', "");
@@ -127,9 +132,12 @@ impl SearchIndex {
             return Vec::new();
         }
         // Each term against each vocabulary word once; documents then only add lookups.
-        let table: Vec<Vec<f64>> =
-            terms.iter().map(|t| self.vocabulary.iter().map(|w| word_score(t, w)).collect()).collect();
-        let mut best: std::collections::HashMap<u32, (f64, usize)> = std::collections::HashMap::new();
+        let table: Vec<Vec<f64>> = terms
+            .iter()
+            .map(|t| self.vocabulary.iter().map(|w| word_score(t, w)).collect())
+            .collect();
+        let mut best: std::collections::HashMap<u32, (f64, usize)> =
+            std::collections::HashMap::new();
         for (d, doc) in self.docs.iter().enumerate() {
             let mut total = 0.0;
             for (term, scores) in terms.iter().zip(&table) {
@@ -152,7 +160,8 @@ impl SearchIndex {
             // an authoritative (Lichess) name.
             let exact = doc.joined == whole_query;
             let leads = doc.words.first().is_some_and(|&w| table[0][w as usize] > 0.0);
-            let authoritative = graph.node(doc.node).entry.as_ref().is_some_and(|e| e.src == "eco_tsv");
+            let authoritative =
+                graph.node(doc.node).entry.as_ref().is_some_and(|e| e.src == "eco_tsv");
             // An alias equal to the query ("Sicilian", SCID's name of a deeper line) must not
             // outrank the main name that starts with it, so alias bonuses are a tenth.
             let weight = if doc.field == "name" { 1.0 } else { 0.1 };
@@ -166,7 +175,8 @@ impl SearchIndex {
                 *slot = (total, d);
             }
         }
-        let mut hits: Vec<(f64, &Doc)> = best.into_values().map(|(s, d)| (s, &self.docs[d])).collect();
+        let mut hits: Vec<(f64, &Doc)> =
+            best.into_values().map(|(s, d)| (s, &self.docs[d])).collect();
         hits.sort_by(|a, b| {
             let (na, nb) = (graph.node(a.1.node), graph.node(b.1.node));
             b.0.total_cmp(&a.0)
@@ -177,7 +187,9 @@ impl SearchIndex {
         // Several positions carry the same name (move orders, longer lines): list it once.
         let mut seen_names = std::collections::HashSet::new();
         hits.into_iter()
-            .filter(|(_, doc)| hit_name(graph.node(doc.node)).is_some_and(|name| seen_names.insert(name)))
+            .filter(|(_, doc)| {
+                hit_name(graph.node(doc.node)).is_some_and(|name| seen_names.insert(name))
+            })
             .take(limit)
             .filter_map(|(score, doc)| {
                 let node = graph.node(doc.node);

@@ -181,7 +181,11 @@ pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreePar
 /// [`build`] with statistics that `games` reads once the skeleton's positions are known,
 /// keeping only what [`Needed`] says the tree can use: a corpus of any size then costs
 /// the tree only the positions it keeps.
-pub fn build_streaming<E>(skeleton: &EcoSkeleton, params: &TreeParams, games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>) -> Result<Tree, E> {
+pub fn build_streaming<E>(
+    skeleton: &EcoSkeleton,
+    params: &TreeParams,
+    games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>,
+) -> Result<Tree, E> {
     let (pending, root_key) = skeleton_pending(skeleton);
     let cut_skeleton = pending.keys().map(|k| k.0 & crate::games::state::codec::KEY_MASK).collect();
     let stats = games(&Needed { skeleton: &pending, cut_skeleton, min_games: params.min_games })?;
@@ -228,12 +232,19 @@ fn skeleton_pending(skeleton: &EcoSkeleton) -> (KeyMap<PositionKey, Pending>, Po
 }
 
 /// The tree from the skeleton's pending positions and the game statistics.
-fn finish(mut pending: KeyMap<PositionKey, Pending>, root_key: PositionKey, skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
+fn finish(
+    mut pending: KeyMap<PositionKey, Pending>,
+    root_key: PositionKey,
+    skeleton: &EcoSkeleton,
+    games: Option<&GameStats>,
+    params: &TreeParams,
+) -> Tree {
     if let Some(games) = games {
         add_game_moves(&mut pending, root_key, games, params);
     }
     let keyed = identity_order(&pending, skeleton);
-    let index_of: KeyMap<PositionKey, u32> = keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
+    let index_of: KeyMap<PositionKey, u32> =
+        keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
     let mut nodes = frozen_nodes(&pending, &keyed, &index_of, skeleton, games);
     link_parents(&mut nodes);
     let root = index_of[&root_key];
@@ -248,7 +259,8 @@ fn add_skeleton(pending: &mut KeyMap<PositionKey, Pending>, skeleton: &EcoSkelet
     let entry_positions = entry_positions(skeleton);
     for (index, (entry, pos)) in skeleton.entries.iter().zip(entry_positions).enumerate() {
         let ply = entry.moves.len() as u16;
-        pending.entry(position::key(&pos)).or_insert_with(|| Pending::new(pos, ply)).entry = Some(index as u32);
+        pending.entry(position::key(&pos)).or_insert_with(|| Pending::new(pos, ply)).entry =
+            Some(index as u32);
         if entry.from.is_none() && !entry.moves.is_empty() {
             let mut pos = Chess::default();
             for (ply, m) in entry.moves.iter().enumerate() {
@@ -264,19 +276,23 @@ fn add_skeleton(pending: &mut KeyMap<PositionKey, Pending>, skeleton: &EcoSkelet
 /// Transpositions inside the skeleton: a legal move between two skeleton positions is an
 /// edge even when no single named line plays it (1. d4 Nf6 2. c4 e6 3. Nc3 d5 reaches
 /// the position named by 1. d4 d5 2. c4 e6 3. Nc3 Nf6).
-fn skeleton_links(pending: &KeyMap<PositionKey, Pending>) -> Vec<(PositionKey, MoveKey, PositionKey)> {
+fn skeleton_links(
+    pending: &KeyMap<PositionKey, Pending>,
+) -> Vec<(PositionKey, MoveKey, PositionKey)> {
     use rayon::prelude::*;
     let positions: Vec<(&PositionKey, &Pending)> = pending.iter().collect();
     // Most moves lead nowhere known, and the occupied squares after a move say so for a
     // fraction of the cost of the position's key.
-    let occupancies = OccupancyFilter::new(positions.iter().map(|(_, p)| p.pos.board().occupied().0));
+    let occupancies =
+        OccupancyFilter::new(positions.iter().map(|(_, p)| p.pos.board().occupied().0));
     positions
         .par_iter()
         .flat_map_iter(|(key, p)| {
             let mut found = Vec::new();
             let occupied = p.pos.board().occupied();
             for m in p.pos.legal_moves() {
-                if occupied_after(occupied, &m).is_some_and(|after| !occupancies.may_contain(after)) {
+                if occupied_after(occupied, &m).is_some_and(|after| !occupancies.may_contain(after))
+                {
                     continue;
                 }
                 let child_key = position::child_key(&p.pos, **key, &m);
@@ -292,7 +308,12 @@ fn skeleton_links(pending: &KeyMap<PositionKey, Pending>) -> Vec<(PositionKey, M
 /// Game moves: breadth-first from the root, so a position's ply is its shortest distance.
 /// Moves below `min_games` are pruned unless the skeleton has them; skeleton children are
 /// walked too, so game statistics below them attach.
-fn add_game_moves(pending: &mut KeyMap<PositionKey, Pending>, root_key: PositionKey, games: &GameStats, params: &TreeParams) {
+fn add_game_moves(
+    pending: &mut KeyMap<PositionKey, Pending>,
+    root_key: PositionKey,
+    games: &GameStats,
+    params: &TreeParams,
+) {
     let mut frontier = std::collections::VecDeque::from([root_key]);
     let mut seen: KeySet<PositionKey> = frontier.iter().copied().collect();
     while let Some(key) = frontier.pop_front() {
@@ -312,7 +333,11 @@ fn add_game_moves(pending: &mut KeyMap<PositionKey, Pending>, root_key: Position
             let mut child_pos = pos.clone();
             child_pos.play_unchecked(mv);
             let child = position::key(&child_pos);
-            pending.get_mut(&key).expect("walked positions are pending").edges.set(*m, child, *stats);
+            pending
+                .get_mut(&key)
+                .expect("walked positions are pending")
+                .edges
+                .set(*m, child, *stats);
             let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
             // A skeleton position reached earlier by games than by its own line.
             node.ply = node.ply.min(ply + 1);
@@ -320,7 +345,8 @@ fn add_game_moves(pending: &mut KeyMap<PositionKey, Pending>, root_key: Position
                 frontier.push_back(child);
             }
         }
-        let skeleton_children: Vec<PositionKey> = pending[&key].edges.0.iter().map(|e| e.1).collect();
+        let skeleton_children: Vec<PositionKey> =
+            pending[&key].edges.0.iter().map(|e| e.1).collect();
         for child in skeleton_children {
             if seen.insert(child) {
                 frontier.push_back(child);
@@ -344,7 +370,12 @@ fn frozen_nodes(
         .map(|(epd, key)| {
             let p = &pending[key];
             let own = p.entry.map(|i| &skeleton.entries[i as usize]);
-            let mut children: Vec<Edge> = p.edges.0.iter().map(|(m, child, stats)| edge(pending, p, *m, child, *stats, index_of, skeleton)).collect();
+            let mut children: Vec<Edge> = p
+                .edges
+                .0
+                .iter()
+                .map(|(m, child, stats)| edge(pending, p, *m, child, *stats, index_of, skeleton))
+                .collect();
             children.sort_by(|a, b| {
                 let ga = a.stats.map_or(0, |s| s.outcomes.games());
                 let gb = b.stats.map_or(0, |s| s.outcomes.games());
@@ -356,7 +387,12 @@ fn frozen_nodes(
                 line: Vec::new(),
                 movetext: String::new(),
                 pgn_move: None,
-                opening: own.map(|e| Opening { eco: e.eco.clone(), name: e.name.clone(), src: e.src.clone(), own: true }),
+                opening: own.map(|e| Opening {
+                    eco: e.eco.clone(),
+                    name: e.name.clone(),
+                    src: e.src.clone(),
+                    own: true,
+                }),
                 entry: p.entry,
                 stats: games.and_then(|g| g.position(*key).copied()),
                 children,
@@ -406,7 +442,10 @@ fn link_parents(nodes: &mut [Node]) {
 /// Every pending position with its identity, in identity order. The skeleton's entries
 /// are in that order already and know their identity; only the other positions (the
 /// start position, positions from games) are written out and sorted, then merged in.
-fn identity_order<'a>(pending: &KeyMap<PositionKey, Pending>, skeleton: &'a EcoSkeleton) -> Vec<(std::borrow::Cow<'a, str>, PositionKey)> {
+fn identity_order<'a>(
+    pending: &KeyMap<PositionKey, Pending>,
+    skeleton: &'a EcoSkeleton,
+) -> Vec<(std::borrow::Cow<'a, str>, PositionKey)> {
     use rayon::prelude::*;
     let mut with_entry: Vec<(u32, PositionKey)> = Vec::with_capacity(skeleton.entries.len());
     let mut others: Vec<(&PositionKey, &Pending)> = Vec::new();
@@ -417,7 +456,8 @@ fn identity_order<'a>(pending: &KeyMap<PositionKey, Pending>, skeleton: &'a EcoS
         }
     }
     with_entry.sort_unstable_by_key(|&(entry, _)| entry);
-    let mut others: Vec<(String, PositionKey)> = others.par_iter().map(|(k, p)| (position::epd(&p.pos), **k)).collect();
+    let mut others: Vec<(String, PositionKey)> =
+        others.par_iter().map(|(k, p)| (position::epd(&p.pos), **k)).collect();
     others.par_sort_unstable();
     let mut keyed = Vec::with_capacity(with_entry.len() + others.len());
     let mut others = others.into_iter().peekable();
@@ -449,7 +489,10 @@ fn entry_positions(skeleton: &EcoSkeleton) -> Vec<Chess> {
             .par_iter()
             .map(|&index| {
                 let entry = &entries[index];
-                let after_from = match (entry.from.and_then(|f| positions[f as usize].as_ref()), entry.moves.last()) {
+                let after_from = match (
+                    entry.from.and_then(|f| positions[f as usize].as_ref()),
+                    entry.moves.last(),
+                ) {
                     (Some(before), Some(last)) => last.to_move(before).map(|mv| {
                         let mut pos = before.clone();
                         pos.play_unchecked(mv);
@@ -486,7 +529,8 @@ struct OccupancyFilter {
 impl OccupancyFilter {
     fn new(patterns: impl ExactSizeIterator<Item = u64>) -> OccupancyFilter {
         let slots = (patterns.len() * 64).next_power_of_two().max(1 << 12);
-        let mut filter = OccupancyFilter { bits: vec![0; slots / 64], shift: 64 - slots.trailing_zeros() };
+        let mut filter =
+            OccupancyFilter { bits: vec![0; slots / 64], shift: 64 - slots.trailing_zeros() };
         for pattern in patterns {
             let slot = filter.slot(pattern);
             filter.bits[slot / 64] |= 1 << (slot % 64);
@@ -545,7 +589,11 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
             }
             visited[child] = true;
             reached_from[child] = (index, edge.key);
-            opening_of[child] = if nodes[child].opening.is_some() { edge.child } else { opening_of[index as usize] };
+            opening_of[child] = if nodes[child].opening.is_some() {
+                edge.child
+            } else {
+                opening_of[index as usize]
+            };
             order.push(edge.child);
             queue.push_back(edge.child);
         }
@@ -565,7 +613,8 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
         lines[index as usize] = line;
     }
     // Each node's own line moves out (empty for nodes with an entry).
-    let lines: Vec<Vec<MoveKey>> = order.iter().map(|&index| std::mem::take(&mut lines[index as usize])).collect();
+    let lines: Vec<Vec<MoveKey>> =
+        order.iter().map(|&index| std::mem::take(&mut lines[index as usize])).collect();
     type Filled = (Vec<MoveKey>, String, String, Option<String>, Option<Opening>);
     let filled: Vec<Filled> = order
         .par_iter()
@@ -581,9 +630,10 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
             };
             let pgn_move = movetext.split_whitespace().last().map(str::to_string);
             let inherited = match (&node.opening, opening_of[index as usize]) {
-                (None, from) if from != NONE => {
-                    nodes[from as usize].opening.as_ref().map(|o| Opening { own: false, ..o.clone() })
-                }
+                (None, from) if from != NONE => nodes[from as usize]
+                    .opening
+                    .as_ref()
+                    .map(|o| Opening { own: false, ..o.clone() }),
                 _ => None,
             };
             (line, movetext, fen, pgn_move, inherited)
@@ -638,10 +688,12 @@ mod tests {
 
     #[test]
     fn occupancy_filter_keeps_every_pattern_and_rejects_most_others() {
-        let patterns: Vec<u64> = (0..15_000u64).map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 0xFFFF).collect();
+        let patterns: Vec<u64> =
+            (0..15_000u64).map(|i| i.wrapping_mul(0x2545_F491_4F6C_DD1D) | 0xFFFF).collect();
         let filter = OccupancyFilter::new(patterns.iter().copied());
         assert!(patterns.iter().all(|&p| filter.may_contain(p)));
-        let others = (0..15_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 0xFF00_0000_0000_0000);
+        let others =
+            (0..15_000u64).map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 0xFF00_0000_0000_0000);
         let maybe = others.filter(|&p| filter.may_contain(p)).count();
         assert!(maybe < 15_000 / 20, "{maybe} false maybes");
     }

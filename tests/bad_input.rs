@@ -48,7 +48,9 @@ fn pipeline_errors_point_at_the_offending_line() {
     assert!(run.stderr.contains("unknown field `min_gamez`"), "{}", run.stderr);
     assert!(run.stderr.contains("pipeline.toml:3:1"), "{}", run.stderr);
 
-    let p = Project::with_pipeline("[sources.x]\nkind = \"lichess-tsv\"\nblake3 = \"abc\"\npath = \"x.tsv\"\n");
+    let p = Project::with_pipeline(
+        "[sources.x]\nkind = \"lichess-tsv\"\nblake3 = \"abc\"\npath = \"x.tsv\"\n",
+    );
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("blake3 must be 64 lowercase hex digits"), "{}", run.stderr);
@@ -60,7 +62,9 @@ fn pipeline_errors_point_at_the_offending_line() {
     assert!(run.stderr.contains("unknown variant `csv-of-doom`"), "{}", run.stderr);
 
     // A setting of another kind: the source's header, the setting and both kinds.
-    let p = Project::with_pipeline("[eco]\ninterpolate = true\n\n[sources.x]\nkind = \"lichess-tsv\"\npath = \"x.tsv\"\nmonths = [\"2013-01\"]\n");
+    let p = Project::with_pipeline(
+        "[eco]\ninterpolate = true\n\n[sources.x]\nkind = \"lichess-tsv\"\npath = \"x.tsv\"\nmonths = [\"2013-01\"]\n",
+    );
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     let said = common::flat(&run.stderr);
@@ -73,7 +77,11 @@ fn unknown_profile_lists_the_known_ones() {
     let p = Project::with_pipeline("[tree]\nmax_ply = 15\n\n[profile.quick.tree]\nmax_ply = 8\n");
     let run = p.okb(&["make", "--profile", "slow"]);
     assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("no profile named \"slow\"") && run.stderr.contains("quick"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no profile named \"slow\"") && run.stderr.contains("quick"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(p.okb(&["make", "--profile", "quick"]).status, 0);
 }
 
@@ -99,7 +107,9 @@ fn query_before_make_says_what_to_do() {
 
 #[test]
 fn a_missing_local_source_names_the_file() {
-    let p = Project::with_pipeline("[sources.gone]\nkind = \"lichess-tsv\"\npath = \"nowhere/a.tsv\"\n");
+    let p = Project::with_pipeline(
+        "[sources.gone]\nkind = \"lichess-tsv\"\npath = \"nowhere/a.tsv\"\n",
+    );
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("nowhere/a.tsv"), "{}", run.stderr);
@@ -107,13 +117,28 @@ fn a_missing_local_source_names_the_file() {
 
 #[test]
 fn an_export_of_a_format_no_step_plans_is_named_with_the_formats() {
-    let p = Project::with_pipeline(&format!("{}\n[exports.book]\nformat = \"csv-of-doom\"\noutput = \"build/x\"\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}\n[exports.book]\nformat = \"csv-of-doom\"\noutput = \"build/x\"\n",
+        mini_sources()
+    ));
     for command in [&["make"][..], &["status"][..]] {
         let run = p.okb(command);
         assert_eq!(run.status, 1, "{command:?}");
-        assert!(run.stderr.contains("export \"book\": no export has format \"csv-of-doom\""), "{}", run.stderr);
-        assert!(run.stderr.contains("[exports.book]") && run.stderr.contains("pipeline.toml:8:"), "{}", run.stderr);
-        assert!(run.stderr.contains("the formats are eco-json, csv, polyglot, pgn"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("export \"book\": no export has format \"csv-of-doom\""),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("[exports.book]") && run.stderr.contains("pipeline.toml:8:"),
+            "{}",
+            run.stderr
+        );
+        assert!(
+            run.stderr.contains("the formats are eco-json, csv, polyglot, pgn"),
+            "{}",
+            run.stderr
+        );
     }
     assert!(!p.path("build/x").exists());
 }

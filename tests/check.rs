@@ -32,11 +32,18 @@ fn snapshots_are_written_on_accept_and_a_changed_answer_fails_with_the_changed_l
     let accept = p.okb(&["check", "--accept"]);
     assert_eq!(accept.status, 0, "{}", accept.stderr);
     let snap = String::from_utf8(p.read("checks/line-1-e4-c5-2-nf3-d6.snap")).unwrap();
-    assert!(snap.contains("line: 1. e4 c5 2. Nf3 d6\n") && snap.contains("name: Sicilian Defense: Modern Variations\n"), "{snap}");
+    assert!(
+        snap.contains("line: 1. e4 c5 2. Nf3 d6\n")
+            && snap.contains("name: Sicilian Defense: Modern Variations\n"),
+        "{snap}"
+    );
     assert!(snap.contains("eco: B50\n"), "{snap}");
     let opening = String::from_utf8(p.read("checks/opening-queen-s-gambit-declined.snap")).unwrap();
     assert!(opening.contains("moves: 1. d4 d5 2. c4 e6\n"), "{opening}");
-    let fen = String::from_utf8(p.read("checks/fen-rnbqkbnr-pppp1ppp-8-4p3-4p3-8-pppp1ppp-rnbqkbnr-w-kqkq-0-2.snap")).unwrap();
+    let fen = String::from_utf8(
+        p.read("checks/fen-rnbqkbnr-pppp1ppp-8-4p3-4p3-8-pppp1ppp-rnbqkbnr-w-kqkq-0-2.snap"),
+    )
+    .unwrap();
     assert!(fen.contains("name: King's Pawn Game\n"), "{fen}");
 
     let again = p.okb(&["check"]);
@@ -45,11 +52,13 @@ fn snapshots_are_written_on_accept_and_a_changed_answer_fails_with_the_changed_l
 
     // A renamed line in the taxonomy: the check fails and shows the line that changed.
     let tsv = std::fs::read_to_string(p.path("src/mini.tsv")).unwrap();
-    std::fs::write(p.path("src/mini.tsv"), tsv.replace("Modern Variations", "Modern Lines")).unwrap();
+    std::fs::write(p.path("src/mini.tsv"), tsv.replace("Modern Variations", "Modern Lines"))
+        .unwrap();
     let changed = p.okb(&["check"]);
     assert_eq!(changed.status, 1, "{}", changed.stderr);
     assert!(
-        changed.stderr.contains("-name: Sicilian Defense: Modern Variations") && changed.stderr.contains("+name: Sicilian Defense: Modern Lines"),
+        changed.stderr.contains("-name: Sicilian Defense: Modern Variations")
+            && changed.stderr.contains("+name: Sicilian Defense: Modern Lines"),
         "{}",
         changed.stderr
     );
@@ -64,8 +73,15 @@ fn snapshots_are_written_on_accept_and_a_changed_answer_fails_with_the_changed_l
 
 #[test]
 fn a_pipeline_without_checks_says_how_to_add_them() {
-    let p = Project::with_pipeline(&format!("[sources.lichess]\nkind = \"lichess-tsv\"\npath = \"{}\"\n", fixture("mini.tsv")));
+    let p = Project::with_pipeline(&format!(
+        "[sources.lichess]\nkind = \"lichess-tsv\"\npath = \"{}\"\n",
+        fixture("mini.tsv")
+    ));
     let run = p.okb(&["check"]);
     assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("names nothing to check") && run.stderr.contains("[check]"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("names nothing to check") && run.stderr.contains("[check]"),
+        "{}",
+        run.stderr
+    );
 }

@@ -19,7 +19,10 @@ fn two_masters() -> Vec<(String, Vec<u8>)> {
         .map(|player| {
             let packed = shared_sources().join(format!("../corpus/masters/{player}.pgn.zst"));
             let mut bytes = Vec::new();
-            zstd::stream::read::Decoder::new(std::fs::File::open(packed).unwrap()).unwrap().read_to_end(&mut bytes).unwrap();
+            zstd::stream::read::Decoder::new(std::fs::File::open(packed).unwrap())
+                .unwrap()
+                .read_to_end(&mut bytes)
+                .unwrap();
             (format!("{player}.pgn"), bytes)
         })
         .collect()
@@ -40,10 +43,15 @@ fn serve(files: Vec<(String, Vec<u8>)>) -> String {
             let path = request.split_whitespace().nth(1).unwrap_or("/");
             let _ = match files.iter().find(|(name, _)| path == format!("/data/{name}")) {
                 Some((_, body)) => {
-                    let head = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len());
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                        body.len()
+                    );
                     stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(body))
                 }
-                None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+                None => stream.write_all(
+                    b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+                ),
             };
         }
     });
@@ -54,7 +62,11 @@ fn serve(files: Vec<(String, Vec<u8>)>) -> String {
 fn manifest(base: &str, files: &[(String, Vec<u8>)]) -> (String, String) {
     let mut text = String::from("# two players\nurl\tbytes\tblake3\n");
     for (name, bytes) in files {
-        text.push_str(&format!("{base}/data/{name}\t{}\t{}\n", bytes.len(), blake3::hash(bytes).to_hex()));
+        text.push_str(&format!(
+            "{base}/data/{name}\t{}\t{}\n",
+            bytes.len(),
+            blake3::hash(bytes).to_hex()
+        ));
     }
     let pin = blake3::hash(text.as_bytes()).to_hex().to_string();
     (text, pin)
@@ -62,7 +74,8 @@ fn manifest(base: &str, files: &[(String, Vec<u8>)]) -> (String, String) {
 
 /// A project with the hand-written taxonomies and the collection `text` pinned by `pin`.
 fn project(text: &str, pin: &str) -> Project {
-    let csv = "[exports.csv]\nformat = \"csv\"\noutput = \"build/nodes.csv\"\n[tree]\nmin_games = 2\n";
+    let csv =
+        "[exports.csv]\nformat = \"csv\"\noutput = \"build/nodes.csv\"\n[tree]\nmin_games = 2\n";
     let p = Project::with_pipeline(&format!(
         "{}[sources.masters]\nkind = \"pgn\"\nmanifest = \"collections/two.tsv\"\nblake3 = \"{pin}\"\n{csv}",
         common::mini_sources()
@@ -90,7 +103,11 @@ fn a_collection_is_downloaded_or_taken_compressed_from_a_mirror_with_the_same_st
     let downloaded = project(&text, &pin);
     let run = okb(&downloaded, None, &["make"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains(&format!("Fetched masters: 2 of 2 files from {base}/data")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("Fetched masters: 2 of 2 files from {base}/data")),
+        "{}",
+        run.stderr
+    );
     let steps = run.steps("Building");
     assert!(steps.iter().any(|s| s.starts_with("games:masters:Philidor.pgn")), "{steps:?}");
     // The same collection from the mirror of zstd copies: the same steps, the same tree.
@@ -101,7 +118,12 @@ fn a_collection_is_downloaded_or_taken_compressed_from_a_mirror_with_the_same_st
     assert!(run.stderr.contains("Fetched masters: 2 of 2 files from mirror"), "{}", run.stderr);
     assert_eq!(mirrored.read("build/nodes.csv"), downloaded.read("build/nodes.csv"));
     let status = okb(&mirrored, None, &["status"]);
-    assert!(status.stderr.contains("masters 2 of 2 files fetched; the latest fetched 20") && status.stderr.contains("from mirror "), "{}", status.stderr);
+    assert!(
+        status.stderr.contains("masters 2 of 2 files fetched; the latest fetched 20")
+            && status.stderr.contains("from mirror "),
+        "{}",
+        status.stderr
+    );
     let status = okb(&downloaded, None, &["status"]);
     assert!(status.stderr.contains(&format!("from {base}/data/")), "{}", status.stderr);
     let packed = mirrored.path(&format!("sources/{}.zst", blake3::hash(&files[0].1).to_hex()));
@@ -122,7 +144,10 @@ fn a_wrong_manifest_pin_or_file_pin_or_line_is_named() {
     let run = okb(&p, None, &["make"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     let stderr = flat(&run.stderr);
-    assert!(stderr.contains(&format!("pinned blake3 {pin}")) && stderr.contains("collections/two.tsv"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pinned blake3 {pin}")) && stderr.contains("collections/two.tsv"),
+        "{stderr}"
+    );
     // A file whose bytes are not its line's pin names the URL and both hashes.
     let other = blake3::hash(b"other").to_hex().to_string();
     let wrong = text.replace(&blake3::hash(&files[1].1).to_hex().to_string(), &other);
@@ -130,7 +155,12 @@ fn a_wrong_manifest_pin_or_file_pin_or_line_is_named() {
     let run = okb(&p, None, &["make"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     let stderr = flat(&run.stderr);
-    assert!(stderr.contains("masters:Berliner.pgn") && stderr.contains(&other) && stderr.contains(&format!("{base}/data/Berliner.pgn")), "{stderr}");
+    assert!(
+        stderr.contains("masters:Berliner.pgn")
+            && stderr.contains(&other)
+            && stderr.contains(&format!("{base}/data/Berliner.pgn")),
+        "{stderr}"
+    );
     // A malformed line is named by file and line.
     let bad = format!("{text}https://example.org/x.pgn\t12\n");
     let p = project(&bad, &blake3::hash(bad.as_bytes()).to_hex().to_string());
@@ -145,22 +175,40 @@ fn pin_writes_the_manifest_pin_and_fetch_gets_every_file() {
     let base = serve(files.clone());
     let (text, pin) = manifest(&base, &files);
     let p = project(&text, &pin);
-    let unpinned = std::fs::read_to_string(p.path("pipeline.toml")).unwrap().replace(&format!("blake3 = \"{pin}\"\n"), "");
+    let unpinned = std::fs::read_to_string(p.path("pipeline.toml"))
+        .unwrap()
+        .replace(&format!("blake3 = \"{pin}\"\n"), "");
     std::fs::write(p.path("pipeline.toml"), unpinned).unwrap();
     let run = okb(&p, None, &["make", "--locked"]);
     assert_eq!(run.status, 1, "a release build needs the pin: {}", run.stderr);
-    assert!(common::flat(&run.stderr).contains("3 sources have no blake3 pin in") && common::flat(&run.stderr).contains("pipeline.toml: lichess, masters, scid"), "{}", run.stderr);
+    assert!(
+        common::flat(&run.stderr).contains("3 sources have no blake3 pin in")
+            && common::flat(&run.stderr).contains("pipeline.toml: lichess, masters, scid"),
+        "{}",
+        run.stderr
+    );
     let run = okb(&p, None, &["make"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains(&format!("`okb pin masters` records blake3 {pin}")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("`okb pin masters` records blake3 {pin}")),
+        "{}",
+        run.stderr
+    );
     let run = okb(&p, None, &["pin", "masters"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(std::fs::read_to_string(p.path("pipeline.toml")).unwrap().contains(&pin));
     let run = okb(&p, None, &["fetch"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("masters: 2 files (0 fetched now)"), "the make fetched them: {}", run.stderr);
+    assert!(
+        run.stderr.contains("masters: 2 files (0 fetched now)"),
+        "the make fetched them: {}",
+        run.stderr
+    );
     for (_, bytes) in &files {
-        assert_eq!(&std::fs::read(p.path(&format!("sources/{}", blake3::hash(bytes).to_hex()))).unwrap(), bytes);
+        assert_eq!(
+            &std::fs::read(p.path(&format!("sources/{}", blake3::hash(bytes).to_hex()))).unwrap(),
+            bytes
+        );
     }
 }
 
@@ -178,10 +226,19 @@ fn the_shipped_pipeline_builds_the_454278_master_games_from_the_mirror() {
     }
     let mirror: PathBuf = shared_sources();
     let mirrors = format!("{}:{}", mirror.display(), mirror.join("../corpus").display());
-    let run: common::Run = p.command(&["make", "--offline", "--strict", "--json"]).env("OKB_MIRROR", &mirrors).output().unwrap().into();
+    let run: common::Run = p
+        .command(&["make", "--offline", "--strict", "--json"])
+        .env("OKB_MIRROR", &mirrors)
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 0, "{}", run.stderr);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(report["warnings"].as_array().unwrap().len(), 4, "the four reviewed duplicates, none from the games: {report}");
+    assert_eq!(
+        report["warnings"].as_array().unwrap().len(),
+        4,
+        "the four reviewed duplicates, none from the games: {report}"
+    );
     assert!(run.stderr.contains("Fetched masters: 240 of 240 files from mirror"), "{}", run.stderr);
     assert!(run.stderr.contains("454191 games counted of 454278"), "{}", run.stderr);
     let root = p.okb(&["query", "moves", "", "--json"]);

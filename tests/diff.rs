@@ -49,13 +49,23 @@ fn edit(p: &Project, file: &str, from: &str, to: &str) {
 #[test]
 fn a_renamed_and_an_added_taxonomy_line() {
     let p = project();
-    edit(&p, "src/mini.tsv", "Sicilian Defense: Modern Variations", "Sicilian Defense: Modern Lines");
+    edit(
+        &p,
+        "src/mini.tsv",
+        "Sicilian Defense: Modern Variations",
+        "Sicilian Defense: Modern Lines",
+    );
     let mut tsv = std::fs::read_to_string(p.path("src/mini.tsv")).unwrap();
     tsv.push_str("C40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n");
     std::fs::write(p.path("src/mini.tsv"), tsv).unwrap();
     let run = p.okb(&["make", "--diff"]);
     assert_eq!(run.status, 1, "okb diff's status for different builds: {}", run.stderr);
-    assert!(run.stdout.contains("Names changed (2)") && run.stdout.contains("Sicilian Defense: Modern Lines"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("Names changed (2)")
+            && run.stdout.contains("Sicilian Defense: Modern Lines"),
+        "{}",
+        run.stdout
+    );
     snapshot("diff_taxonomy_line", &diff_json(&p));
 }
 
@@ -73,7 +83,8 @@ fn a_higher_min_games_threshold() {
 #[test]
 fn an_added_game_file() {
     let p = project();
-    let classify = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn");
+    let classify =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn");
     std::fs::copy(classify, p.path("games/classify.pgn")).unwrap();
     p.make(&[]);
     let d = diff_json(&p);
@@ -95,7 +106,9 @@ fn a_deeper_engine_search_changes_evaluations_only() {
     let d = diff_json(&p);
     let evals = d["diff"]["evals"].as_array().unwrap();
     assert!(!evals.is_empty(), "{d}");
-    for section in ["added", "removed", "names", "aliases", "stats", "structures", "transpositions_added"] {
+    for section in
+        ["added", "removed", "names", "aliases", "stats", "structures", "transpositions_added"]
+    {
         assert!(d["diff"][section].as_array().unwrap().is_empty(), "{section}: {d}");
     }
     let text = p.okb(&["diff"]).stdout;

@@ -12,8 +12,10 @@ fn shared(path: &str) -> Vec<u8> {
 /// The three pinned taxonomies, parsed and merged; parse warnings fail the test.
 fn real_skeleton() -> eco::EcoSkeleton {
     let parsed = real_parsed();
-    let inputs: Vec<MergeInput> =
-        parsed.iter().map(|(format, file, parsed)| MergeInput { format: *format, file, parsed }).collect();
+    let inputs: Vec<MergeInput> = parsed
+        .iter()
+        .map(|(format, file, parsed)| MergeInput { format: *format, file, parsed })
+        .collect();
     eco::merge(&inputs, true)
 }
 
@@ -22,7 +24,11 @@ fn real_parsed() -> Vec<(EcoFormat, String, eco::ParsedSource)> {
     let mut parsed = Vec::new();
     for f in ["a", "b", "c", "d", "e"] {
         let name = format!("{f}.tsv");
-        let p = eco::parse(EcoFormat::LichessTsv, &name, &shared(&format!("lichess-chess-openings/{name}")));
+        let p = eco::parse(
+            EcoFormat::LichessTsv,
+            &name,
+            &shared(&format!("lichess-chess-openings/{name}")),
+        );
         assert!(p.warnings.is_empty(), "{:?}", p.warnings);
         parsed.push((EcoFormat::LichessTsv, name, p));
     }
@@ -43,7 +49,8 @@ fn real_parsed() -> Vec<(EcoFormat, String, eco::ParsedSource)> {
 #[test]
 fn every_line_of_every_source_is_interpolated_from_its_first_named_position() {
     let skeleton = real_skeleton();
-    let by_epd: std::collections::HashMap<&str, &eco::EcoEntry> = skeleton.entries.iter().map(|e| (e.epd.as_str(), e)).collect();
+    let by_epd: std::collections::HashMap<&str, &eco::EcoEntry> =
+        skeleton.entries.iter().map(|e| (e.epd.as_str(), e)).collect();
     let mut missing = std::collections::BTreeSet::new();
     for (_, file, parsed) in real_parsed() {
         for row in &parsed.rows {
@@ -63,20 +70,34 @@ fn every_line_of_every_source_is_interpolated_from_its_first_named_position() {
             }
         }
     }
-    assert!(missing.is_empty(), "{} positions along named lines have no entry: {:?}", missing.len(), missing.iter().take(10).collect::<Vec<_>>());
+    assert!(
+        missing.is_empty(),
+        "{} positions along named lines have no entry: {:?}",
+        missing.len(),
+        missing.iter().take(10).collect::<Vec<_>>()
+    );
     // The issue's example: every prefix of this SCID line is an entry, and those no
     // source names carry an ancestor's name, marked as interpolated.
-    let line = ["c4", "c5", "Nc3", "Nc6", "g3", "e6", "Nf3", "Nf6", "Bg2", "Be7", "O-O", "d5", "cxd5", "Nxd5"];
+    let line = [
+        "c4", "c5", "Nc3", "Nc6", "g3", "e6", "Nf3", "Nf6", "Bg2", "Be7", "O-O", "d5", "cxd5",
+        "Nxd5",
+    ];
     let mut pos = shakmaty::Chess::default();
     let mut interpolated = 0;
     for san in line {
         let m = san.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
         shakmaty::Position::play_unchecked(&mut pos, m);
         let epd = okb::position::epd(&pos);
-        let entry = by_epd.get(epd.as_str()).unwrap_or_else(|| panic!("no entry after {san} ({epd})"));
+        let entry =
+            by_epd.get(epd.as_str()).unwrap_or_else(|| panic!("no entry after {san} ({epd})"));
         if entry.src == "interpolated" {
             interpolated += 1;
-            assert!(entry.name.ends_with(" (i)") && entry.from.is_some(), "{}: {}", entry.movetext, entry.name);
+            assert!(
+                entry.name.ends_with(" (i)") && entry.from.is_some(),
+                "{}: {}",
+                entry.movetext,
+                entry.name
+            );
         }
     }
     assert!(interpolated > 0, "the line passes through positions no source names");
@@ -87,7 +108,10 @@ fn real_sources_merge_to_the_known_counts() {
     let skeleton = real_skeleton();
     let counts: Vec<(&str, usize, usize)> =
         skeleton.sources.iter().map(|c| (c.src.as_str(), c.rows, c.positions)).collect();
-    assert_eq!(counts, vec![("eco_tsv", 3807, 3807), ("scid", 10360, 10360), ("pgn_extract", 2014, 2010)]);
+    assert_eq!(
+        counts,
+        vec![("eco_tsv", 3807, 3807), ("scid", 10360, 10360), ("pgn_extract", 2014, 2010)]
+    );
     assert_eq!(skeleton.named_positions, 11582);
     let duplicates = skeleton.warnings.iter().filter(|w| w.kind == "duplicate").count();
     assert_eq!(duplicates, 4);
@@ -126,31 +150,42 @@ fn the_real_skeleton_store_is_complete_and_consistent() {
     let path = dir.path().join("okb.sqlite");
     let parts = tempfile::tempdir().unwrap();
     let entries = parts.path().join("entries.sqlite");
-    assert_eq!(okb::store::write::write_entries(&skeleton, &entries).unwrap(), skeleton.entries.len());
+    assert_eq!(
+        okb::store::write::write_entries(&skeleton, &entries).unwrap(),
+        skeleton.entries.len()
+    );
     let written = okb::store::write::write(&tree, &entries, None, None, &[], &path).unwrap();
     assert_eq!(written.nodes, tree.nodes.len());
     // The writer fills entries and edges in part databases and transfers them: nothing
     // may be lost on the way, every reference must resolve, and no side file is left.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    let count = |table: &str| conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0)).unwrap();
+    let count = |table: &str| {
+        conn.query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get::<_, i64>(0))
+            .unwrap()
+    };
     assert_eq!(count("opening_nodes") as usize, tree.nodes.len());
     assert_eq!(count("opening_entries") as usize, skeleton.entries.len());
     assert_eq!(count("node_children") as usize, tree.edge_count());
     assert_eq!(count("node_children") as usize, written.edges);
     let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
     assert_eq!(check, "ok");
-    let dangling: i64 = conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
+    let dangling: i64 =
+        conn.query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| r.get(0)).unwrap();
     assert_eq!(dangling, 0);
-    let names: Vec<String> =
-        std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, vec!["okb.sqlite".to_string()]);
 }
 
 #[test]
 fn a_duplicate_warning_names_the_row_dropped_and_the_row_kept() {
     let skeleton = real_skeleton();
-    let warnings: Vec<String> = skeleton.warnings.iter().filter(|w| w.kind == "duplicate").map(|w| w.to_string()).collect();
-    let gifford = warnings.iter().find(|w| w.contains("Gifford")).unwrap_or_else(|| panic!("{warnings:#?}"));
+    let warnings: Vec<String> =
+        skeleton.warnings.iter().filter(|w| w.kind == "duplicate").map(|w| w.to_string()).collect();
+    let gifford =
+        warnings.iter().find(|w| w.contains("Gifford")).unwrap_or_else(|| panic!("{warnings:#?}"));
     assert!(
         gifford.contains("bishop's gambit, Gifford variation\" dropped")
             && gifford.ends_with("bishop's gambit, Chigorin's attack\"), which is kept"),

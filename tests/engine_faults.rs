@@ -28,7 +28,10 @@ fn jobs(n: usize) -> Vec<Job> {
         "rnbqkbnr/pppppppp/8/8/2P5/8/PP1PPPPP/RNBQKBNR b KQkq - 0 1".to_string(),
         "rnbqkbnr/pppppppp/8/8/8/5N2/PPPPPPPP/RNBQKB1R b KQkq - 1 1".to_string(),
     ];
-    fens.into_iter().take(n).map(|fen| Job { fen, depth: 10, priority: 1, subtree: String::new() }).collect()
+    fens.into_iter()
+        .take(n)
+        .map(|fen| Job { fen, depth: 10, priority: 1, subtree: String::new() })
+        .collect()
 }
 
 #[test]
@@ -72,7 +75,8 @@ fn an_engine_that_crashes_once_is_retried_successfully() {
         std::fs::copy(fixture(name), dir.path().join(name)).unwrap();
     }
     let cache = EngineCache::in_memory().unwrap();
-    let report = annotate(jobs(1), &config(dir.path().join("flaky.py")), &cache, &[], &|_| {}).unwrap();
+    let report =
+        annotate(jobs(1), &config(dir.path().join("flaky.py")), &cache, &[], &|_| {}).unwrap();
     assert_eq!((report.analysed, report.failed), (1, 0));
     assert_eq!(report.engines_started, 3, "name probe, crashed engine, restarted engine");
     let analysis = report.results.values().next().unwrap();
@@ -85,7 +89,11 @@ fn an_engine_that_crashes_once_is_retried_successfully() {
 #[test]
 fn a_broken_engine_stops_the_phase_after_consecutive_failures() {
     let cache = EngineCache::in_memory().unwrap();
-    let config = EngineConfig { max_consecutive_failures: 2, max_attempts: 1, ..config(fixture("crash.py")) };
+    let config = EngineConfig {
+        max_consecutive_failures: 2,
+        max_attempts: 1,
+        ..config(fixture("crash.py"))
+    };
     let report = annotate(jobs(5), &config, &cache, &[], &|_| {}).unwrap();
     assert_eq!((report.failed, report.left), (2, 3));
     assert!(report.stopped.unwrap().contains("2 positions in a row failed"));
@@ -103,13 +111,15 @@ fn an_engine_without_handshake_is_an_error() {
 #[test]
 fn a_missing_engine_says_how_to_install_or_configure_one() {
     let cache = EngineCache::in_memory().unwrap();
-    let err = annotate(jobs(1), &config(fixture("does-not-exist")), &cache, &[], &|_| {}).unwrap_err();
+    let err =
+        annotate(jobs(1), &config(fixture("does-not-exist")), &cache, &[], &|_| {}).unwrap_err();
     let text = err.to_string();
     assert!(matches!(err, EngineError::NotFound { .. }), "{text}");
     assert!(text.contains("does-not-exist"), "{text}");
     assert!(text.contains("apt-get install stockfish"), "{text}");
     assert!(text.contains("[engine] path"), "{text}");
-    let bare_name = EngineConfig { path: Some("okb-no-such-engine".into()), ..EngineConfig::default() };
+    let bare_name =
+        EngineConfig { path: Some("okb-no-such-engine".into()), ..EngineConfig::default() };
     let err = annotate(jobs(1), &bare_name, &cache, &[], &|_| {}).unwrap_err();
     assert!(err.to_string().contains("okb-no-such-engine on PATH"), "{err}");
 }

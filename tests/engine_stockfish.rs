@@ -144,13 +144,20 @@ fn fresh_runs_are_deterministic() {
     let a = run(jobs(), &config(9), &EngineCache::in_memory().unwrap());
     let b = run(jobs(), &config(9), &EngineCache::in_memory().unwrap());
     assert_eq!(a.analysed, lines.len());
-    assert_eq!(serde_json::to_string(&a.results).unwrap(), serde_json::to_string(&b.results).unwrap());
+    assert_eq!(
+        serde_json::to_string(&a.results).unwrap(),
+        serde_json::to_string(&b.results).unwrap()
+    );
     // With TT locality a subtree's searches share one table, cleared per subtree: still
     // the same results run after run, and independent of the number of engines.
     let locality = EngineConfig { tt_locality: true, ..config(9) };
     let c = run(jobs(), &locality, &EngineCache::in_memory().unwrap());
-    let d = run(jobs(), &EngineConfig { engines: 1, ..locality }, &EngineCache::in_memory().unwrap());
-    assert_eq!(serde_json::to_string(&c.results).unwrap(), serde_json::to_string(&d.results).unwrap());
+    let d =
+        run(jobs(), &EngineConfig { engines: 1, ..locality }, &EngineCache::in_memory().unwrap());
+    assert_eq!(
+        serde_json::to_string(&c.results).unwrap(),
+        serde_json::to_string(&d.results).unwrap()
+    );
     // The first position of a unit starts from a clear table, exactly as without locality.
     assert_eq!(c.results[&epd_after("")], a.results[&epd_after("")]);
 }

@@ -16,7 +16,8 @@ const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// pinned evaluations as the engine's only source (no engine runs).
 fn masters_project() -> Project {
     let shipped = std::fs::read_to_string(format!("{ROOT}/pipeline.toml")).unwrap();
-    let taxonomies = &shipped[..shipped.find("# ---- Phase 2 sources").expect("the shipped pipeline's layout")];
+    let taxonomies =
+        &shipped[..shipped.find("# ---- Phase 2 sources").expect("the shipped pipeline's layout")];
     let masters = common::shared_sources().join("../corpus/masters/*.pgn.zst");
     let evals = format!("{ROOT}/evals/okb-shipped.jsonl.zst");
     Project::with_pipeline(&format!(
@@ -36,9 +37,16 @@ fn the_explorer_plays_searches_transposes_and_reloads_in_chromium() {
     let page = client.get(format!("{}/", server.base)).send().unwrap();
     assert_eq!(page.headers()["content-type"], "text/html; charset=utf-8");
     assert!(page.text().unwrap().contains("/assets/app.js"));
-    for (asset, kind) in [("/assets/app.js", "text/javascript; charset=utf-8"), ("/assets/app.css", "text/css; charset=utf-8")] {
+    for (asset, kind) in [
+        ("/assets/app.js", "text/javascript; charset=utf-8"),
+        ("/assets/app.css", "text/css; charset=utf-8"),
+    ] {
         let r = client.get(format!("{}{asset}", server.base)).send().unwrap();
-        assert_eq!((r.status().as_u16(), r.headers()["content-type"].to_str().unwrap()), (200, kind), "{asset}");
+        assert_eq!(
+            (r.status().as_u16(), r.headers()["content-type"].to_str().unwrap()),
+            (200, kind),
+            "{asset}"
+        );
     }
     // The browser walk (screenshots in the test's own folder, kept only while it runs).
     let shots = p.path("screenshots");
@@ -50,7 +58,11 @@ fn the_explorer_plays_searches_transposes_and_reloads_in_chromium() {
         .output()
         .expect("node runs (see .ci/run: nodejs, chromium, and npm ci in web/)");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "the browser walk failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the browser walk failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let measured: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     println!("explorer: {measured}");
     for shot in ["start.png", "sicilian.png", "najdorf.png"] {
@@ -59,7 +71,10 @@ fn the_explorer_plays_searches_transposes_and_reloads_in_chromium() {
     // The page measured itself (printed above). Speed bars on these numbers flake on a
     // loaded machine (a 324 ms first paint failed CI's 300 ms bar), so a functional test
     // only checks that they were measured.
-    assert!(measured["first_contentful_paint_ms"].as_f64().is_some_and(|ms| ms > 0.0), "{measured}");
+    assert!(
+        measured["first_contentful_paint_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{measured}"
+    );
     for click in measured["click_render_ms"].as_array().unwrap() {
         assert!(click.as_f64().is_some_and(|ms| ms > 0.0), "{measured}");
     }
@@ -71,13 +86,24 @@ fn cors_is_off_by_default_and_answers_preflights_when_asked() {
     p.make(&[]);
     let client = reqwest::blocking::Client::new();
     let plain = Server::start(&p, &[], &[]);
-    let r = client.get(format!("{}/opening/search?q=sicilian", plain.base)).header("origin", "https://example.org").send().unwrap();
+    let r = client
+        .get(format!("{}/opening/search?q=sicilian", plain.base))
+        .header("origin", "https://example.org")
+        .send()
+        .unwrap();
     assert!(r.headers().get("access-control-allow-origin").is_none());
-    let r = client.request(reqwest::Method::OPTIONS, format!("{}/node/pgn", plain.base)).send().unwrap();
+    let r = client
+        .request(reqwest::Method::OPTIONS, format!("{}/node/pgn", plain.base))
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 405);
 
     let open = Server::start(&p, &["--cors", "https://example.org"], &[]);
-    let r = client.get(format!("{}/opening/search?q=sicilian", open.base)).header("origin", "https://example.org").send().unwrap();
+    let r = client
+        .get(format!("{}/opening/search?q=sicilian", open.base))
+        .header("origin", "https://example.org")
+        .send()
+        .unwrap();
     assert_eq!(r.status().as_u16(), 200);
     assert_eq!(r.headers()["access-control-allow-origin"], "https://example.org");
     let r = client
@@ -111,7 +137,11 @@ fn the_explorer_marks_a_repertoire_its_gaps_and_an_opponent_in_chromium() {
         .output()
         .expect("node runs (see .ci/run: nodejs, chromium, and npm ci in web/)");
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "the browser walk failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "the browser walk failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     println!("repertoire marks: {}", stdout.lines().last().unwrap_or_default());
     assert!(std::fs::metadata(shots.join("repertoire.png")).unwrap().len() > 10_000);
 }

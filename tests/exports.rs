@@ -12,7 +12,8 @@ use common::{Project, fixture, mini_sources, tree_bytes};
 
 /// The small fixture taxonomies plus ten hand-written games (QGD, Sicilian, 1. e4 e5 …).
 fn project(extra: &str) -> Project {
-    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/openings.pgn");
+    let games =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/openings.pgn");
     Project::with_pipeline(&format!(
         r#"{}
 [sources.pgn-extract]
@@ -111,7 +112,11 @@ fn store_edges(db: &rusqlite::Connection) -> BTreeMap<String, Vec<(String, Strin
         )
         .unwrap();
     let mut edges: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))).unwrap();
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+        })
+        .unwrap();
     for row in rows {
         let (parent, uci, child) = row.unwrap();
         edges.entry(parent).or_default().push((uci, child));
@@ -122,7 +127,8 @@ fn store_edges(db: &rusqlite::Connection) -> BTreeMap<String, Vec<(String, Strin
 #[test]
 fn python_chess_reads_every_pgn_file_back_to_the_tree_with_the_engine_evals() {
     // Real Stockfish at a low depth annotates every node, so every move carries an eval.
-    let p = project("[engine]\nengines = 2\ndepth_branching = 5\ndepth_leaf = 5\ndepth_popular = 5\n");
+    let p =
+        project("[engine]\nengines = 2\ndepth_branching = 5\ndepth_leaf = 5\ndepth_popular = 5\n");
     p.make(&[]);
     let db = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
     let edges = store_edges(&db);
@@ -133,7 +139,10 @@ fn python_chess_reads_every_pgn_file_back_to_the_tree_with_the_engine_evals() {
         .unwrap()
         .map(Result::unwrap)
         .collect();
-    let paths: Vec<String> = tree_bytes(&p.path("out/pgn")).iter().map(|(n, _)| p.path("out/pgn").join(n).display().to_string()).collect();
+    let paths: Vec<String> = tree_bytes(&p.path("out/pgn"))
+        .iter()
+        .map(|(n, _)| p.path("out/pgn").join(n).display().to_string())
+        .collect();
     let run = Command::new("python3").arg("-c").arg(READ_PGN).args(&paths).output().unwrap();
     assert!(run.status.success(), "python-chess failed: {}", String::from_utf8_lossy(&run.stderr));
     let games: Vec<serde_json::Value> = serde_json::from_slice(&run.stdout).unwrap();
@@ -152,10 +161,14 @@ fn python_chess_reads_every_pgn_file_back_to_the_tree_with_the_engine_evals() {
             .unwrap();
         let mut expected: BTreeSet<(String, String)> = BTreeSet::new();
         let mut at = start.clone();
-        let mainline: Vec<&str> = game["mainline"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        let mainline: Vec<&str> =
+            game["mainline"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         let line_len = entry.1.split_whitespace().filter(|t| !t.ends_with('.')).count();
         for uci in &mainline[..line_len] {
-            let (_, child) = edges[&at].iter().find(|(u, _)| u == uci).unwrap_or_else(|| panic!("{file}: {uci} from {at}"));
+            let (_, child) = edges[&at]
+                .iter()
+                .find(|(u, _)| u == uci)
+                .unwrap_or_else(|| panic!("{file}: {uci} from {at}"));
             expected.insert((at.clone(), uci.to_string()));
             at = child.clone();
         }
@@ -196,7 +209,10 @@ fn python_chess_reads_every_pgn_file_back_to_the_tree_with_the_engine_evals() {
             };
             assert_eq!(value.as_i64().unwrap(), want, "{file}: eval of {epd}");
         }
-        let reached: BTreeSet<&String> = read.iter().flat_map(|(from, uci)| edges[from].iter().find(|(u, _)| u == uci).map(|(_, c)| c)).collect();
+        let reached: BTreeSet<&String> = read
+            .iter()
+            .flat_map(|(from, uci)| edges[from].iter().find(|(u, _)| u == uci).map(|(_, c)| c))
+            .collect();
         assert_eq!(reached.len(), file_evals.len(), "{file}: every position reached is annotated");
     }
 }
@@ -212,11 +228,16 @@ fn packed_records_decode_with_okb_inspect_back_to_the_stores_statistics() {
     let entries: Vec<serde_json::Value> = serde_json::from_str(&json.stdout).unwrap();
     // One record per tree move that games played, each matching the store's counts.
     let db = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
-    let played: i64 = db.query_row("SELECT count(*) FROM node_children WHERE game_count > 0", [], |r| r.get(0)).unwrap();
+    let played: i64 = db
+        .query_row("SELECT count(*) FROM node_children WHERE game_count > 0", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(entries.len() as i64, played);
     // 1. e4 from the start: 6 fixture games, White won 3 (50%); White 1600–2400.
     let e4 = entries.iter().find(|e| e["key"] == "463b96181691fc9c" && e["uci"] == "e2e4").unwrap();
-    assert_eq!((e4["count"].as_u64(), e4["wdl_result"].as_str(), e4["wdl_pct"].as_u64()), (Some(6), Some("win"), Some(50)));
+    assert_eq!(
+        (e4["count"].as_u64(), e4["wdl_result"].as_str(), e4["wdl_pct"].as_u64()),
+        (Some(6), Some("win"), Some(50))
+    );
     let white = [2301, 2050, 1720, 2400, 1600, 1500];
     let black = [2350, 2010, 1800, 2200, 1650, 1480];
     let avg = |v: &[i64]| (v.iter().sum::<i64>() as f64 / v.len() as f64).round() as i64;
@@ -227,8 +248,20 @@ fn packed_records_decode_with_okb_inspect_back_to_the_stores_statistics() {
     again.make(&["-j", "1"]);
     assert_eq!(again.read("out/moves.okbm"), p.read("out/moves.okbm"));
     // The CLI path counts the same games into the same records.
-    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/openings.pgn");
-    let cli = p.okb(&["convert", "--format", "packed", "--max-ply", "10", "--min-games", "1", "-o", "cli.okbm", &games.display().to_string()]);
+    let games =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/openings.pgn");
+    let cli = p.okb(&[
+        "convert",
+        "--format",
+        "packed",
+        "--max-ply",
+        "10",
+        "--min-games",
+        "1",
+        "-o",
+        "cli.okbm",
+        &games.display().to_string(),
+    ]);
     assert_eq!(cli.status, 0, "{}", cli.stderr);
     assert_eq!(p.read("cli.okbm"), p.read("out/moves.okbm"));
     // A damaged file is an error naming it, not a panic.
@@ -236,7 +269,11 @@ fn packed_records_decode_with_okb_inspect_back_to_the_stores_statistics() {
     std::fs::write(p.path("torn.okbm"), &bytes[..bytes.len() - 5]).unwrap();
     let torn = p.okb(&["inspect", "torn.okbm"]);
     assert_eq!(torn.status, 1);
-    assert!(torn.stderr.contains("torn.okbm") && torn.stderr.contains("torn one"), "{}", torn.stderr);
+    assert!(
+        torn.stderr.contains("torn.okbm") && torn.stderr.contains("torn one"),
+        "{}",
+        torn.stderr
+    );
 }
 
 /// Reads a neo4j-admin CSV: the header and the records.
@@ -260,13 +297,19 @@ fn neo4j_export_is_bulk_import_csv_whose_relationships_all_land() {
     assert_eq!(header.last().unwrap(), ":LABEL");
     for field in &header {
         let kind = field.split_once(':').map_or("string", |(_, t)| t);
-        assert!(["string", "int", "long", "double", "ID(Position)", "LABEL"].contains(&kind), "{field}");
+        assert!(
+            ["string", "int", "long", "double", "ID(Position)", "LABEL"].contains(&kind),
+            "{field}"
+        );
     }
     let ids: BTreeSet<&str> = positions.iter().map(|r| r[0].as_str()).collect();
     assert_eq!(ids.len(), positions.len(), "duplicate ids");
     let typed = |row: &[String], at: usize| row[at].is_empty() || row[at].parse::<f64>().is_ok();
     for row in &positions {
-        assert!(["Position", "Position;Opening"].contains(&row.last().unwrap().as_str()), "{row:?}");
+        assert!(
+            ["Position", "Position;Opening"].contains(&row.last().unwrap().as_str()),
+            "{row:?}"
+        );
         for (at, field) in header.iter().enumerate() {
             if field.ends_with(":int") || field.ends_with(":long") || field.ends_with(":double") {
                 assert!(typed(row, at), "{field} = {:?}", row[at]);
@@ -274,26 +317,42 @@ fn neo4j_export_is_bulk_import_csv_whose_relationships_all_land() {
         }
     }
     let db = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
-    let count = |sql: &str| -> usize { db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as usize };
+    let count =
+        |sql: &str| -> usize { db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap() as usize };
     assert_eq!(positions.len(), count("SELECT count(*) FROM opening_nodes"));
     assert!(positions.iter().any(|r| r.last().unwrap() == "Position;Opening"));
     for (file, kind, expected) in [
         ("out/neo4j/moves.csv", "MOVE", count("SELECT count(*) FROM node_children")),
-        ("out/neo4j/transpositions.csv", "TRANSPOSES_TO", count("SELECT count(*) FROM node_transpositions")),
+        (
+            "out/neo4j/transpositions.csv",
+            "TRANSPOSES_TO",
+            count("SELECT count(*) FROM node_transpositions"),
+        ),
     ] {
         let (header, rows) = neo4j_csv(&p.read(file));
-        assert_eq!((header[0].as_str(), header[1].as_str(), header.last().unwrap().as_str()), (":START_ID(Position)", ":END_ID(Position)", ":TYPE"));
+        assert_eq!(
+            (header[0].as_str(), header[1].as_str(), header.last().unwrap().as_str()),
+            (":START_ID(Position)", ":END_ID(Position)", ":TYPE")
+        );
         assert_eq!(rows.len(), expected, "{file}");
         assert!(expected > 0, "{file}: the fixture has none");
         for row in &rows {
-            assert!(ids.contains(row[0].as_str()) && ids.contains(row[1].as_str()), "{file}: dangling {row:?}");
+            assert!(
+                ids.contains(row[0].as_str()) && ids.contains(row[1].as_str()),
+                "{file}: dangling {row:?}"
+            );
             assert_eq!(row.last().unwrap(), kind);
         }
     }
     // The store's edges, as MOVE relationships: same moves between the same ids.
     let (_, moves) = neo4j_csv(&p.read("out/neo4j/moves.csv"));
-    let from_csv: BTreeSet<(String, String, String)> = moves.iter().map(|r| (r[0].clone(), r[1].clone(), r[3].clone())).collect();
+    let from_csv: BTreeSet<(String, String, String)> =
+        moves.iter().map(|r| (r[0].clone(), r[1].clone(), r[3].clone())).collect();
     let mut stmt = db.prepare("SELECT parent_id, child_id, move_uci FROM node_children").unwrap();
-    let from_store: BTreeSet<(String, String, String)> = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?))).unwrap().map(Result::unwrap).collect();
+    let from_store: BTreeSet<(String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
     assert_eq!(from_csv, from_store);
 }

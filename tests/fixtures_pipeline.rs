@@ -59,7 +59,12 @@ fn transposed_named_lines_are_one_node_listed_from_both_orders() {
     let node: serde_json::Value = serde_json::from_str(&a.stdout).unwrap();
     assert_eq!(node["opening_name"], "Queen's Gambit Declined");
     assert_eq!(node["variation_name"], "Normal Defense");
-    let mut orders: Vec<&str> = node["transpositions"].as_array().unwrap().iter().map(|t| t["moves"].as_str().unwrap()).collect();
+    let mut orders: Vec<&str> = node["transpositions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["moves"].as_str().unwrap())
+        .collect();
     orders.sort();
     assert_eq!(orders, vec!["1. d4 Nf6 2. c4 e6 3. Nc3 d5", "1. d4 d5 2. c4 e6 3. Nc3 Nf6"]);
     snapshot!("mini_query_qgd.json", a.stdout);
@@ -75,7 +80,8 @@ fn fen_queries_ignore_counters_and_en_passant_convention() {
         "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq -",
         "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq c6 7 30",
     ];
-    let answers: Vec<String> = forms.iter().map(|f| p.okb(&["query", "fen", f, "--json"]).stdout).collect();
+    let answers: Vec<String> =
+        forms.iter().map(|f| p.okb(&["query", "fen", f, "--json"]).stdout).collect();
     assert!(answers.iter().all(|a| a == &answers[0]));
     assert!(answers[0].contains("\"eco_code\": \"B20\""), "{}", answers[0]);
 }

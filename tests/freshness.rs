@@ -32,7 +32,9 @@ fn scan(path: &PathBuf) -> (u64, u64, String, String) {
         if let Some(result) = line.strip_prefix("[Result \"") {
             decided += u64::from(["1-0\"]", "0-1\"]", "1/2-1/2\"]"].contains(&result.trim_end()));
         }
-        let value = line.strip_prefix("[Date \"").or_else(|| line.strip_prefix("[UTCDate \"").filter(|_| date.is_none()));
+        let value = line
+            .strip_prefix("[Date \"")
+            .or_else(|| line.strip_prefix("[UTCDate \"").filter(|_| date.is_none()));
         if let Some(value) = value.and_then(|v| v.strip_suffix("\"]")) {
             let parts: Vec<&str> = value.split('.').collect();
             let known = |p: &str| if p.contains('?') { "01".to_string() } else { p.to_string() };
@@ -75,13 +77,20 @@ fn the_manifest_and_the_api_say_what_each_source_covers_and_the_api_when_it_was_
     assert!(run.stderr.contains("Building coverage ("), "{}", run.stderr);
     let manifest: Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
     let coverage = &manifest["coverage"];
-    for (name, file) in [("twic", "corpus/twic/twic0920.pgn"), ("lichess", "corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn")] {
+    for (name, file) in [
+        ("twic", "corpus/twic/twic0920.pgn"),
+        ("lichess", "corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn"),
+    ] {
         let (games, decided, first, last) = scan(&shared(file));
         let c = &coverage[name];
         assert_eq!(c["files"], 1, "{name}: {c}");
         assert_eq!(c["games_read"], games, "{name}: {c}");
         assert_eq!(c["games_counted"], decided, "{name}: {c}");
-        assert_eq!((c["first_date"].as_str().unwrap(), c["last_date"].as_str().unwrap()), (first.as_str(), last.as_str()), "{name}");
+        assert_eq!(
+            (c["first_date"].as_str().unwrap(), c["last_date"].as_str().unwrap()),
+            (first.as_str(), last.as_str()),
+            "{name}"
+        );
     }
     assert!(coverage.get("lichess-a").is_none(), "a taxonomy has no games: {coverage}");
 
@@ -97,18 +106,40 @@ fn the_manifest_and_the_api_say_what_each_source_covers_and_the_api_when_it_was_
     assert_eq!(meta["sources"]["lichess"]["games"], coverage["lichess"]);
     assert_eq!(meta["sources"]["lichess-a"]["blake3"], manifest["sources"]["lichess-a"]["blake3"]);
     let fetched = &meta["sources"]["lichess-a"]["fetched"];
-    assert!(fetched["from"].as_str().unwrap().ends_with("lichess-chess-openings/a.tsv"), "{fetched}");
+    assert!(
+        fetched["from"].as_str().unwrap().ends_with("lichess-chess-openings/a.tsv"),
+        "{fetched}"
+    );
     assert!(fetched["at"].as_str().unwrap().ends_with(" UTC"), "{fetched}");
-    let openapi: Value = serde_json::from_str(&client.get(server.url("/openapi.json")).send().unwrap().text().unwrap()).unwrap();
+    let openapi: Value = serde_json::from_str(
+        &client.get(server.url("/openapi.json")).send().unwrap().text().unwrap(),
+    )
+    .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let (doc, answer_file, list) = (dir.path().join("openapi.json"), dir.path().join("meta.json"), dir.path().join("list.json"));
+    let (doc, answer_file, list) = (
+        dir.path().join("openapi.json"),
+        dir.path().join("meta.json"),
+        dir.path().join("list.json"),
+    );
     std::fs::write(&doc, openapi.to_string()).unwrap();
     std::fs::write(&answer_file, meta.to_string()).unwrap();
-    std::fs::write(&list, serde_json::json!([{ "file": answer_file, "ref": "#/components/schemas/Metadata" }]).to_string()).unwrap();
-    common::python_check("check_json.py", &["openapi", doc.to_str().unwrap(), list.to_str().unwrap()]);
+    std::fs::write(
+        &list,
+        serde_json::json!([{ "file": answer_file, "ref": "#/components/schemas/Metadata" }])
+            .to_string(),
+    )
+    .unwrap();
+    common::python_check(
+        "check_json.py",
+        &["openapi", doc.to_str().unwrap(), list.to_str().unwrap()],
+    );
 
     // A browser still gets the explorer page at `/`.
-    let page = client.get(server.url("/")).header("accept", "text/html,application/xhtml+xml,*/*;q=0.8").send().unwrap();
+    let page = client
+        .get(server.url("/"))
+        .header("accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+        .send()
+        .unwrap();
     assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
 
     // The manifest is reproduced by a second build from scratch: fetch times stay out.

@@ -12,17 +12,14 @@ use okb::games::input::{Boundary, Chunker};
 use okb::games::pgn::{ChunkOrigin, GameVisitor, IdentityKeys, Reading, read_chunk_with};
 use okb::games::report::{BadGames, BadKind};
 use okb::games::stats::GameStats;
-use rayon::prelude::*;
 use okb::position::{MoveKey, PositionKey};
+use rayon::prelude::*;
 use shakmaty::san::San;
 use shakmaty::{Chess, Position};
 
 fn masters(names: &[&str]) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters");
-    names
-        .iter()
-        .map(|n| dir.join(format!("{n}.pgn.zst")))
-        .collect()
+    names.iter().map(|n| dir.join(format!("{n}.pgn.zst"))).collect()
 }
 
 const SAMPLE: [&str; 4] = ["Karpov", "Adams", "Alburt", "Stein"];
@@ -32,10 +29,7 @@ fn run(
     threads: usize,
     opts: &AggregateOptions,
 ) -> (Vec<FileAggregate>, GameStats) {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap();
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let aggs = aggregate_files(paths, &GameFilter::default(), opts).unwrap();
         let stats = merge(&aggs.iter().collect::<Vec<_>>());
@@ -66,17 +60,11 @@ fn naive_recount(paths: &[PathBuf], max_ply: usize) -> Recount {
                 Some("0-1") => 2,
                 _ => continue,
             };
-            let elo = |n| {
-                tag(n)
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .filter(|v| (1..=4000).contains(v))
-            };
+            let elo =
+                |n| tag(n).and_then(|v| v.parse::<u64>().ok()).filter(|v| (1..=4000).contains(v));
             let elos = [elo("WhiteElo"), elo("BlackElo")];
-            let body: String = game
-                .lines()
-                .filter(|l| !l.starts_with('['))
-                .collect::<Vec<_>>()
-                .join(" ");
+            let body: String =
+                game.lines().filter(|l| !l.starts_with('[')).collect::<Vec<_>>().join(" ");
             let mut clean = String::new();
             let (mut brace, mut paren) = (false, 0);
             for c in body.chars() {
@@ -146,11 +134,8 @@ fn counts_match_an_independent_naive_replay() {
     let (_, stats) = run(&paths, 2, &AggregateOptions::default());
     let (positions, moves) = naive_recount(&paths, 15);
     assert!(positions.len() > 20_000, "{}", positions.len());
-    let ours_p: BTreeMap<u128, [u64; 3]> = stats
-        .positions
-        .iter()
-        .map(|(k, o)| (k.0, [o.white, o.draws, o.black]))
-        .collect();
+    let ours_p: BTreeMap<u128, [u64; 3]> =
+        stats.positions.iter().map(|(k, o)| (k.0, [o.white, o.draws, o.black])).collect();
     assert_eq!(ours_p.len(), positions.len());
     assert!(ours_p == positions, "position counts differ");
     let ours_m: BTreeMap<(u128, u16), [u64; 5]> = stats
@@ -159,27 +144,17 @@ fn counts_match_an_independent_naive_replay() {
         .map(|(k, m, s)| {
             (
                 (k.0, m.0),
-                [
-                    s.outcomes.white,
-                    s.outcomes.draws,
-                    s.outcomes.black,
-                    s.rating_sum,
-                    s.rated_games,
-                ],
+                [s.outcomes.white, s.outcomes.draws, s.outcomes.black, s.rating_sum, s.rated_games],
             )
         })
         .collect();
     assert_eq!(ours_m.len(), moves.len());
     assert!(ours_m == moves, "move counts differ");
     // Spot check through the public lookup API.
-    let start = stats
-        .position(PositionKey(okb::position::key(&Chess::default()).0))
-        .unwrap();
+    let start = stats.position(PositionKey(okb::position::key(&Chess::default()).0)).unwrap();
     assert_eq!(
         start.games(),
-        positions[&okb::position::key(&Chess::default()).0]
-            .iter()
-            .sum::<u64>()
+        positions[&okb::position::key(&Chess::default()).0].iter().sum::<u64>()
     );
 }
 
@@ -188,25 +163,12 @@ fn results_do_not_depend_on_threads_chunks_or_spilling() {
     let paths = masters(&SAMPLE);
     let base = AggregateOptions::default();
     let (a1, s1) = run(&paths, 1, &base);
-    let small_chunks = AggregateOptions {
-        chunk_bytes: 64 << 10,
-        ..base.clone()
-    };
+    let small_chunks = AggregateOptions { chunk_bytes: 64 << 10, ..base.clone() };
     let (a4, s4) = run(&paths, 4, &small_chunks);
-    let bytes = |a: &[FileAggregate]| {
-        a.iter()
-            .map(|f| postcard::to_stdvec(f).unwrap())
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        bytes(&a1),
-        bytes(&a4),
-        "-j1 vs -j4 with 64 KiB chunks: FileAggregate bytes"
-    );
-    assert_eq!(
-        postcard::to_stdvec(&s1).unwrap(),
-        postcard::to_stdvec(&s4).unwrap()
-    );
+    let bytes =
+        |a: &[FileAggregate]| a.iter().map(|f| postcard::to_stdvec(f).unwrap()).collect::<Vec<_>>();
+    assert_eq!(bytes(&a1), bytes(&a4), "-j1 vs -j4 with 64 KiB chunks: FileAggregate bytes");
+    assert_eq!(postcard::to_stdvec(&s1).unwrap(), postcard::to_stdvec(&s4).unwrap());
 
     let spill_dir = tempfile::tempdir().unwrap();
     let before = spill_runs_written();
@@ -216,17 +178,10 @@ fn results_do_not_depend_on_threads_chunks_or_spilling() {
         ..small_chunks
     };
     let (a_spill, s_spill) = run(&paths, 2, &tiny);
-    assert!(
-        spill_runs_written() > before + 4,
-        "a 1 MiB budget must spill"
-    );
+    assert!(spill_runs_written() > before + 4, "a 1 MiB budget must spill");
     assert_eq!(bytes(&a1), bytes(&a_spill), "spilled FileAggregate bytes");
     assert_eq!(s1, s_spill);
-    assert_eq!(
-        std::fs::read_dir(spill_dir.path()).unwrap().count(),
-        0,
-        "spill files are removed"
-    );
+    assert_eq!(std::fs::read_dir(spill_dir.path()).unwrap().count(), 0, "spill files are removed");
     // The merge does not depend on input order either.
     let mut rev: Vec<&FileAggregate> = a1.iter().collect();
     rev.reverse();
@@ -236,7 +191,12 @@ fn results_do_not_depend_on_threads_chunks_or_spilling() {
 /// Everything a reader makes of a file's games, in order: per game its end, offset,
 /// result, moves and position keys, then the bad-game report (kinds, counts and
 /// locations). Read with the given reader, ply limit and filter.
-fn reading_of(path: &Path, reading: Reading, max_ply: usize, filter: &GameFilter) -> (u64, Vec<String>) {
+fn reading_of(
+    path: &Path,
+    reading: Reading,
+    max_ply: usize,
+    filter: &GameFilter,
+) -> (u64, Vec<String>) {
     let compiled = filter.compile().unwrap();
     let mut chunker = Chunker::open(path, 1 << 20, Boundary::Pgn).unwrap();
     let (mut games, mut seen) = (0, Vec::new());
@@ -244,9 +204,22 @@ fn reading_of(path: &Path, reading: Reading, max_ply: usize, filter: &GameFilter
     let file = path.display().to_string();
     while let Some(chunk) = chunker.next_chunk().unwrap() {
         let mut visitor = GameVisitor::<IdentityKeys>::new(max_ply, Some(&compiled));
-        games += read_chunk_with(reading, &chunk.data, ChunkOrigin::of(&file, &chunk), &mut visitor, &mut bad, |v, end, at| {
-            seen.push(format!("{} {end:?} {at} {:?} {:?} {:?}", chunk.index, v.result(), v.moves, v.keys));
-        });
+        games += read_chunk_with(
+            reading,
+            &chunk.data,
+            ChunkOrigin::of(&file, &chunk),
+            &mut visitor,
+            &mut bad,
+            |v, end, at| {
+                seen.push(format!(
+                    "{} {end:?} {at} {:?} {:?} {:?}",
+                    chunk.index,
+                    v.result(),
+                    v.moves,
+                    v.keys
+                ));
+            },
+        );
     }
     seen.push(serde_json::to_string(&bad).unwrap());
     (games, seen)
@@ -274,7 +247,9 @@ fn edge_cases() -> PathBuf {
 /// The Lichess sample as a 2026 dump writes it: a clock comment after every move, one
 /// game in sixteen with evaluations too.
 fn lichess_with_clocks(dir: &Path) -> PathBuf {
-    let text = std::fs::read_to_string(shared("lichess/lichess_db_standard_rated_2013-01.first5297.pgn")).unwrap();
+    let text =
+        std::fs::read_to_string(shared("lichess/lichess_db_standard_rated_2013-01.first5297.pgn"))
+            .unwrap();
     let mut out = String::new();
     for (i, block) in text.split("\n\n").enumerate() {
         if !out.is_empty() {
@@ -324,10 +299,13 @@ fn the_fast_reader_reads_every_corpus_as_pgn_reader_does() {
 #[test]
 fn the_fast_reader_reads_all_master_games_as_pgn_reader_does() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     assert_eq!(files.len(), 240);
-    files.par_iter().for_each(|f| assert_fast_reading_is_pgn_readers(f, 15, &GameFilter::default()));
+    files
+        .par_iter()
+        .for_each(|f| assert_fast_reading_is_pgn_readers(f, 15, &GameFilter::default()));
 }
 
 /// python-chess's games of a file: per game its Event, its first `plies` moves (UCI) and
@@ -342,8 +320,17 @@ with open(sys.argv[1], encoding="utf-8", newline="") as f:
         out.append([g.headers.get("Event", ""), moves, g.headers.get("Result", "*")])
 print(json.dumps(out))
 "#;
-    let run = std::process::Command::new("python3").args(["-c", READ]).arg(path).arg(plies.to_string()).output().unwrap();
-    assert!(run.status.success(), "python-chess (pip install chess): {}", String::from_utf8_lossy(&run.stderr));
+    let run = std::process::Command::new("python3")
+        .args(["-c", READ])
+        .arg(path)
+        .arg(plies.to_string())
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "python-chess (pip install chess): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     serde_json::from_slice(&run.stdout).unwrap()
 }
 
@@ -352,12 +339,17 @@ fn the_edge_cases_count_as_python_chess_reads_them() {
     let path = edge_cases();
     let filter = GameFilter::default().compile().unwrap();
     let text = std::fs::read(&path).unwrap();
-    let origin = ChunkOrigin { file: "edge-cases.pgn", first_line: 1, last: true, repaired_tags: &[] };
+    let origin =
+        ChunkOrigin { file: "edge-cases.pgn", first_line: 1, last: true, repaired_tags: &[] };
     let mut visitor = GameVisitor::<IdentityKeys>::new(15, Some(&filter));
     let mut bad = BadGames::default();
     let mut ours = Vec::new();
     read_chunk_with(Reading::Fast, &text, origin, &mut visitor, &mut bad, |v, _, _| {
-        let moves: Vec<String> = v.moves.iter().map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string()).collect();
+        let moves: Vec<String> = v
+            .moves
+            .iter()
+            .map(|m| m.to_uci(shakmaty::CastlingMode::Standard).to_string())
+            .collect();
         let result = match v.result() {
             Some(okb::games::filter::GameResult::WhiteWins) => "1-0",
             Some(okb::games::filter::GameResult::BlackWins) => "0-1",
@@ -374,12 +366,18 @@ fn the_edge_cases_count_as_python_chess_reads_them() {
     // the moves before it.
     let broken = "broken before the ply limit: bad";
     assert_eq!(bad.kinds[&BadKind::IllegalSan].count, 1);
-    let theirs: Vec<(Vec<String>, String)> =
-        theirs.into_iter().filter(|(event, _, _)| event != broken).map(|(_, m, r)| (m, r)).collect();
+    let theirs: Vec<(Vec<String>, String)> = theirs
+        .into_iter()
+        .filter(|(event, _, _)| event != broken)
+        .map(|(_, m, r)| (m, r))
+        .collect();
     assert_eq!(ours, theirs);
     assert_eq!(ours.len(), 9);
     // The game whose movetext breaks after the ply limit counts.
-    assert!(ours.iter().any(|(moves, _)| moves.len() == 15 && moves[0] == "e2e4" && moves[14] == "b1d2"));
+    assert!(
+        ours.iter()
+            .any(|(moves, _)| moves.len() == 15 && moves[0] == "e2e4" && moves[14] == "b1d2")
+    );
 }
 
 #[test]
@@ -398,7 +396,8 @@ fn files_compressed_with_a_long_window_are_read() {
     std::io::Write::write_all(zstd.stdin.as_mut().unwrap(), &text).unwrap();
     drop(zstd.stdin.take());
     assert!(zstd.wait().unwrap().success());
-    let plain = okb::games::aggregate::aggregate_file(&edge_cases(), &GameFilter::default(), 15).unwrap();
+    let plain =
+        okb::games::aggregate::aggregate_file(&edge_cases(), &GameFilter::default(), 15).unwrap();
     let read = okb::games::aggregate::aggregate_file(&long, &GameFilter::default(), 15).unwrap();
     assert_eq!(read.broken, None);
     assert_eq!(read.stats, plain.stats);

@@ -7,9 +7,7 @@ use okb::games::filter::GameFilter;
 use okb::games::report::{BadKind, FilterReason};
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/games")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/games").join(name)
 }
 
 fn lines(agg: &okb::games::aggregate::FileAggregate, kind: BadKind) -> Vec<u64> {
@@ -35,10 +33,7 @@ fn each_kind_of_bad_game_is_counted_with_its_line() {
     assert_eq!(agg.counters.games_counted, 3, "the Latin-1 game counts");
     let table = agg.bad.render_table();
     assert!(table.contains("bad.pgn:6"), "{table}");
-    assert!(
-        table.contains("non_utf8_tag") && table.contains("kept"),
-        "{table}"
-    );
+    assert!(table.contains("non_utf8_tag") && table.contains("kept"), "{table}");
     // The three good games: 1.e4 twice (1-0), 1.c4 once (draw).
     let start = okb::position::key(&shakmaty::Chess::default());
     let s = agg.stats.position(start).unwrap();
@@ -51,10 +46,7 @@ fn latin1_master_files_still_count() {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Karpov.pgn.zst");
     let agg = aggregate_file(&path, &GameFilter::default(), 15).unwrap();
     let c = &agg.counters;
-    assert!(
-        agg.bad.kinds[&BadKind::NonUtf8Tag].count > 0,
-        "Karpov.pgn is Latin-1"
-    );
+    assert!(agg.bad.kinds[&BadKind::NonUtf8Tag].count > 0, "Karpov.pgn is Latin-1");
     assert_eq!(c.games_bad, 0, "{}", agg.bad.render_table());
     assert_eq!(c.games_counted + c.games_filtered(), c.games_read);
     assert!(c.games_counted > 3000, "{c:?}");
@@ -78,7 +70,10 @@ fn bgn_lines_are_games_with_piece_checks() {
 /// Where each game of PGN `text` starts (its `[Event ` line after a blank line or at 0).
 fn game_starts(text: &[u8]) -> Vec<usize> {
     let mut starts: Vec<usize> = (0..text.len())
-        .filter(|&i| text[i..].starts_with(b"[Event ") && (i == 0 || text[..i].ends_with(b"\n\n") || text[..i].ends_with(b"\r\n\r\n")))
+        .filter(|&i| {
+            text[i..].starts_with(b"[Event ")
+                && (i == 0 || text[..i].ends_with(b"\n\n") || text[..i].ends_with(b"\r\n\r\n"))
+        })
         .collect();
     starts.dedup();
     starts
@@ -86,7 +81,8 @@ fn game_starts(text: &[u8]) -> Vec<usize> {
 
 #[test]
 fn a_truncated_zstd_file_keeps_exactly_the_games_before_the_break_and_says_where() {
-    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Abdusattorov.pgn.zst");
+    let full =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Abdusattorov.pgn.zst");
     let compressed = std::fs::read(&full).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("cut.pgn.zst");
@@ -112,7 +108,8 @@ fn a_truncated_zstd_file_keeps_exactly_the_games_before_the_break_and_says_where
 
 #[test]
 fn a_corrupt_block_ends_the_file_at_the_damage() {
-    let full = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Abdusattorov.pgn.zst");
+    let full =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters/Abdusattorov.pgn.zst");
     let mut bytes = std::fs::read(&full).unwrap();
     let at = bytes.len() / 3;
     for b in &mut bytes[at..at + 64] {
@@ -126,7 +123,8 @@ fn a_corrupt_block_ends_the_file_at_the_damage() {
     assert!(broken.line > 1 && broken.byte > 0, "{broken:?}");
     assert!(agg.counters.games_read > 0);
     // Readers that cannot skip a file (convert, classify) fail, naming file, line and byte.
-    let mut chunker = okb::games::input::Chunker::open(&bad, 1 << 20, okb::games::input::Boundary::Pgn).unwrap();
+    let mut chunker =
+        okb::games::input::Chunker::open(&bad, 1 << 20, okb::games::input::Boundary::Pgn).unwrap();
     let error = loop {
         match chunker.next_chunk() {
             Ok(Some(_)) => continue,
@@ -134,5 +132,8 @@ fn a_corrupt_block_ends_the_file_at_the_damage() {
             Err(e) => break e.to_string(),
         }
     };
-    assert!(error.contains(&format!("bad.pgn.zst:{}: read error at byte {}", broken.line, broken.byte)), "{error}");
+    assert!(
+        error.contains(&format!("bad.pgn.zst:{}: read error at byte {}", broken.line, broken.byte)),
+        "{error}"
+    );
 }

@@ -11,10 +11,7 @@ fn run(filter: GameFilter) -> (u64, Vec<(FilterReason, u64)>) {
     let agg = aggregate_file(&path, &filter, 15).unwrap();
     assert_eq!(agg.counters.games_read, 9);
     assert!(agg.bad.is_empty(), "{}", agg.bad.render_table());
-    (
-        agg.counters.games_counted,
-        agg.counters.filtered.into_iter().collect(),
-    )
+    (agg.counters.games_counted, agg.counters.filtered.into_iter().collect())
 }
 
 const FIXED: [(FilterReason, u64); 4] = [
@@ -38,29 +35,17 @@ fn fixed_rules_apply_without_configuration() {
 
 #[test]
 fn ratings() {
-    let f = GameFilter {
-        min_rating: Some(2000),
-        ..Default::default()
-    };
+    let f = GameFilter { min_rating: Some(2000), ..Default::default() };
     assert_eq!(run(f), (2, with(Some((FilterReason::Rating, 3)))));
-    let f = GameFilter {
-        min_avg_rating: Some(2000),
-        ..Default::default()
-    };
+    let f = GameFilter { min_avg_rating: Some(2000), ..Default::default() };
     assert_eq!(run(f), (3, with(Some((FilterReason::Rating, 2)))));
 }
 
 #[test]
 fn speeds() {
-    let f = GameFilter {
-        speeds: vec![Speed::Blitz, Speed::Bullet],
-        ..Default::default()
-    };
+    let f = GameFilter { speeds: vec![Speed::Blitz, Speed::Bullet], ..Default::default() };
     assert_eq!(run(f), (2, with(Some((FilterReason::Speed, 3)))));
-    let f = GameFilter {
-        speeds: vec![Speed::Correspondence],
-        ..Default::default()
-    };
+    let f = GameFilter { speeds: vec![Speed::Correspondence], ..Default::default() };
     assert_eq!(run(f), (1, with(Some((FilterReason::Speed, 4)))));
 }
 
@@ -72,10 +57,7 @@ fn dates() {
         ..Default::default()
     };
     assert_eq!(run(f), (1, with(Some((FilterReason::Date, 4)))));
-    let f = GameFilter {
-        date_to: Some("1999.??.??".into()),
-        ..Default::default()
-    };
+    let f = GameFilter { date_to: Some("1999.??.??".into()), ..Default::default() };
     assert_eq!(run(f), (1, with(Some((FilterReason::Date, 4)))));
 }
 

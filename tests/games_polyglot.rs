@@ -4,8 +4,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use okb::export::polyglot::{WeightMode, from_bytes, to_bytes, write_book};
 use okb::export::book::{BookOptions, build_book};
+use okb::export::polyglot::{WeightMode, from_bytes, to_bytes, write_book};
 use okb::games::input::open;
 
 const POLYGLOT: &str = "/usr/games/polyglot";
@@ -13,10 +13,8 @@ const POLYGLOT: &str = "/usr/games/polyglot";
 /// The first `n` games of the masters corpus (files in name order) as one plain PGN.
 fn masters_slice(dir: &Path, n: usize) -> PathBuf {
     let masters = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/masters");
-    let mut files: Vec<_> = std::fs::read_dir(&masters)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut files: Vec<_> =
+        std::fs::read_dir(&masters).unwrap().map(|e| e.unwrap().path()).collect();
     files.sort();
     let out_path = dir.join(format!("masters-first{n}.pgn"));
     let mut out = std::io::BufWriter::new(std::fs::File::create(&out_path).unwrap());
@@ -54,12 +52,7 @@ fn polyglot_book(pgn: &Path, out: &Path, max_ply: usize, min_game: u64) -> Vec<u
         .arg(pgn)
         .arg("-bin")
         .arg(out)
-        .args([
-            "-max-ply",
-            &max_ply.to_string(),
-            "-min-game",
-            &min_game.to_string(),
-        ])
+        .args(["-max-ply", &max_ply.to_string(), "-min-game", &min_game.to_string()])
         .stdout(std::process::Stdio::null())
         .status()
         .unwrap();
@@ -73,25 +66,13 @@ fn book_equals_polyglot_make_book_on_20000_master_games() {
     let pgn = masters_slice(dir.path(), 20_000);
     for (max_ply, min_game) in [(15, 3), (40, 1)] {
         let theirs = polyglot_book(&pgn, &dir.path().join("pg.bin"), max_ply, min_game);
-        let opts = BookOptions {
-            max_ply,
-            min_game,
-            weights: WeightMode::Polyglot,
-            ..Default::default()
-        };
+        let opts =
+            BookOptions { max_ply, min_game, weights: WeightMode::Polyglot, ..Default::default() };
         let ours = build_book(std::slice::from_ref(&pgn), &opts).unwrap();
         assert_eq!(ours.counters.games_read, 20_000);
         let theirs_entries = from_bytes(&theirs);
-        assert_eq!(
-            ours.entries.len(),
-            theirs_entries.len(),
-            "max_ply {max_ply}"
-        );
-        let first_diff = ours
-            .entries
-            .iter()
-            .zip(&theirs_entries)
-            .position(|(a, b)| a != b);
+        assert_eq!(ours.entries.len(), theirs_entries.len(), "max_ply {max_ply}");
+        let first_diff = ours.entries.iter().zip(&theirs_entries).position(|(a, b)| a != b);
         assert_eq!(first_diff, None, "max_ply {max_ply}: first differing entry");
         assert_eq!(to_bytes(&ours.entries), theirs, "byte-identical book");
     }
@@ -109,11 +90,7 @@ fn python_chess_reads_the_same_entries() {
     }
     let dir = tempfile::tempdir().unwrap();
     let pgn = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/twic/twic0920.pgn");
-    let opts = BookOptions {
-        max_ply: 20,
-        min_game: 2,
-        ..Default::default()
-    };
+    let opts = BookOptions { max_ply: 20, min_game: 2, ..Default::default() };
     let book = build_book(&[pgn], &opts).unwrap();
     let path = dir.path().join("twic.bin");
     write_book(&path, &book.entries).unwrap();
@@ -130,16 +107,8 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         for m in line: b.push_uci(m)
         print("pos", chess.polyglot.zobrist_hash(b), " ".join(sorted(f"{e.move.uci()}:{e.weight}" for e in r.find_all(b))))
 "#;
-    let out = Command::new("python3")
-        .args(["-c", script])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("python3").args(["-c", script]).arg(&path).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
     for e in &book.entries {
@@ -148,14 +117,8 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
     }
     let start = lines.next().unwrap();
     let e4 = lines.next().unwrap();
-    assert!(
-        start.starts_with(&format!("pos {} ", 0x463b96181691fc9c_u64)),
-        "{start}"
-    );
-    assert!(
-        e4.starts_with(&format!("pos {} ", 0x823c9b50fd114196_u64)),
-        "{e4}"
-    );
+    assert!(start.starts_with(&format!("pos {} ", 0x463b96181691fc9c_u64)), "{start}");
+    assert!(e4.starts_with(&format!("pos {} ", 0x823c9b50fd114196_u64)), "{e4}");
     // The start position's moves decoded by python-chess carry okb's weights.
     let ours: Vec<String> = {
         let pos = shakmaty::Chess::default();
@@ -175,23 +138,13 @@ with chess.polyglot.open_reader(sys.argv[1]) as r:
         v
     };
     assert!(!ours.is_empty());
-    assert_eq!(
-        start
-            .split(' ')
-            .skip(2)
-            .map(String::from)
-            .collect::<Vec<_>>(),
-        ours
-    );
+    assert_eq!(start.split(' ').skip(2).map(String::from).collect::<Vec<_>>(), ours);
 }
 
 #[test]
 fn polyglot_key_test_vectors() {
     use okb::position::{parse_fen, polyglot_key};
-    assert_eq!(
-        polyglot_key(&shakmaty::Chess::default()),
-        0x463b96181691fc9c
-    );
+    assert_eq!(polyglot_key(&shakmaty::Chess::default()), 0x463b96181691fc9c);
     let e4 = parse_fen("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1").unwrap();
     assert_eq!(polyglot_key(&e4), 0x823c9b50fd114196);
     let ep = parse_fen("8/8/8/KPp4r/8/8/8/7k w - c6 0 1").unwrap();

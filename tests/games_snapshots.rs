@@ -12,11 +12,7 @@ use shakmaty::{Chess, Position};
 fn play(line: &[&str]) -> Chess {
     let mut pos = Chess::default();
     for s in line {
-        let m = s
-            .parse::<shakmaty::san::San>()
-            .unwrap()
-            .to_move(&pos)
-            .unwrap();
+        let m = s.parse::<shakmaty::san::San>().unwrap().to_move(&pos).unwrap();
         pos.play_unchecked(m);
     }
     pos
@@ -44,8 +40,7 @@ fn masters_corpus_well_known_positions() {
         stats.moves.len()
     );
     out.push_str(
-        &bad.render_table()
-            .replace(&format!("{}/", pattern.parent().unwrap().display()), ""),
+        &bad.render_table().replace(&format!("{}/", pattern.parent().unwrap().display()), ""),
     );
     let lines: [(&str, &[&str]); 5] = [
         ("start", &[]),
@@ -58,14 +53,8 @@ fn masters_corpus_well_known_positions() {
         let pos = play(line);
         let k = key(&pos);
         let o = stats.position(k).unwrap();
-        let _ = writeln!(
-            out,
-            "\n{name}: {} games (+{} ={} -{})",
-            o.games(),
-            o.white,
-            o.draws,
-            o.black
-        );
+        let _ =
+            writeln!(out, "\n{name}: {} games (+{} ={} -{})", o.games(), o.white, o.draws, o.black);
         let mut moves: Vec<_> = stats.moves_from(k).to_vec();
         moves.sort_by_key(|(_, m, s)| (std::cmp::Reverse(s.outcomes.games()), *m));
         for (_, mk, s) in moves.iter().take(6) {

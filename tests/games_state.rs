@@ -10,7 +10,9 @@ const LICHESS: &str = "../shared/corpus/lichess/lichess_db_standard_rated_2013-0
 
 /// The Lichess sample cut into `n` "months" of whole games, written into `p`'s `games/`.
 fn months(p: &Project, n: usize) -> Vec<String> {
-    let text = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(LICHESS)).unwrap();
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(LICHESS))
+            .unwrap();
     let games: Vec<&str> = text.split("\n\n[Event ").collect();
     std::fs::create_dir_all(p.path("games")).unwrap();
     let per = games.len().div_ceil(n);
@@ -53,7 +55,12 @@ fn set_files(p: &Project, files: &[String]) {
     let start = text.find("[sources.lichess]\nkind = \"pgn\"\npaths = [").unwrap();
     let end = start + text[start..].find("]\nstate").unwrap();
     let list: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
-    let text = format!("{}[sources.lichess]\nkind = \"pgn\"\npaths = [{}{}", &text[..start], list.join(", "), &text[end..]);
+    let text = format!(
+        "{}[sources.lichess]\nkind = \"pgn\"\npaths = [{}{}",
+        &text[..start],
+        list.join(", "),
+        &text[end..]
+    );
     std::fs::write(p.path("pipeline.toml"), text).unwrap();
 }
 
@@ -71,7 +78,11 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
 
     let at_once = project(&all, true, 1);
     let made = at_once.make(&[]);
-    assert!(made.steps("Building").iter().any(|s| s.starts_with("state:lichess:")), "{}", made.stderr);
+    assert!(
+        made.steps("Building").iter().any(|s| s.starts_with("state:lichess:")),
+        "{}",
+        made.stderr
+    );
     assert_eq!(tree_bytes(&at_once.path("out")), reference, "state, one make");
 
     let reversed: Vec<String> = all.iter().rev().cloned().collect();
@@ -85,18 +96,33 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
         set_files(&monthly, &all[..n]);
         let made = monthly.make(&[]);
         // Only the new month is counted and merged; the states before are fresh.
-        let counted: Vec<String> = made.steps("Building").into_iter().filter(|s| s.starts_with("games:") || s.starts_with("state:")).collect();
-        assert_eq!(counted, vec![format!("games:lichess:{}", all[n - 1]), format!("state:lichess:{}", all[n - 1])], "{}", made.stderr);
+        let counted: Vec<String> = made
+            .steps("Building")
+            .into_iter()
+            .filter(|s| s.starts_with("games:") || s.starts_with("state:"))
+            .collect();
+        assert_eq!(
+            counted,
+            vec![format!("games:lichess:{}", all[n - 1]), format!("state:lichess:{}", all[n - 1])],
+            "{}",
+            made.stderr
+        );
     }
     assert_eq!(tree_bytes(&monthly.path("out")), reference, "state, a month a make");
     let again = monthly.make(&[]);
     assert!(again.steps("Building").is_empty(), "{}", again.stderr);
 
     // A threshold change re-cuts from the state: nothing is counted or merged again.
-    let text = std::fs::read_to_string(monthly.path("pipeline.toml")).unwrap().replace("min_games = 4", "min_games = 6");
+    let text = std::fs::read_to_string(monthly.path("pipeline.toml"))
+        .unwrap()
+        .replace("min_games = 4", "min_games = 6");
     std::fs::write(monthly.path("pipeline.toml"), text).unwrap();
     let recut = monthly.make(&[]);
-    assert!(!recut.steps("Building").iter().any(|s| s.starts_with("games:") || s.starts_with("state:")), "{}", recut.stderr);
+    assert!(
+        !recut.steps("Building").iter().any(|s| s.starts_with("games:") || s.starts_with("state:")),
+        "{}",
+        recut.stderr
+    );
 
     // Removing a month in the middle rebuilds the state from the first month: the states
     // and runs it was made of are gone, so every month is counted again.
@@ -104,13 +130,24 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
     set_files(&monthly, &without);
     let removed = monthly.make(&[]);
     assert!(removed.stderr.contains("Finished"), "{}", removed.stderr);
-    let recounted = removed.steps("Building").into_iter().filter(|s| s.starts_with("games:")).collect::<std::collections::BTreeSet<_>>().len();
+    let recounted = removed
+        .steps("Building")
+        .into_iter()
+        .filter(|s| s.starts_with("games:"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     assert_eq!(recounted, 3, "{}", removed.stderr);
     let fresh = project(&without, true, 16);
-    let text = std::fs::read_to_string(fresh.path("pipeline.toml")).unwrap().replace("min_games = 4", "min_games = 6");
+    let text = std::fs::read_to_string(fresh.path("pipeline.toml"))
+        .unwrap()
+        .replace("min_games = 4", "min_games = 6");
     std::fs::write(fresh.path("pipeline.toml"), text).unwrap();
     fresh.make(&[]);
-    assert_eq!(tree_bytes(&monthly.path("out")), tree_bytes(&fresh.path("out")), "after removing a month");
+    assert_eq!(
+        tree_bytes(&monthly.path("out")),
+        tree_bytes(&fresh.path("out")),
+        "after removing a month"
+    );
 }
 
 #[test]
@@ -125,7 +162,11 @@ fn a_make_killed_during_the_merges_resumes_and_ends_identical() {
         let run = p.make(&[]);
         assert!(run.stderr.contains("Finished"), "{}", run.stderr);
         assert_eq!(tree_bytes(&p.path("out")), want, "after a kill at {delay_ms} ms");
-        let left: Vec<String> = tree_bytes(&p.path("")).into_iter().map(|(n, _)| n).filter(|n| n.contains("okb-tmp") || n.ends_with(".progress")).collect();
+        let left: Vec<String> = tree_bytes(&p.path(""))
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| n.contains("okb-tmp") || n.ends_with(".progress"))
+            .collect();
         assert!(left.is_empty(), "after a kill at {delay_ms} ms: {left:?}");
     }
 }
@@ -138,5 +179,10 @@ fn the_same_month_under_two_names_is_refused_naming_both() {
     set_files(&p, &[all[0].clone(), all[1].clone(), "games/copy.pgn".into()]);
     let run = p.okb(&["make"]);
     assert_ne!(run.status, 0, "{}", run.stderr);
-    assert!(common::flat(&run.stderr).contains("games/copy.pgn holds the same games as games/2013-01.pgn"), "{}", run.stderr);
+    assert!(
+        common::flat(&run.stderr)
+            .contains("games/copy.pgn holds the same games as games/2013-01.pgn"),
+        "{}",
+        run.stderr
+    );
 }

@@ -7,7 +7,10 @@ mod common;
 use common::{Project, Server};
 use serde_json::Value;
 
-const GAMES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn");
+const GAMES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn"
+);
 
 /// The first 5,297 games of Lichess's January 2013 dump, built and served.
 fn served() -> (Project, Server) {
@@ -39,36 +42,56 @@ print(json.dumps({m: [n, total // rated if rated else 0] for m, (n, total, rated
 
 #[test]
 fn numbers_and_requests_are_as_lichess_has_them() {
-    let run = std::process::Command::new("python3").args(["-c", FIRST_MOVES, GAMES]).output().unwrap();
+    let run =
+        std::process::Command::new("python3").args(["-c", FIRST_MOVES, GAMES]).output().unwrap();
     assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
     let expected: Value = serde_json::from_slice(&run.stdout).unwrap();
     let (_p, server) = served();
     let client = reqwest::blocking::Client::new();
-    let answer: Value = serde_json::from_str(&client.get(server.url("/lichess?moves=100")).send().unwrap().text().unwrap()).unwrap();
+    let answer: Value = serde_json::from_str(
+        &client.get(server.url("/lichess?moves=100")).send().unwrap().text().unwrap(),
+    )
+    .unwrap();
     let moves = answer["moves"].as_array().unwrap();
     assert!(moves.len() >= 15, "{answer}");
     for m in moves {
         let uci = m["uci"].as_str().unwrap();
-        let games = m["white"].as_u64().unwrap() + m["draws"].as_u64().unwrap() + m["black"].as_u64().unwrap();
+        let games = m["white"].as_u64().unwrap()
+            + m["draws"].as_u64().unwrap()
+            + m["black"].as_u64().unwrap();
         assert_eq!(serde_json::json!([games, m["averageRating"]]), expected[uci], "{uci}");
     }
     // A move's opening is a name of the Lichess taxonomy (here fixtures/eco/mini.tsv) or
     // none, never a SCID or inherited name.
     let tsv = std::fs::read_to_string(common::fixture("mini.tsv")).unwrap();
-    let lichess_names: Vec<&str> = tsv.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).collect();
+    let lichess_names: Vec<&str> =
+        tsv.lines().skip(1).filter_map(|l| l.split('\t').nth(1)).collect();
     let mut named = 0;
     for line in ["", "e2e4", "d2d4", "e2e4,c7c5", "d2d4,d7d5", "d2d4,d7d5,c2c4"] {
-        let answer: Value = serde_json::from_str(&client.get(server.url(&format!("/lichess?play={line}&moves=100"))).send().unwrap().text().unwrap()).unwrap();
+        let answer: Value = serde_json::from_str(
+            &client
+                .get(server.url(&format!("/lichess?play={line}&moves=100")))
+                .send()
+                .unwrap()
+                .text()
+                .unwrap(),
+        )
+        .unwrap();
         for m in answer["moves"].as_array().unwrap().iter().filter(|m| !m["opening"].is_null()) {
             named += 1;
             let name = m["opening"]["name"].as_str().unwrap();
-            assert!(lichess_names.contains(&name), "after {line:?}, {}: {name:?} is not a Lichess name", m["san"]);
+            assert!(
+                lichess_names.contains(&name),
+                "after {line:?}, {}: {name:?} is not a Lichess name",
+                m["san"]
+            );
         }
     }
     assert!(named >= 3, "{named} named moves");
     // Clients send the token Lichess requires: it is accepted and changes nothing.
     let plain = client.get(server.url("/lichess?moves=5")).send().unwrap();
-    let with_token = client.get(server.url("/lichess?moves=5")).bearer_auth("lip_anything").send().unwrap();
+    let with_token =
+        client.get(server.url("/lichess?moves=5")).bearer_auth("lip_anything").send().unwrap();
     assert_eq!(with_token.status(), 200);
     assert_eq!(plain.text().unwrap(), with_token.text().unwrap());
 }
@@ -91,7 +114,10 @@ print(json.dumps([{"month": k, "white": w, "draws": d, "black": b} for k, (w, d,
 
 #[test]
 fn games_say_rated_or_casual_and_history_counts_each_month() {
-    let run = std::process::Command::new("python3").args(["-c", MONTHS_AFTER_E4, GAMES]).output().unwrap();
+    let run = std::process::Command::new("python3")
+        .args(["-c", MONTHS_AFTER_E4, GAMES])
+        .output()
+        .unwrap();
     assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
     let months: Value = serde_json::from_slice(&run.stdout).unwrap();
     assert!(months.as_array().unwrap().len() >= 2, "{months}");
@@ -107,11 +133,18 @@ fn games_say_rated_or_casual_and_history_counts_each_month() {
     p.make(&[]);
     let server = Server::start(&p, &[], &[]);
     let client = reqwest::blocking::Client::new();
-    let get = |path: &str| -> Value { serde_json::from_str(&client.get(server.url(path)).send().unwrap().text().unwrap()).unwrap() };
+    let get = |path: &str| -> Value {
+        serde_json::from_str(&client.get(server.url(path)).send().unwrap().text().unwrap()).unwrap()
+    };
 
     // Every referenced game says its mode, as Lichess's do.
     let start = get("/lichess?recentGames=8&topGames=4");
-    let games: Vec<&Value> = start["topGames"].as_array().unwrap().iter().chain(start["recentGames"].as_array().unwrap()).collect();
+    let games: Vec<&Value> = start["topGames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(start["recentGames"].as_array().unwrap())
+        .collect();
     assert!(games.len() >= 8, "{start}");
     for g in &games {
         let expected = if g["id"] == "casual01" { "casual" } else { "rated" };
@@ -124,10 +157,18 @@ fn games_say_rated_or_casual_and_history_counts_each_month() {
     assert_eq!(answer["history"], months, "{answer}");
     let first = months[0]["month"].as_str().unwrap();
     let (year, month) = first.split_once('-').unwrap();
-    let before = if month == "01" { format!("{}-12", year.parse::<u32>().unwrap() - 1) } else { format!("{year}-{:02}", month.parse::<u32>().unwrap() - 1) };
+    let before = if month == "01" {
+        format!("{}-12", year.parse::<u32>().unwrap() - 1)
+    } else {
+        format!("{year}-{:02}", month.parse::<u32>().unwrap() - 1)
+    };
     let padded = get(&format!("/lichess?play=e2e4&history=true&since={before}"));
     let history = padded["history"].as_array().unwrap();
-    assert_eq!(history[0], serde_json::json!({"month": before, "white": 0, "draws": 0, "black": 0}), "{padded}");
+    assert_eq!(
+        history[0],
+        serde_json::json!({"month": before, "white": 0, "draws": 0, "black": 0}),
+        "{padded}"
+    );
     assert_eq!(&history[1..], months.as_array().unwrap().as_slice());
     // Without history=true there is none, as on Lichess.
     assert!(get("/lichess?play=e2e4").get("history").is_none());
@@ -162,13 +203,16 @@ fn fetch(server: &Server, path: &str) -> (u16, String) {
 #[test]
 fn the_master_paths_are_aliases_of_the_masters_paths() {
     let (_p, server) = two_games();
-    for (alias, path) in [("/master", "/masters"), ("/master?play=e2e4&topGames=1", "/masters?play=e2e4&topGames=1")] {
+    for (alias, path) in
+        [("/master", "/masters"), ("/master?play=e2e4&topGames=1", "/masters?play=e2e4&topGames=1")]
+    {
         let (status, body) = fetch(&server, alias);
         assert_eq!((status, body), fetch(&server, path), "{alias}");
         assert_eq!(status, 200, "{alias}");
     }
     let masters: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
-    let ids: Vec<&str> = masters["topGames"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> =
+        masters["topGames"].as_array().unwrap().iter().map(|g| g["id"].as_str().unwrap()).collect();
     assert_eq!(ids.len(), 2, "{masters}");
     for id in ids {
         let (status, pgn) = fetch(&server, &format!("/master/pgn/{id}"));
@@ -188,10 +232,18 @@ fn booleans_are_read_in_every_spelling_lichess_accepts() {
     assert!(serde_json::from_str::<Value>(&with).unwrap()["history"].is_array(), "{with}");
     let without = fetch(&server, "/lichess").1;
     for yes in ["True", "on", "1", "yes"] {
-        assert_eq!(fetch(&server, &format!("/lichess?history={yes}")), (200, with.clone()), "history={yes}");
+        assert_eq!(
+            fetch(&server, &format!("/lichess?history={yes}")),
+            (200, with.clone()),
+            "history={yes}"
+        );
     }
     for no in ["false", "False", "off", "0", "no"] {
-        assert_eq!(fetch(&server, &format!("/lichess?history={no}")), (200, without.clone()), "history={no}");
+        assert_eq!(
+            fetch(&server, &format!("/lichess?history={no}")),
+            (200, without.clone()),
+            "history={no}"
+        );
     }
     for bad in ["TRUE", "maybe", ""] {
         let (status, body) = fetch(&server, &format!("/lichess?history={bad}"));
@@ -207,8 +259,17 @@ fn a_game_of_unknown_month_says_month_null() {
     let (_p, server) = two_games();
     for path in ["/masters?play=e2e4", "/lichess?play=e2e4&topGames=4&recentGames=4"] {
         let answer: Value = serde_json::from_str(&fetch(&server, path).1).unwrap();
-        let games: Vec<&Value> = ["topGames", "recentGames"].iter().filter_map(|k| answer[k].as_array()).flatten().collect();
-        let month = |year: u64| games.iter().find(|g| g["year"] == year).map(|g| g.as_object().unwrap().get("month").cloned());
+        let games: Vec<&Value> = ["topGames", "recentGames"]
+            .iter()
+            .filter_map(|k| answer[k].as_array())
+            .flatten()
+            .collect();
+        let month = |year: u64| {
+            games
+                .iter()
+                .find(|g| g["year"] == year)
+                .map(|g| g.as_object().unwrap().get("month").cloned())
+        };
         assert_eq!(month(1999), Some(Some(Value::Null)), "{path}: {answer}");
         assert_eq!(month(2013), Some(Some(Value::from("2013-01"))), "{path}: {answer}");
     }
@@ -266,9 +327,19 @@ print(json.dumps(cases))
 fn the_position_s_opening_is_named_by_lichess_s_rule() {
     let tsvs: Vec<String> = ["a", "b", "c", "d", "e"]
         .iter()
-        .map(|f| common::shared_sources().join(format!("lichess-chess-openings/{f}.tsv")).display().to_string())
+        .map(|f| {
+            common::shared_sources()
+                .join(format!("lichess-chess-openings/{f}.tsv"))
+                .display()
+                .to_string()
+        })
         .collect();
-    let run = std::process::Command::new("python3").arg("-c").arg(LICHESS_OPENINGS).args(&tsvs).output().unwrap();
+    let run = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(LICHESS_OPENINGS)
+        .args(&tsvs)
+        .output()
+        .unwrap();
     assert!(run.status.success(), "python-chess: {}", String::from_utf8_lossy(&run.stderr));
     let cases: Vec<Value> = serde_json::from_slice(&run.stdout).unwrap();
     assert!(cases.len() > 1000, "{} cases", cases.len());
@@ -285,15 +356,26 @@ fn the_position_s_opening_is_named_by_lichess_s_rule() {
         }
         // Both endpoints name positions alike: each case on one of them.
         let endpoint = if i % 2 == 0 { "/masters" } else { "/lichess" };
-        let answer: Value = serde_json::from_str(&client.get(server.url(endpoint)).query(&query).send().unwrap().text().unwrap()).unwrap();
+        let answer: Value = serde_json::from_str(
+            &client.get(server.url(endpoint)).query(&query).send().unwrap().text().unwrap(),
+        )
+        .unwrap();
         if answer["opening"] != case["opening"] {
-            wrong.push(format!("{endpoint} {query:?}: {} (Lichess: {})", answer["opening"], case["opening"]));
+            wrong.push(format!(
+                "{endpoint} {query:?}: {} (Lichess: {})",
+                answer["opening"], case["opening"]
+            ));
         }
     }
     assert!(wrong.is_empty(), "{} of {} differ:\n{}", wrong.len(), cases.len(), wrong.join("\n"));
     // The two the issue saw: the start position, and 1. d4 Nf6 2. c4 e6 (no row ends there).
     let start: Value = serde_json::from_str(&fetch(&server, "/masters").1).unwrap();
     assert!(start["opening"].is_null(), "{start}");
-    let indian: Value = serde_json::from_str(&fetch(&server, "/lichess?play=d2d4,g8f6,c2c4,e7e6").1).unwrap();
-    assert_eq!(indian["opening"], serde_json::json!({"eco": "A50", "name": "Indian Defense: Normal Variation"}), "{indian}");
+    let indian: Value =
+        serde_json::from_str(&fetch(&server, "/lichess?play=d2d4,g8f6,c2c4,e7e6").1).unwrap();
+    assert_eq!(
+        indian["opening"],
+        serde_json::json!({"eco": "A50", "name": "Indian Defense: Normal Variation"}),
+        "{indian}"
+    );
 }

@@ -55,12 +55,14 @@ fn raising_one_depth_reanalyses_only_the_nodes_it_applies_to() {
     let p = project(SHALLOW);
     p.make(&[]);
     let pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
-    std::fs::write(p.path("pipeline.toml"), pipeline.replace("depth_leaf = 6", "depth_leaf = 8")).unwrap();
+    std::fs::write(p.path("pipeline.toml"), pipeline.replace("depth_leaf = 6", "depth_leaf = 8"))
+        .unwrap();
     let run = p.make(&["--explain"]);
     let line = summary(&run);
     assert!(run.stderr.contains("because parameter engine changed"), "{}", run.stderr);
     // Branching nodes keep their depth-7 results from the cache; leaves are searched again.
-    let cached: usize = line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
+    let cached: usize =
+        line.split(": ").nth(1).unwrap().split(' ').next().unwrap().parse().unwrap();
     assert!(cached > 0, "{line}");
     assert!(!line.contains(" 0 analysed"), "{line}");
     let node: serde_json::Value =
@@ -74,7 +76,12 @@ fn a_budget_stops_early_and_the_next_make_continues() {
     let p = project(&format!("{SHALLOW}\nmax_positions = 5"));
     let first = p.make(&[]);
     assert!(summary(&first).contains("5 analysed"), "{}", first.stderr);
-    assert!(summary(&first).contains("12 positions left (≈") && summary(&first).contains("run `okb make` again to continue"), "{}", first.stderr);
+    assert!(
+        summary(&first).contains("12 positions left (≈")
+            && summary(&first).contains("run `okb make` again to continue"),
+        "{}",
+        first.stderr
+    );
     let second = p.make(&[]);
     assert!(summary(&second).contains("5 cached, 5 analysed"), "{}", second.stderr);
     let mut runs = 2;
@@ -99,8 +106,12 @@ fn a_missing_engine_says_how_to_install_or_configure_one() {
 
 #[test]
 fn a_crashing_engine_is_reported_and_the_build_completes() {
-    let crash = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/engines/crash.py");
-    let p = project(&format!("path = \"{}\"\nmax_attempts = 2\nmax_consecutive_failures = 100", crash.display()));
+    let crash =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/engines/crash.py");
+    let p = project(&format!(
+        "path = \"{}\"\nmax_attempts = 2\nmax_consecutive_failures = 100",
+        crash.display()
+    ));
     let run = p.make(&[]);
     assert!(summary(&run).contains(" failed"), "{}", run.stderr);
     assert!(run.stderr.contains("[engine-failure]"), "{}", run.stderr);
@@ -120,7 +131,9 @@ fn a_make_killed_during_annotation_keeps_finished_results_and_resumes() {
         assert!(std::time::Instant::now() < deadline, "no result was stored");
         assert!(child.try_wait().unwrap().is_none(), "okb make ended before it was killed");
         std::thread::sleep(std::time::Duration::from_millis(20));
-        let stored = db.exists().then(|| okb::engine::EngineCache::open(&db).and_then(|c| c.len()).unwrap_or(0));
+        let stored = db
+            .exists()
+            .then(|| okb::engine::EngineCache::open(&db).and_then(|c| c.len()).unwrap_or(0));
         if stored.unwrap_or(0) >= 2 {
             break;
         }

@@ -51,10 +51,16 @@ fn statistics_reach_the_store_and_follow_the_tree_rules() {
     let counted: u64 = run
         .stderr
         .lines()
-        .find_map(|l| l.trim_start().strip_prefix("Building games (")?.split(' ').next()?.parse().ok())
+        .find_map(|l| {
+            l.trim_start().strip_prefix("Building games (")?.split(' ').next()?.parse().ok()
+        })
         .expect("games summary line");
     let root = node(&p, "");
-    assert_eq!(root["game_count"].as_u64().unwrap(), counted, "every counted game reaches the start position");
+    assert_eq!(
+        root["game_count"].as_u64().unwrap(),
+        counted,
+        "every counted game reaches the start position"
+    );
     let children = root["children"].as_array().unwrap();
     let counts: Vec<u64> = children.iter().map(|c| c["game_count"].as_u64().unwrap()).collect();
     assert!(counts.windows(2).all(|w| w[0] >= w[1]), "children sorted by games: {counts:?}");
@@ -87,7 +93,12 @@ fn queens_gambit_transposition_is_one_node_with_both_orders() {
     let a = node(&p, "1. d4 Nf6 2. c4 e6 3. Nc3 d5");
     let b = node(&p, "1. d4 d5 2. c4 e6 3. Nc3 Nf6");
     assert_eq!(a, b);
-    let orders: Vec<&str> = a["transpositions"].as_array().unwrap().iter().map(|t| t["moves"].as_str().unwrap()).collect();
+    let orders: Vec<&str> = a["transpositions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["moves"].as_str().unwrap())
+        .collect();
     assert!(orders.contains(&"1. d4 Nf6 2. c4 e6 3. Nc3 d5"), "{orders:?}");
     assert!(orders.contains(&"1. d4 d5 2. c4 e6 3. Nc3 Nf6"), "{orders:?}");
     assert!(a["game_count"].as_u64().unwrap() > 100);
@@ -99,13 +110,30 @@ fn adding_or_removing_a_file_reparses_only_that_file() {
     p.make(&[]);
     std::fs::copy(masters(FILES[2]), p.path(&format!("games/{}", FILES[2]))).unwrap();
     let run = p.make(&[]);
-    let built: Vec<String> = run.steps("Building").into_iter().filter(|s| s == "games" || s.starts_with("games:")).collect();
-    assert_eq!(built, vec![format!("games:games:games/{}", FILES[2]), "games".to_string()], "{}", run.stderr);
+    let built: Vec<String> = run
+        .steps("Building")
+        .into_iter()
+        .filter(|s| s == "games" || s.starts_with("games:"))
+        .collect();
+    assert_eq!(
+        built,
+        vec![format!("games:games:games/{}", FILES[2]), "games".to_string()],
+        "{}",
+        run.stderr
+    );
     std::fs::remove_file(p.path(&format!("games/{}", FILES[0]))).unwrap();
     let run = p.make(&["--explain"]);
-    let built: Vec<String> = run.steps("Building").into_iter().filter(|s| s == "games" || s.starts_with("games:")).collect();
+    let built: Vec<String> = run
+        .steps("Building")
+        .into_iter()
+        .filter(|s| s == "games" || s.starts_with("games:"))
+        .collect();
     assert_eq!(built, vec!["games".to_string()], "{}", run.stderr);
-    assert!(run.stderr.contains(&format!("input games:games:games/{} removed", FILES[0])), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("input games:games:games/{} removed", FILES[0])),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -115,15 +143,30 @@ fn a_game_source_matching_no_file_is_an_error_unless_it_allows_empty() {
     for args in [&["make"][..], &["make", "--strict"]] {
         let run = p.okb(args);
         assert_eq!(run.status, 1, "{}", run.stderr);
-        assert!(run.stderr.contains("game source games: no file matches games/*.pgn.zst"), "{}", run.stderr);
+        assert!(
+            run.stderr.contains("game source games: no file matches games/*.pgn.zst"),
+            "{}",
+            run.stderr
+        );
         assert!(run.stderr.contains("allow_empty = true"), "{}", run.stderr);
     }
     assert!(!p.path("build/okb.sqlite").exists());
     let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
-    std::fs::write(p.path("pipeline.toml"), text.replace("paths = [\"games/*.pgn.zst\"]", "paths = [\"games/*.pgn.zst\"]\nallow_empty = true")).unwrap();
+    std::fs::write(
+        p.path("pipeline.toml"),
+        text.replace(
+            "paths = [\"games/*.pgn.zst\"]",
+            "paths = [\"games/*.pgn.zst\"]\nallow_empty = true",
+        ),
+    )
+    .unwrap();
     let run = p.make(&[]);
     assert!(run.stderr.contains("0 files matched games/*.pgn.zst"), "{}", run.stderr);
-    assert_eq!(node(&p, "1. e4 c5")["game_count"], 0, "an allowed empty folder gives the skeleton only");
+    assert_eq!(
+        node(&p, "1. e4 c5")["game_count"],
+        0,
+        "an allowed empty folder gives the skeleton only"
+    );
 }
 
 #[test]
@@ -149,8 +192,13 @@ with chess.polyglot.open_reader(sys.argv[1]) as book:
         .args(["-c", script, p.path("out/book.bin").to_str().unwrap()])
         .output()
         .expect("python3 runs");
-    assert!(out.status.success(), "python-chess: {} (pip install chess)", String::from_utf8_lossy(&out.stderr));
-    let weights: std::collections::BTreeMap<String, u64> = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "python-chess: {} (pip install chess)",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let weights: std::collections::BTreeMap<String, u64> =
+        serde_json::from_slice(&out.stdout).unwrap();
     let root = node(&p, "");
     for child in root["children"].as_array().unwrap() {
         if child["game_count"].as_u64().unwrap() == 0 {
@@ -171,13 +219,29 @@ fn status_gives_its_verdict_first_and_counts_fresh_game_files() {
     let run = p.okb(&["status"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let first = run.stderr.lines().next().unwrap_or_default();
-    assert!(first.contains("Fresh") && first.contains("everything is up to date"), "{}", run.stderr);
+    assert!(
+        first.contains("Fresh") && first.contains("everything is up to date"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("games:games (3 game files, each fresh)"), "{}", run.stderr);
-    assert!(!run.stderr.contains("Stein.pgn.zst"), "fresh files are counted, not listed: {}", run.stderr);
+    assert!(
+        !run.stderr.contains("Stein.pgn.zst"),
+        "fresh files are counted, not listed: {}",
+        run.stderr
+    );
     // A changed file is listed, by name, with why it would run; the verdict still leads.
     std::fs::copy(masters("Alekhine.pgn.zst"), p.path("games/Stein.pgn.zst")).unwrap();
     let run = p.okb(&["status"]);
-    assert!(run.stderr.lines().next().unwrap_or_default().contains("steps would run"), "{}", run.stderr);
-    assert!(run.stderr.contains("Stale games:games:") && run.stderr.contains("Stein.pgn.zst"), "{}", run.stderr);
+    assert!(
+        run.stderr.lines().next().unwrap_or_default().contains("steps would run"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("Stale games:games:") && run.stderr.contains("Stein.pgn.zst"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("(2 game files, each fresh)"), "{}", run.stderr);
 }

@@ -85,7 +85,8 @@ fn changing_one_export_parameter_reruns_only_that_export() {
     let p = Project::full();
     p.make(&[]);
     let pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
-    let edited = pipeline.replace("output = \"out/nodes.csv\"", "output = \"out/nodes.csv\"\ndelimiter = \";\"");
+    let edited = pipeline
+        .replace("output = \"out/nodes.csv\"", "output = \"out/nodes.csv\"\ndelimiter = \";\"");
     std::fs::write(p.path("pipeline.toml"), edited).unwrap();
     let run = p.make(&["--explain"]);
     assert_eq!(run.steps("Building"), vec!["export:nodes-csv", "manifest"], "{}", run.stderr);
@@ -119,7 +120,9 @@ fn clean_and_incremental_builds_are_byte_identical() {
     incremental.make(&[]);
     let edit = |p: &Project| {
         let file = p.path("src/e.tsv");
-        let text = std::fs::read_to_string(&file).unwrap().replace("\tNimzo-Indian Defense\t", "\tNimzo Indian\t");
+        let text = std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("\tNimzo-Indian Defense\t", "\tNimzo Indian\t");
         std::fs::write(&file, text).unwrap();
     };
     edit(&incremental);
@@ -139,7 +142,11 @@ fn a_killed_build_resumes_and_matches_a_clean_build() {
         p.kill_make_after(delay_ms);
         let run = p.make(&[]);
         assert!(run.stderr.contains("Finished"), "{}", run.stderr);
-        assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
+        assert_eq!(
+            tree_bytes(&p.path("out")),
+            tree_bytes(&reference.path("out")),
+            "after a kill at {delay_ms} ms"
+        );
         let again = p.make(&[]);
         assert!(again.steps("Building").is_empty(), "{}", again.stderr);
         let left = leftovers(&p);
@@ -151,7 +158,8 @@ fn a_killed_build_resumes_and_matches_a_clean_build() {
 /// runs), and exports of every kind that writes its file through a temporary one.
 fn with_games_and_exports() -> Project {
     let p = Project::full();
-    let twic = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/twic/twic0920.pgn");
+    let twic = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/twic/twic0920.pgn");
     let mut text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
     text.push_str(&format!(
         "[sources.twic]\nkind = \"pgn\"\npaths = [\"{}\"]\n[games]\nmemory_budget_mb = 1\n\
@@ -178,7 +186,11 @@ fn a_make_killed_at_many_points_leaves_no_temporary_file_after_the_next() {
         p.make(&[]);
         let left = leftovers(&p);
         assert!(left.is_empty(), "after a kill at {delay_ms} ms of {took}: {left:?}");
-        assert_eq!(tree_bytes(&p.path("out")), tree_bytes(&reference.path("out")), "after a kill at {delay_ms} ms");
+        assert_eq!(
+            tree_bytes(&p.path("out")),
+            tree_bytes(&reference.path("out")),
+            "after a kill at {delay_ms} ms"
+        );
     }
 }
 
@@ -189,7 +201,10 @@ fn leftovers(p: &common::Project) -> Vec<String> {
     all.into_iter()
         .filter(|(name, bytes)| {
             let file = name.rsplit('/').next().unwrap_or(name);
-            file.contains("okb-tmp") || file.ends_with(".tmp") || file.contains("okb-side") || (name.ends_with("make-state") && !bytes.is_empty())
+            file.contains("okb-tmp")
+                || file.ends_with(".tmp")
+                || file.contains("okb-side")
+                || (name.ends_with("make-state") && !bytes.is_empty())
         })
         .map(|(name, _)| name)
         .collect()
@@ -211,7 +226,8 @@ fn a_make_after_an_interrupted_one_removes_what_it_left() {
         format!("out/.nodes.csv.{dead}.4.okb-tmp"),
     ];
     // A file of a process still running (this test) stays, as does any other file.
-    let kept = [format!("out/.nodes.csv.{}.1.okb-tmp", std::process::id()), "out/notes.txt".to_string()];
+    let kept =
+        [format!("out/.nodes.csv.{}.1.okb-tmp", std::process::id()), "out/notes.txt".to_string()];
     for file in abandoned.iter().chain(&kept) {
         std::fs::create_dir_all(p.path(file).parent().unwrap()).unwrap();
         std::fs::write(p.path(file), b"partial").unwrap();
@@ -223,7 +239,11 @@ fn a_make_after_an_interrupted_one_removes_what_it_left() {
     // What a killed make leaves: the mark it set.
     std::fs::write(p.path("cache/make-state"), b"unfinished\n").unwrap();
     let run = p.make(&[]);
-    assert!(run.stderr.contains("Removed temporary files of an interrupted make"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Removed temporary files of an interrupted make"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("and 4 more"), "{}", run.stderr);
     assert!(run.steps("Building").is_empty(), "{}", run.stderr);
     for file in &abandoned {
@@ -240,7 +260,8 @@ fn two_makes_at_once_serialize_on_the_project_lock() {
     let b = p.command(&["make"]).output_async();
     let (a, b) = (a.join().unwrap(), b.join().unwrap());
     assert!(a.status.success() && b.status.success());
-    let both = format!("{}{}", String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
+    let both =
+        format!("{}{}", String::from_utf8_lossy(&a.stderr), String::from_utf8_lossy(&b.stderr));
     // One built, the other found everything fresh (after waiting, if it had to).
     assert_eq!(both.matches("Building eco").count(), 1, "{both}");
     let again = p.make(&[]);
@@ -290,7 +311,8 @@ fn a_corrupt_cache_object_is_rebuilt() {
     let p = Project::full();
     p.make(&[]);
     // Corrupt every cached object; the next build notices, discards and rebuilds.
-    let objects: Vec<_> = std::fs::read_dir(p.path("cache/objects")).unwrap().flatten().map(|f| f.path()).collect();
+    let objects: Vec<_> =
+        std::fs::read_dir(p.path("cache/objects")).unwrap().flatten().map(|f| f.path()).collect();
     assert!(objects.len() > 10, "{objects:?}");
     for o in &objects {
         std::fs::write(o, b"garbage").unwrap();
@@ -303,7 +325,10 @@ fn a_corrupt_cache_object_is_rebuilt() {
 
 /// The number of step records and objects in a project's cache.
 fn cache_entries(p: &Project) -> (usize, usize) {
-    let count = |dir: &str| std::fs::read_dir(p.path(dir)).map_or(0, |d| d.flatten().filter(|e| e.path().is_file()).count());
+    let count = |dir: &str| {
+        std::fs::read_dir(p.path(dir))
+            .map_or(0, |d| d.flatten().filter(|e| e.path().is_file()).count())
+    };
     (count("cache/steps"), count("cache/objects"))
 }
 
@@ -315,7 +340,10 @@ fn swept(run: &common::Run) -> serde_json::Value {
 #[test]
 fn clean_unused_keeps_exactly_what_the_build_needs() {
     let pipeline = |min_games: u32| {
-        format!("{}[tree]\nmin_games = {min_games}\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n", common::SELF_CONTAINED_SOURCES)
+        format!(
+            "{}[tree]\nmin_games = {min_games}\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n",
+            common::SELF_CONTAINED_SOURCES
+        )
     };
     let p = Project::self_contained(&pipeline(1), &["openings.pgn", "classify.pgn"]);
     p.make(&[]);
@@ -324,20 +352,37 @@ fn clean_unused_keeps_exactly_what_the_build_needs() {
     let before = cache_entries(&p);
 
     let dry = swept(&p.okb(&["clean", "--unused", "--dry-run", "--json"]));
-    assert!(dry["records_removed"].as_u64().unwrap() > 0 && dry["objects_removed"].as_u64().unwrap() > 0, "{dry}");
+    assert!(
+        dry["records_removed"].as_u64().unwrap() > 0
+            && dry["objects_removed"].as_u64().unwrap() > 0,
+        "{dry}"
+    );
     assert_eq!(cache_entries(&p), before, "a dry run removes nothing");
-    assert_eq!(swept(&p.okb(&["clean", "--unused", "--json"])), dry, "the sweep removes what the dry run listed");
+    assert_eq!(
+        swept(&p.okb(&["clean", "--unused", "--json"])),
+        dry,
+        "the sweep removes what the dry run listed"
+    );
     let after = cache_entries(&p);
     assert_eq!(after.0 as u64, dry["records_kept"].as_u64().unwrap());
     assert!(after.1 < before.1);
-    assert_eq!(swept(&p.okb(&["clean", "--unused", "--json"]))["records_removed"], 0, "a second sweep finds nothing");
+    assert_eq!(
+        swept(&p.okb(&["clean", "--unused", "--json"]))["records_removed"],
+        0,
+        "a second sweep finds nothing"
+    );
     assert!(p.make(&[]).stderr.contains("nothing to do"));
 
     // What the fresh steps' values name is still there: the tree reads the merged runs,
     // and a new file makes the merge read every other file's runs.
     std::fs::write(p.path("pipeline.toml"), pipeline(1)).unwrap();
     let rerun = p.make(&[]);
-    assert!(rerun.steps("Building").contains(&"tree".to_string()) && !rerun.steps("Building").contains(&"games".to_string()), "{}", rerun.stderr);
+    assert!(
+        rerun.steps("Building").contains(&"tree".to_string())
+            && !rerun.steps("Building").contains(&"games".to_string()),
+        "{}",
+        rerun.stderr
+    );
     std::fs::copy(p.path("games/openings.pgn"), p.path("games/again.pgn")).unwrap();
     let merged = p.make(&[]);
     assert!(merged.steps("Building").contains(&"games".to_string()), "{}", merged.stderr);
@@ -351,7 +396,11 @@ fn clean_unused_keeps_exactly_what_the_build_needs() {
     let entries = cache_entries(&p);
     let refused = p.okb(&["clean", "--unused"]);
     assert_eq!(refused.status, 1, "{}", refused.stderr);
-    assert!(refused.stderr.contains("stale") && refused.stderr.contains("okb make"), "{}", refused.stderr);
+    assert!(
+        refused.stderr.contains("stale") && refused.stderr.contains("okb make"),
+        "{}",
+        refused.stderr
+    );
     assert_eq!(cache_entries(&p), entries);
 }
 
@@ -371,16 +420,22 @@ fn an_interrupted_rebuild_writes_the_same_store_as_an_uninterrupted_one() {
     straight.make(&[]);
     // The second rebuild happens seconds later: no clock may reach the store.
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let mut child = interrupted.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let mut child =
+        interrupted.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let _ = child.kill(); // SIGKILL
     let _ = child.wait();
     interrupted.make(&[]);
     let changes = rusqlite::Connection::open(straight.path("build/okb.sqlite"))
         .unwrap()
-        .query_row("SELECT count(*) FROM node_changelog WHERE build = 2", [], |r| r.get::<_, i64>(0))
+        .query_row("SELECT count(*) FROM node_changelog WHERE build = 2", [], |r| {
+            r.get::<_, i64>(0)
+        })
         .unwrap();
     assert!(changes > 0, "the rebuild logged its changes");
-    assert!(straight.read("build/okb.sqlite") == interrupted.read("build/okb.sqlite"), "the stores differ");
+    assert!(
+        straight.read("build/okb.sqlite") == interrupted.read("build/okb.sqlite"),
+        "the stores differ"
+    );
     assert_eq!(straight.read("build/manifest.json"), interrupted.read("build/manifest.json"));
 }

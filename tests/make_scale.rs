@@ -42,7 +42,8 @@ fn project(memory_budget_mb: usize) -> Project {
     std::fs::create_dir_all(p.path("games")).unwrap();
     for copy in 0..COPIES {
         for f in FILES {
-            std::os::unix::fs::symlink(masters(f), p.path(&format!("games/copy{copy}-{f}"))).unwrap();
+            std::os::unix::fs::symlink(masters(f), p.path(&format!("games/copy{copy}-{f}")))
+                .unwrap();
         }
     }
     p
@@ -51,14 +52,22 @@ fn project(memory_budget_mb: usize) -> Project {
 /// Runs `okb make`, asserting success; returns its stderr and its peak resident memory
 /// in MiB (the last VmHWM read before it ended: VmHWM only grows).
 fn make_measured(p: &Project) -> (String, u64) {
-    let mut child = p.command(&["make"]).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let mut child = p
+        .command(&["make"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
     let status = format!("/proc/{}/status", child.id());
     let stderr = child.stderr.take().unwrap();
     let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap());
     let mut peak_kb = 0;
     while child.try_wait().unwrap().is_none() {
         let hwm = std::fs::read_to_string(&status).ok().and_then(|s| {
-            s.lines().find_map(|l| l.strip_prefix("VmHWM:").and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()))
+            s.lines().find_map(|l| {
+                l.strip_prefix("VmHWM:")
+                    .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            })
         });
         peak_kb = peak_kb.max(hwm.unwrap_or(0));
         std::thread::sleep(Duration::from_millis(20));
@@ -77,7 +86,10 @@ fn exports(p: &Project) -> (Vec<u8>, Vec<u8>) {
 fn budgets_do_not_change_exports_and_bound_memory() {
     let unbounded = project(1_000_000);
     let (log, _) = make_measured(&unbounded);
-    let games = log.lines().find(|l| l.contains("Building games (")).unwrap_or_else(|| panic!("no games step:\n{log}"));
+    let games = log
+        .lines()
+        .find(|l| l.contains("Building games ("))
+        .unwrap_or_else(|| panic!("no games step:\n{log}"));
     assert!(games.contains("games counted of"), "{games}");
     let reference = exports(&unbounded);
     assert!(reference.0.len() > 100_000, "the tree has game moves");
@@ -87,7 +99,10 @@ fn budgets_do_not_change_exports_and_bound_memory() {
     for budget in [256, 2] {
         let bounded = project(budget);
         let (_, peak_mb) = make_measured(&bounded);
-        assert!(exports(&bounded) == reference, "exports with a {budget} MiB budget differ from the unbounded run's");
+        assert!(
+            exports(&bounded) == reference,
+            "exports with a {budget} MiB budget differ from the unbounded run's"
+        );
         assert!(peak_mb < 256 + 512, "peak RSS {peak_mb} MiB with a {budget} MiB budget");
         let spill = bounded.path("cache/spill");
         assert!(budget > 2 || spill.is_dir(), "a 2 MiB budget spills");

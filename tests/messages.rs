@@ -7,10 +7,15 @@ use common::{Project, mini_sources};
 
 #[test]
 fn a_game_skipped_for_a_huge_tag_says_the_limit() {
-    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n",
+        mini_sources()
+    ));
     std::fs::create_dir_all(p.path("games")).unwrap();
     let huge = "x".repeat(1 << 20);
-    let text = format!("[Event \"{huge}\"]\n[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n[Event \"ok\"]\n[Result \"1-0\"]\n\n1. d4 d5 1-0\n");
+    let text = format!(
+        "[Event \"{huge}\"]\n[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n[Event \"ok\"]\n[Result \"1-0\"]\n\n1. d4 d5 1-0\n"
+    );
     std::fs::write(p.path("games/huge.pgn"), text).unwrap();
     let run = p.make(&[]);
     let stderr = common::flat(&run.stderr);
@@ -22,17 +27,26 @@ fn a_game_skipped_for_a_huge_tag_says_the_limit() {
 
 #[test]
 fn an_export_that_cannot_be_written_is_named() {
-    let p = Project::with_pipeline(&format!("{}[exports.nodes]\nformat = \"csv\"\noutput = \"./table\"\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}[exports.nodes]\nformat = \"csv\"\noutput = \"./table\"\n",
+        mini_sources()
+    ));
     std::fs::create_dir_all(p.path("table/inside")).unwrap();
     let run = p.okb(&["make"]);
     let stderr = common::flat(&run.stderr);
     assert_eq!(run.status, 1, "{stderr}");
-    assert!(stderr.contains("export:nodes: writing ") && stderr.contains("/table: Is a directory"), "{stderr}");
+    assert!(
+        stderr.contains("export:nodes: writing ") && stderr.contains("/table: Is a directory"),
+        "{stderr}"
+    );
 }
 
 #[test]
 fn a_loop_of_links_is_called_a_loop() {
-    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*\"]\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*\"]\n",
+        mini_sources()
+    ));
     std::fs::create_dir_all(p.path("games")).unwrap();
     std::os::unix::fs::symlink("b.pgn", p.path("games/a.pgn")).unwrap();
     std::os::unix::fs::symlink("a.pgn", p.path("games/b.pgn")).unwrap();
@@ -45,7 +59,10 @@ fn a_loop_of_links_is_called_a_loop() {
 
 /// The warning count of `make`'s `Finished` line (0 when it names none).
 fn finished_warnings(stderr: &str) -> usize {
-    let line = stderr.lines().find(|l| l.contains("Finished")).unwrap_or_else(|| panic!("no Finished line:\n{stderr}"));
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("Finished"))
+        .unwrap_or_else(|| panic!("no Finished line:\n{stderr}"));
     line.split(", ")
         .find_map(|part| match part.split_whitespace().collect::<Vec<_>>()[..] {
             [n, word, ..] if word.starts_with("warning") => Some(n.parse().unwrap()),
@@ -56,7 +73,10 @@ fn finished_warnings(stderr: &str) -> usize {
 
 #[test]
 fn the_finished_line_counts_the_warnings_printed_and_the_next_make_agrees() {
-    let p = Project::with_pipeline(&format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"games/*.pgn\"]\n",
+        mini_sources()
+    ));
     std::fs::create_dir_all(p.path("games")).unwrap();
     // A game file's own warning (a game skipped for an illegal move): the step that
     // counts the file lists it without counting it itself.
@@ -75,9 +95,13 @@ fn the_finished_line_counts_the_warnings_printed_and_the_next_make_agrees() {
 /// [`Project::full`] with The Week in Chess 920 as games, the tree kept to `min_games`.
 fn full_with_games(min_games: u32) -> Project {
     let p = Project::full();
-    let twic = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/twic/twic0920.pgn");
+    let twic = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/twic/twic0920.pgn");
     let mut text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
-    text.push_str(&format!("[sources.twic]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmin_games = {min_games}\n", twic.display()));
+    text.push_str(&format!(
+        "[sources.twic]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmin_games = {min_games}\n",
+        twic.display()
+    ));
     std::fs::write(p.path("pipeline.toml"), text).unwrap();
     p
 }
@@ -114,7 +138,12 @@ fn every_corrupt_cache_object_a_make_meets_is_named_and_rebuilt() {
     corrupt(&p, &csv);
     std::fs::remove_file(p.path("out/nodes.csv")).unwrap();
     let run = p.make(&[]);
-    assert_eq!(named_corrupt(&run.stderr), vec![(csv.clone(), "export:nodes-csv".to_string())], "{}", run.stderr);
+    assert_eq!(
+        named_corrupt(&run.stderr),
+        vec![(csv.clone(), "export:nodes-csv".to_string())],
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("the step's output"), "{}", run.stderr);
 
     // Every large object (sorted runs of game counts, large values), with a tree that must
@@ -127,12 +156,18 @@ fn every_corrupt_cache_object_a_make_meets_is_named_and_rebuilt() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     large.iter().for_each(|hash| corrupt(&p, hash));
-    let pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap().replace("min_games = 2", "min_games = 3");
+    let pipeline = std::fs::read_to_string(p.path("pipeline.toml"))
+        .unwrap()
+        .replace("min_games = 2", "min_games = 3");
     std::fs::write(p.path("pipeline.toml"), pipeline).unwrap();
     let run = p.make(&[]);
     let named = named_corrupt(&run.stderr);
     assert!(named.iter().all(|(object, _)| large.contains(object)), "{named:?}\n{}", run.stderr);
-    assert!(named.iter().any(|(_, step)| step.starts_with("games")), "a run of the counts is named:\n{}", run.stderr);
+    assert!(
+        named.iter().any(|(_, step)| step.starts_with("games")),
+        "a run of the counts is named:\n{}",
+        run.stderr
+    );
     // And what it rebuilt is what a clean build makes.
     let clean = full_with_games(3);
     clean.make(&[]);

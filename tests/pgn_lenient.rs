@@ -33,7 +33,11 @@ with open(sys.argv[1], encoding="utf-8") as f:
 print(json.dumps(out))
 "#;
     let run = Command::new("python3").args(["-c", READ]).arg(path).output().unwrap();
-    assert!(run.status.success(), "python-chess (pip install chess): {}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "python-chess (pip install chess): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     serde_json::from_slice(&run.stdout).unwrap()
 }
 
@@ -48,14 +52,31 @@ fn make_reads_one_game_per_game_as_python_chess_does_and_warns() {
     assert_eq!(theirs[0]["headers"][0], serde_json::json!(["Event", "Vote Chess \"Team A\" vs B"]));
     let agg = aggregate_file(&lenient(), &GameFilter::default(), 20).unwrap();
     let c = &agg.counters;
-    assert_eq!((c.games_read, c.games_counted, c.games_bad), (4, 4, 0), "{}", agg.bad.render_table());
+    assert_eq!(
+        (c.games_read, c.games_counted, c.games_bad),
+        (4, 4, 0),
+        "{}",
+        agg.bad.render_table()
+    );
     assert_eq!(lines(&agg.bad, BadKind::RepairedTag), vec![1, 4, 5]);
-    assert_eq!(agg.bad.kinds[&BadKind::LenientSan].count, 3, "games 1 to 3 write captures without x");
+    assert_eq!(
+        agg.bad.kinds[&BadKind::LenientSan].count,
+        3,
+        "games 1 to 3 write captures without x"
+    );
     // okb make shows both as warnings with their file:line.
     let p = Project::self_contained(SELF_CONTAINED_SOURCES, &["lenient.pgn"]);
     let run = p.make(&[]);
-    assert!(run.stderr.contains("games/lenient.pgn:4: tag value with unescaped inner quotes"), "{}", run.stderr);
-    assert!(run.stderr.contains("games/lenient.pgn:10: game kept: a capture written without x"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("games/lenient.pgn:4: tag value with unescaped inner quotes"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("games/lenient.pgn:10: game kept: a capture written without x"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("4 games"), "{}", run.stderr);
 }
 
@@ -68,7 +89,8 @@ fn ambiguous_or_impossible_moves_still_reject_the_game() {
                 [Event \"good\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Bc6 1-0\n";
     std::fs::write(&path, text).unwrap();
     let theirs = python_chess(&path);
-    let errors: Vec<_> = theirs.as_array().unwrap().iter().map(|g| g["errors"].as_u64().unwrap()).collect();
+    let errors: Vec<_> =
+        theirs.as_array().unwrap().iter().map(|g| g["errors"].as_u64().unwrap()).collect();
     assert_eq!(errors, vec![1, 1, 0], "python-chess rejects the same two");
     let agg = aggregate_file(&path, &GameFilter::default(), 20).unwrap();
     assert_eq!(lines(&agg.bad, BadKind::AmbiguousSan), vec![1]);
@@ -96,7 +118,12 @@ fn book_counts_captures_without_x_as_polyglot_make_book_does() {
         .status()
         .expect("polyglot (apt-get install polyglot)");
     assert!(status.success());
-    let opts = BookOptions { max_ply: 40, min_game: 1, weights: WeightMode::Polyglot, ..Default::default() };
+    let opts = BookOptions {
+        max_ply: 40,
+        min_game: 1,
+        weights: WeightMode::Polyglot,
+        ..Default::default()
+    };
     let ours = build_book(std::slice::from_ref(&path), &opts).unwrap();
     assert_eq!(to_bytes(&ours.entries), std::fs::read(&bin).unwrap(), "byte-identical book");
     // The whole file: four games, none bad, both repairs reported.
@@ -114,7 +141,11 @@ fn convert_and_classify_keep_the_tags_python_chess_reads() {
         assert_eq!(run.status, 0, "{}", run.stderr);
         if args[3] == input {
             assert!(run.stderr.contains("4 of 4 games"), "{}", run.stderr);
-            assert!(run.stderr.contains("repaired_tag") && run.stderr.contains("lenient.pgn:5"), "{}", run.stderr);
+            assert!(
+                run.stderr.contains("repaired_tag") && run.stderr.contains("lenient.pgn:5"),
+                "{}",
+                run.stderr
+            );
         }
     }
     // The BGN's tags are python-chess's headers of the original; the PGN written back
@@ -128,7 +159,10 @@ fn convert_and_classify_keep_the_tags_python_chess_reads() {
             assert_eq!(ours["tags"][pair[0].as_str().unwrap()], pair[1], "{line}");
         }
     }
-    let unescaped = |v: &serde_json::Value| serde_json::from_str::<serde_json::Value>(&v.to_string().replace(r#"\\\""#, r#"\""#)).unwrap();
+    let unescaped = |v: &serde_json::Value| {
+        serde_json::from_str::<serde_json::Value>(&v.to_string().replace(r#"\\\""#, r#"\""#))
+            .unwrap()
+    };
     assert_eq!(theirs, unescaped(&python_chess(&p.path("back.pgn"))), "PGN → BGN → PGN");
     p.make(&[]);
     let run = p.okb(&["classify", &input]);
@@ -136,7 +170,9 @@ fn convert_and_classify_keep_the_tags_python_chess_reads() {
     assert!(run.stderr.contains("4 games:"), "{}", run.stderr);
     std::fs::write(p.path("classified.pgn"), &run.stdout).unwrap();
     let classified = unescaped(&python_chess(&p.path("classified.pgn")));
-    let first = |v: &serde_json::Value, i: usize| -> Vec<serde_json::Value> { v.as_array().unwrap().iter().map(|g| g["headers"][i].clone()).collect() };
+    let first = |v: &serde_json::Value, i: usize| -> Vec<serde_json::Value> {
+        v.as_array().unwrap().iter().map(|g| g["headers"][i].clone()).collect()
+    };
     assert_eq!(first(&classified, 0), first(&theirs, 0), "the Event of each of the four games");
     assert_eq!(classified[0]["headers"][4], serde_json::json!(["White", "\"Learning with fun\""]));
 }

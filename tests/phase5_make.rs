@@ -92,15 +92,30 @@ fn every_terminal_node_has_a_structure_and_structures_are_entities() {
     }
     // Every name says how it was found; Unknown has no confidence.
     let confidence = |sql: &str| -> i64 { db.query_row(sql, [], |r| r.get(0)).unwrap() };
-    assert_eq!(confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' AND structure_confidence IS NOT NULL"), 0);
     assert_eq!(
-        confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence NOT IN ('exact', 'near', 'rule')"),
+        confidence(
+            "SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' AND structure_confidence IS NOT NULL"
+        ),
         0
     );
-    assert_eq!(confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence IS NULL"), 0);
+    assert_eq!(
+        confidence(
+            "SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence NOT IN ('exact', 'near', 'rule')"
+        ),
+        0
+    );
+    assert_eq!(
+        confidence(
+            "SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure != 'Unknown' AND structure_confidence IS NULL"
+        ),
+        0
+    );
     // The review lists exactly the Unknown and near terminal nodes.
-    let review: serde_json::Value = serde_json::from_slice(&p.read("build/structures-review.json")).unwrap();
-    let unknown = confidence("SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' OR structure_confidence = 'near'");
+    let review: serde_json::Value =
+        serde_json::from_slice(&p.read("build/structures-review.json")).unwrap();
+    let unknown = confidence(
+        "SELECT COUNT(*) FROM opening_nodes WHERE resulting_structure = 'Unknown' OR structure_confidence = 'near'",
+    );
     assert_eq!(review["unknown"].as_array().unwrap().len() as i64, unknown);
     assert_eq!(review["terminal_nodes"].as_i64().unwrap(), terminal);
     let review_table = String::from_utf8(p.read("build/structures-review.txt")).unwrap();
@@ -112,7 +127,13 @@ fn every_terminal_node_has_a_structure_and_structures_are_entities() {
 fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify() {
     let p = project();
     let run = p.make(&[]);
-    assert!(run.stderr.contains("export:classified (6 games, 4 classified, 1 without a known position, 1 unreadable)"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "export:classified (6 games, 4 classified, 1 without a known position, 1 unreadable)"
+        ),
+        "{}",
+        run.stderr
+    );
     let out = String::from_utf8(p.read("out/classified.pgn")).unwrap();
     // Reached by 1. d4 Nf6 2. c4 e6 3. Nc3 d5: the QGD line's name, old tags replaced in place.
     assert_eq!(
@@ -125,7 +146,10 @@ fn classified_export_rewrites_tags_transposition_aware_and_equals_okb_classify()
             "[Result \"1-0\"]"
         ]
     );
-    assert_eq!(tags_of(&out, "sicilian")[1..4], ["[Opening \"Sicilian Defense\"]", "[Result \"1/2-1/2\"]", "[ECO \"B50\"]"]);
+    assert_eq!(
+        tags_of(&out, "sicilian")[1..4],
+        ["[Opening \"Sicilian Defense\"]", "[Result \"1/2-1/2\"]", "[ECO \"B50\"]"]
+    );
     // Games without a known position and unreadable ones pass through unchanged.
     let input = std::fs::read_to_string(games()).unwrap();
     for event in ["no known position", "illegal"] {
@@ -147,13 +171,26 @@ fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_a
     let p = project();
     let run = p.make(&[]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("export:classified-bgn (6 games, 4 classified, 0 named by their tags, 1 unreadable)"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "export:classified-bgn (6 games, 4 classified, 0 named by their tags, 1 unreadable)"
+        ),
+        "{}",
+        run.stderr
+    );
     let run = p.okb(&["classify", "-o", "classified.bgn", &games()]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("6 games: 4 classified, 0 named by their own tags, 1 unreadable"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("6 games: 4 classified, 0 named by their own tags, 1 unreadable"),
+        "{}",
+        run.stderr
+    );
     let bgn = String::from_utf8(p.read("classified.bgn")).unwrap();
-    let written: Vec<serde_json::Value> = bgn.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    let event = |e: &str| written.iter().find(|g| g["tags"]["Event"] == e).unwrap_or_else(|| panic!("no game {e}"));
+    let written: Vec<serde_json::Value> =
+        bgn.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let event = |e: &str| {
+        written.iter().find(|g| g["tags"]["Event"] == e).unwrap_or_else(|| panic!("no game {e}"))
+    };
     // Transposition-aware, and the game's own (wrong) tags stay in `tags` only.
     assert_eq!(
         event("transposition")["opening"],
@@ -162,18 +199,28 @@ fn classified_bgn_carries_the_knowledge_base_opening_from_classify_and_convert_a
     assert_eq!(event("transposition")["tags"]["Opening"], "Wrong");
     assert_eq!(event("sicilian")["opening"]["eco"], "B50");
     assert!(event("no known position").get("opening").is_none());
-    assert!(written.iter().all(|g| g["tags"]["Event"] != "illegal"), "unreadable games are skipped in BGN");
+    assert!(
+        written.iter().all(|g| g["tags"]["Event"] != "illegal"),
+        "unreadable games are skipped in BGN"
+    );
     // `okb convert --store` is the same conversion.
     let run = p.okb(&["convert", "--store", "build/okb.sqlite", "-o", "converted.bgn", &games()]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("4 games from the knowledge base, 0 from their own tags"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("4 games from the knowledge base, 0 from their own tags"),
+        "{}",
+        run.stderr
+    );
     assert_eq!(p.read("converted.bgn"), bgn.as_bytes());
     // The pipeline export (classifier from the tree) writes the same games.
     assert_eq!(p.read("out/classified.bgn"), bgn.as_bytes());
     // Without --store the tags name the games.
     assert_eq!(p.okb(&["convert", "-o", "tagged.bgn", &games()]).status, 0);
     let tagged = String::from_utf8(p.read("tagged.bgn")).unwrap();
-    assert!(tagged.contains(r#""opening":{"eco":"A00","name":"Wrong: Old","src":"tags"}"#), "{tagged}");
+    assert!(
+        tagged.contains(r#""opening":{"eco":"A00","name":"Wrong: Old","src":"tags"}"#),
+        "{tagged}"
+    );
     // --store names openings in BGN only.
     let run = p.okb(&["convert", "--store", "build/okb.sqlite", "-o", "back.pgn", "converted.bgn"]);
     assert_ne!(run.status, 0);
@@ -185,7 +232,8 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
     let p = project_with_stubs(true);
     let run = p.make(&[]);
     assert!(run.stderr.contains("Building validate"), "{}", run.stderr);
-    let report: serde_json::Value = serde_json::from_slice(&p.read("build/validation.json")).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_slice(&p.read("build/validation.json")).unwrap();
     assert_eq!(report["counts"]["games_tagged"], 4);
     assert_eq!(report["counts"]["games_known"], 1);
     assert_eq!(report["counts"]["games_missing"], 3);
@@ -200,7 +248,8 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
     assert_eq!(report["pairs_below_threshold"], 1);
     let db = store(&p);
     for m in missing {
-        let epd: String = m["fen"].as_str().unwrap().split(' ').take(4).collect::<Vec<_>>().join(" ");
+        let epd: String =
+            m["fen"].as_str().unwrap().split(' ').take(4).collect::<Vec<_>>().join(" ");
         let known: i64 = db
             .query_row("SELECT COUNT(*) FROM opening_nodes WHERE position_key = ?1 AND name_src IS NOT 'stub'", [&epd], |r| r.get(0))
             .unwrap();
@@ -218,7 +267,10 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
         )
         .unwrap();
     assert_eq!(stub.0, missing[0]["fen"].as_str().unwrap());
-    assert_eq!((stub.1.as_str(), stub.2.as_str(), stub.3), ("1. e4 c5 2. b4", "Mystery Gambit", None));
+    assert_eq!(
+        (stub.1.as_str(), stub.2.as_str(), stub.3),
+        ("1. e4 c5 2. b4", "Mystery Gambit", None)
+    );
     // The two Mystery Gambit games: 1-0 and 0-1.
     assert_eq!((stub.4, stub.5, stub.6, stub.8), (2, 1, 1, 0));
     assert_ne!(stub.7, "");
@@ -240,7 +292,10 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
     let run = p.okb(&["query", "fen", missing[0]["fen"].as_str().unwrap(), "--json"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let node: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!((node["name_src"].as_str(), node["opening_name"].as_str()), (Some("stub"), Some("Mystery Gambit")));
+    assert_eq!(
+        (node["name_src"].as_str(), node["opening_name"].as_str()),
+        (Some("stub"), Some("Mystery Gambit"))
+    );
     let run = p.okb(&["classify", &games()]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     // A stub names no game: the mystery games keep the tree's name for where they are.
@@ -254,7 +309,12 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
     let table = String::from_utf8(p.read("build/validation.txt")).unwrap();
     assert!(table.contains("Mystery Gambit"));
     // Pairs under the threshold are counted and said to be unlisted, never promised "below".
-    assert!(!table.contains("below") && table.contains("1 (position, name) pair reached by fewer games is counted, not listed"), "{table}");
+    assert!(
+        !table.contains("below")
+            && table
+                .contains("1 (position, name) pair reached by fewer games is counted, not listed"),
+        "{table}"
+    );
     // Corrupt games are located by the path the pipeline gives, here an absolute one.
     snapshot!("fixture_validation.txt", table.replace(env!("CARGO_MANIFEST_DIR"), "<repo>"));
     snapshot!("fixture_validation_stubs.tsv", stubs);
@@ -262,7 +322,10 @@ fn validation_reports_names_the_tree_lacks_never_positions_it_has_and_stubs_them
 
 #[test]
 fn validate_sources_must_be_game_sources() {
-    let p = Project::with_pipeline(&format!("{}\n[validate]\nsources = [\"lichess\"]\n", mini_sources()));
+    let p = Project::with_pipeline(&format!(
+        "{}\n[validate]\nsources = [\"lichess\"]\n",
+        mini_sources()
+    ));
     let run = p.okb(&["make"]);
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("is not a game source"), "{}", run.stderr);
@@ -275,12 +338,17 @@ fn validate_sources_must_be_game_sources() {
 fn a_filled_in_review_form_names_its_skeletons_and_rebuilds_only_structures() {
     let p = project();
     p.make(&[]);
-    let run = p.okb(&["review", "structures", "--no-build", "--limit", "2", "-o", "review/labels.tsv"]);
+    let run =
+        p.okb(&["review", "structures", "--no-build", "--limit", "2", "-o", "review/labels.tsv"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("to review"), "{}", run.stdout);
     let form = String::from_utf8(p.read("review/labels.tsv")).unwrap();
     let mut lines: Vec<String> = form.lines().map(str::to_string).collect();
-    assert!(lines[0].starts_with("label\tgames\tstructure\tconfidence\tnearest\tdistance"), "{}", lines[0]);
+    assert!(
+        lines[0].starts_with("label\tgames\tstructure\tconfidence\tnearest\tdistance"),
+        "{}",
+        lines[0]
+    );
     // Every terminal position of the fixture is named: relabel its most played one.
     let (fen, moves): (String, String) = store(&p)
         .query_row(
@@ -293,18 +361,24 @@ fn a_filled_in_review_form_names_its_skeletons_and_rebuilds_only_structures() {
     lines.insert(2, format!("Najdorff\t1\tUnknown\tnone\t\t\t\t\t\t{fen}"));
     std::fs::write(p.path("review/labels.tsv"), lines.join("\n") + "\n").unwrap();
     let mut pipeline = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
-    pipeline.push_str("[sources.mine]\nkind = \"structure-labels\"\npath = \"review/labels.tsv\"\n");
+    pipeline
+        .push_str("[sources.mine]\nkind = \"structure-labels\"\npath = \"review/labels.tsv\"\n");
     std::fs::write(p.path("pipeline.toml"), pipeline).unwrap();
 
     let run = p.make(&[]);
     let built = run.steps("Building");
-    for step in ["structure-labels:mine", "structures", "structure-review", "node-records", "store"] {
+    for step in ["structure-labels:mine", "structures", "structure-review", "node-records", "store"]
+    {
         assert!(built.contains(&step.to_string()), "{step} not rebuilt: {built:?}");
     }
     for step in ["tree", "eco", "games"] {
         assert!(run.steps("Fresh").contains(&step.to_string()), "{step} rebuilt:\n{}", run.stderr);
     }
-    assert!(run.stderr.contains("mine:3: \"Najdorff\" is not a structure okb knows (closest: Najdorf"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("mine:3: \"Najdorff\" is not a structure okb knows (closest: Najdorf"),
+        "{}",
+        run.stderr
+    );
     let db = store(&p);
     let pos = okb::position::parse_fen(&fen).unwrap();
     let key = okb::position::epd(&pos);
@@ -322,5 +396,8 @@ fn a_filled_in_review_form_names_its_skeletons_and_rebuilds_only_structures() {
     assert!(run.stderr.contains("kept 2 labelled rows"), "{}", run.stderr);
     let form = String::from_utf8(p.read("review/labels.tsv")).unwrap();
     assert!(form.lines().nth(1).unwrap().starts_with("Hedgehog\t"), "{form}");
-    assert!(!form.lines().skip(3).any(|l| l.ends_with(&fen)), "the labelled position is listed again:\n{form}");
+    assert!(
+        !form.lines().skip(3).any(|l| l.ends_with(&fen)),
+        "the labelled position is listed again:\n{form}"
+    );
 }

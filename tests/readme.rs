@@ -59,7 +59,8 @@ fn pages() -> Vec<Page> {
     let mut on_disk = Vec::new();
     markdown_under(&root().join("docs"), &mut on_disk);
     on_disk.sort();
-    let unlisted: Vec<&String> = on_disk.iter().filter(|p| !order.contains(p) && *p != "docs/SUMMARY.md").collect();
+    let unlisted: Vec<&String> =
+        on_disk.iter().filter(|p| !order.contains(p) && *p != "docs/SUMMARY.md").collect();
     assert!(unlisted.is_empty(), "docs/SUMMARY.md does not link {unlisted:?}");
     let missing: Vec<&String> = order.iter().filter(|p| !on_disk.contains(p)).collect();
     assert!(missing.is_empty(), "docs/SUMMARY.md links pages that do not exist: {missing:?}");
@@ -102,7 +103,12 @@ fn blocks(text: &str) -> Vec<Block> {
             }
             None if line.trim_start().starts_with("```") => {
                 let info = line.trim_start().trim_start_matches('`').trim().to_string();
-                open = Some(Block { info, line: i + 2, lines: Vec::new(), any_order: previous.trim() == ANY_ORDER });
+                open = Some(Block {
+                    info,
+                    line: i + 2,
+                    lines: Vec::new(),
+                    any_order: previous.trim() == ANY_ORDER,
+                });
             }
             None => {}
         }
@@ -121,10 +127,22 @@ fn steps(page: &Page) -> Vec<Step> {
         for (i, line) in block.lines.iter().enumerate() {
             if let Some(command) = line.strip_prefix("$ ") {
                 let file = page.path.clone();
-                steps.push(Step { file, line: block.line + i, command: command.to_string(), expected: Vec::new(), any_order: block.any_order });
+                steps.push(Step {
+                    file,
+                    line: block.line + i,
+                    command: command.to_string(),
+                    expected: Vec::new(),
+                    any_order: block.any_order,
+                });
             } else {
                 let step = steps.get_mut(first..).and_then(|s| s.last_mut());
-                let step = step.unwrap_or_else(|| panic!("{}:{}: a console block starts with a `$ ` line", page.path, block.line + i));
+                let step = step.unwrap_or_else(|| {
+                    panic!(
+                        "{}:{}: a console block starts with a `$ ` line",
+                        page.path,
+                        block.line + i
+                    )
+                });
                 step.expected.push(line.trim_end().to_string());
             }
         }
@@ -156,8 +174,13 @@ fn line_matches(pattern: &str, line: &str) -> bool {
 fn in_order(expected: &[String], actual: &[&str]) -> bool {
     match expected.split_first() {
         None => actual.is_empty(),
-        Some((dots, rest)) if dots == "..." => (0..=actual.len()).any(|skip| in_order(rest, &actual[skip..])),
-        Some((pattern, rest)) => actual.first().is_some_and(|line| line_matches(pattern, line)) && in_order(rest, &actual[1..]),
+        Some((dots, rest)) if dots == "..." => {
+            (0..=actual.len()).any(|skip| in_order(rest, &actual[skip..]))
+        }
+        Some((pattern, rest)) => {
+            actual.first().is_some_and(|line| line_matches(pattern, line))
+                && in_order(rest, &actual[1..])
+        }
     }
 }
 
@@ -182,7 +205,10 @@ fn any_order(expected: &[String], actual: &[&str]) -> bool {
 fn project() -> tempfile::TempDir {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
     let shared = repo.join("../shared").canonicalize().expect("../shared beside the project");
-    let dir = tempfile::Builder::new().prefix("okb-readme-").tempdir_in(shared.parent().unwrap()).unwrap();
+    let dir = tempfile::Builder::new()
+        .prefix("okb-readme-")
+        .tempdir_in(shared.parent().unwrap())
+        .unwrap();
     for item in ["pipeline.toml", "collections", "evals", "checks", "examples/ci"] {
         copy(&repo.join(item), &dir.path().join(item));
     }
@@ -206,7 +232,11 @@ fn copy(from: &Path, to: &Path) {
 
 /// Runs `command` in `dir` with sh, stderr into stdout; returns the output and status.
 fn run(dir: &Path, command: &str) -> (String, i32) {
-    let path = format!("{}:{}", dir.join("target/release").display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        dir.join("target/release").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let out = Command::new("sh")
         .arg("-c")
         .arg(format!("exec 2>&1\n{command}"))
@@ -229,7 +259,11 @@ fn the_readme_transcripts_run_and_print_what_the_readme_shows() {
     for step in &steps {
         let (output, status) = run(dir.path(), &step.command);
         let actual: Vec<&str> = output.lines().map(str::trim_end).collect();
-        let matched = if step.any_order { any_order(&step.expected, &actual) } else { in_order(&step.expected, &actual) };
+        let matched = if step.any_order {
+            any_order(&step.expected, &actual)
+        } else {
+            in_order(&step.expected, &actual)
+        };
         if status != 0 || !matched {
             failures.push(format!(
                 "{}:{}: $ {}\n--- exit status {status}; the page shows:\n{}\n--- okb printed:\n{output}",
@@ -240,7 +274,13 @@ fn the_readme_transcripts_run_and_print_what_the_readme_shows() {
             ));
         }
     }
-    assert!(failures.is_empty(), "{} of {} commands of the README and docs/ drifted:\n\n{}", failures.len(), steps.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} commands of the README and docs/ drifted:\n\n{}",
+        failures.len(),
+        steps.len(),
+        failures.join("\n\n")
+    );
 }
 
 #[test]
@@ -248,7 +288,13 @@ fn every_other_transcript_is_marked_as_an_illustration() {
     for page in pages() {
         for block in blocks(&page.text) {
             let prompts = block.lines.iter().any(|l| l.starts_with("$ "));
-            assert!(!prompts || block.info == "console" || block.info == "text", "{}:{}: a transcript is ```console (run by this test) or ```text (an illustration), not ```{}", page.path, block.line, block.info);
+            assert!(
+                !prompts || block.info == "console" || block.info == "text",
+                "{}:{}: a transcript is ```console (run by this test) or ```text (an illustration), not ```{}",
+                page.path,
+                block.line,
+                block.info
+            );
         }
     }
 }
@@ -257,11 +303,21 @@ fn every_other_transcript_is_marked_as_an_illustration() {
 fn the_matching_rules_catch_drift() {
     let lines = |s: &str| s.lines().map(String::from).collect::<Vec<_>>();
     let expected = lines("    Building games (2898 games) in [..]s\n...\n    Finished [..]");
-    assert!(in_order(&expected, &["    Building games (2898 games) in 0.15s", "x", "y", "    Finished 3 steps"]));
-    assert!(!in_order(&expected, &["    Building games (2897 games) in 0.15s", "    Finished 3 steps"]), "a changed count");
+    assert!(in_order(
+        &expected,
+        &["    Building games (2898 games) in 0.15s", "x", "y", "    Finished 3 steps"]
+    ));
+    assert!(
+        !in_order(&expected, &["    Building games (2897 games) in 0.15s", "    Finished 3 steps"]),
+        "a changed count"
+    );
     assert!(!in_order(&expected, &["    Building games (2898 games) in 0.15s"]), "a missing line");
     assert!(!in_order(&lines("a\nb"), &["a", "b", "c"]), "an extra line without ...");
-    assert!(any_order(&lines("b\na"), &["a", "b"]) && !any_order(&lines("b\na"), &["a", "b", "c"]) && !any_order(&lines("a\na"), &["a", "b"]));
+    assert!(
+        any_order(&lines("b\na"), &["a", "b"])
+            && !any_order(&lines("b\na"), &["a", "b", "c"])
+            && !any_order(&lines("a\na"), &["a", "b"])
+    );
     assert!(line_matches("in [..]ms", "in 38ms") && !line_matches("in [..]ms", "in 1.02s"));
 }
 
@@ -273,7 +329,12 @@ fn flags_of(command: &[&str]) -> Vec<String> {
     help.lines()
         .map(str::trim_start)
         .filter(|l| l.starts_with('-'))
-        .flat_map(|l| l.split([',', ' ', '=', '<']).filter(|w| w.starts_with('-') && w.len() > 1).map(String::from).collect::<Vec<_>>())
+        .flat_map(|l| {
+            l.split([',', ' ', '=', '<'])
+                .filter(|w| w.starts_with('-') && w.len() > 1)
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
         .collect()
 }
 
@@ -281,15 +342,27 @@ fn flags_of(command: &[&str]) -> Vec<String> {
 /// "## The command line"): each `okb …` code span of the first column.
 fn table_commands() -> Vec<String> {
     let page = read("docs/commands.md");
-    let section = page.text.split("\n## The command line\n").nth(1).expect("docs/commands.md has a section \"## The command line\"");
+    let section = page
+        .text
+        .split("\n## The command line\n")
+        .nth(1)
+        .expect("docs/commands.md has a section \"## The command line\"");
     let table = section.split("\n\n").map(str::trim).find(|p| !p.is_empty()).unwrap();
-    assert!(table.starts_with("| command |"), "the section \"## The command line\" of docs/commands.md starts with its table");
+    assert!(
+        table.starts_with("| command |"),
+        "the section \"## The command line\" of docs/commands.md starts with its table"
+    );
     table
         .lines()
         .filter_map(|row| row.strip_prefix("| `okb "))
         .flat_map(|row| {
             let first = row.split(" | ").next().unwrap_or("");
-            format!("`okb {first}").split('`').skip(1).step_by(2).map(String::from).collect::<Vec<_>>()
+            format!("`okb {first}")
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(String::from)
+                .collect::<Vec<_>>()
         })
         .filter(|span| span.starts_with("okb "))
         .collect()
@@ -309,20 +382,41 @@ fn the_command_table_lists_every_command_and_only_flags_okb_has() {
         .unwrap()
         .lines()
         // A command's line is indented by two spaces; its wrapped description, by more.
-        .filter_map(|l| l.strip_prefix("  ").filter(|l| !l.starts_with(' ')).and_then(|l| l.split_whitespace().next()))
+        .filter_map(|l| {
+            l.strip_prefix("  ")
+                .filter(|l| !l.starts_with(' '))
+                .and_then(|l| l.split_whitespace().next())
+        })
         .filter(|c| *c != "help")
         .collect();
     for name in &listed {
-        assert!(commands.iter().any(|c| c.split_whitespace().nth(1) == Some(name)), "the command table of docs/commands.md lacks `okb {name}`");
+        assert!(
+            commands.iter().any(|c| c.split_whitespace().nth(1) == Some(name)),
+            "the command table of docs/commands.md lacks `okb {name}`"
+        );
     }
     let mut wrong = Vec::new();
     for span in &commands {
         let words: Vec<&str> = span.split_whitespace().skip(1).collect();
         // The subcommand path: words before the first flag or argument.
-        let path: Vec<&str> = words.iter().take_while(|w| w.chars().all(|c| c.is_ascii_lowercase())).copied().take(2).collect();
-        let path: Vec<&str> = if path.len() == 2 && !matches!(path[0], "engine" | "review" | "query") { path[..1].to_vec() } else { path };
+        let path: Vec<&str> = words
+            .iter()
+            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase()))
+            .copied()
+            .take(2)
+            .collect();
+        let path: Vec<&str> =
+            if path.len() == 2 && !matches!(path[0], "engine" | "review" | "query") {
+                path[..1].to_vec()
+            } else {
+                path
+            };
         let known = flags_of(&path);
-        for flag in words.iter().flat_map(|w| w.split(['[', ']', '|', '/', '…', '\\'])).filter(|w| w.starts_with('-') && w.len() > 1) {
+        for flag in words
+            .iter()
+            .flat_map(|w| w.split(['[', ']', '|', '/', '…', '\\']))
+            .filter(|w| w.starts_with('-') && w.len() > 1)
+        {
             if !known.iter().any(|k| k == flag) {
                 wrong.push(format!("`{span}`: okb {} has no {flag}", path.join(" ")));
             }

@@ -46,14 +46,27 @@ fn the_manifest_is_the_same_in_any_folder_with_any_thread_count() {
     let manifest: serde_json::Value = serde_json::from_slice(&ma).unwrap();
     let text = String::from_utf8_lossy(&ma);
     assert!(!text.contains(&a.path("").display().to_string()), "no absolute path: {text}");
-    let outputs: Vec<&str> = manifest["outputs"].as_array().unwrap().iter().map(|o| o["path"].as_str().unwrap()).collect();
-    assert!(outputs.contains(&"out/nodes.csv") && outputs.contains(&"out/book.bin") && outputs.contains(&"out/eco/ecoA.json"), "{outputs:?}");
+    let outputs: Vec<&str> = manifest["outputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        outputs.contains(&"out/nodes.csv")
+            && outputs.contains(&"out/book.bin")
+            && outputs.contains(&"out/eco/ecoA.json"),
+        "{outputs:?}"
+    );
     for output in manifest["outputs"].as_array().unwrap() {
         let bytes = a.read(output["path"].as_str().unwrap());
         assert_eq!(output["blake3"], blake3::hash(&bytes).to_hex().as_str());
         assert_eq!(output["bytes"], bytes.len());
     }
-    assert_eq!(manifest["sources"]["lichess"]["blake3"], blake3::hash(&a.read("src/mini.tsv")).to_hex().as_str());
+    assert_eq!(
+        manifest["sources"]["lichess"]["blake3"],
+        blake3::hash(&a.read("src/mini.tsv")).to_hex().as_str()
+    );
     assert_eq!(manifest["game_files"][0]["path"], "games/classify.pgn");
     assert_eq!(manifest["okb"]["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(manifest["pipeline"]["parameters"]["tree"]["max_ply"], 15);
@@ -67,7 +80,13 @@ fn locked_refuses_an_unpinned_source_and_downloads() {
     let p = relocatable_project();
     let run = p.okb(&["make", "--locked"]);
     assert_eq!(run.status, 1);
-    assert!(common::flat(&run.stderr).contains("--locked: 2 sources have no blake3 pin in") && common::flat(&run.stderr).contains("pipeline.toml: lichess, scid") && run.stderr.contains("okb pin"), "{}", run.stderr);
+    assert!(
+        common::flat(&run.stderr).contains("--locked: 2 sources have no blake3 pin in")
+            && common::flat(&run.stderr).contains("pipeline.toml: lichess, scid")
+            && run.stderr.contains("okb pin"),
+        "{}",
+        run.stderr
+    );
     assert!(!p.path("out").exists(), "nothing is built");
 
     let url = Project::with_pipeline(&format!(
@@ -95,7 +114,8 @@ fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
     let run = p.okb(&["verify", "--no-build", "--json"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     let report: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let modified: Vec<&serde_json::Value> = report["files"].as_array().unwrap().iter().filter(|f| f["state"] == "modified").collect();
+    let modified: Vec<&serde_json::Value> =
+        report["files"].as_array().unwrap().iter().filter(|f| f["state"] == "modified").collect();
     assert_eq!(modified.len(), 1, "{report}");
     assert_eq!(modified[0]["path"], "out/nodes.csv");
     assert_eq!(modified[0]["now_blake3"], blake3::hash(&csv).to_hex().as_str());
@@ -103,14 +123,19 @@ fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
     // Verifying with a build puts the edited file back from the cache, and says so.
     let run = p.okb(&["verify"]);
     assert_eq!(run.status, 1, "the edited file is still reported: {}", run.stderr);
-    assert!(run.stderr.contains("Restored") && run.stderr.contains("out/nodes.csv from the cache"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Restored") && run.stderr.contains("out/nodes.csv from the cache"),
+        "{}",
+        run.stderr
+    );
     assert_matches_manifest(&p, "out/nodes.csv");
     assert_eq!(p.okb(&["verify"]).status, 0);
 
     // A release manifest the pins do not build (here: another max_ply) differs after
     // the build, and says where.
     let release = p.path("release.json");
-    let mut manifest: serde_json::Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
+    let mut manifest: serde_json::Value =
+        serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
     manifest["pipeline"]["parameters"]["tree"]["max_ply"] = 12.into();
     std::fs::write(&release, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
     let run = p.okb(&["verify", release.to_str().unwrap()]);
@@ -125,9 +150,15 @@ fn verify_catches_a_hand_edited_export_and_a_build_that_does_not_reproduce() {
 
 /// The file at `path` hashes to the BLAKE3 the manifest lists for it.
 fn assert_matches_manifest(p: &Project, path: &str) {
-    let manifest: serde_json::Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
-    let listed = manifest["outputs"].as_array().unwrap().iter().find(|o| o["path"] == path).unwrap();
-    assert_eq!(listed["blake3"], blake3::hash(&p.read(path)).to_hex().as_str(), "{path} is the manifest's again");
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
+    let listed =
+        manifest["outputs"].as_array().unwrap().iter().find(|o| o["path"] == path).unwrap();
+    assert_eq!(
+        listed["blake3"],
+        blake3::hash(&p.read(path)).to_hex().as_str(),
+        "{path} is the manifest's again"
+    );
 }
 
 /// The `id name` Stockfish gives over UCI, asked here without okb.
@@ -140,7 +171,10 @@ fn stockfish_id_name() -> String {
         .expect("Stockfish at /usr/games/stockfish (tests/setup.sh installs it)");
     child.stdin.take().unwrap().write_all(b"uci\nquit\n").unwrap();
     let out = std::io::BufReader::new(child.stdout.take().unwrap());
-    let name = out.lines().map_while(Result::ok).find_map(|l| l.strip_prefix("id name ").map(str::to_string));
+    let name = out
+        .lines()
+        .map_while(Result::ok)
+        .find_map(|l| l.strip_prefix("id name ").map(str::to_string));
     child.wait().unwrap();
     name.expect("Stockfish says its id name")
 }
@@ -148,11 +182,18 @@ fn stockfish_id_name() -> String {
 #[test]
 fn the_manifest_names_the_engine_and_where_each_evaluation_came_from() {
     let engine = "\n[engine]\npath = \"/usr/games/stockfish\"\nengines = 1\nmax_ply = 2\ndepth_branching = 4\ndepth_leaf = 4\ndepth_popular = 4\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n";
-    let (a, b) = (Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]), Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]));
+    let (a, b) = (
+        Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]),
+        Project::self_contained(&format!("{SELF_CONTAINED_SOURCES}{engine}"), &["classify.pgn"]),
+    );
     a.make(&[]);
     b.make(&["-j", "1"]);
     let text = String::from_utf8_lossy(&a.read("build/manifest.json")).into_owned();
-    assert_eq!(text, String::from_utf8_lossy(&b.read("build/manifest.json")), "the same in two folders");
+    assert_eq!(
+        text,
+        String::from_utf8_lossy(&b.read("build/manifest.json")),
+        "the same in two folders"
+    );
     let manifest: serde_json::Value = serde_json::from_str(&text).unwrap();
     let name = stockfish_id_name();
     assert_eq!(manifest["engine"]["name"], name.as_str(), "{text}");
@@ -160,5 +201,9 @@ fn the_manifest_names_the_engine_and_where_each_evaluation_came_from() {
     let csv = common::eval_columns(&a);
     let annotated = csv.iter().filter(|row| !row[1].is_empty()).count();
     assert!(annotated > 0, "{csv:?}");
-    assert_eq!(manifest["engine"]["evaluations"], serde_json::json!({ name.clone(): annotated }), "{text}");
+    assert_eq!(
+        manifest["engine"]["evaluations"],
+        serde_json::json!({ name.clone(): annotated }),
+        "{text}"
+    );
 }

@@ -55,8 +55,19 @@ fn get(client: &Client, server: &Server, path: &str, status: u16) -> Value {
     serde_json::from_str(&response.text().unwrap()).unwrap()
 }
 
-fn post(client: &Client, server: &Server, path: &str, body: impl Into<reqwest::blocking::Body>, status: u16) -> Value {
-    let response = client.post(server.url(path)).header("content-type", "application/json").body(body).send().unwrap();
+fn post(
+    client: &Client,
+    server: &Server,
+    path: &str,
+    body: impl Into<reqwest::blocking::Body>,
+    status: u16,
+) -> Value {
+    let response = client
+        .post(server.url(path))
+        .header("content-type", "application/json")
+        .body(body)
+        .send()
+        .unwrap();
     assert_eq!(response.status().as_u16(), status, "POST {path}");
     serde_json::from_str(&response.text().unwrap()).unwrap()
 }
@@ -80,7 +91,8 @@ impl Answers {
     fn keep(&mut self, value: &Value, schema: &str) {
         let file = self.dir.path().join(format!("{}.json", self.manifest.len()));
         std::fs::write(&file, value.to_string()).unwrap();
-        self.manifest.push(json!({ "file": file, "ref": format!("#/components/schemas/{schema}") }));
+        self.manifest
+            .push(json!({ "file": file, "ref": format!("#/components/schemas/{schema}") }));
     }
 
     fn check_against(&self, openapi: &Value) {
@@ -94,7 +106,13 @@ impl Answers {
 
 fn encode(text: &str) -> String {
     text.bytes()
-        .map(|b| if b.is_ascii_alphanumeric() || b == b'-' { (b as char).to_string() } else { format!("%{b:02X}") })
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b == b'-' {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
         .collect()
 }
 
@@ -115,8 +133,14 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
     assert_eq!(node["children"][0]["pgn_move"], "Nf3");
     assert_eq!(node["children"][0]["game_count"], 4);
     assert!(node["stockfish_eval"].is_i64(), "annotated: {node}");
-    for form in ["rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq c6", "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR_w_KQkq_-"] {
-        assert_eq!(get(&client, &server, &format!("/node/fen/{}", encode(form).replace("%5F", "_")), 200), node);
+    for form in [
+        "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq c6",
+        "rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR_w_KQkq_-",
+    ] {
+        assert_eq!(
+            get(&client, &server, &format!("/node/fen/{}", encode(form).replace("%5F", "_")), 200),
+            node
+        );
     }
     answers.keep(&node, "Node");
 
@@ -142,18 +166,29 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
     // GET /opening/eco: the tree below the code's root, with depth and min_games.
     let eco = get(&client, &server, "/opening/eco/B20?depth=3", 200);
     assert_eq!(eco["tree"]["moves"], "1. e4 c5");
-    let first: Vec<&str> = eco["tree"]["children"].as_array().unwrap().iter().map(|c| c["san"].as_str().unwrap()).collect();
+    let first: Vec<&str> = eco["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["san"].as_str().unwrap())
+        .collect();
     assert_eq!(first, ["Nf3", "Nc3"]);
     answers.keep(&eco, "EcoTreeAnswer");
     let pruned = get(&client, &server, "/opening/eco/B20?depth=3&min_games=2", 200);
-    let first: Vec<&str> = pruned["tree"]["children"].as_array().unwrap().iter().map(|c| c["san"].as_str().unwrap()).collect();
+    let first: Vec<&str> = pruned["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["san"].as_str().unwrap())
+        .collect();
     assert_eq!(first, ["Nf3"], "Nc3 was played once");
     answers.keep(&pruned, "EcoTreeAnswer");
     let deep = get(&client, &server, "/opening/eco/D06?depth=15", 200);
     answers.keep(&deep, "EcoTreeAnswer");
 
     // GET /opening/{id}/tree by node id and by file stem.
-    let by_id = get(&client, &server, &format!("/opening/{}/tree", node["node_id"].as_str().unwrap()), 200);
+    let by_id =
+        get(&client, &server, &format!("/opening/{}/tree", node["node_id"].as_str().unwrap()), 200);
     assert_eq!(by_id["name"], "Sicilian Defense");
     assert_eq!(by_id["maxDepth"], 12);
     answers.keep(&by_id, "OpeningIqFile");
@@ -162,14 +197,21 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
 
     // GET /masters: the Lichess explorer's shape.
     let masters = get(&client, &server, "/masters?play=e2e4,c7c5", 200);
-    assert_eq!((masters["white"].as_u64(), masters["draws"].as_u64(), masters["black"].as_u64()), (Some(2), Some(2), Some(1)));
+    assert_eq!(
+        (masters["white"].as_u64(), masters["draws"].as_u64(), masters["black"].as_u64()),
+        (Some(2), Some(2), Some(1))
+    );
     assert_eq!(masters["moves"][0]["uci"], "g1f3");
     assert_eq!(masters["moves"][0]["san"], "Nf3");
-    assert_eq!(masters["moves"][0]["averageRating"], 2575, "mover's average of 2650, 2500, 2400, 2750");
+    assert_eq!(
+        masters["moves"][0]["averageRating"], 2575,
+        "mover's average of 2650, 2500, 2400, 2750"
+    );
     assert_eq!(masters["opening"], json!({"eco": "B20", "name": "Sicilian Defense"}));
     assert_eq!(masters["topGames"], json!([]));
     answers.keep(&masters, "MastersAnswer");
-    let from_fen = get(&client, &server, &format!("/masters?fen={}&moves=1", encode(SICILIAN)), 200);
+    let from_fen =
+        get(&client, &server, &format!("/masters?fen={}&moves=1", encode(SICILIAN)), 200);
     assert_eq!(from_fen["moves"].as_array().unwrap().len(), 1);
     assert_eq!(from_fen["white"], masters["white"]);
     answers.keep(&from_fen, "MastersAnswer");
@@ -193,20 +235,35 @@ fn every_endpoint_answers_as_its_openapi_schema_says() {
     assert_eq!(structure["structure"]["name"], name.as_str());
     assert!(!structure["structure"]["white_plans"].as_array().unwrap().is_empty());
     let openings = structure["openings"].as_array().unwrap();
-    assert_eq!(openings.iter().map(|o| o["terminal_nodes"].as_u64().unwrap()).sum::<u64>(), u64::from(terminal));
+    assert_eq!(
+        openings.iter().map(|o| o["terminal_nodes"].as_u64().unwrap()).sum::<u64>(),
+        u64::from(terminal)
+    );
     for opening in openings {
         let id = opening["node_id"].as_str().unwrap();
-        let named: Option<String> =
-            conn.query_row("SELECT eco_code FROM opening_nodes WHERE node_id = ?1", [id], |r| r.get(0)).unwrap();
+        let named: Option<String> = conn
+            .query_row("SELECT eco_code FROM opening_nodes WHERE node_id = ?1", [id], |r| r.get(0))
+            .unwrap();
         assert_eq!(named.as_deref(), opening["eco_code"].as_str(), "{opening}");
     }
     answers.keep(&structure, "StructureOpenings");
     let loose = name.to_lowercase().replace(' ', "-").replace('\'', "");
-    assert_eq!(get(&client, &server, &format!("/structure/{}/openings", encode(&loose)), 200), structure);
+    assert_eq!(
+        get(&client, &server, &format!("/structure/{}/openings", encode(&loose)), 200),
+        structure
+    );
 
     let openapi = get(&client, &server, "/openapi.json", 200);
     assert_eq!(openapi["openapi"], "3.1.0");
-    for path in ["/node/fen/{fen}", "/node/pgn", "/opening/eco/{code}", "/opening/search", "/opening/{id}/tree", "/structure/{name}/openings", "/masters"] {
+    for path in [
+        "/node/fen/{fen}",
+        "/node/pgn",
+        "/opening/eco/{code}",
+        "/opening/search",
+        "/opening/{id}/tree",
+        "/structure/{name}/openings",
+        "/masters",
+    ] {
         assert!(openapi["paths"][path].is_object(), "{path} is documented");
     }
     answers.check_against(&openapi);
@@ -232,7 +289,13 @@ fn bad_input_gets_a_json_error_never_a_500() {
     // 400: bad FEN, illegal move, malformed body, bad parameters.
     expect("GET", "/node/fen/not-a-fen", None, 400, "invalid FEN");
     expect("GET", &format!("/node/fen/{}", "0".repeat(60)), None, 400, "invalid FEN");
-    expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq -")), None, 400, "invalid FEN");
+    expect(
+        "GET",
+        &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq -")),
+        None,
+        400,
+        "invalid FEN",
+    );
     expect("POST", "/node/pgn", Some(b"{\"moves\": ".to_vec()), 400, "body must be");
     expect("POST", "/node/pgn", Some(br#"{"line": "1.e4"}"#.to_vec()), 400, "moves");
     expect("POST", "/node/pgn", Some(vec![0xff, 0xfe, 0x00]), 400, "body must be");
@@ -246,18 +309,54 @@ fn bad_input_gets_a_json_error_never_a_500() {
     expect("GET", "/opening/B20-sicilian-defense/tree?max_depth=99", None, 400, "max_depth");
     expect("GET", "/masters?play=e2e4,,e7e5", None, 400, "not comma-separated UCI moves");
     // Mathematical letters, as a generic client generates from a pattern-less document.
-    expect("POST", "/node/pgn", Some("{\"moves\": \"1.e4 e5 2.\u{1d40d}f3\"}".as_bytes().to_vec()), 400, "not a line of SAN moves");
+    expect(
+        "POST",
+        "/node/pgn",
+        Some("{\"moves\": \"1.e4 e5 2.\u{1d40d}f3\"}".as_bytes().to_vec()),
+        400,
+        "not a line of SAN moves",
+    );
     expect("GET", "/masters?fen=8/8/8/8", None, 400, "invalid FEN");
     expect("GET", "/masters?moves=many", None, 400, "moves");
     // 404: a well-formed FEN or line naming no legal position (the document's patterns
     // allow them: no pattern can say which moves are legal), a legal position outside the
     // tree, unknown ids and codes, unknown endpoints.
-    expect("POST", "/node/pgn", Some(br#"{"moves": "1.e4 e5 2.Ke3"}"#.to_vec()), 404, "move 3 (Ke3)");
+    expect(
+        "POST",
+        "/node/pgn",
+        Some(br#"{"moves": "1.e4 e5 2.Ke3"}"#.to_vec()),
+        404,
+        "move 3 (Ke3)",
+    );
     expect("GET", "/masters?play=e2e5", None, 404, "move 1 (e2e5)");
-    expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNQ w KQkq -")), None, 404, "no such position");
-    expect("GET", &format!("/masters?fen={}", encode("8/8/8/8/8/8/8/8 w - -")), None, 404, "no such position");
-    expect("GET", &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/7P/8/PPPPPPP1/RNBQKBNR b KQkq -")), None, 404, "not in the knowledge base");
-    expect("POST", "/node/pgn", Some(br#"{"moves": "1. h4 h5"}"#.to_vec()), 404, "not in the knowledge base");
+    expect(
+        "GET",
+        &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNQ w KQkq -")),
+        None,
+        404,
+        "no such position",
+    );
+    expect(
+        "GET",
+        &format!("/masters?fen={}", encode("8/8/8/8/8/8/8/8 w - -")),
+        None,
+        404,
+        "no such position",
+    );
+    expect(
+        "GET",
+        &format!("/node/fen/{}", encode("rnbqkbnr/pppppppp/8/8/7P/8/PPPPPPP1/RNBQKBNR b KQkq -")),
+        None,
+        404,
+        "not in the knowledge base",
+    );
+    expect(
+        "POST",
+        "/node/pgn",
+        Some(br#"{"moves": "1. h4 h5"}"#.to_vec()),
+        404,
+        "not in the knowledge base",
+    );
     expect("GET", "/opening/00000000-0000-5000-8000-000000000000/tree", None, 404, "no node id");
     expect("GET", "/opening/E99/tree", None, 404, "no node id");
     expect("GET", "/opening/eco/E99", None, 404, "no opening has code E99");
@@ -283,17 +382,35 @@ fn a_validation_stub_is_served_as_a_node_that_matches_the_openapi_document() {
     assert_eq!(p.make(&[]).status, 0);
     let server = Server::start(&p, &[], &[]);
     let client = Client::new();
-    let stub = get(&client, &server, &format!("/node/fen/{}", encode("rnbqkbnr/pp1ppppp/8/2p5/1P2P3/8/P1PP1PPP/RNBQKBNR b KQkq -")), 200);
-    assert_eq!((stub["name_src"].as_str(), stub["opening_name"].as_str()), (Some("stub"), Some("Mystery Gambit")));
+    let stub = get(
+        &client,
+        &server,
+        &format!(
+            "/node/fen/{}",
+            encode("rnbqkbnr/pp1ppppp/8/2p5/1P2P3/8/P1PP1PPP/RNBQKBNR b KQkq -")
+        ),
+        200,
+    );
+    assert_eq!(
+        (stub["name_src"].as_str(), stub["opening_name"].as_str()),
+        (Some("stub"), Some("Mystery Gambit"))
+    );
     assert_eq!(stub["game_count"], 2);
     assert_eq!(stub["children"].as_array().map(Vec::len), Some(0));
     let parent = post(&client, &server, "/node/pgn", r#"{"moves": "1. e4 c5"}"#, 200);
     let children = parent["children"].as_array().unwrap();
-    assert_eq!(children.last().unwrap()["node_id"], stub["node_id"], "the stub is its parent's last move");
+    assert_eq!(
+        children.last().unwrap()["node_id"],
+        stub["node_id"],
+        "the stub is its parent's last move"
+    );
     // Search finds it by its games' name, marked as a stub.
     let search = get(&client, &server, "/opening/search?q=mystery", 200);
     let first = &search["results"][0];
-    assert_eq!((first["node_id"].clone(), first["src"].as_str(), first["name"].as_str()), (stub["node_id"].clone(), Some("stub"), Some("Mystery Gambit")));
+    assert_eq!(
+        (first["node_id"].clone(), first["src"].as_str(), first["name"].as_str()),
+        (stub["node_id"].clone(), Some("stub"), Some("Mystery Gambit"))
+    );
     let mut answers = Answers::new();
     answers.keep(&stub, "Node");
     answers.keep(&parent, "Node");
@@ -309,8 +426,14 @@ fn search_finds_real_openings_by_word_prefix_and_typo() {
     let server = Server::start(&p, &[], &[]);
     let client = Client::new();
     let names = |q: &str| -> Vec<String> {
-        let answer = get(&client, &server, &format!("/opening/search?q={}&limit=10", encode(q)), 200);
-        answer["results"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap().to_string()).collect()
+        let answer =
+            get(&client, &server, &format!("/opening/search?q={}&limit=10", encode(q)), 200);
+        answer["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect()
     };
     let ruy = names("ruy");
     assert_eq!(ruy[0], "Ruy Lopez");
@@ -323,7 +446,10 @@ fn search_finds_real_openings_by_word_prefix_and_typo() {
     assert!(kings_indian[..3].contains(&"King's Indian Defense".to_string()), "{kings_indian:?}");
     // An alias (SCID's name) finds the position too.
     let answer = get(&client, &server, "/opening/search?q=hedgehog&limit=50", 200);
-    assert!(answer["results"].as_array().unwrap().iter().any(|r| r["matched_field"] != "name"), "{answer}");
+    assert!(
+        answer["results"].as_array().unwrap().iter().any(|r| r["matched_field"] != "name"),
+        "{answer}"
+    );
 }
 
 macro_rules! snapshot {
@@ -363,7 +489,8 @@ fn openingiq_export_validates_replays_and_is_byte_identical() {
             snapshot!(format!("openingiq_{name}"), String::from_utf8(bytes.clone()).unwrap());
         }
     }
-    let paths: Vec<String> = files.iter().map(|f| p.path("out/iq").join(&f.0).display().to_string()).collect();
+    let paths: Vec<String> =
+        files.iter().map(|f| p.path("out/iq").join(&f.0).display().to_string()).collect();
     let mut args = vec!["openingiq", "schemas/openingiq.schema.json"];
     args.extend(paths.iter().map(String::as_str));
     let schema = root().join("schemas/openingiq.schema.json");
@@ -393,9 +520,15 @@ fn the_api_tree_is_the_export_file() {
         let answer = get(&client, &server, &format!("/opening/{stem}/tree?max_depth=6"), 200);
         assert_eq!(answer, exported, "{stem}");
     }
-    let stored = std::fs::read(Path::new(&p.path("out/iq")).join("D06-queen-s-gambit.json")).unwrap();
+    let stored =
+        std::fs::read(Path::new(&p.path("out/iq")).join("D06-queen-s-gambit.json")).unwrap();
     let tree: Value = serde_json::from_slice(&stored).unwrap();
-    let sans: Vec<&str> = tree["tree"]["children"].as_array().unwrap().iter().map(|c| c["san"].as_str().unwrap()).collect();
+    let sans: Vec<&str> = tree["tree"]["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["san"].as_str().unwrap())
+        .collect();
     assert_eq!(sans, ["c6", "e6"], "one game each: by SAN");
 }
 
@@ -410,7 +543,11 @@ fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_requ
     let etag = plain.headers()["etag"].to_str().unwrap().to_string();
     assert_eq!(plain.headers()["cache-control"], "no-cache");
     let store = std::fs::read(p.path("build/okb.sqlite")).unwrap();
-    assert_eq!(etag, format!("\"{}\"", &blake3::hash(&store).to_hex()[..32]), "the ETag is the store's hash");
+    assert_eq!(
+        etag,
+        format!("\"{}\"", &blake3::hash(&store).to_hex()[..32]),
+        "the ETag is the store's hash"
+    );
     let again = client.get(&url).header("if-none-match", &etag).send().unwrap();
     assert_eq!(again.status().as_u16(), 304);
     assert_eq!(again.headers()["etag"].to_str().unwrap(), etag);
@@ -418,7 +555,8 @@ fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_requ
     let other = client.get(&url).header("if-none-match", "\"something-else\"").send().unwrap();
     assert_eq!(other.status().as_u16(), 200);
     // Errors are not cacheable answers.
-    let missing = client.get(server.url("/node/fen/8%2F8%2F8%2F8%2F8%2F8%2F8%2FK6k_w_-_-")).send().unwrap();
+    let missing =
+        client.get(server.url("/node/fen/8%2F8%2F8%2F8%2F8%2F8%2F8%2FK6k_w_-_-")).send().unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     assert!(missing.headers().get("etag").is_none());
 
@@ -428,7 +566,11 @@ fn answers_carry_the_store_hash_as_etag_revalidate_with_304_and_compress_on_requ
     let gzip = client.get(&url).header("accept-encoding", "gzip").send().unwrap();
     assert_eq!(gzip.headers()["content-encoding"], "gzip");
     let mut unzipped = Vec::new();
-    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gzip.bytes().unwrap()[..]), &mut unzipped).unwrap();
+    std::io::Read::read_to_end(
+        &mut flate2::read::GzDecoder::new(&gzip.bytes().unwrap()[..]),
+        &mut unzipped,
+    )
+    .unwrap();
     assert_eq!(unzipped, body);
     let br = client.get(&url).header("accept-encoding", "gzip, br").send().unwrap();
     assert_eq!(br.headers()["content-encoding"], "br");
@@ -448,16 +590,23 @@ fn schemathesis(server: &Server, extra: &[&str], hooks: bool) -> String {
     let scratch = tempfile::tempdir().unwrap();
     let scratch = scratch.path();
     let mut command = Command::new("schemathesis");
-    command.args(["run", &server.url("/openapi.json"), "--checks", "all", "--no-color"]).args(extra);
+    command
+        .args(["run", &server.url("/openapi.json"), "--checks", "all", "--no-color"])
+        .args(extra);
     if hooks {
-        command.env("PYTHONPATH", root().join("tests/schemathesis")).env("SCHEMATHESIS_HOOKS", "okb_hooks");
+        command
+            .env("PYTHONPATH", root().join("tests/schemathesis"))
+            .env("SCHEMATHESIS_HOOKS", "okb_hooks");
     }
     let out = command
         // Its example database (.schemathesis/) goes to a temporary folder, not the repository.
         .current_dir(scratch)
         .output()
-        .unwrap_or_else(|e| panic!("schemathesis (pip install schemathesis, as .ci/run does): {e}"));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        .unwrap_or_else(|e| {
+            panic!("schemathesis (pip install schemathesis, as .ci/run does): {e}")
+        });
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "schemathesis {extra:?} failed:\n{text}");
     text
 }
@@ -472,9 +621,16 @@ fn schemathesis_finds_nothing_and_reaches_every_operation() {
     // only: schemathesis cannot tell which strings a custom format (`san-line`) refuses,
     // and now and then offers one it allows (the empty line, which is the start
     // position) as a "format violation" the server should have refused.
-    for run in [&["--seed", "1", "--max-examples", "60"][..], &["--max-examples", "25", "--mode", "positive"][..]] {
+    for run in [
+        &["--seed", "1", "--max-examples", "60"][..],
+        &["--max-examples", "25", "--mode", "positive"][..],
+    ] {
         let text = schemathesis(&server, run, true);
-        let selected = text.lines().find_map(|l| l.trim().strip_prefix("Selected: ")).unwrap_or_default().to_string();
+        let selected = text
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("Selected: "))
+            .unwrap_or_default()
+            .to_string();
         let (picked, all) = selected.split_once('/').unwrap_or_default();
         assert!(!all.is_empty() && picked == all, "every operation selected:\n{text}");
         assert!(text.contains(&format!("Tested: {all}")), "every operation reached:\n{text}");
@@ -498,7 +654,8 @@ fn schemathesis_without_the_projects_hooks_finds_nothing() {
     // Every generated case passes. (Its one warning, when the build has `/player`, is that
     // it cannot read NDJSON without a deserializer: the project's hooks register one.)
     let generated = text.lines().find(|l| l.contains(" generated")).unwrap_or_default();
-    let counts: Vec<&str> = generated.split(|c: char| !c.is_ascii_digit()).filter(|n| !n.is_empty()).collect();
+    let counts: Vec<&str> =
+        generated.split(|c: char| !c.is_ascii_digit()).filter(|n| !n.is_empty()).collect();
     assert!(counts.len() == 2 && counts[0] == counts[1] && !text.contains("FAILURES"), "{text}");
     let warned: Vec<&str> = text.lines().filter(|l| l.contains("⚠️")).collect();
     assert!(warned.iter().all(|l| l.contains("application/x-ndjson")), "{text}");

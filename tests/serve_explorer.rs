@@ -24,7 +24,10 @@ fn shared(rel: &str) -> String {
 
 /// Three masters files with no bad games (1,254 games, 1830–2010s).
 fn masters_files() -> Vec<String> {
-    ["Alburt", "Ashley", "Berliner"].iter().map(|n| shared(&format!("corpus/masters/{n}.pgn.zst"))).collect()
+    ["Alburt", "Ashley", "Berliner"]
+        .iter()
+        .map(|n| shared(&format!("corpus/masters/{n}.pgn.zst")))
+        .collect()
 }
 
 fn lichess_file() -> String {
@@ -65,10 +68,16 @@ fn compare_counts(answers: &[(Value, Value)], files: &[String], dir: &Path) {
     let qfile = dir.join("queries.json");
     let out = dir.join("counts.json");
     std::fs::write(&qfile, Value::Array(queries).to_string()).unwrap();
-    let mut args = vec!["counts".to_string(), MAX_PLY.to_string(), qfile.display().to_string(), out.display().to_string()];
+    let mut args = vec![
+        "counts".to_string(),
+        MAX_PLY.to_string(),
+        qfile.display().to_string(),
+        out.display().to_string(),
+    ];
     args.extend(files.iter().cloned());
     checker(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    let expected: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let expected: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     for ((query, answer), want) in answers.iter().zip(&expected) {
         for k in ["white", "draws", "black"] {
             assert_eq!(answer[k], want[k], "{k} for {query}");
@@ -106,8 +115,17 @@ impl Schemas {
         std::fs::write(&doc, openapi.to_string()).unwrap();
         let manifest = self.dir.path().join("okb.json");
         std::fs::write(&manifest, Value::Array(self.okb.clone()).to_string()).unwrap();
-        let out = Command::new("python3").arg(root().join("tests/check_json.py")).args(["openapi", doc.to_str().unwrap(), manifest.to_str().unwrap()]).output().unwrap();
-        assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let out = Command::new("python3")
+            .arg(root().join("tests/check_json.py"))
+            .args(["openapi", doc.to_str().unwrap(), manifest.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 }
 
@@ -118,7 +136,14 @@ struct Pgns {
 }
 
 impl Pgns {
-    fn keep(&mut self, client: &Client, server: &Server, play: &str, uci: &str, game: &Value) -> String {
+    fn keep(
+        &mut self,
+        client: &Client,
+        server: &Server,
+        play: &str,
+        uci: &str,
+        game: &Value,
+    ) -> String {
         let id = game["id"].as_str().unwrap();
         let response = client.get(server.url(&format!("/masters/pgn/{id}"))).send().unwrap();
         assert_eq!(response.status().as_u16(), 200, "pgn of {id}");
@@ -160,7 +185,11 @@ impl Run {
             server,
             client: Client::new(),
             dir: tempfile::tempdir().unwrap(),
-            schemas: Schemas { dir: tempfile::tempdir().unwrap(), lichess: Vec::new(), okb: Vec::new() },
+            schemas: Schemas {
+                dir: tempfile::tempdir().unwrap(),
+                lichess: Vec::new(),
+                okb: Vec::new(),
+            },
             pgns: Pgns { dir: tempfile::tempdir().unwrap(), manifest: Vec::new() },
         }
     }
@@ -183,7 +212,8 @@ fn masters_year_filters_equal_independent_counts_and_top_games_round_trip() {
     let mut singles = 0;
     for line in LINES {
         for (params, years) in filters {
-            let answer = get(&client, &server, &format!("/masters?play={line}&moves=1000{params}"), 200);
+            let answer =
+                get(&client, &server, &format!("/masters?play={line}&moves=1000{params}"), 200);
             schemas.keep(&answer, "OpeningExplorerMasters", "MastersAnswer");
             // Top games: within the filter, best rated first, each reaching the position.
             let top = answer["topGames"].as_array().unwrap();
@@ -191,7 +221,9 @@ fn masters_year_filters_equal_independent_counts_and_top_games_round_trip() {
             if total(&answer) >= 15 && params.is_empty() {
                 assert!(!top.is_empty(), "top games at {line:?}");
             }
-            let score = |g: &Value| g["white"]["rating"].as_u64().unwrap() + g["black"]["rating"].as_u64().unwrap();
+            let score = |g: &Value| {
+                g["white"]["rating"].as_u64().unwrap() + g["black"]["rating"].as_u64().unwrap()
+            };
             for pair in top.windows(2) {
                 assert!(score(&pair[0]) >= score(&pair[1]), "best rated first: {pair:?}");
             }
@@ -223,12 +255,22 @@ fn masters_year_filters_equal_independent_counts_and_top_games_round_trip() {
     let all = get(&client, &server, "/masters", 200);
     let before = get(&client, &server, "/masters?until=1989", 200);
     let after = get(&client, &server, "/masters?since=1990", 200);
-    assert!(total(&before) + total(&after) <= total(&all) && total(&before) > 0 && total(&after) > 0);
+    assert!(
+        total(&before) + total(&after) <= total(&all) && total(&before) > 0 && total(&after) > 0
+    );
     // The default answer is the tree's: the same counts as GET /node/fen.
-    let node = get(&client, &server, "/node/fen/rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR_w_KQkq_-_0_1", 200);
+    let node = get(
+        &client,
+        &server,
+        "/node/fen/rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR_w_KQkq_-_0_1",
+        200,
+    );
     assert_eq!(total(&all), node["game_count"].as_u64().unwrap());
     assert_eq!(all["topGames"].as_array().unwrap().len(), 15);
-    assert_eq!(get(&client, &server, "/masters?topGames=3", 200)["topGames"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        get(&client, &server, "/masters?topGames=3", 200)["topGames"].as_array().unwrap().len(),
+        3
+    );
     // Unknown ids are 404s naming the id.
     let missing = client.get(server.url("/masters/pgn/nosuchid")).send().unwrap();
     assert_eq!(missing.status().as_u16(), 404);
@@ -246,7 +288,10 @@ fn lichess_speed_rating_and_month_filters_equal_independent_counts() {
         ("&speeds=blitz", json!({ "speeds": ["blitz"] })),
         ("&speeds=bullet,classical", json!({ "speeds": ["bullet", "classical"] })),
         ("&ratings=1600", json!({ "ratings": [1600] })),
-        ("&ratings=1400,1800&speeds=blitz", json!({ "ratings": [1400, 1800], "speeds": ["blitz"] })),
+        (
+            "&ratings=1400,1800&speeds=blitz",
+            json!({ "ratings": [1400, 1800], "speeds": ["blitz"] }),
+        ),
         ("&ratings=2200,2500", json!({ "ratings": [2200, 2500] })),
         ("&since=2013-01&until=2013-01", json!({ "months": ["2013-01", "2013-01"] })),
         ("&since=2013-02", json!({ "months": ["2013-02", "9999-12"] })),
@@ -255,7 +300,12 @@ fn lichess_speed_rating_and_month_filters_equal_independent_counts() {
     let mut answers = Vec::new();
     for line in LINES {
         for (params, filter) in &filters {
-            let answer = get(&client, &server, &format!("/lichess?play={line}&moves=1000&recentGames=8{params}"), 200);
+            let answer = get(
+                &client,
+                &server,
+                &format!("/lichess?play={line}&moves=1000&recentGames=8{params}"),
+                200,
+            );
             schemas.keep(&answer, "OpeningExplorerLichess", "LichessAnswer");
             let mut query = filter.clone();
             query["play"] = json!(line);
@@ -267,7 +317,11 @@ fn lichess_speed_rating_and_month_filters_equal_independent_counts() {
                 assert!(["2012-12", "2013-01"].contains(&g["month"].as_str().unwrap()), "{g}");
                 if let Some(months) = filter.get("months") {
                     let month = g["month"].as_str().unwrap();
-                    assert!(months[0].as_str().unwrap() <= month && month <= months[1].as_str().unwrap(), "{g} for {params}");
+                    assert!(
+                        months[0].as_str().unwrap() <= month
+                            && month <= months[1].as_str().unwrap(),
+                        "{g} for {params}"
+                    );
                 }
                 if let Some(speeds) = filter.get("speeds") {
                     assert!(speeds.as_array().unwrap().contains(&g["speed"]), "{g} for {params}");
@@ -279,7 +333,10 @@ fn lichess_speed_rating_and_month_filters_equal_independent_counts() {
                 for g in top.iter().chain(recent) {
                     let text = pgns.keep(&client, &server, line, g["uci"].as_str().unwrap(), g);
                     let id = g["id"].as_str().unwrap();
-                    assert!(text.contains(&format!("lichess.org/{id}\"")), "Lichess ids come from Site: {text}");
+                    assert!(
+                        text.contains(&format!("lichess.org/{id}\"")),
+                        "Lichess ids come from Site: {text}"
+                    );
                 }
             }
             for m in answer["moves"].as_array().unwrap() {
@@ -299,7 +356,12 @@ fn lichess_speed_rating_and_month_filters_equal_independent_counts() {
     assert!(total(&january) < total(&all) && total(&january) > 0);
     assert_eq!(total(&get(&client, &server, "/lichess?since=2013-02", 200)), 0);
     // Every speed together: every game with a TimeControl.
-    let speeds = get(&client, &server, "/lichess?speeds=ultraBullet,bullet,blitz,rapid,classical,correspondence", 200);
+    let speeds = get(
+        &client,
+        &server,
+        "/lichess?speeds=ultraBullet,bullet,blitz,rapid,classical,correspondence",
+        200,
+    );
     assert_eq!(total(&speeds), total(&all));
     compare_counts(&answers, &files, dir.path());
     pgns.check();
@@ -334,16 +396,29 @@ fn bad_parameters_are_400s_with_clear_messages() {
         assert_eq!(body["status"], 400);
     }
     // Well-formed, but naming no legal position: 404 (what the document's patterns allow).
-    for (path, message) in [("/masters?play=e2e5", "play: move 1 (e2e5)"), ("/lichess?fen=8/8/8/8/8/8/8/8_w_-_-_0_1", "no such position")] {
+    for (path, message) in [
+        ("/masters?play=e2e5", "play: move 1 (e2e5)"),
+        ("/lichess?fen=8/8/8/8/8/8/8/8_w_-_-_0_1", "no such position"),
+    ] {
         let body = get(&client, &server, path, 404);
         let error = body["error"].as_str().unwrap();
         assert!(error.contains(message), "GET {path}: {error:?} should say {message:?}");
     }
     // A since after until is an empty range (as on Lichess), not a malformed request.
-    for path in ["/masters?since=2000&until=1990", "/lichess?since=2013-05&until=2013-01&recentGames=8"] {
+    for path in
+        ["/masters?since=2000&until=1990", "/lichess?since=2013-05&until=2013-01&recentGames=8"]
+    {
         let body = get(&client, &server, path, 200);
-        assert_eq!((&body["white"], &body["draws"], &body["black"]), (&json!(0), &json!(0), &json!(0)), "GET {path}: {body}");
-        assert_eq!((&body["moves"], &body["topGames"]), (&json!([]), &json!([])), "GET {path}: {body}");
+        assert_eq!(
+            (&body["white"], &body["draws"], &body["black"]),
+            (&json!(0), &json!(0), &json!(0)),
+            "GET {path}: {body}"
+        );
+        assert_eq!(
+            (&body["moves"], &body["topGames"]),
+            (&json!([]), &json!([])),
+            "GET {path}: {body}"
+        );
     }
     // Filters need the index: a store without it says how to get one.
     let plain = project(&[root().join("fixtures/games/api.pgn").display().to_string()], false);
@@ -364,12 +439,15 @@ fn bad_parameters_are_400s_with_clear_messages() {
 fn explorer_rows(store: &Path) -> Vec<String> {
     let db = rusqlite::Connection::open(store).unwrap();
     let mut rows = Vec::new();
-    for (table, order) in [("explorer_nodes", "node_id"), ("explorer_games", "game"), ("explorer_pgn", "block")] {
+    for (table, order) in
+        [("explorer_nodes", "node_id"), ("explorer_games", "game"), ("explorer_pgn", "block")]
+    {
         let mut stmt = db.prepare(&format!("SELECT * FROM {table} ORDER BY {order}")).unwrap();
         let columns = stmt.column_count();
         let mut q = stmt.query([]).unwrap();
         while let Some(r) = q.next().unwrap() {
-            let cells: Vec<String> = (0..columns).map(|i| format!("{:?}", r.get_ref(i).unwrap())).collect();
+            let cells: Vec<String> =
+                (0..columns).map(|i| format!("{:?}", r.get_ref(i).unwrap())).collect();
             rows.push(format!("{table}: {}", cells.join(" | ")));
         }
     }

@@ -55,7 +55,11 @@ impl Served {
         let addr = lines
             .by_ref()
             .map_while(Result::ok)
-            .find_map(|l| l.split("http://").nth(1).map(|a| a.split_whitespace().next().unwrap().parse().unwrap()))
+            .find_map(|l| {
+                l.split("http://")
+                    .nth(1)
+                    .map(|a| a.split_whitespace().next().unwrap().parse().unwrap())
+            })
             .expect("okb serve printed its address");
         // Keep reading its stderr so that it never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
@@ -72,11 +76,15 @@ impl Drop for Served {
 
 /// One request on a fresh connection, as a new client makes it; whether it was answered.
 fn ask(addr: SocketAddr) -> bool {
-    let Ok(mut tcp) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else { return false };
+    let Ok(mut tcp) = TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+        return false;
+    };
     let _ = tcp.set_read_timeout(Some(Duration::from_secs(5)));
     let request = "GET /opening/eco/B20 HTTP/1.1\r\nHost: okb\r\nConnection: close\r\n\r\n";
     let mut answer = Vec::new();
-    tcp.write_all(request.as_bytes()).is_ok() && tcp.read_to_end(&mut answer).is_ok() && answer.starts_with(b"HTTP/1.1 200")
+    tcp.write_all(request.as_bytes()).is_ok()
+        && tcp.read_to_end(&mut answer).is_ok()
+        && answer.starts_with(b"HTTP/1.1 200")
 }
 
 /// Requests answered by two clients asking one after another for `window`.
@@ -98,7 +106,11 @@ fn throughput(addr: SocketAddr, window: Duration) -> u64 {
 
 /// `count` slowloris connections (a partial header, then a byte every two seconds), each
 /// opened again when the server closes it, until `stop`.
-fn slowloris(addr: SocketAddr, count: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<u64> {
+fn slowloris(
+    addr: SocketAddr,
+    count: usize,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<u64> {
     std::thread::spawn(move || {
         let open = || {
             // A short timeout: a server that stopped accepting must not stall the attack.
@@ -107,7 +119,8 @@ fn slowloris(addr: SocketAddr, count: usize, stop: Arc<AtomicBool>) -> std::thre
             tcp.set_nonblocking(true).ok()?;
             Some(tcp)
         };
-        let mut held: Vec<Option<TcpStream>> = (0..count).map_while(|_| (!stop.load(Ordering::Relaxed)).then(open)).collect();
+        let mut held: Vec<Option<TcpStream>> =
+            (0..count).map_while(|_| (!stop.load(Ordering::Relaxed)).then(open)).collect();
         let mut reopened = 0;
         while !stop.load(Ordering::Relaxed) {
             for slot in held.iter_mut() {
@@ -149,7 +162,10 @@ fn a_thousand_slow_connections_leave_new_clients_their_throughput() {
     assert!(calm > 20, "the server answers at all ({calm})");
     // Not starved (a shut-out server answers next to nothing): most of the calm rate is
     // left. The rate itself is bench/run serve's business, not a functional test's.
-    assert!(attacked * 4 >= calm * 3, "attacked {attacked} requests in the best window against {calm} without the attack");
+    assert!(
+        attacked * 4 >= calm * 3,
+        "attacked {attacked} requests in the best window against {calm} without the attack"
+    );
 }
 
 /// Whether the server closes `tcp` (EOF or reset) within `within`.
@@ -160,7 +176,12 @@ fn closed_within(tcp: &mut TcpStream, within: Duration) -> bool {
         match tcp.read(&mut buf) {
             Ok(0) => return true,
             Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => return false,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
+                return false;
+            }
             Err(_) => return true,
         }
     }
@@ -221,5 +242,10 @@ fn a_huge_fen_is_not_echoed_whole() {
     let mut answer = String::new();
     tcp.read_to_string(&mut answer).unwrap();
     assert!(answer.starts_with("HTTP/1.1 400"), "{}", &answer[..answer.len().min(300)]);
-    assert!(answer.len() < 1000 && answer.contains("invalid FEN \\\"0000000000"), "{} bytes: {}", answer.len(), &answer[..answer.len().min(600)]);
+    assert!(
+        answer.len() < 1000 && answer.contains("invalid FEN \\\"0000000000"),
+        "{} bytes: {}",
+        answer.len(),
+        &answer[..answer.len().min(600)]
+    );
 }

@@ -15,7 +15,11 @@ use serde_json::Value;
 /// the games' moves, so the start position's answer differs between the builds.
 fn pipeline(min_games: u32) -> String {
     let games = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/api.pgn");
-    format!("{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmax_ply = 10\nmin_games = {min_games}\n", mini_sources(), games.display())
+    format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmax_ply = 10\nmin_games = {min_games}\n",
+        mini_sources(),
+        games.display()
+    )
 }
 
 /// `okb serve` on port 0, its stderr into a file of the project (read back by [`log`]).
@@ -30,7 +34,12 @@ impl Serving {
         let log = p.path("serve.log");
         let file = std::fs::File::create(&log).unwrap();
         let mut cmd = p.command(&["serve", "--addr", "127.0.0.1:0"]);
-        let child = cmd.stderr(file).stdout(std::process::Stdio::null()).stdin(std::process::Stdio::null()).spawn().unwrap();
+        let child = cmd
+            .stderr(file)
+            .stdout(std::process::Stdio::null())
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
         let mut serving = Serving { child, base: String::new(), log };
         for _ in 0..600 {
             if let Some(at) = serving.log().find("http://") {
@@ -66,7 +75,8 @@ fn fetch(client: &Client, url: &str, json: bool) -> Seen {
     }
     let response = request.send().unwrap();
     let status = response.status().as_u16();
-    let etag = response.headers().get("etag").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
+    let etag =
+        response.headers().get("etag").map(|v| v.to_str().unwrap().to_string()).unwrap_or_default();
     (status, etag, response.text().unwrap())
 }
 
@@ -94,7 +104,10 @@ fn a_new_build_is_served_without_restart_and_no_answer_mixes_two_builds() {
             std::thread::spawn(move || {
                 let client = Client::new();
                 while !stop.load(Ordering::Relaxed) {
-                    let pair = (fetch(&client, &format!("{base}{START}"), false), fetch(&client, &format!("{base}/"), true));
+                    let pair = (
+                        fetch(&client, &format!("{base}{START}"), false),
+                        fetch(&client, &format!("{base}/"), true),
+                    );
                     seen.lock().unwrap().push(pair);
                 }
             })
@@ -115,16 +128,23 @@ fn a_new_build_is_served_without_restart_and_no_answer_mixes_two_builds() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     stop.store(true, Ordering::Relaxed);
     readers.into_iter().for_each(|r| r.join().unwrap());
-    let after = after.unwrap_or_else(|| panic!("build 2 never served; the server said:\n{}", server.log()));
+    let after =
+        after.unwrap_or_else(|| panic!("build 2 never served; the server said:\n{}", server.log()));
 
-    assert_ne!(before.0.2, after.0.2, "the builds answer the start position alike: the test shows nothing");
+    assert_ne!(
+        before.0.2, after.0.2,
+        "the builds answer the start position alike: the test shows nothing"
+    );
     assert_ne!(before.0.1, after.0.1, "the builds have the same ETag");
     let seen = seen.lock().unwrap();
     for (node, metadata) in seen.iter() {
         assert_eq!((node.0, metadata.0), (200, 200), "{} / {}", node.2, metadata.2);
         // Each answer is one build's whole: its ETag goes with its body.
         assert!(node == &before.0 || node == &after.0, "an answer of neither build: {node:?}");
-        assert!(metadata == &before.1 || metadata == &after.1, "metadata of neither build: {metadata:?}");
+        assert!(
+            metadata == &before.1 || metadata == &after.1,
+            "metadata of neither build: {metadata:?}"
+        );
     }
     assert!(seen.iter().any(|(node, _)| node == &before.0), "no reader saw the first build");
     assert!(seen.iter().any(|(node, _)| node == &after.0), "no reader saw the second build");

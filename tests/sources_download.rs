@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 
 use common::Project;
 
-const BODY: &[u8] = b"eco\tname\tpgn\nB00\tKing's Pawn Game\t1. e4\nC20\tKing's Pawn Game: Open\t1. e4 e5\n";
+const BODY: &[u8] =
+    b"eco\tname\tpgn\nB00\tKing's Pawn Game\t1. e4\nC20\tKing's Pawn Game: Open\t1. e4 e5\n";
 
 const NEWER: &[u8] = b"eco\tname\tpgn\nB00\tKing's Pawn Game\t1. e4\nC20\tKing's Pawn Game: Open\t1. e4 e5\nC40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n";
 
@@ -104,7 +105,12 @@ fn flat(stderr: &str) -> String {
 
 fn okb(p: &Project, args: &[&str]) -> common::Run {
     // Retries wait 20 ms, 40 ms, … here instead of 0.5 s, 1 s, …
-    p.command(args).env_remove("OKB_MIRROR").env("OKB_RETRY_DELAY_MS", "20").output().unwrap().into()
+    p.command(args)
+        .env_remove("OKB_MIRROR")
+        .env("OKB_RETRY_DELAY_MS", "20")
+        .output()
+        .unwrap()
+        .into()
 }
 
 #[test]
@@ -133,8 +139,15 @@ fn a_wrong_hash_names_expected_actual_and_url() {
     let run = okb(&p, &["make"]);
     assert_ne!(run.status, 0);
     let actual = blake3::hash(BODY).to_hex().to_string();
-    assert!(run.stderr.contains(&wrong) && run.stderr.contains(&actual) && run.stderr.contains(&url), "{}", run.stderr);
-    assert!(!p.path(&format!("sources/{actual}")).exists(), "unverified bytes must not enter the store");
+    assert!(
+        run.stderr.contains(&wrong) && run.stderr.contains(&actual) && run.stderr.contains(&url),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        !p.path(&format!("sources/{actual}")).exists(),
+        "unverified bytes must not enter the store"
+    );
 }
 
 #[test]
@@ -156,7 +169,8 @@ fn a_connection_dropped_midway_is_an_error_and_leaves_nothing() {
     let run = okb(&p, &["make"]);
     assert_ne!(run.status, 0);
     assert!(run.stderr.contains(&url), "{}", run.stderr);
-    let leftovers: Vec<_> = std::fs::read_dir(p.path("sources")).map(|d| d.flatten().count()).into_iter().collect();
+    let leftovers: Vec<_> =
+        std::fs::read_dir(p.path("sources")).map(|d| d.flatten().count()).into_iter().collect();
     assert!(leftovers.iter().all(|&n| n == 0), "partial download left in sources/");
     assert!(!p.path("out/nodes.csv").exists());
 }
@@ -172,7 +186,9 @@ fn offline_without_the_file_says_where_it_looked() {
 #[test]
 fn offline_never_downloads_an_unpinned_source() {
     let base = serve();
-    let p = Project::with_pipeline(&format!("[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{base}/ok.tsv\"\n"));
+    let p = Project::with_pipeline(&format!(
+        "[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{base}/ok.tsv\"\n"
+    ));
     let run = okb(&p, &["make", "--offline"]);
     assert_ne!(run.status, 0);
     assert!(common::flat(&run.stderr).contains("it has no pin"), "{}", run.stderr);
@@ -183,7 +199,9 @@ fn offline_never_downloads_an_unpinned_source() {
 fn pin_writes_the_hash_of_unpinned_sources() {
     let base = serve();
     let url = format!("{base}/ok.tsv");
-    let p = Project::with_pipeline(&format!("[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{url}\"\n"));
+    let p = Project::with_pipeline(&format!(
+        "[sources.openings]\nkind = \"lichess-tsv\"\nurl = \"{url}\"\n"
+    ));
     let run = okb(&p, &["pin"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
@@ -192,7 +210,8 @@ fn pin_writes_the_hash_of_unpinned_sources() {
 }
 
 #[test]
-fn transient_failures_are_retried_with_backoff_and_a_dropped_connection_gives_up_after_four_tries() {
+fn transient_failures_are_retried_with_backoff_and_a_dropped_connection_gives_up_after_four_tries()
+{
     let server = serve_with_state();
     let pin = blake3::hash(BODY).to_hex().to_string();
     let p = project(&format!("{}/flaky.tsv", server.base), &pin);
@@ -206,7 +225,11 @@ fn transient_failures_are_retried_with_backoff_and_a_dropped_connection_gives_up
     let started = std::time::Instant::now();
     let run = okb(&busy, &["fetch"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("429") && run.stderr.contains("next in 1.0 s"), "Retry-After is honoured: {}", run.stderr);
+    assert!(
+        run.stderr.contains("429") && run.stderr.contains("next in 1.0 s"),
+        "Retry-After is honoured: {}",
+        run.stderr
+    );
     assert!(started.elapsed() >= std::time::Duration::from_secs(1));
 
     let dropped = project(&format!("{}/drop.tsv", server.base), &pin);
@@ -234,7 +257,11 @@ fn pin_edits_pipeline_toml_as_toml_keeping_comments_and_layout() {
     assert_eq!(std::fs::read_to_string(p.path("pipeline.toml")).unwrap(), expected);
     let run = okb(&p, &["pin", "nonesuch"]);
     assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("no source named nonesuch") && run.stderr.contains("openings"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no source named nonesuch") && run.stderr.contains("openings"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -251,11 +278,19 @@ fn changed_upstream_bytes_fail_with_both_hashes_until_pin_force_repins() {
     let run = okb(&p, &["make"]);
     assert_ne!(run.status, 0);
     let said = format!("pinned blake3 {old}, {url} gave blake3 {new}");
-    assert!(flat(&run.stderr).contains(&said) && run.stderr.contains("okb pin --force openings"), "{}", run.stderr);
+    assert!(
+        flat(&run.stderr).contains(&said) && run.stderr.contains("okb pin --force openings"),
+        "{}",
+        run.stderr
+    );
 
     let run = okb(&p, &["pin", "--force", "openings"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains(&format!("Repinned openings blake3 {old} → {new}")), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("Repinned openings blake3 {old} → {new}")),
+        "{}",
+        run.stderr
+    );
     let repinned = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
     assert_eq!(repinned, text.replace(&old, &new), "only the hash changes; the comment stays");
     let run = okb(&p, &["make", "--offline"]);
@@ -278,8 +313,15 @@ fn a_wrong_pin_names_the_mirror_file_and_its_hash_and_missing_mirrors_are_named(
     let run = okb(&p, &["make", "--offline", "--mirror", "mirror"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     let actual = blake3::hash(BODY).to_hex().to_string();
-    let said = format!("pinned blake3 {}, mirror file mirror/pinned/ok.tsv gave blake3 {actual}", "0".repeat(64));
-    assert!(flat(&run.stderr).contains(&said), "the file matching more of the url wins: {}", run.stderr);
+    let said = format!(
+        "pinned blake3 {}, mirror file mirror/pinned/ok.tsv gave blake3 {actual}",
+        "0".repeat(64)
+    );
+    assert!(
+        flat(&run.stderr).contains(&said),
+        "the file matching more of the url wins: {}",
+        run.stderr
+    );
 
     let run = okb(&p, &["make", "--offline", "--mirror", "no-such-dir"]);
     assert_eq!(run.status, 1);
@@ -290,7 +332,21 @@ fn a_wrong_pin_names_the_mirror_file_and_its_hash_and_missing_mirrors_are_named(
 fn a_server_that_stops_sending_is_retried_after_the_read_timeout() {
     let base = serve();
     let p = project(&format!("{base}/stall.tsv"), &blake3::hash(BODY).to_hex());
-    let run: common::Run = p.command(&["fetch"]).env_remove("OKB_MIRROR").env("OKB_RETRY_DELAY_MS", "20").env("OKB_READ_TIMEOUT_SECS", "1").output().unwrap().into();
+    let run: common::Run = p
+        .command(&["fetch"])
+        .env_remove("OKB_MIRROR")
+        .env("OKB_RETRY_DELAY_MS", "20")
+        .env("OKB_READ_TIMEOUT_SECS", "1")
+        .output()
+        .unwrap()
+        .into();
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(flat(&run.stderr).contains(&format!("connection broke after {} bytes: the server sent nothing for 1 s (read timeout", BODY.len() / 2)), "{}", run.stderr);
+    assert!(
+        flat(&run.stderr).contains(&format!(
+            "connection broke after {} bytes: the server sent nothing for 1 s (read timeout",
+            BODY.len() / 2
+        )),
+        "{}",
+        run.stderr
+    );
 }

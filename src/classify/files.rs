@@ -50,13 +50,14 @@ fn classify_chunk(classifier: &Classifier, file: &str, chunk: &Chunk) -> (Vec<u8
     let mut visitor = GameVisitor::<IdentityKeys>::new(classifier.depth(), None);
     // (start offset, known index and ply) of every readable or filtered game.
     let mut games: Vec<(usize, Option<(u32, usize)>)> = Vec::new();
-    report.games = read_chunk_at(&chunk.data, origin, &mut visitor, &mut report.bad, |v, end, offset| {
-        let hit = match end {
-            GameEnd::Done => classifier.lookup(&v.keys),
-            _ => None,
-        };
-        games.push((offset, hit));
-    });
+    report.games =
+        read_chunk_at(&chunk.data, origin, &mut visitor, &mut report.bad, |v, end, offset| {
+            let hit = match end {
+                GameEnd::Done => classifier.lookup(&v.keys),
+                _ => None,
+            };
+            games.push((offset, hit));
+        });
     let data = &chunk.data;
     let mut out = Vec::with_capacity(data.len() + data.len() / 16);
     // Bytes before the first readable game (stray text, bad games) pass through.
@@ -81,7 +82,11 @@ fn classify_chunk(classifier: &Classifier, file: &str, chunk: &Chunk) -> (Vec<u8
 
 /// Classifies every game of `paths` (plain or compressed PGN, in the order given) and
 /// writes them to `out` with ECO/Opening/Variation tags rewritten.
-pub fn classify_files(classifier: &Classifier, paths: &[PathBuf], out: &mut dyn Write) -> Result<ClassifyReport, GamesError> {
+pub fn classify_files(
+    classifier: &Classifier,
+    paths: &[PathBuf],
+    out: &mut dyn Write,
+) -> Result<ClassifyReport, GamesError> {
     let mut report = ClassifyReport::default();
     let window = 2 * rayon::current_num_threads().max(1);
     let write_err = |source| GamesError::Write { path: PathBuf::from("<output>"), source };

@@ -77,7 +77,8 @@ impl Classifier {
     fn add(&mut self, epd: &str, ply: usize, eco: &str, opening: &str, variation: Option<&str>) {
         let Ok(pos) = position::parse_fen(epd) else { return };
         let variation = variation.map(without_interpolation_mark).filter(|v| !v.is_empty());
-        let opening = if variation.is_none() { without_interpolation_mark(opening) } else { opening };
+        let opening =
+            if variation.is_none() { without_interpolation_mark(opening) } else { opening };
         self.index.insert(position::key(&pos).0, self.known.len() as u32);
         self.known.push(Known {
             eco: eco.to_string(),
@@ -111,7 +112,9 @@ impl Classifier {
             return Err(StoreError::Missing(path.display().to_string()));
         }
         let sql = |source| StoreError::Sqlite { path: path.display().to_string(), source };
-        let conn = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql)?;
+        let conn =
+            rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .map_err(sql)?;
         let mut stmt = conn
             .prepare(
                 "SELECT position_key, ply, eco_code, opening_name, variation_name FROM opening_nodes
@@ -150,14 +153,25 @@ impl Classifier {
 
     fn classification(&self, index: u32, ply: usize) -> Classification<'_> {
         let k = &self.known[index as usize];
-        Classification { eco: &k.eco, opening: &k.opening, variation: k.variation.as_deref(), node_id: &k.node_id, ply }
+        Classification {
+            eco: &k.eco,
+            opening: &k.opening,
+            variation: k.variation.as_deref(),
+            node_id: &k.node_id,
+            ply,
+        }
     }
 
     /// The deepest known position among `keys`: (known index, ply). The start position
     /// does not count (some taxonomies name it): a game has an opening once it has moves.
     fn lookup(&self, keys: &[u128]) -> Option<(u32, usize)> {
         let depth = keys.len().min(self.depth() + 1);
-        keys[..depth].iter().enumerate().skip(1).rev().find_map(|(ply, key)| self.index.get(key).map(|&i| (i, ply)))
+        keys[..depth]
+            .iter()
+            .enumerate()
+            .skip(1)
+            .rev()
+            .find_map(|(ply, key)| self.index.get(key).map(|&i| (i, ply)))
     }
 
     /// Classifies a game from the identity keys of its positions (`keys[i]` after `i`
@@ -173,7 +187,11 @@ impl Classifier {
         let mut keys = Vec::with_capacity(moves.len().min(self.depth()) + 1);
         keys.push(position::key(&pos).0);
         for m in moves.iter().take(self.depth()) {
-            let next = position::child_key(&pos, position::PositionKey(*keys.last().expect("never empty")), m);
+            let next = position::child_key(
+                &pos,
+                position::PositionKey(*keys.last().expect("never empty")),
+                m,
+            );
             pos.play_unchecked(*m);
             keys.push(next.0);
         }

@@ -74,15 +74,25 @@ mod tests {
 
     #[test]
     fn existing_tags_are_replaced_in_place_and_missing_ones_added() {
-        let game = "[Event \"x\"]\n[ECO \"A00\"]\n[White \"a\"]\n[Variation \"old\"]\n\n1. e4 c5 1-0\n\n";
+        let game =
+            "[Event \"x\"]\n[ECO \"A00\"]\n[White \"a\"]\n[Variation \"old\"]\n\n1. e4 c5 1-0\n\n";
         let got = run(game, [Some("B20"), Some("Sicilian Defense"), None]);
-        assert_eq!(got, "[Event \"x\"]\n[ECO \"B20\"]\n[White \"a\"]\n[Opening \"Sicilian Defense\"]\n\n1. e4 c5 1-0\n\n");
+        assert_eq!(
+            got,
+            "[Event \"x\"]\n[ECO \"B20\"]\n[White \"a\"]\n[Opening \"Sicilian Defense\"]\n\n1. e4 c5 1-0\n\n"
+        );
     }
 
     #[test]
     fn crlf_quotes_and_tagless_games() {
-        let got = run("[Event \"x\"]\r\n\r\n1. d4 *\r\n", [Some("D00"), Some("Queen's \"Pawn\""), Some("a\\b")]);
-        assert_eq!(got, "[Event \"x\"]\r\n[ECO \"D00\"]\r\n[Opening \"Queen's \\\"Pawn\\\"\"]\r\n[Variation \"a\\\\b\"]\r\n\r\n1. d4 *\r\n");
+        let got = run(
+            "[Event \"x\"]\r\n\r\n1. d4 *\r\n",
+            [Some("D00"), Some("Queen's \"Pawn\""), Some("a\\b")],
+        );
+        assert_eq!(
+            got,
+            "[Event \"x\"]\r\n[ECO \"D00\"]\r\n[Opening \"Queen's \\\"Pawn\\\"\"]\r\n[Variation \"a\\\\b\"]\r\n\r\n1. d4 *\r\n"
+        );
         assert_eq!(run("1. e4 *\n", [Some("B00"), None, None]), "[ECO \"B00\"]\n\n1. e4 *\n");
     }
 }

@@ -10,8 +10,8 @@ use std::time::Instant;
 
 use miette::{IntoDiagnostic, WrapErr};
 
-use crate::export::polyglot::{WeightMode, write_book};
 use crate::export::book::{BookOptions, DEFAULT_BOOK_MAX_PLY, DEFAULT_MIN_GAME, build_book};
+use crate::export::polyglot::{WeightMode, write_book};
 use crate::games::input::expand_paths;
 
 /// Arguments of `okb book`.
@@ -52,13 +52,8 @@ pub fn run(args: &BookArgs) -> miette::Result<()> {
     if let Some(j) = args.jobs {
         builder = builder.num_threads(j.max(1));
     }
-    let pool = builder
-        .build()
-        .into_diagnostic()
-        .wrap_err("cannot start worker threads")?;
-    let result = pool
-        .install(|| build_book(&paths, &opts))
-        .into_diagnostic()?;
+    let pool = builder.build().into_diagnostic().wrap_err("cannot start worker threads")?;
+    let result = pool.install(|| build_book(&paths, &opts)).into_diagnostic()?;
     write_book(&args.output, &result.entries).into_diagnostic()?;
     let c = &result.counters;
     println!(
@@ -97,10 +92,7 @@ mod tests {
     fn parses_polyglot_like_options_and_writes_a_book() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("twic.bin");
-        let pgn = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../shared/corpus/twic/twic0920.pgn"
-        );
+        let pgn = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus/twic/twic0920.pgn");
         let cli = Cli::parse_from([
             "okb",
             "-o",
@@ -123,9 +115,6 @@ mod tests {
         assert!(entries.windows(2).all(|w| w[0].key <= w[1].key));
         let defaults = Cli::parse_from(["okb", "-o", "b.bin", "x.pgn"]);
         assert_eq!((defaults.book.max_ply, defaults.book.min_game), (1024, 3));
-        assert!(
-            Cli::try_parse_from(["okb", "-o", "b.bin"]).is_err(),
-            "PGN files are required"
-        );
+        assert!(Cli::try_parse_from(["okb", "-o", "b.bin"]).is_err(), "PGN files are required");
     }
 }

@@ -31,7 +31,10 @@ pub struct CheckArgs {
 }
 
 /// Runs `okb check`: 0 when every snapshot matches (or was accepted), 1 otherwise.
-pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
+pub fn run(
+    args: &CheckArgs,
+    load: impl Fn() -> miette::Result<Loaded>,
+) -> miette::Result<ExitCode> {
     let loaded = load()?;
     let spec = &loaded.pipeline.check;
     if spec.lines.is_empty() && spec.fens.is_empty() && spec.openings.is_empty() {
@@ -44,7 +47,8 @@ pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miett
     if !args.no_build {
         build(&loaded, args)?;
     }
-    let store = crate::store::read::Store::open(&loaded.path(&loaded.pipeline.store.path)).map_err(|e| miette!("{e}"))?;
+    let store = crate::store::read::Store::open(&loaded.path(&loaded.pipeline.store.path))
+        .map_err(|e| miette!("{e}"))?;
     let folder = loaded.path(&spec.snapshots);
     let results = compare(&store, spec, &folder);
     let mut failing = 0;
@@ -54,14 +58,20 @@ pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miett
         match outcome {
             Outcome::Same => {}
             Outcome::New if args.accept => write(&folder, name, text, "Added", &shown)?,
-            Outcome::Changed { .. } if args.accept => write(&folder, name, text, "Updated", &shown)?,
+            Outcome::Changed { .. } if args.accept => {
+                write(&folder, name, text, "Updated", &shown)?
+            }
             Outcome::Orphan if args.accept => {
                 std::fs::remove_file(folder.join(name)).into_diagnostic()?;
                 eprintln!("{} {shown} (no question asks for it)", paint("Removed", "32"));
             }
             Outcome::New => {
                 failing += 1;
-                eprintln!("{} {shown}: no snapshot yet; it would say:\n{}", paint("New", "33"), indent(text));
+                eprintln!(
+                    "{} {shown}: no snapshot yet; it would say:\n{}",
+                    paint("New", "33"),
+                    indent(text)
+                );
             }
             Outcome::Changed { old } => {
                 failing += 1;
@@ -78,15 +88,27 @@ pub fn run(args: &CheckArgs, load: impl Fn() -> miette::Result<Loaded>) -> miett
         eprintln!("{} {total} snapshots match", paint("Checked", "32"));
         return Ok(ExitCode::SUCCESS);
     }
-    eprintln!("{} {failing} of {total} snapshots differ; `okb check --accept` takes the new answers", paint("error", "31"));
+    eprintln!(
+        "{} {failing} of {total} snapshots differ; `okb check --accept` takes the new answers",
+        paint("error", "31")
+    );
     Ok(ExitCode::FAILURE)
 }
 
 fn build(loaded: &Loaded, args: &CheckArgs) -> miette::Result<()> {
-    super::make::build_and_report(loaded, &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked })
+    super::make::build_and_report(
+        loaded,
+        &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked },
+    )
 }
 
-fn write(folder: &std::path::Path, name: &str, text: &str, status: &str, shown: &str) -> miette::Result<()> {
+fn write(
+    folder: &std::path::Path,
+    name: &str,
+    text: &str,
+    status: &str,
+    shown: &str,
+) -> miette::Result<()> {
     std::fs::create_dir_all(folder).into_diagnostic()?;
     crate::files::write_atomic(&folder.join(name), text.as_bytes()).into_diagnostic()?;
     eprintln!("{} {shown}", paint(status, "32"));

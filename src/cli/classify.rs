@@ -33,7 +33,10 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
     let store = args.store.clone().unwrap_or(store);
     let classifier = Classifier::from_store(&store).map_err(|e| miette!("{e}"))?;
     if classifier.is_empty() {
-        return Err(miette!("the store {} names no position: build it with `okb make`", store.display()));
+        return Err(miette!(
+            "the store {} names no position: build it with `okb make`",
+            store.display()
+        ));
     }
     let paths = crate::games::input::expand_paths(&args.paths).map_err(|e| miette!("{e}"))?;
     let mut builder = rayon::ThreadPoolBuilder::new();
@@ -46,16 +49,24 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
         Some(path) => {
             // Written beside the target and renamed: an interrupted run leaves no torn file.
             let tmp = crate::files::temp::for_file(path);
-            let file = std::fs::File::create(&tmp).into_diagnostic().wrap_err_with(|| format!("creating {}", tmp.display()))?;
+            let file = std::fs::File::create(&tmp)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("creating {}", tmp.display()))?;
             let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-            let report = pool.install(|| classify_files(&classifier, &paths, &mut out)).map_err(|e| miette!("{e}"))?;
+            let report = pool
+                .install(|| classify_files(&classifier, &paths, &mut out))
+                .map_err(|e| miette!("{e}"))?;
             drop(out);
-            std::fs::rename(&tmp, path).into_diagnostic().wrap_err_with(|| format!("writing {}", path.display()))?;
+            std::fs::rename(&tmp, path)
+                .into_diagnostic()
+                .wrap_err_with(|| format!("writing {}", path.display()))?;
             report
         }
         None => {
             let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
-            let report = pool.install(|| classify_files(&classifier, &paths, &mut out)).map_err(|e| miette!("{e}"))?;
+            let report = pool
+                .install(|| classify_files(&classifier, &paths, &mut out))
+                .map_err(|e| miette!("{e}"))?;
             out.flush().into_diagnostic()?;
             report
         }
@@ -68,12 +79,19 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
 }
 
 fn is_bgn(path: &std::path::Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
+    let name =
+        path.file_name().map(|n| n.to_string_lossy().to_ascii_lowercase()).unwrap_or_default();
     name.ends_with(".bgn") || name.ends_with(".bgn.bz2")
 }
 
 /// `okb classify -o games.bgn`: the conversion of `okb convert --store`.
-fn to_bgn(classifier: &Classifier, paths: &[PathBuf], path: &std::path::Path, pool: &rayon::ThreadPool, start: Instant) -> miette::Result<()> {
+fn to_bgn(
+    classifier: &Classifier,
+    paths: &[PathBuf],
+    path: &std::path::Path,
+    pool: &rayon::ThreadPool,
+    start: Instant,
+) -> miette::Result<()> {
     use crate::convert::{FromKnowledgeBase, SplitWriter, pgn_to_bgn};
     let lookup = FromKnowledgeBase::new(classifier);
     let converted = pool.install(|| pgn_to_bgn(paths, &lookup, SplitWriter::single(path)))?;

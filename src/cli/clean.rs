@@ -40,15 +40,19 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
         return unused(loaded, args);
     }
     let cache = make::cache_dir(loaded);
-    let _lock = ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
+    let _lock = ProjectLock::acquire(&cache)
+        .map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
     let mut removed = Vec::new();
     let store = loaded.path(&loaded.pipeline.store.path);
     let mut targets = vec![store];
     targets.extend(loaded.pipeline.exports.values().map(|e| loaded.path(&e.output)));
     targets.extend(make::side_outputs(loaded));
     for target in targets {
-        let result =
-            if target.is_dir() { std::fs::remove_dir_all(&target) } else { std::fs::remove_file(&target) };
+        let result = if target.is_dir() {
+            std::fs::remove_dir_all(&target)
+        } else {
+            std::fs::remove_file(&target)
+        };
         match result {
             Ok(()) => removed.push(target.display().to_string()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -57,8 +61,14 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     }
     if args.cache {
         // The lock file stays: a make waiting on it must take the same lock as the next.
-        for entry in cache_entries(&cache).map_err(|e| miette!("listing {}: {e}", cache.display()))? {
-            let result = if entry.is_dir() { std::fs::remove_dir_all(&entry) } else { std::fs::remove_file(&entry) };
+        for entry in
+            cache_entries(&cache).map_err(|e| miette!("listing {}: {e}", cache.display()))?
+        {
+            let result = if entry.is_dir() {
+                std::fs::remove_dir_all(&entry)
+            } else {
+                std::fs::remove_file(&entry)
+            };
             result.map_err(|e| miette!("removing {}: {e}", entry.display()))?;
         }
         removed.push(cache.display().to_string());
@@ -85,8 +95,10 @@ fn cache_entries(cache: &std::path::Path) -> std::io::Result<Vec<std::path::Path
 fn unused(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     let cache = make::cache_dir(loaded);
     // No make may write records while they are being swept.
-    let _lock = ProjectLock::acquire(&cache).map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
-    let options = MakeOptions { mirrors: Vec::new(), offline: true, dry_run: true, replay_warnings: false };
+    let _lock = ProjectLock::acquire(&cache)
+        .map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
+    let options =
+        MakeOptions { mirrors: Vec::new(), offline: true, dry_run: true, replay_warnings: false };
     let summary = make::make(loaded, &options, |_| {})?;
     let stale: Vec<_> = summary.steps.iter().filter(|s| s.status == Status::Stale).collect();
     if let Some(first) = stale.first() {
@@ -99,9 +111,12 @@ fn unused(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
             first.id
         ));
     }
-    let swept = gc::sweep(&cache, &summary.used, args.dry_run).map_err(|e| miette!("cleaning {}: {e}", cache.display()))?;
+    let swept = gc::sweep(&cache, &summary.used, args.dry_run)
+        .map_err(|e| miette!("cleaning {}: {e}", cache.display()))?;
     if args.json {
-        print_json(&json!({ "dry_run": args.dry_run, "cache": cache.display().to_string(), "swept": swept }));
+        print_json(
+            &json!({ "dry_run": args.dry_run, "cache": cache.display().to_string(), "swept": swept }),
+        );
     } else {
         report(&swept, args.dry_run);
     }
@@ -117,7 +132,13 @@ fn report(swept: &Swept, dry_run: bool) {
         swept.objects_removed,
         megabytes(swept.bytes_removed)
     );
-    eprintln!("{:>12} {} step records and {} objects ({})", paint("Kept", "32"), swept.records_kept, swept.objects_kept, megabytes(swept.bytes_kept));
+    eprintln!(
+        "{:>12} {} step records and {} objects ({})",
+        paint("Kept", "32"),
+        swept.records_kept,
+        swept.objects_kept,
+        megabytes(swept.bytes_kept)
+    );
 }
 
 fn megabytes(bytes: u64) -> String {

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use miette::{IntoDiagnostic, WrapErr};
 
 use crate::classify::Classifier;
-use crate::convert::{FromKnowledgeBase, FromTags, SplitWriter, bgn_to_pgn, games_to_packed, names_bz2, pgn_to_bgn};
+use crate::convert::{
+    FromKnowledgeBase, FromTags, SplitWriter, bgn_to_pgn, games_to_packed, names_bz2, pgn_to_bgn,
+};
 use crate::games::input::expand_paths;
 
 /// Output formats of `okb convert`.
@@ -90,7 +92,9 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     let format = output_format(args)?;
     check_inputs(&inputs, format)?;
     if args.store.is_some() && format != ConvertFormat::Bgn {
-        return Err(miette::miette!("--store names openings in BGN output; this conversion writes {format:?}"));
+        return Err(miette::miette!(
+            "--store names openings in BGN output; this conversion writes {format:?}"
+        ));
     }
     let classifier = match &args.store {
         Some(store) => Some(Classifier::from_store(store).map_err(|e| miette::miette!("{e}"))?),
@@ -99,14 +103,20 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     let knowledge_base = classifier.as_ref().map(FromKnowledgeBase::new);
     let summary = pool.install(|| match format {
         ConvertFormat::Bgn => {
-            let sink = SplitWriter::new(&args.output, args.bz2 || names_bz2(&args.output), args.split_size);
+            let sink = SplitWriter::new(
+                &args.output,
+                args.bz2 || names_bz2(&args.output),
+                args.split_size,
+            );
             match &knowledge_base {
                 Some(lookup) => pgn_to_bgn(&inputs, lookup, sink),
                 None => pgn_to_bgn(&inputs, &FromTags, sink),
             }
         }
         ConvertFormat::Pgn => bgn_to_pgn(&inputs, &args.output),
-        ConvertFormat::Packed => games_to_packed(&inputs, &args.output, args.max_ply, args.min_games),
+        ConvertFormat::Packed => {
+            games_to_packed(&inputs, &args.output, args.max_ply, args.min_games)
+        }
     })?;
     let bad = summary.bad.skipped();
     if !summary.bad.is_empty() {
@@ -114,10 +124,17 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
     }
     if let Some(lookup) = &knowledge_base {
         let (named, from_tags) = lookup.counts();
-        eprintln!("{:>12} {named} games from the knowledge base, {from_tags} from their own tags", "Named");
+        eprintln!(
+            "{:>12} {named} games from the knowledge base, {from_tags} from their own tags",
+            "Named"
+        );
     }
     let files: Vec<String> = summary.files.iter().map(|f| f.display().to_string()).collect();
-    let dropped = if summary.variations > 0 { format!(", {} variations dropped", summary.variations) } else { String::new() };
+    let dropped = if summary.variations > 0 {
+        format!(", {} variations dropped", summary.variations)
+    } else {
+        String::new()
+    };
     eprintln!(
         "{:>12} {} of {} games to {} ({bad} skipped{dropped}) in {:.2}s",
         "Converted",
@@ -126,7 +143,11 @@ pub fn run(args: &ConvertArgs) -> miette::Result<std::process::ExitCode> {
         files.join(", "),
         started.elapsed().as_secs_f64()
     );
-    Ok(if args.strict && bad > 0 { std::process::ExitCode::from(3) } else { std::process::ExitCode::SUCCESS })
+    Ok(if args.strict && bad > 0 {
+        std::process::ExitCode::from(3)
+    } else {
+        std::process::ExitCode::SUCCESS
+    })
 }
 
 /// The output format: `--format`, else the output's name (`.bgn`, `.bgn.bz2`, `.pgn`,

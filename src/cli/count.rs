@@ -10,8 +10,8 @@ use rayon::prelude::*;
 
 use super::output::paint;
 use crate::games::aggregate::{AggregateOptions, Counted, count_file};
-use crate::games::runs::MergePlan;
 use crate::games::counts;
+use crate::games::runs::MergePlan;
 
 /// Arguments of `okb count`.
 #[derive(Debug, Clone, clap::Args)]
@@ -39,7 +39,11 @@ pub struct CountArgs {
 /// output, so memory stays within `--memory-budget-mb` whatever the number of games.
 pub fn run(args: &CountArgs) -> miette::Result<()> {
     let started = std::time::Instant::now();
-    let dir = args.output.parent().filter(|d| !d.as_os_str().is_empty()).map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let dir = args
+        .output
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), PathBuf::from);
     let plan = MergePlan::for_budget(args.memory_budget_mb, dir.clone());
     let mut parts = counts::Parts::default();
     if args.merge {
@@ -50,7 +54,8 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
         // then add them in the order given.
         let threads = rayon::current_num_threads().max(1);
         for window in args.files.chunks(threads) {
-            let counted: Vec<_> = window.par_iter().map(|file| count_one(file, args, &plan, window.len())).collect();
+            let counted: Vec<_> =
+                window.par_iter().map(|file| count_one(file, args, &plan, window.len())).collect();
             for (file, counted) in window.iter().zip(counted) {
                 add_counted(&mut parts, file, counted?, &plan)?;
             }
@@ -71,7 +76,12 @@ pub fn run(args: &CountArgs) -> miette::Result<()> {
 
 /// Counts one game file, alone or beside `sharing - 1` others (which share the memory
 /// budget, and leave the progress bar out: several bars at once would interleave).
-fn count_one(path: &Path, args: &CountArgs, plan: &MergePlan, sharing: usize) -> miette::Result<Counted> {
+fn count_one(
+    path: &Path,
+    args: &CountArgs,
+    plan: &MergePlan,
+    sharing: usize,
+) -> miette::Result<Counted> {
     let options = AggregateOptions {
         max_ply: args.max_ply,
         memory_budget_mb: (args.memory_budget_mb / sharing).max(1),
@@ -83,12 +93,38 @@ fn count_one(path: &Path, args: &CountArgs, plan: &MergePlan, sharing: usize) ->
 }
 
 /// Adds a counted game file to `parts`, saying so (and about damage) on stderr.
-fn add_counted(parts: &mut counts::Parts, path: &Path, counted: Counted, plan: &MergePlan) -> miette::Result<()> {
+fn add_counted(
+    parts: &mut counts::Parts,
+    path: &Path,
+    counted: Counted,
+    plan: &MergePlan,
+) -> miette::Result<()> {
     let c = &counted.counters;
-    eprintln!("{} {} ({} games, {} counted, {} bad)", paint("Counted", "32"), path.display(), c.games_read, c.games_counted, c.games_bad);
+    eprintln!(
+        "{} {} ({} games, {} counted, {} bad)",
+        paint("Counted", "32"),
+        path.display(),
+        c.games_read,
+        c.games_counted,
+        c.games_bad
+    );
     if let Some(b) = &counted.broken {
-        eprintln!("{} {}: {b}; the games before the break are counted", paint("warning", "33"), path.display());
+        eprintln!(
+            "{} {}: {b}; the games before the break are counted",
+            paint("warning", "33"),
+            path.display()
+        );
     }
     let shown = path.display().to_string();
-    parts.add_runs(&shown, counted.max_ply, counted.positions, counted.moves, &counted.bad, &counted.counters, plan).map_err(|e| miette!("{e}"))
+    parts
+        .add_runs(
+            &shown,
+            counted.max_ply,
+            counted.positions,
+            counted.moves,
+            &counted.bad,
+            &counted.counters,
+            plan,
+        )
+        .map_err(|e| miette!("{e}"))
 }

@@ -38,12 +38,22 @@ pub(crate) fn crawl_sources(loaded: &Loaded, asked: &[String]) -> miette::Result
     for name in asked {
         match sources.get(name) {
             None => return Err(miette!("no source named {name} in {}", loaded.file.display())),
-            Some(s) if s.kind() != SourceKind::LichessExplorer => return Err(miette!("source {name} is not an explorer crawl (kind = \"lichess-explorer\")")),
+            Some(s) if s.kind() != SourceKind::LichessExplorer => {
+                return Err(miette!(
+                    "source {name} is not an explorer crawl (kind = \"lichess-explorer\")"
+                ));
+            }
             Some(_) => {}
         }
     }
-    let chosen = sources.iter().filter(|(n, s)| s.kind() == SourceKind::LichessExplorer && (asked.is_empty() || asked.contains(n)));
-    chosen.map(|(name, spec)| spec.crawl(name, &loaded.pipeline.tree).map_err(|why| miette!("source {name}: {why}"))).collect()
+    let chosen = sources.iter().filter(|(n, s)| {
+        s.kind() == SourceKind::LichessExplorer && (asked.is_empty() || asked.contains(n))
+    });
+    chosen
+        .map(|(name, spec)| {
+            spec.crawl(name, &loaded.pipeline.tree).map_err(|why| miette!("source {name}: {why}"))
+        })
+        .collect()
 }
 
 /// The games of the answer `hash`, for diffs.
@@ -63,14 +73,23 @@ pub(crate) fn diff_from_pin(archive: &Archive, pin: &str, new: &Manifest) -> Opt
 pub fn run(loaded: &Loaded, args: &CrawlArgs) -> miette::Result<()> {
     let chosen = crawl_sources(loaded, &args.sources)?;
     if chosen.is_empty() {
-        return Err(miette!("{} declares no explorer crawl (a source with kind = \"lichess-explorer\")", loaded.file.display()));
+        return Err(miette!(
+            "{} declares no explorer crawl (a source with kind = \"lichess-explorer\")",
+            loaded.file.display()
+        ));
     }
     let archive = Archive::new(&loaded.path("sources"), &crate::sources::mirrors(&args.mirror));
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&crate::make::cache_dir(loaded)).map_err(|e| miette!("taking the project lock: {e}"))?;
+    let _lock = crate::dataflow::lock::ProjectLock::acquire(&crate::make::cache_dir(loaded))
+        .map_err(|e| miette!("taking the project lock: {e}"))?;
     for source in chosen {
         let started = std::time::Instant::now();
-        let available = source.make_available(&archive, How { offline: args.offline, refresh: args.refresh })?;
-        let changes = source.pin.as_deref().filter(|pin| *pin != available.hash).and_then(|pin| diff_from_pin(&archive, pin, &available.manifest));
+        let available = source
+            .make_available(&archive, How { offline: args.offline, refresh: args.refresh })?;
+        let changes = source
+            .pin
+            .as_deref()
+            .filter(|pin| *pin != available.hash)
+            .and_then(|pin| diff_from_pin(&archive, pin, &available.manifest));
         let c = &available.counters;
         if args.json {
             let value = serde_json::json!({
@@ -98,12 +117,19 @@ pub fn run(loaded: &Loaded, args: &CrawlArgs) -> miette::Result<()> {
             available.hash
         );
         match (&source.pin, changes) {
-            (Some(pin), _) if *pin == available.hash => eprintln!("{:>12} {} matches its pin", paint("Fresh", "32"), source.name),
+            (Some(pin), _) if *pin == available.hash => {
+                eprintln!("{:>12} {} matches its pin", paint("Fresh", "32"), source.name)
+            }
             (_, Some(changes)) => {
                 eprint!("{}", changes.render(10));
                 eprintln!("{:>12} `okb pin --force {}` records this crawl", "Note", source.name);
             }
-            (_, None) => eprintln!("{:>12} `okb pin {}{}` records this crawl", "Note", if source.pin.is_some() { "--force " } else { "" }, source.name),
+            (_, None) => eprintln!(
+                "{:>12} `okb pin {}{}` records this crawl",
+                "Note",
+                if source.pin.is_some() { "--force " } else { "" },
+                source.name
+            ),
         }
     }
     Ok(())

@@ -51,8 +51,12 @@ fn diff(args: &DiffArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::R
             let loaded = load()?;
             let old = match old {
                 Some(old) => side(old, None)?,
-                None => previous_build(&loaded)
-                    .map_err(|e| miette::miette!(help = "`okb diff OLD NEW` compares two stores", "{e}: no earlier build to compare with (a make keeps the store it replaces)"))?,
+                None => previous_build(&loaded).map_err(|e| {
+                    miette::miette!(
+                        help = "`okb diff OLD NEW` compares two stores",
+                        "{e}: no earlier build to compare with (a make keeps the store it replaces)"
+                    )
+                })?,
             };
             let new = match new {
                 Some(new) => side(new, None)?,

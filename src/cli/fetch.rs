@@ -24,12 +24,22 @@ pub struct FetchArgs {
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
     let path = spec.manifest().or(spec.path()).map(|p| loaded.path(p));
-    (spec.kind().is_pinned_file() || spec.manifest().is_some()).then(|| Wanted { name, blake3: spec.blake3(), path, url: spec.url() })
+    (spec.kind().is_pinned_file() || spec.manifest().is_some()).then(|| Wanted {
+        name,
+        blake3: spec.blake3(),
+        path,
+        url: spec.url(),
+    })
 }
 
 /// Fetches and verifies every file of collection `name` (its manifest is `manifest`);
 /// the number of files that failed.
-fn fetch_collection(resolver: &Resolver, name: &str, manifest: &crate::sources::Resolved, files: &mut FileStates) -> usize {
+fn fetch_collection(
+    resolver: &Resolver,
+    name: &str,
+    manifest: &crate::sources::Resolved,
+    files: &mut FileStates,
+) -> usize {
     let fetched = crate::sources::collection::read(name, &manifest.path, &manifest.hash, files)
         .and_then(|entries| resolver.resolve_collection(name, &entries, files));
     match fetched {
@@ -45,18 +55,28 @@ fn fetch_collection(resolver: &Resolver, name: &str, manifest: &crate::sources::
     }
 }
 
-
 /// Fetches (resuming) and verifies every month of Lichess database source `name`; the
 /// number of sources that failed (0 or 1).
-fn fetch_lichess_db(resolver: &Resolver, name: &str, spec: &crate::pipeline::SourceSpec, files: &mut FileStates) -> usize {
-    let months = spec.lichess_db(name).map_err(|why| miette!("source {name}: {why}")).and_then(|db| {
-        resolver.resolve_lichess_db(&db, spec.blake3(), files).map_err(miette::Report::new)
-    });
+fn fetch_lichess_db(
+    resolver: &Resolver,
+    name: &str,
+    spec: &crate::pipeline::SourceSpec,
+    files: &mut FileStates,
+) -> usize {
+    let months =
+        spec.lichess_db(name).map_err(|why| miette!("source {name}: {why}")).and_then(|db| {
+            resolver.resolve_lichess_db(&db, spec.blake3(), files).map_err(miette::Report::new)
+        });
     match months {
         Ok(months) => {
             let now = months.iter().filter(|m| m.fetched_now).count();
             let (_, hash) = crate::sources::lichess_db::LichessDb::manifest(&months);
-            eprintln!("{:>12} {name}: {} months ({now} fetched now), manifest blake3 {}…", "Verified", months.len(), &hash[..16]);
+            eprintln!(
+                "{:>12} {name}: {} months ({now} fetched now), manifest blake3 {}…",
+                "Verified",
+                months.len(),
+                &hash[..16]
+            );
             0
         }
         Err(e) => {
@@ -69,7 +89,11 @@ fn fetch_lichess_db(resolver: &Resolver, name: &str, spec: &crate::pipeline::Sou
 /// `okb fetch`: makes every pinned source available in `sources/`, verified, and every
 /// explorer crawl complete (a pinned one's missing answers, an unpinned one walked).
 pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
-    let resolver = Resolver { store: loaded.path("sources"), mirrors: crate::sources::mirrors(&args.mirror), offline: args.offline };
+    let resolver = Resolver {
+        store: loaded.path("sources"),
+        mirrors: crate::sources::mirrors(&args.mirror),
+        offline: args.offline,
+    };
     let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
     let mut failures = 0;
     let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &resolver.mirrors);
@@ -90,7 +114,12 @@ pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
             }
         }
     }
-    for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.kind() == crate::pipeline::SourceKind::LichessDb) {
+    for (name, spec) in loaded
+        .pipeline
+        .sources
+        .iter()
+        .filter(|(_, s)| s.kind() == crate::pipeline::SourceKind::LichessDb)
+    {
         failures += fetch_lichess_db(&resolver, name, spec, &mut files);
     }
     for name in loaded.pipeline.sources.keys() {
@@ -120,4 +149,3 @@ pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
     }
     Ok(())
 }
-

@@ -49,12 +49,22 @@ struct Node {
 
 /// Prints the graph on stdout.
 pub fn run(args: &GraphArgs, loaded: &Loaded) -> miette::Result<()> {
-    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: true, replay_warnings: false };
+    let options = MakeOptions {
+        mirrors: crate::sources::mirrors(&args.mirror),
+        offline: true,
+        dry_run: true,
+        replay_warnings: false,
+    };
     let build = Build::new(make::cache_dir(loaded), true, Box::new(|_| {}));
     let plan = make::plan(loaded, &options, &build, &mut Vec::new())?;
     plan.run(&build).into_diagnostic()?;
-    let reports: BTreeMap<String, StepReport> =
-        build.reports.lock().expect("reports poisoned").drain(..).map(|r| (r.id.clone(), r)).collect();
+    let reports: BTreeMap<String, StepReport> = build
+        .reports
+        .lock()
+        .expect("reports poisoned")
+        .drain(..)
+        .map(|r| (r.id.clone(), r))
+        .collect();
     if args.format == GraphFormat::Json {
         println!("{}", serde_json::to_string_pretty(&to_json(&plan, &reports)).into_diagnostic()?);
         return Ok(());
@@ -117,13 +127,21 @@ fn step_nodes(plan: &Plan<'_>, reports: &BTreeMap<String, StepReport>) -> Vec<No
 
 /// One node per rule, edges where a step of one reads a step of the other.
 fn rule_nodes(plan: &Plan<'_>) -> Vec<Node> {
-    let rule_of: BTreeMap<&str, &str> = plan.steps.iter().map(|d| (d.id.as_str(), d.rule.name)).collect();
+    let rule_of: BTreeMap<&str, &str> =
+        plan.steps.iter().map(|d| (d.id.as_str(), d.rule.name)).collect();
     let mut nodes: Vec<Node> = Vec::new();
     for decl in &plan.steps {
-        let reads: BTreeSet<String> = decl.reads.iter().map(|r| rule_of[r.as_str()].to_string()).collect();
+        let reads: BTreeSet<String> =
+            decl.reads.iter().map(|r| rule_of[r.as_str()].to_string()).collect();
         match nodes.iter_mut().find(|n| n.id == decl.rule.name) {
             Some(node) => node.reads.extend(reads),
-            None => nodes.push(Node { id: decl.rule.name.into(), label: decl.rule.name.into(), state: "rule", reason: None, reads }),
+            None => nodes.push(Node {
+                id: decl.rule.name.into(),
+                label: decl.rule.name.into(),
+                state: "rule",
+                reason: None,
+                reads,
+            }),
         }
     }
     nodes
@@ -133,8 +151,13 @@ fn text(nodes: &[Node]) -> String {
     let width = nodes.iter().map(|n| n.label.chars().count()).max().unwrap_or(0);
     let mut out = String::new();
     for node in nodes {
-        let reads = if node.reads.is_empty() { String::new() } else { format!(" ← {}", node.reads.iter().cloned().collect::<Vec<_>>().join(", ")) };
-        let state = if node.state == "rule" { String::new() } else { format!("{:<6} ", node.state) };
+        let reads = if node.reads.is_empty() {
+            String::new()
+        } else {
+            format!(" ← {}", node.reads.iter().cloned().collect::<Vec<_>>().join(", "))
+        };
+        let state =
+            if node.state == "rule" { String::new() } else { format!("{:<6} ", node.state) };
         out.push_str(format!("{state}{:<width$}{reads}", node.label).trim_end());
         out.push('\n');
         if let Some(reason) = &node.reason {
@@ -167,7 +190,9 @@ fn mermaid(nodes: &[Node]) -> String {
 }
 
 fn dot(nodes: &[Node]) -> String {
-    let mut out = String::from("digraph okb {\n    rankdir=LR;\n    node [shape=box, style=\"rounded,filled\", fillcolor=white];\n");
+    let mut out = String::from(
+        "digraph okb {\n    rankdir=LR;\n    node [shape=box, style=\"rounded,filled\", fillcolor=white];\n",
+    );
     for node in nodes {
         let fill = match node.state {
             "fresh" => ", fillcolor=\"#d4f7d4\"",

@@ -44,7 +44,9 @@ fn entry_json(key: u64, r: &MoveRecord) -> serde_json::Value {
 
 /// Runs `okb inspect`: prints the decoded entries on stdout.
 pub fn run(args: &InspectArgs) -> miette::Result<()> {
-    let bytes = std::fs::read(&args.file).into_diagnostic().wrap_err_with(|| format!("reading {}", args.file.display()))?;
+    let bytes = std::fs::read(&args.file)
+        .into_diagnostic()
+        .wrap_err_with(|| format!("reading {}", args.file.display()))?;
     let entries = from_bytes(&bytes).map_err(|e| miette!("{}: {e}", args.file.display()))?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
@@ -52,8 +54,12 @@ pub fn run(args: &InspectArgs) -> miette::Result<()> {
         serde_json::to_writer_pretty(&mut out, &list).into_diagnostic()?;
         writeln!(out).into_diagnostic()?;
     } else {
-        writeln!(out, "{:<16}  {:<6} {:>9} {:>9} {:>10} {:>5} {:>6}", "polyglot key", "move", "white elo", "black elo", "result", "games", "weight")
-            .into_diagnostic()?;
+        writeln!(
+            out,
+            "{:<16}  {:<6} {:>9} {:>9} {:>10} {:>5} {:>6}",
+            "polyglot key", "move", "white elo", "black elo", "result", "games", "weight"
+        )
+        .into_diagnostic()?;
         for (key, r) in &entries {
             let elo = |e: Option<i64>| e.map_or("-".to_string(), |v| v.to_string());
             let (result, pct) = r.wdl_parts();

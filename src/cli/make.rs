@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use miette::{IntoDiagnostic, WrapErr};
 use serde_json::json;
 
-use super::output::{is_file_step, paint, print_json, print_step, print_warnings, quiet, step_json};
+use super::output::{
+    is_file_step, paint, print_json, print_step, print_warnings, quiet, step_json,
+};
 use crate::dataflow::Status;
 use crate::diagnostics::Warning;
 use crate::make::{self, MakeOptions, MakeSummary};
@@ -63,7 +65,10 @@ pub fn run(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette
 }
 
 /// [`run`] without `--diff`'s mapping of failures to status 2.
-fn build_and_print(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
+fn build_and_print(
+    args: &MakeArgs,
+    load: impl Fn() -> miette::Result<Loaded>,
+) -> miette::Result<ExitCode> {
     super::alloc::keep_freed_memory();
     if let Some(n) = args.jobs {
         rayon::ThreadPoolBuilder::new().num_threads(n.max(1)).build_global().into_diagnostic()?;
@@ -74,10 +79,15 @@ fn build_and_print(args: &MakeArgs, load: impl Fn() -> miette::Result<Loaded>) -
     }
     let explain = args.explain;
     let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: args.locked };
-    let (_lock, summary) = build(&loaded, &sources, args.strict || args.json, move |r| print_step(r, explain))?;
+    let (_lock, summary) =
+        build(&loaded, &sources, args.strict || args.json, move |r| print_step(r, explain))?;
     print_summary(&summary, explain);
     let different = args.diff && print_diff(&loaded, &summary)?;
-    let failing: Vec<&Warning> = if args.strict { not_allowed(&summary.warnings, &loaded.pipeline.strict.allow) } else { Vec::new() };
+    let failing: Vec<&Warning> = if args.strict {
+        not_allowed(&summary.warnings, &loaded.pipeline.strict.allow)
+    } else {
+        Vec::new()
+    };
     if args.json {
         print_json(&json!({
             "outcome": if failing.is_empty() { "ok" } else { "strict-failure" },
@@ -108,8 +118,16 @@ fn report_strict_failure(failing: &[&Warning]) {
     let mut kinds: Vec<&str> = failing.iter().map(|w| w.kind.as_str()).collect();
     kinds.sort_unstable();
     kinds.dedup();
-    let counts: Vec<String> = kinds.iter().map(|k| format!("{} {k}", failing.iter().filter(|w| w.kind == *k).count())).collect();
-    eprintln!("{} --strict: {} warnings not allowed ({})", paint("error", "31"), failing.len(), counts.join(", "));
+    let counts: Vec<String> = kinds
+        .iter()
+        .map(|k| format!("{} {k}", failing.iter().filter(|w| w.kind == *k).count()))
+        .collect();
+    eprintln!(
+        "{} --strict: {} warnings not allowed ({})",
+        paint("error", "31"),
+        failing.len(),
+        counts.join(", ")
+    );
     eprintln!(
         "{:>12} review them, then allow them by name in pipeline.toml:\n{:>12} [strict]\n{:>12} allow = [{:?}]",
         "help:",
@@ -121,7 +139,8 @@ fn report_strict_failure(failing: &[&Warning]) {
 
 /// Prints the fresh game files' count, the warnings and the `Finished` line.
 fn print_summary(summary: &MakeSummary, explain: bool) {
-    let fresh_files = summary.steps.iter().filter(|s| s.status == Status::Fresh && is_file_step(&s.id)).count();
+    let fresh_files =
+        summary.steps.iter().filter(|s| s.status == Status::Fresh && is_file_step(&s.id)).count();
     if fresh_files > 0 && !explain && !quiet() {
         eprintln!("{} {fresh_files} game files", paint("Fresh", "32"));
     }
@@ -133,13 +152,23 @@ fn print_summary(summary: &MakeSummary, explain: bool) {
     let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
     let secs = summary.elapsed.as_secs_f64();
     let timing = if secs < 1.0 { format!("{:.0}ms", secs * 1000.0) } else { format!("{secs:.2}s") };
-    let plural = |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
-    let warned = if warnings > 0 { format!(", {}", plural(warnings, "warning")) } else { String::new() };
+    let plural =
+        |n: usize, word: &str| if n == 1 { format!("1 {word}") } else { format!("{n} {word}s") };
+    let warned =
+        if warnings > 0 { format!(", {}", plural(warnings, "warning")) } else { String::new() };
     let fresh = summary.steps.len() - built;
     if built == 0 {
-        eprintln!("{} nothing to do, {} fresh{warned} in {timing}", paint("Finished", "32"), plural(fresh, "step"));
+        eprintln!(
+            "{} nothing to do, {} fresh{warned} in {timing}",
+            paint("Finished", "32"),
+            plural(fresh, "step")
+        );
     } else {
-        eprintln!("{} {} built, {fresh} fresh{warned} in {timing}", paint("Finished", "32"), plural(built, "step"));
+        eprintln!(
+            "{} {} built, {fresh} fresh{warned} in {timing}",
+            paint("Finished", "32"),
+            plural(built, "step")
+        );
     }
 }
 
@@ -155,7 +184,11 @@ pub(crate) struct Sources<'a> {
 pub(crate) fn build_and_report(loaded: &Loaded, sources: &Sources<'_>) -> miette::Result<()> {
     let (_lock, summary) = build(loaded, sources, false, |r| print_step(r, false))?;
     let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
-    eprintln!("{} {built} steps built, {} fresh", paint("Finished", "32"), summary.steps.len() - built);
+    eprintln!(
+        "{} {built} steps built, {} fresh",
+        paint("Finished", "32"),
+        summary.steps.len() - built
+    );
     Ok(())
 }
 
@@ -206,16 +239,31 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
         .filter(|(_, s)| (!s.kind().is_games() || s.manifest().is_some()) && s.blake3().is_none())
         .map(|(n, _)| n.clone())
         .collect();
-    unpinned.extend(loaded.pipeline.repertoires.iter().filter(|(_, r)| r.blake3.is_none()).map(|(n, _)| format!("repertoires.{n}")));
+    unpinned.extend(
+        loaded
+            .pipeline
+            .repertoires
+            .iter()
+            .filter(|(_, r)| r.blake3.is_none())
+            .map(|(n, _)| format!("repertoires.{n}")),
+    );
     if unpinned.is_empty() {
         return Ok(());
     }
     let file = loaded.file.display();
     let message = match unpinned.as_slice() {
         [one] => format!("--locked: {one} has no blake3 pin in {file}"),
-        many => format!("--locked: {} sources have no blake3 pin in {file}: {}", many.len(), many.join(", ")),
+        many => format!(
+            "--locked: {} sources have no blake3 pin in {file}: {}",
+            many.len(),
+            many.join(", ")
+        ),
     };
-    Err(miette::miette!(code = "okb::locked", help = "run `okb pin` and commit pipeline.toml", "{message}"))
+    Err(miette::miette!(
+        code = "okb::locked",
+        help = "run `okb pin` and commit pipeline.toml",
+        "{message}"
+    ))
 }
 
 /// `--diff`: the store before this make against the store after it (nothing when the
@@ -227,6 +275,12 @@ fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<bool> {
         return Ok(false);
     }
     use super::diff::{DEFAULT_LIMIT, DEFAULT_MIN_DELTA, DiffArgs, current_build, previous_build};
-    let args = DiffArgs { old: None, new: None, min_delta: DEFAULT_MIN_DELTA, limit: DEFAULT_LIMIT, json: false };
+    let args = DiffArgs {
+        old: None,
+        new: None,
+        min_delta: DEFAULT_MIN_DELTA,
+        limit: DEFAULT_LIMIT,
+        json: false,
+    };
     super::diff::print(&previous_build(loaded)?, &current_build(loaded)?, &args)
 }

@@ -5,8 +5,8 @@ pub mod alloc;
 pub mod book;
 pub mod check;
 pub mod classify;
-pub mod completions;
 pub mod clean;
+pub mod completions;
 pub mod convert;
 pub mod count;
 pub mod crawl;
@@ -42,11 +42,16 @@ pub struct StoreFile {
 /// The store a reader command opens: `--store FILE` or `--store postgres://…` if given,
 /// else the pipeline's `[store] path`. A PostgreSQL knowledge base is copied into a
 /// temporary SQLite file first, so every answer comes from the same code.
-pub fn store_path(given: Option<PathBuf>, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<StoreFile> {
+pub fn store_path(
+    given: Option<PathBuf>,
+    load: impl Fn() -> miette::Result<Loaded>,
+) -> miette::Result<StoreFile> {
     match given {
         Some(path) if crate::store::postgres::is_url(&path.to_string_lossy()) => {
-            let target = crate::store::postgres::PgTarget::from_reader_url(&path.to_string_lossy()).map_err(|e| miette::miette!("{e}"))?;
-            let copy = crate::store::postgres::read::LocalCopy::new(&target).map_err(|e| miette::miette!("{e}"))?;
+            let target = crate::store::postgres::PgTarget::from_reader_url(&path.to_string_lossy())
+                .map_err(|e| miette::miette!("{e}"))?;
+            let copy = crate::store::postgres::read::LocalCopy::new(&target)
+                .map_err(|e| miette::miette!("{e}"))?;
             Ok(StoreFile { path: copy.path(), _copy: Some(copy) })
         }
         Some(path) => Ok(StoreFile { path, _copy: None }),

@@ -93,9 +93,10 @@ pub fn print_step(report: &StepReport, explain: bool) {
     }
     crate::progress::println(&line);
     if let Some(reason) = &report.reason
-        && (explain || report.status == Status::Stale) {
-            crate::progress::println(&format!("{:>12} because {reason}", ""));
-        }
+        && (explain || report.status == Status::Stale)
+    {
+        crate::progress::println(&format!("{:>12} because {reason}", ""));
+    }
 }
 
 /// Prints warnings grouped by kind: the first few of each in full, then a count.
@@ -110,7 +111,12 @@ pub fn print_warnings(warnings: &[crate::diagnostics::Warning]) {
             if quiet() {
                 continue;
             }
-            eprintln!("{} [{kind}] {} lines (first: {})", paint("note", "36"), of_kind.len(), of_kind[0]);
+            eprintln!(
+                "{} [{kind}] {} lines (first: {})",
+                paint("note", "36"),
+                of_kind.len(),
+                of_kind[0]
+            );
             continue;
         }
         for w in of_kind.iter().take(SHOWN) {
@@ -151,8 +157,14 @@ pub fn print_json(value: &serde_json::Value) {
 pub fn end_quietly_on_closed_stdout() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let message = info.payload().downcast_ref::<String>().map(String::as_str).or_else(|| info.payload().downcast_ref::<&str>().copied());
-        if message.is_some_and(|m| m.contains("failed printing to stdout") && m.contains("Broken pipe")) {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied());
+        if message
+            .is_some_and(|m| m.contains("failed printing to stdout") && m.contains("Broken pipe"))
+        {
             std::process::exit(0);
         }
         previous(info);
@@ -162,7 +174,8 @@ pub fn end_quietly_on_closed_stdout() {
 /// Whether an error is a write to a closed stdout (a reader such as `head` went away).
 pub fn is_closed_stdout(report: &miette::Report) -> bool {
     report.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
             || e.to_string().contains("Broken pipe")
     })
 }

@@ -36,10 +36,9 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     let names = chosen_sources(loaded, &args.sources)?;
     let resolver = Resolver { store: loaded.path("sources"), mirrors: Vec::new(), offline: false };
     let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
-    let mut doc: DocumentMut = loaded
-        .text
-        .parse()
-        .map_err(|e| miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display()))?;
+    let mut doc: DocumentMut = loaded.text.parse().map_err(|e| {
+        miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display())
+    })?;
     let mut changed = 0;
     for name in &names {
         let outcome = if loaded.pipeline.sources[name].kind() == SourceKind::LichessExplorer {
@@ -53,7 +52,8 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
         report(name, &outcome);
         match outcome {
             Outcome::Pinned(new) | Outcome::Repinned { new, .. } => {
-                set_pin(&mut doc, name, &new).map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
+                set_pin(&mut doc, name, &new)
+                    .map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
                 changed += 1;
             }
             Outcome::Unchanged | Outcome::AlreadyPinned => {}
@@ -61,11 +61,17 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     }
     // Repertoires are pinned with the sources when no source is named.
     for (name, spec) in loaded.pipeline.repertoires.iter().filter(|_| args.sources.is_empty()) {
-        let w = Wanted { name, blake3: spec.blake3.as_deref(), path: spec.path.as_deref().map(|p| loaded.path(p)), url: spec.url.as_deref() };
+        let w = Wanted {
+            name,
+            blake3: spec.blake3.as_deref(),
+            path: spec.path.as_deref().map(|p| loaded.path(p)),
+            url: spec.url.as_deref(),
+        };
         let outcome = pin_one(&resolver, &w, args.force, &mut files)?;
         report(&format!("repertoires.{name}"), &outcome);
         if let Outcome::Pinned(new) | Outcome::Repinned { new, .. } = outcome {
-            set_pin_in(&mut doc, "repertoires", name, &new).map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
+            set_pin_in(&mut doc, "repertoires", name, &new)
+                .map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
             changed += 1;
         }
     }
@@ -86,10 +92,16 @@ fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<Strin
         match sources.get(name) {
             None => {
                 let known: Vec<_> = sources.keys().map(String::as_str).collect();
-                return Err(miette!("no source named {name} in {} (sources: {})", loaded.file.display(), known.join(", ")));
+                return Err(miette!(
+                    "no source named {name} in {} (sources: {})",
+                    loaded.file.display(),
+                    known.join(", ")
+                ));
             }
             Some(spec) if spec.kind().is_games() && spec.manifest().is_none() => {
-                return Err(miette!("source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"));
+                return Err(miette!(
+                    "source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"
+                ));
             }
             Some(_) => {}
         }
@@ -97,7 +109,12 @@ fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<Strin
     Ok(asked.to_vec())
 }
 
-fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileStates) -> miette::Result<Outcome> {
+fn pin_one(
+    resolver: &Resolver,
+    w: &Wanted<'_>,
+    force: bool,
+    files: &mut FileStates,
+) -> miette::Result<Outcome> {
     let mut current = || {
         let unpinned = Wanted { blake3: None, ..w.clone() };
         resolver.resolve(&unpinned, files).map(|r| r.hash).into_diagnostic()
@@ -107,14 +124,24 @@ fn pin_one(resolver: &Resolver, w: &Wanted<'_>, force: bool, files: &mut FileSta
         (Some(_), false) => Outcome::AlreadyPinned,
         (Some(old), true) => {
             let new = current()?;
-            if new == old { Outcome::Unchanged } else { Outcome::Repinned { old: old.to_string(), new } }
+            if new == old {
+                Outcome::Unchanged
+            } else {
+                Outcome::Repinned { old: old.to_string(), new }
+            }
         }
     })
 }
 
 /// The pin of a Lichess database source: the hash of its months' manifest (each month
 /// fetched first if it is not in the store, verified by the published SHA-256).
-fn pin_lichess_db(loaded: &Loaded, resolver: &Resolver, name: &str, force: bool, files: &mut FileStates) -> miette::Result<Outcome> {
+fn pin_lichess_db(
+    loaded: &Loaded,
+    resolver: &Resolver,
+    name: &str,
+    force: bool,
+    files: &mut FileStates,
+) -> miette::Result<Outcome> {
     let spec = &loaded.pipeline.sources[name];
     if spec.blake3().is_some() && !force {
         return Ok(Outcome::AlreadyPinned);
@@ -152,7 +179,10 @@ fn pin_crawl(loaded: &Loaded, name: &str, force: bool) -> miette::Result<Outcome
 }
 
 /// The crawl `source` as its journal has it (the pin ignored), finished over the network.
-fn walk_journal(archive: &crate::crawl::archive::Archive, source: &crate::crawl::source::CrawlSource) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
+fn walk_journal(
+    archive: &crate::crawl::archive::Archive,
+    source: &crate::crawl::source::CrawlSource,
+) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
     let available = source.make_available(archive, crate::crawl::source::How::default())?;
     Ok((available.hash, available.manifest))
 }
@@ -162,7 +192,9 @@ fn report(name: &str, outcome: &Outcome) {
         Outcome::Pinned(new) => ("Pinned", format!("{name} blake3 {new}")),
         Outcome::Repinned { old, new } => ("Repinned", format!("{name} blake3 {old} → {new}")),
         Outcome::Unchanged => ("Fresh", format!("{name}: its bytes still match the pin")),
-        Outcome::AlreadyPinned => ("Fresh", format!("{name} is already pinned (`okb pin --force {name}` re-pins it)")),
+        Outcome::AlreadyPinned => {
+            ("Fresh", format!("{name} is already pinned (`okb pin --force {name}` re-pins it)"))
+        }
     };
     eprintln!("{} {text}", super::output::paint(status, "32"));
 }

@@ -34,20 +34,38 @@ pub struct PrepArgs {
 /// The game files of player collection `name`: its paths, or the files of its pinned
 /// manifest, from the store or a mirror as `okb make` found them (never downloaded: that
 /// is `okb make`'s and `okb fetch`'s work).
-fn collection_files(loaded: &Loaded, name: &str, spec: &crate::pipeline::SourceSpec) -> miette::Result<Vec<std::path::PathBuf>> {
+fn collection_files(
+    loaded: &Loaded,
+    name: &str,
+    spec: &crate::pipeline::SourceSpec,
+) -> miette::Result<Vec<std::path::PathBuf>> {
     let Some(manifest) = spec.manifest() else {
-        let patterns: Vec<String> = spec.game_paths().iter().map(|p| loaded.path(p).display().to_string()).collect();
-        return crate::games::input::expand_paths(&patterns).map_err(|e| miette!("player collection {name}: {e}"));
+        let patterns: Vec<String> =
+            spec.game_paths().iter().map(|p| loaded.path(p).display().to_string()).collect();
+        return crate::games::input::expand_paths(&patterns)
+            .map_err(|e| miette!("player collection {name}: {e}"));
     };
     let manifest = loaded.path(manifest);
     let mut states = crate::files::FileStates::load(loaded.path("cache").join("file-states.json"));
     let pin = match spec.blake3() {
         Some(pin) => pin.to_string(),
-        None => states.hash(&manifest).map_err(|e| miette!("player collection {name}: {}: {e}", manifest.display()))?,
+        None => states
+            .hash(&manifest)
+            .map_err(|e| miette!("player collection {name}: {}: {e}", manifest.display()))?,
     };
-    let resolver = crate::sources::Resolver { store: loaded.path("sources"), mirrors: crate::sources::mirrors(&[]), offline: true };
-    let entries = crate::sources::collection::read(name, &manifest, &pin, &mut states).map_err(miette::Report::new)?;
-    let resolved = resolver.resolve_collection(name, &entries, &mut states).map_err(|e| miette!(help = "`okb fetch` (or `okb make`) gets the collection's files", "player collection {name}: {e}"))?;
+    let resolver = crate::sources::Resolver {
+        store: loaded.path("sources"),
+        mirrors: crate::sources::mirrors(&[]),
+        offline: true,
+    };
+    let entries = crate::sources::collection::read(name, &manifest, &pin, &mut states)
+        .map_err(miette::Report::new)?;
+    let resolved = resolver.resolve_collection(name, &entries, &mut states).map_err(|e| {
+        miette!(
+            help = "`okb fetch` (or `okb make`) gets the collection's files",
+            "player collection {name}: {e}"
+        )
+    })?;
     Ok(resolved.into_iter().map(|(_, r)| r.path).collect())
 }
 
@@ -59,29 +77,49 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
     for (name, spec) in loaded.pipeline.sources.iter().filter(|(_, s)| s.players().is_some()) {
         let players = spec.players().unwrap_or_default().to_vec();
         // A listed player the name matches brings their aliases along.
-        let spec_of = players.iter().find(|p| p.spellings().iter().any(|s| wanted.find(s).is_some()));
-        let matcher = Matcher::new(&[spec_of.cloned().unwrap_or_else(|| PlayerSpec::Name(args.player.clone()))]);
-        files.extend(collection_files(loaded, name, spec)?.into_iter().map(|p| (p, matcher.clone())));
+        let spec_of =
+            players.iter().find(|p| p.spellings().iter().any(|s| wanted.find(s).is_some()));
+        let matcher = Matcher::new(&[spec_of
+            .cloned()
+            .unwrap_or_else(|| PlayerSpec::Name(args.player.clone()))]);
+        files.extend(
+            collection_files(loaded, name, spec)?.into_iter().map(|p| (p, matcher.clone())),
+        );
     }
     if files.is_empty() {
-        return Err(miette!(help = "add `players = [\"Name, First\"]` to a [sources.NAME] game source", "the pipeline has no player collection"));
+        return Err(miette!(
+            help = "add `players = [\"Name, First\"]` to a [sources.NAME] game source",
+            "the pipeline has no player collection"
+        ));
     }
     let mut repertoires = Vec::new();
     for (name, spec) in &loaded.pipeline.repertoires {
         let Some(path) = &spec.path else { continue };
         let text = std::fs::read(loaded.path(path)).into_diagnostic()?;
-        repertoires.push(parse::parse(name, spec.color, path, &String::from_utf8_lossy(&text)).map_err(miette::Report::new)?);
+        repertoires.push(
+            parse::parse(name, spec.color, path, &String::from_utf8_lossy(&text))
+                .map_err(miette::Report::new)?,
+        );
     }
     let depth = repertoires.iter().map(|r| usize::from(r.depth()) + 1).max().unwrap_or(0).max(16);
     let read: Vec<Vec<games::PlayerGame>> = files
         .par_iter()
-        .map(|(path, matcher)| games::read_file(path, &path.display().to_string(), matcher, depth, None))
+        .map(|(path, matcher)| {
+            games::read_file(path, &path.display().to_string(), matcher, depth, None)
+        })
         .collect::<Result<_, _>>()
         .map_err(|e| miette!("{e}"))?;
-    let theirs: Vec<games::PlayerGame> =
-        read.into_iter().flatten().filter(|g| g.side == side && args.since.is_none_or(|y| g.year().is_some_and(|gy| gy >= y))).collect();
+    let theirs: Vec<games::PlayerGame> = read
+        .into_iter()
+        .flatten()
+        .filter(|g| g.side == side && args.since.is_none_or(|y| g.year().is_some_and(|gy| gy >= y)))
+        .collect();
     if theirs.is_empty() {
-        return Err(miette!("no game of {:?} with {} in the player collections", args.player, args.side));
+        return Err(miette!(
+            "no game of {:?} with {} in the player collections",
+            args.player,
+            args.side
+        ));
     }
     let prep = prep::prepare(&args.player, side, &theirs, &repertoires, args.limit);
     if args.json {

@@ -100,7 +100,8 @@ pub fn run(store: &Store, args: QueryArgs) -> miette::Result<ExitCode> {
         QueryKind::Eco => store.nodes_by_eco(&args.text).map_err(err)?,
         QueryKind::Name => {
             let graph = store.graph().map_err(err)?;
-            let hits = crate::search::SearchIndex::new(&graph).search(&graph, &args.text, usize::MAX);
+            let hits =
+                crate::search::SearchIndex::new(&graph).search(&graph, &args.text, usize::MAX);
             let ids: Vec<&str> = hits.iter().map(|h| h.node_id.as_str()).collect();
             store.nodes_by_id(&ids).map_err(err)?
         }

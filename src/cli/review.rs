@@ -67,24 +67,34 @@ pub fn run(args: &ReviewArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
     let ReviewWhat::Structures(args) = &args.what;
     let loaded = load()?;
     if !args.no_build {
-        super::make::build_and_report(&loaded, &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: false })?;
+        super::make::build_and_report(
+            &loaded,
+            &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: false },
+        )?;
     }
     let store = loaded.path(&loaded.pipeline.store.path);
     let dir = store.parent().map(Path::to_path_buf).unwrap_or_default();
     let read = |name: &str| {
         let path = dir.join(name);
-        std::fs::read(&path).into_diagnostic().wrap_err_with(|| format!("reading {} (run `okb make` first)", path.display()))
+        std::fs::read(&path)
+            .into_diagnostic()
+            .wrap_err_with(|| format!("reading {} (run `okb make` first)", path.display()))
     };
     if args.json {
         print!("{}", String::from_utf8_lossy(&read("structures-review.json")?));
     } else {
-        let review: serde_json::Value = serde_json::from_slice(&read("structures-review.json")?).into_diagnostic()?;
+        let review: serde_json::Value =
+            serde_json::from_slice(&read("structures-review.json")?).into_diagnostic()?;
         print!("{}", table(&review, args.limit));
     }
     if let Some(out) = &args.output {
         let kept = write_form(out, &read("structures-review.tsv")?)?;
         let kept = if kept > 0 { format!(", kept {kept} labelled rows") } else { String::new() };
-        eprintln!("{} {}{kept}; fill in its label column and declare it as a `structure-labels` source", paint("Wrote", "32"), out.display());
+        eprintln!(
+            "{} {}{kept}; fill in its label column and declare it as a `structure-labels` source",
+            paint("Wrote", "32"),
+            out.display()
+        );
     }
     Ok(())
 }
@@ -93,15 +103,36 @@ pub fn run(args: &ReviewArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
 fn table(review: &serde_json::Value, limit: usize) -> String {
     let entries = review["unknown"].as_array().map_or(&[][..], Vec::as_slice);
     let terminal = review["terminal_nodes"].as_u64().unwrap_or(0);
-    let how: Vec<String> =
-        review["by_confidence"].as_array().into_iter().flatten().map(|p| format!("{} {}", p[0].as_str().unwrap_or("?"), p[1])).collect();
-    let mut out = format!("{terminal} terminal nodes, found by: {}\n{} to review", how.join(", "), entries.len());
-    out.push_str(&format!("{}\n\n", if entries.len() > limit { format!(", the {limit} most played:") } else { ":".into() }));
-    out.push_str(&format!("{:>7}  {:<24} {:<24} {:>4}  {}\n", "games", "structure", "nearest", "dist", "moves"));
+    let how: Vec<String> = review["by_confidence"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|p| format!("{} {}", p[0].as_str().unwrap_or("?"), p[1]))
+        .collect();
+    let mut out = format!(
+        "{terminal} terminal nodes, found by: {}\n{} to review",
+        how.join(", "),
+        entries.len()
+    );
+    out.push_str(&format!(
+        "{}\n\n",
+        if entries.len() > limit { format!(", the {limit} most played:") } else { ":".into() }
+    ));
+    out.push_str(&format!(
+        "{:>7}  {:<24} {:<24} {:>4}  {}\n",
+        "games", "structure", "nearest", "dist", "moves"
+    ));
     for e in entries.iter().take(limit) {
         let text = |key: &str| e[key].as_str().unwrap_or("-").chars().take(24).collect::<String>();
         let distance = e["distance"].as_u64().map_or("-".to_string(), |d| d.to_string());
-        out.push_str(&format!("{:>7}  {:<24} {:<24} {:>4}  {}\n", e["game_count"], text("structure"), text("nearest"), distance, e["moves"].as_str().unwrap_or("-")));
+        out.push_str(&format!(
+            "{:>7}  {:<24} {:<24} {:>4}  {}\n",
+            e["game_count"],
+            text("structure"),
+            text("nearest"),
+            distance,
+            e["moves"].as_str().unwrap_or("-")
+        ));
     }
     out
 }
@@ -122,18 +153,27 @@ fn write_form(out: &Path, form: &[u8]) -> miette::Result<usize> {
                 out.display()
             ));
         }
-        kept = lines.filter(|l| l.split('\t').next().is_some_and(|label| !label.trim().is_empty())).map(str::to_string).collect();
+        kept = lines
+            .filter(|l| l.split('\t').next().is_some_and(|label| !label.trim().is_empty()))
+            .map(str::to_string)
+            .collect();
     }
     let fen_of = |line: &str| line.rsplit('\t').next().unwrap_or("").to_string();
     let labelled: std::collections::HashSet<String> = kept.iter().map(|l| fen_of(l)).collect();
     let mut body = format!("{header}\n");
-    for line in kept.iter().map(String::as_str).chain(rows.lines().filter(|l| !labelled.contains(&fen_of(l)))) {
+    for line in kept
+        .iter()
+        .map(String::as_str)
+        .chain(rows.lines().filter(|l| !labelled.contains(&fen_of(l))))
+    {
         body.push_str(line);
         body.push('\n');
     }
     if let Some(parent) = out.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent).into_diagnostic()?;
     }
-    crate::files::write_atomic(out, body.as_bytes()).into_diagnostic().wrap_err_with(|| format!("writing {}", out.display()))?;
+    crate::files::write_atomic(out, body.as_bytes())
+        .into_diagnostic()
+        .wrap_err_with(|| format!("writing {}", out.display()))?;
     Ok(kept.len())
 }

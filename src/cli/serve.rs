@@ -42,13 +42,22 @@ fn positive_secs(text: &str) -> Result<f64, String> {
 
 /// Serves `store` until Ctrl-C, and each new build of it a make writes; `project` is the pipeline whose store it is, when it is
 /// (what it says of its sources joins the API's metadata).
-pub fn run(args: &ServeArgs, store: PathBuf, project: Option<crate::pipeline::Loaded>) -> miette::Result<()> {
+pub fn run(
+    args: &ServeArgs,
+    store: PathBuf,
+    project: Option<crate::pipeline::Loaded>,
+) -> miette::Result<()> {
     let limits = crate::serve::limits::Limits {
         header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
         idle_timeout: std::time::Duration::from_secs_f64(args.idle_timeout),
         max_connections: args.max_connections as usize,
     };
-    let options = crate::serve::Options { addr: args.addr, cors: args.cors.as_deref(), limits, cache_bytes: args.cache_mb.saturating_mul(1 << 20) };
+    let options = crate::serve::Options {
+        addr: args.addr,
+        cors: args.cors.as_deref(),
+        limits,
+        cache_bytes: args.cache_mb.saturating_mul(1 << 20),
+    };
     crate::serve::run(&store, project.as_ref(), options)?;
     Ok(())
 }

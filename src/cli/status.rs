@@ -30,16 +30,29 @@ fn freshness(loaded: &Loaded) -> Vec<(String, Vec<String>)> {
     let mut all = Vec::new();
     for (name, spec) in &loaded.pipeline.sources {
         let lines = if spec.kind() == SourceKind::LichessDb {
-            spec.lichess_db(name).map(|db| crate::sources::lichess_db::freshness(&db, &store)).unwrap_or_default()
+            spec.lichess_db(name)
+                .map(|db| crate::sources::lichess_db::freshness(&db, &store))
+                .unwrap_or_default()
         } else if let Some(manifest) = spec.manifest() {
-            let entries = std::fs::read_to_string(loaded.path(manifest)).ok().and_then(|t| crate::sources::collection::parse(&t, manifest).ok()).unwrap_or_default();
+            let entries = std::fs::read_to_string(loaded.path(manifest))
+                .ok()
+                .and_then(|t| crate::sources::collection::parse(&t, manifest).ok())
+                .unwrap_or_default();
             let records: Vec<_> = entries.iter().filter_map(|e| record(&e.blake3)).collect();
             match records.iter().max_by_key(|r| r.fetched_at) {
-                Some(latest) => vec![format!("{} of {} files fetched; the latest {}", records.len(), entries.len(), latest.describe())],
+                Some(latest) => vec![format!(
+                    "{} of {} files fetched; the latest {}",
+                    records.len(),
+                    entries.len(),
+                    latest.describe()
+                )],
                 None => vec![format!("{} files, none fetched yet", entries.len())],
             }
         } else if let Some(pin) = spec.blake3().filter(|_| spec.kind().is_pinned_file()) {
-            vec![record(pin).map_or_else(|| "no fetch record (a local file, or fetched by an older okb)".into(), |r| r.describe())]
+            vec![record(pin).map_or_else(
+                || "no fetch record (a local file, or fetched by an older okb)".into(),
+                |r| r.describe(),
+            )]
         } else {
             continue;
         };
@@ -50,7 +63,12 @@ fn freshness(loaded: &Loaded) -> Vec<(String, Vec<String>)> {
 
 /// Runs `okb status`: exit status 0 either way (a stale build is not an error).
 pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
-    let options = MakeOptions { mirrors: crate::sources::mirrors(&args.mirror), offline: true, dry_run: true, replay_warnings: false };
+    let options = MakeOptions {
+        mirrors: crate::sources::mirrors(&args.mirror),
+        offline: true,
+        dry_run: true,
+        replay_warnings: false,
+    };
     // Nothing is printed while the steps are checked: the verdict comes first.
     let summary = make::make(loaded, &options, |_| {})?;
     let stale = summary.steps.iter().filter(|s| s.status == Status::Stale).count();
@@ -67,7 +85,11 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
     if stale == 0 {
         eprintln!("{} everything is up to date", paint("Fresh", "32"));
     } else {
-        eprintln!("{} {stale} of {} steps would run; `okb make` builds them", paint("Stale", "33"), summary.steps.len());
+        eprintln!(
+            "{} {stale} of {} steps would run; `okb make` builds them",
+            paint("Stale", "33"),
+            summary.steps.len()
+        );
     }
     print_steps(&summary.steps);
     for (name, lines) in &sources {

@@ -35,10 +35,14 @@ pub struct VerifyArgs {
 }
 
 /// Runs `okb verify`: 0 when everything matches, 1 when anything differs.
-pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miette::Result<ExitCode> {
+pub fn run(
+    args: &VerifyArgs,
+    load: impl Fn() -> miette::Result<Loaded>,
+) -> miette::Result<ExitCode> {
     let mut loaded = load()?;
     let path = args.manifest.clone().unwrap_or_else(|| make::manifest_path(&loaded));
-    let expected = Manifest::load(&path).map_err(|e| miette!(help = "`okb make` writes one beside the store", "{e}"))?;
+    let expected = Manifest::load(&path)
+        .map_err(|e| miette!(help = "`okb make` writes one beside the store", "{e}"))?;
     let files = check_files(&expected, &loaded.root);
     let changed: Vec<&Checked> = files.iter().filter(|c| c.state != FileState::Same).collect();
     // Read before the rebuild, which finishes a make and clears the mark.
@@ -48,7 +52,12 @@ pub fn run(args: &VerifyArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
     // disk are checked, not a rebuild's.
     let diffs: Vec<String> = rebuilt
         .as_ref()
-        .map(|actual| differences(&expected, actual).into_iter().filter(|d| !d.starts_with("store.")).collect())
+        .map(|actual| {
+            differences(&expected, actual)
+                .into_iter()
+                .filter(|d| !d.starts_with("store."))
+                .collect()
+        })
         .unwrap_or_default();
     let same = changed.is_empty() && diffs.is_empty();
     if args.json {
@@ -77,7 +86,9 @@ const UNFINISHED: &str = "the last make here did not finish (it failed or was ki
 /// `okb make --locked` (offline), with an empty temporary cache when `--fresh`; returns
 /// the manifest that build wrote.
 fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
-    let scratch = args.fresh.then(|| Scratch(std::env::temp_dir().join(format!("okb-verify-{}", std::process::id()))));
+    let scratch = args
+        .fresh
+        .then(|| Scratch(std::env::temp_dir().join(format!("okb-verify-{}", std::process::id()))));
     if let Some(dir) = &scratch {
         loaded.cache = dir.0.join("cache");
     }
@@ -86,22 +97,46 @@ fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
     // A file edited since the build is put back from the cache by the make: say so, as
     // the files on disk were already compared before it.
     for step in summary.steps.iter().filter(|s| s.status == crate::dataflow::Status::Restored) {
-        let files = step.reason.as_deref().and_then(|r| r.split_once("restored: ").or_else(|| r.split_once(": "))).map_or("", |(_, files)| files);
+        let files = step
+            .reason
+            .as_deref()
+            .and_then(|r| r.split_once("restored: ").or_else(|| r.split_once(": ")))
+            .map_or("", |(_, files)| files);
         eprintln!("{} {files} from the cache (step {})", paint("Restored", "33"), step.id);
     }
     let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
-    eprintln!("{} {built} of {} steps {}", paint("Built", "32"), summary.steps.len(), if args.fresh { "with an empty cache" } else { "(the rest fresh in the cache)" });
+    eprintln!(
+        "{} {built} of {} steps {}",
+        paint("Built", "32"),
+        summary.steps.len(),
+        if args.fresh { "with an empty cache" } else { "(the rest fresh in the cache)" }
+    );
     Manifest::load(&make::manifest_path(loaded)).map_err(|e| miette!("{e}"))
 }
 
-fn report(path: &std::path::Path, files: &[Checked], changed: &[&Checked], rebuilt: bool, diffs: &[String]) {
+fn report(
+    path: &std::path::Path,
+    files: &[Checked],
+    changed: &[&Checked],
+    rebuilt: bool,
+    diffs: &[String],
+) {
     for c in changed {
         let was = format!("{}… ({} bytes)", &c.file.blake3[..12], c.file.bytes);
         match &c.state {
             FileState::Modified { now_blake3, now_bytes } => {
-                eprintln!("{} {}: the manifest says {was}, the file is {}… ({now_bytes} bytes)", paint("Modified", "31"), c.file.path, &now_blake3[..12])
+                eprintln!(
+                    "{} {}: the manifest says {was}, the file is {}… ({now_bytes} bytes)",
+                    paint("Modified", "31"),
+                    c.file.path,
+                    &now_blake3[..12]
+                )
             }
-            FileState::Missing => eprintln!("{} {}: the manifest lists it ({was})", paint("Missing", "31"), c.file.path),
+            FileState::Missing => eprintln!(
+                "{} {}: the manifest lists it ({was})",
+                paint("Missing", "31"),
+                c.file.path
+            ),
             FileState::Same => {}
         }
     }
@@ -116,8 +151,17 @@ fn report(path: &std::path::Path, files: &[Checked], changed: &[&Checked], rebui
     if changed.is_empty() && diffs.is_empty() {
         eprintln!("{} {} matches {checked}{built}", paint("Verified", "32"), path.display());
     } else {
-        let after = if rebuilt { format!(", {} differences after building", diffs.len()) } else { String::new() };
-        eprintln!("{} {}: {} files on disk differ{after}", paint("error", "31"), path.display(), changed.len());
+        let after = if rebuilt {
+            format!(", {} differences after building", diffs.len())
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "{} {}: {} files on disk differ{after}",
+            paint("error", "31"),
+            path.display(),
+            changed.len()
+        );
     }
 }
 

@@ -37,7 +37,10 @@ impl Archive {
     /// The same layout under `folder` of the source store and the mirrors (the answers of
     /// another API: `cloud-eval`).
     pub fn at(sources: &Path, mirrors: &[PathBuf], folder: &str) -> Archive {
-        Archive { root: sources.join(folder), mirrors: mirrors.iter().map(|m| m.join(folder)).collect() }
+        Archive {
+            root: sources.join(folder),
+            mirrors: mirrors.iter().map(|m| m.join(folder)).collect(),
+        }
     }
 
     fn object_in(dir: &Path, hash: &str) -> PathBuf {
@@ -94,7 +97,11 @@ impl Archive {
         Ok(hash)
     }
 
-    fn get_in(&self, place: fn(&Path, &str) -> PathBuf, hash: &str) -> std::io::Result<Option<Vec<u8>>> {
+    fn get_in(
+        &self,
+        place: fn(&Path, &str) -> PathBuf,
+        hash: &str,
+    ) -> std::io::Result<Option<Vec<u8>>> {
         if let Some(bytes) = read_verified(&place(&self.root, hash), hash)? {
             return Ok(Some(bytes));
         }
@@ -183,8 +190,10 @@ impl Journal {
                 std::fs::create_dir_all(dir)?;
             }
             // A torn last line (a killed write) must not swallow the next one.
-            let torn = std::fs::read(&self.path).is_ok_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
-            let mut file = std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
+            let torn =
+                std::fs::read(&self.path).is_ok_and(|b| !b.is_empty() && !b.ends_with(b"\n"));
+            let mut file =
+                std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?;
             if torn {
                 file.write_all(b"\n")?;
             }

@@ -60,22 +60,33 @@ pub struct Client {
 impl Client {
     /// A client for `server` (`https://explorer.lichess.org`), authenticating with the
     /// token in the environment variable `token_env` when it is set.
-    pub fn new(source_name: &str, server: &str, token_env: Option<&str>, politeness: Politeness) -> Result<Client, CrawlError> {
+    pub fn new(
+        source_name: &str,
+        server: &str,
+        token_env: Option<&str>,
+        politeness: Politeness,
+    ) -> Result<Client, CrawlError> {
         let fail = |why: String| CrawlError::Settings { source_name: source_name.into(), why };
         let politeness = politeness.for_server(server).map_err(fail)?;
         let http = reqwest::blocking::Client::builder()
-            .user_agent(concat!("okb/", env!("CARGO_PKG_VERSION"), " (opening knowledge base compiler)"))
+            .user_agent(concat!(
+                "okb/",
+                env!("CARGO_PKG_VERSION"),
+                " (opening knowledge base compiler)"
+            ))
             .connect_timeout(Duration::from_secs_f64(politeness.timeout.min(20.0)))
             .timeout(Duration::from_secs_f64(politeness.timeout))
             .build()
             .map_err(|e| fail(format!("cannot set up HTTP: {e}")))?;
-        let token = token_env.and_then(|var| std::env::var(var).ok()).filter(|t| !t.trim().is_empty());
+        let token =
+            token_env.and_then(|var| std::env::var(var).ok()).filter(|t| !t.trim().is_empty());
         if let (Some(var), Some(_)) = (token_env, &token)
-            && let Some(host) = cleartext_host(server) {
-                return Err(fail(format!(
-                    "refusing to send the token in ${var} over plain http to {host} ({server}): anyone on the way could read it; use https (plain http is for loopback addresses only)"
-                )));
-            }
+            && let Some(host) = cleartext_host(server)
+        {
+            return Err(fail(format!(
+                "refusing to send the token in ${var} over plain http to {host} ({server}): anyone on the way could read it; use https (plain http is for loopback addresses only)"
+            )));
+        }
         Ok(Client {
             http,
             server: server.trim_end_matches('/').to_string(),
@@ -90,7 +101,11 @@ impl Client {
 
     /// GETs `request` (path and query) until the body passes `check`; the error of a body
     /// that never does names the request and what is wrong with it.
-    pub fn get<T>(&mut self, request: &str, check: impl Fn(&[u8]) -> Result<T, String>) -> Result<(Vec<u8>, T), CrawlError> {
+    pub fn get<T>(
+        &mut self,
+        request: &str,
+        check: impl Fn(&[u8]) -> Result<T, String>,
+    ) -> Result<(Vec<u8>, T), CrawlError> {
         let answer = self.get_or_missing(request, false, check)?;
         Ok(answer.expect("a 404 is an error unless it is an answer"))
     }
@@ -107,7 +122,10 @@ impl Client {
         let mut backoff = Duration::from_secs_f64(self.politeness.backoff);
         let cap = Duration::from_secs_f64(self.politeness.backoff_cap);
         for attempt in 1..=self.politeness.max_attempts {
-            let failure = match self.attempt(&url, missing_is_answer).map(|body| body.map(|body| check(&body).map(|value| (body, value)))) {
+            let failure = match self
+                .attempt(&url, missing_is_answer)
+                .map(|body| body.map(|body| check(&body).map(|value| (body, value))))
+            {
                 Ok(None) => {
                     self.counters.answered += 1;
                     return Ok(None);
@@ -116,20 +134,29 @@ impl Client {
                     self.counters.answered += 1;
                     return Ok(Some(answer));
                 }
-                Ok(Some(Err(why))) => Failure::Retry { reason: format!("the answer is not the API's JSON: {why}"), server_wait: None, rate_limited: false },
+                Ok(Some(Err(why))) => Failure::Retry {
+                    reason: format!("the answer is not the API's JSON: {why}"),
+                    server_wait: None,
+                    rate_limited: false,
+                },
                 Err(failure) => failure,
             };
             let (reason, wait) = match failure {
                 Failure::Unauthorized(status) => return Err(self.unauthorized(url, status)),
                 Failure::Fatal(reason) => return Err(self.request_error(url, reason)),
-                Failure::Retry { reason, server_wait, rate_limited: true } => {
-                    (reason, server_wait.unwrap_or_default().max(Duration::from_secs_f64(self.politeness.wait_after_429)))
-                }
+                Failure::Retry { reason, server_wait, rate_limited: true } => (
+                    reason,
+                    server_wait
+                        .unwrap_or_default()
+                        .max(Duration::from_secs_f64(self.politeness.wait_after_429)),
+                ),
                 Failure::Retry { reason, server_wait: Some(wait), .. } => (reason, wait.min(cap)),
                 Failure::Retry { reason, server_wait: None, .. } => (reason, backoff),
             };
             if attempt == self.politeness.max_attempts {
-                return Err(self.request_error(url, format!("{reason} (gave up after {attempt} attempts)")));
+                return Err(
+                    self.request_error(url, format!("{reason} (gave up after {attempt} attempts)"))
+                );
             }
             self.wait(&url, &reason, wait, attempt);
             backoff = (backoff * 2).min(cap);
@@ -154,15 +181,30 @@ impl Client {
             401 | 403 => Err(Failure::Unauthorized(status)),
             429 => {
                 self.counters.rate_limited += 1;
-                Err(Failure::Retry { reason: "HTTP 429 Too Many Requests".into(), server_wait: retry_after, rate_limited: true })
+                Err(Failure::Retry {
+                    reason: "HTTP 429 Too Many Requests".into(),
+                    server_wait: retry_after,
+                    rate_limited: true,
+                })
             }
-            500..=599 => Err(Failure::Retry { reason: format!("HTTP {status}"), server_wait: retry_after, rate_limited: false }),
-            _ => Err(Failure::Fatal(format!("HTTP {status}: {}", excerpt(&response.text().unwrap_or_default())))),
+            500..=599 => Err(Failure::Retry {
+                reason: format!("HTTP {status}"),
+                server_wait: retry_after,
+                rate_limited: false,
+            }),
+            _ => Err(Failure::Fatal(format!(
+                "HTTP {status}: {}",
+                excerpt(&response.text().unwrap_or_default())
+            ))),
         }
     }
 
     fn network(&self, e: reqwest::Error) -> Failure {
-        Failure::Retry { reason: crate::diagnostics::error_chain(&e), server_wait: None, rate_limited: false }
+        Failure::Retry {
+            reason: crate::diagnostics::error_chain(&e),
+            server_wait: None,
+            rate_limited: false,
+        }
     }
 
     /// Sleeps until the bucket holds a token, and takes it.
@@ -174,7 +216,8 @@ impl Client {
         if self.next_slot > now {
             std::thread::sleep(self.next_slot - now);
         }
-        self.next_slot = self.next_slot.max(now) + Duration::from_secs_f64(1.0 / self.politeness.rate);
+        self.next_slot =
+            self.next_slot.max(now) + Duration::from_secs_f64(1.0 / self.politeness.rate);
     }
 
     fn wait(&mut self, url: &str, reason: &str, wait: Duration, attempt: u32) {
@@ -210,11 +253,20 @@ impl Client {
 /// absent).
 fn retry_after(response: &reqwest::blocking::Response) -> Option<Duration> {
     let value = response.headers().get(reqwest::header::RETRY_AFTER)?.to_str().ok()?;
-    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+    value
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
 }
 
 /// The start of a body, on one line, for an error message.
 fn excerpt(body: &str) -> String {
     let line = body.split_whitespace().collect::<Vec<_>>().join(" ");
-    if line.chars().count() > 200 { format!("{}…", line.chars().take(200).collect::<String>()) } else { line }
+    if line.chars().count() > 200 {
+        format!("{}…", line.chars().take(200).collect::<String>())
+    } else {
+        line
+    }
 }

@@ -84,7 +84,8 @@ pub enum AnswerError {
 
 /// Reads `body` as the explorer's answer for `pos`, with each move resolved in it.
 pub fn parse(body: &[u8], pos: &Chess) -> Result<(Answer, Vec<Move>), AnswerError> {
-    let answer: Answer = serde_json::from_slice(body).map_err(|e| AnswerError::Shape(e.to_string()))?;
+    let answer: Answer =
+        serde_json::from_slice(body).map_err(|e| AnswerError::Shape(e.to_string()))?;
     let moves = answer.moves.iter().map(|m| resolve(pos, m)).collect::<Result<Vec<_>, _>>()?;
     Ok((answer, moves))
 }
@@ -93,7 +94,9 @@ pub fn parse(body: &[u8], pos: &Chess) -> Result<(Answer, Vec<Move>), AnswerErro
 fn resolve(pos: &Chess, m: &AnswerMove) -> Result<Move, AnswerError> {
     let by_uci = m.uci.parse::<shakmaty::uci::UciMove>().ok().and_then(|u| u.to_move(pos).ok());
     let by_san = || m.san.parse::<shakmaty::san::San>().ok().and_then(|s| s.to_move(pos).ok());
-    by_uci.or_else(by_san).ok_or_else(|| AnswerError::IllegalMove { uci: m.uci.clone(), san: m.san.clone() })
+    by_uci
+        .or_else(by_san)
+        .ok_or_else(|| AnswerError::IllegalMove { uci: m.uci.clone(), san: m.san.clone() })
 }
 
 #[cfg(test)]
@@ -118,7 +121,9 @@ mod tests {
     fn castling_is_read_in_both_notations() {
         let pos = crate::position::parse_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
         for uci in ["e1g1", "e1h1"] {
-            let body = format!(r#"{{"white":1,"draws":0,"black":0,"moves":[{{"uci":"{uci}","san":"O-O","white":1,"draws":0,"black":0}}]}}"#);
+            let body = format!(
+                r#"{{"white":1,"draws":0,"black":0,"moves":[{{"uci":"{uci}","san":"O-O","white":1,"draws":0,"black":0}}]}}"#
+            );
             let (_, moves) = parse(body.as_bytes(), &pos).unwrap();
             assert!(moves[0].is_castle(), "{uci}");
         }
@@ -126,10 +131,22 @@ mod tests {
 
     #[test]
     fn bad_answers_are_errors_not_empty_nodes() {
-        assert!(matches!(parse(b"<html>rate limited</html>", &Chess::default()), Err(AnswerError::Shape(_))));
-        assert!(matches!(parse(br#"{"white":1,"draws":0}"#, &Chess::default()), Err(AnswerError::Shape(_))));
-        assert!(matches!(parse(br#"{"white":-1,"draws":0,"black":0,"moves":[]}"#, &Chess::default()), Err(AnswerError::Shape(_))));
+        assert!(matches!(
+            parse(b"<html>rate limited</html>", &Chess::default()),
+            Err(AnswerError::Shape(_))
+        ));
+        assert!(matches!(
+            parse(br#"{"white":1,"draws":0}"#, &Chess::default()),
+            Err(AnswerError::Shape(_))
+        ));
+        assert!(matches!(
+            parse(br#"{"white":-1,"draws":0,"black":0,"moves":[]}"#, &Chess::default()),
+            Err(AnswerError::Shape(_))
+        ));
         let illegal = br#"{"white":1,"draws":0,"black":0,"moves":[{"uci":"e2e5","san":"e5","white":1,"draws":0,"black":0}]}"#;
-        assert_eq!(parse(illegal, &Chess::default()).unwrap_err(), AnswerError::IllegalMove { uci: "e2e5".into(), san: "e5".into() });
+        assert_eq!(
+            parse(illegal, &Chess::default()).unwrap_err(),
+            AnswerError::IllegalMove { uci: "e2e5".into(), san: "e5".into() }
+        );
     }
 }

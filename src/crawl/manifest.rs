@@ -49,7 +49,11 @@ impl Manifest {
 
     /// The canonical bytes: one position per line, so two manifests diff well as text too.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = format!("{{\"okb_crawl\":{},\"params\":{},\"positions\":[", self.okb_crawl, json(&self.params));
+        let mut out = format!(
+            "{{\"okb_crawl\":{},\"params\":{},\"positions\":[",
+            self.okb_crawl,
+            json(&self.params)
+        );
         for (i, entry) in self.positions.iter().enumerate() {
             out.push_str(if i == 0 { "\n" } else { ",\n" });
             out.push_str(&json(entry));
@@ -60,9 +64,13 @@ impl Manifest {
 
     /// Reads manifest bytes.
     pub fn parse(bytes: &[u8]) -> Result<Manifest, String> {
-        let manifest: Manifest = serde_json::from_slice(bytes).map_err(|e| format!("not a crawl manifest: {e}"))?;
+        let manifest: Manifest =
+            serde_json::from_slice(bytes).map_err(|e| format!("not a crawl manifest: {e}"))?;
         if manifest.okb_crawl != FORMAT {
-            return Err(format!("crawl manifest format {} (this okb reads format {FORMAT})", manifest.okb_crawl));
+            return Err(format!(
+                "crawl manifest format {} (this okb reads format {FORMAT})",
+                manifest.okb_crawl
+            ));
         }
         Ok(manifest)
     }
@@ -90,7 +98,9 @@ pub struct CrawlDiff {
 /// Compares two crawls; `games` gives a position's game count from an answer's hash.
 pub fn diff(old: &Manifest, new: &Manifest, games: impl Fn(&str) -> Option<u64>) -> CrawlDiff {
     use std::collections::BTreeMap;
-    let by_fen = |m: &Manifest| m.positions.iter().map(|e| (e.fen.clone(), e.answer.clone())).collect::<BTreeMap<_, _>>();
+    let by_fen = |m: &Manifest| {
+        m.positions.iter().map(|e| (e.fen.clone(), e.answer.clone())).collect::<BTreeMap<_, _>>()
+    };
     let (old, new) = (by_fen(old), by_fen(new));
     let mut out = CrawlDiff::default();
     for (fen, answer) in &new {
@@ -119,7 +129,10 @@ impl CrawlDiff {
             self.same
         );
         for (fen, a, b) in self.changed.iter().take(limit) {
-            out.push_str(&format!("  {:>+10} games  {a:>10} → {b:<10} {fen}\n", *b as i128 - *a as i128));
+            out.push_str(&format!(
+                "  {:>+10} games  {a:>10} → {b:<10} {fen}\n",
+                *b as i128 - *a as i128
+            ));
         }
         for fen in self.added.iter().take(limit) {
             out.push_str(&format!("  added    {fen}\n"));
@@ -137,11 +150,26 @@ mod tests {
     use crate::crawl::Database;
 
     fn params() -> CrawlParams {
-        CrawlParams { database: Database::Masters, root: String::new(), max_ply: 2, min_games: 1, moves: 12, speeds: vec![], ratings: vec![], since: None, until: None }
+        CrawlParams {
+            database: Database::Masters,
+            root: String::new(),
+            max_ply: 2,
+            min_games: 1,
+            moves: 12,
+            speeds: vec![],
+            ratings: vec![],
+            since: None,
+            until: None,
+        }
     }
 
     fn entry(fen: &str, answer: &str) -> Entry {
-        Entry { fen: fen.into(), ply: 0, request: format!("/masters?fen={fen}"), answer: answer.into() }
+        Entry {
+            fen: fen.into(),
+            ply: 0,
+            request: format!("/masters?fen={fen}"),
+            answer: answer.into(),
+        }
     }
 
     #[test]

@@ -30,10 +30,14 @@ pub use params::{CrawlParams, Database, Politeness};
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum CrawlError {
     /// The server refused the token (or asked for one).
-    #[error("crawl {source_name}: {url} answered HTTP {status}: the explorer wants a valid token{token}")]
+    #[error(
+        "crawl {source_name}: {url} answered HTTP {status}: the explorer wants a valid token{token}"
+    )]
     #[diagnostic(
         code(okb::crawl::unauthorized),
-        help("create a token at https://lichess.org/account/oauth/token and export it in the variable named by `token_env`; everything fetched so far is kept, and the next run continues from there")
+        help(
+            "create a token at https://lichess.org/account/oauth/token and export it in the variable named by `token_env`; everything fetched so far is kept, and the next run continues from there"
+        )
     )]
     Unauthorized {
         /// Source name.
@@ -47,7 +51,10 @@ pub enum CrawlError {
     },
     /// A request failed for good (a client error, or every attempt failed).
     #[error("crawl {source_name}: {url}: {reason}")]
-    #[diagnostic(code(okb::crawl::request), help("everything fetched so far is kept: run the same command again to continue"))]
+    #[diagnostic(
+        code(okb::crawl::request),
+        help("everything fetched so far is kept: run the same command again to continue")
+    )]
     Request {
         /// Source name.
         source_name: String,
@@ -58,7 +65,12 @@ pub enum CrawlError {
     },
     /// Answers are missing and requests are not allowed.
     #[error("crawl {source_name}: {what}, and --offline (or --locked) forbids asking {server}")]
-    #[diagnostic(code(okb::crawl::offline), help("run `okb fetch` (or `okb make` without --offline), or put the crawl's `explorer/` folder in a mirror"))]
+    #[diagnostic(
+        code(okb::crawl::offline),
+        help(
+            "run `okb fetch` (or `okb make` without --offline), or put the crawl's `explorer/` folder in a mirror"
+        )
+    )]
     Offline {
         /// Source name.
         source_name: String,
@@ -68,10 +80,14 @@ pub enum CrawlError {
         server: String,
     },
     /// The pinned manifest is nowhere to be found.
-    #[error("crawl {source_name}: manifest blake3 {pin} is not in sources/explorer/ nor in any mirror ({mirrors})")]
+    #[error(
+        "crawl {source_name}: manifest blake3 {pin} is not in sources/explorer/ nor in any mirror ({mirrors})"
+    )]
     #[diagnostic(
         code(okb::crawl::missing),
-        help("a pin names a finished crawl: copy its sources/explorer/ folder (or a mirror's) here, or re-crawl with `okb crawl --refresh {source_name}` and `okb pin --force {source_name}`")
+        help(
+            "a pin names a finished crawl: copy its sources/explorer/ folder (or a mirror's) here, or re-crawl with `okb crawl --refresh {source_name}` and `okb pin --force {source_name}`"
+        )
     )]
     MissingManifest {
         /// Source name.
@@ -82,10 +98,14 @@ pub enum CrawlError {
         mirrors: String,
     },
     /// A stored answer does not match the pinned manifest any more.
-    #[error("crawl {source_name}: {url} now answers blake3 {actual}, the pinned crawl recorded {expected}")]
+    #[error(
+        "crawl {source_name}: {url} now answers blake3 {actual}, the pinned crawl recorded {expected}"
+    )]
     #[diagnostic(
         code(okb::crawl::changed),
-        help("the server's data changed since the crawl was pinned: `okb crawl --refresh {source_name}` re-crawls and shows what changed, `okb pin --force {source_name}` records it")
+        help(
+            "the server's data changed since the crawl was pinned: `okb crawl --refresh {source_name}` re-crawls and shows what changed, `okb pin --force {source_name}` records it"
+        )
     )]
     Changed {
         /// Source name.

@@ -19,7 +19,8 @@ pub enum Database {
 }
 
 /// The explorer's speed names (`/lichess?speeds=`).
-pub const SPEEDS: [&str; 6] = ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"];
+pub const SPEEDS: [&str; 6] =
+    ["ultraBullet", "bullet", "blitz", "rapid", "classical", "correspondence"];
 /// The explorer's rating groups (`/lichess?ratings=`): each is the lower bound of a group.
 pub const RATINGS: [u32; 9] = [0, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 2500];
 
@@ -73,7 +74,14 @@ pub struct Politeness {
 
 impl Default for Politeness {
     fn default() -> Self {
-        Politeness { rate: 1.0, wait_after_429: 60.0, backoff: 2.0, backoff_cap: 120.0, max_attempts: 8, timeout: 30.0 }
+        Politeness {
+            rate: 1.0,
+            wait_after_429: 60.0,
+            backoff: 2.0,
+            backoff_cap: 120.0,
+            max_attempts: 8,
+            timeout: 30.0,
+        }
     }
 }
 
@@ -88,12 +96,22 @@ impl Politeness {
     /// 429 and a rate limit.
     pub fn for_server(&self, url: &str) -> Result<Politeness, String> {
         let mut p = self.clone();
-        if p.rate < 0.0 || p.backoff < 0.0 || p.wait_after_429 < 0.0 || p.timeout <= 0.0 || p.max_attempts == 0 {
-            return Err("politeness: rate, waits and timeout must be positive, max_attempts at least 1".into());
+        if p.rate < 0.0
+            || p.backoff < 0.0
+            || p.wait_after_429 < 0.0
+            || p.timeout <= 0.0
+            || p.max_attempts == 0
+        {
+            return Err(
+                "politeness: rate, waits and timeout must be positive, max_attempts at least 1"
+                    .into(),
+            );
         }
         if is_lichess(url) {
             if p.rate == 0.0 {
-                return Err(format!("politeness: rate = 0 (no limit) is not allowed for {url}: Lichess allows one request at a time, at a modest rate"));
+                return Err(format!(
+                    "politeness: rate = 0 (no limit) is not allowed for {url}: Lichess allows one request at a time, at a modest rate"
+                ));
             }
             p.wait_after_429 = p.wait_after_429.max(60.0);
         }
@@ -111,17 +129,29 @@ impl CrawlParams {
             return Err("speeds and ratings are filters of database = \"lichess\"".into());
         }
         if let Some(bad) = self.speeds.iter().find(|s| !SPEEDS.contains(&s.as_str())) {
-            return Err(format!("speeds: {bad:?} is not an explorer speed ({})", SPEEDS.join(", ")));
+            return Err(format!(
+                "speeds: {bad:?} is not an explorer speed ({})",
+                SPEEDS.join(", ")
+            ));
         }
         if let Some(bad) = self.ratings.iter().find(|r| !RATINGS.contains(r)) {
-            return Err(format!("ratings: {bad} is not an explorer rating group ({})", RATINGS.map(|r| r.to_string()).join(", ")));
+            return Err(format!(
+                "ratings: {bad} is not an explorer rating group ({})",
+                RATINGS.map(|r| r.to_string()).join(", ")
+            ));
         }
         let (format, shape) = if lichess { ("YYYY-MM", 7) } else { ("YYYY", 4) };
         for (name, value) in [("since", &self.since), ("until", &self.until)] {
             if let Some(v) = value
-                && !(v.len() == shape && v.bytes().enumerate().all(|(i, b)| if i == 4 { b == b'-' } else { b.is_ascii_digit() }))
+                && !(v.len() == shape
+                    && v.bytes()
+                        .enumerate()
+                        .all(|(i, b)| if i == 4 { b == b'-' } else { b.is_ascii_digit() }))
             {
-                return Err(format!("{name}: {v:?} is not {format} (the {:?} database's format)", self.database));
+                return Err(format!(
+                    "{name}: {v:?} is not {format} (the {:?} database's format)",
+                    self.database
+                ));
             }
         }
         if let (Some(a), Some(b)) = (&self.since, &self.until)
@@ -132,7 +162,8 @@ impl CrawlParams {
         if self.moves == 0 {
             return Err("moves must be at least 1".into());
         }
-        let root = crate::eco::line::position_after(&self.root).map_err(|e| format!("root: {e}"))?;
+        let root =
+            crate::eco::line::position_after(&self.root).map_err(|e| format!("root: {e}"))?;
         let ply = crate::eco::line::move_tokens(&self.root).len() as u16;
         if ply > self.max_ply {
             return Err(format!("root is {ply} plies deep, beyond max_ply = {}", self.max_ply));
@@ -179,11 +210,16 @@ impl CrawlParams {
 
 /// The settings in which `a` and `b` differ, as `min_games 50 → 100`.
 pub fn differences(a: &CrawlParams, b: &CrawlParams) -> String {
-    let (a, b) = (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
-    let keys: std::collections::BTreeSet<&String> = a.as_object().into_iter().chain(b.as_object()).flat_map(|o| o.keys()).collect();
+    let (a, b) =
+        (serde_json::to_value(a).unwrap_or_default(), serde_json::to_value(b).unwrap_or_default());
+    let keys: std::collections::BTreeSet<&String> =
+        a.as_object().into_iter().chain(b.as_object()).flat_map(|o| o.keys()).collect();
     let shown = |v: Option<&serde_json::Value>| v.map_or("(none)".to_string(), |v| v.to_string());
     let changed = keys.into_iter().filter(|k| a.get(k.as_str()) != b.get(k.as_str()));
-    changed.map(|k| format!("{k} {} → {}", shown(a.get(k.as_str())), shown(b.get(k.as_str())))).collect::<Vec<_>>().join(", ")
+    changed
+        .map(|k| format!("{k} {} → {}", shown(a.get(k.as_str())), shown(b.get(k.as_str()))))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The FEN a crawl asks about `pos` by: its identity with counters `0 1`, so a position
@@ -205,13 +241,26 @@ mod tests {
     use super::*;
 
     fn masters() -> CrawlParams {
-        CrawlParams { database: Database::Masters, root: String::new(), max_ply: 8, min_games: 50, moves: 50, speeds: vec![], ratings: vec![], since: None, until: None }
+        CrawlParams {
+            database: Database::Masters,
+            root: String::new(),
+            max_ply: 8,
+            min_games: 50,
+            moves: 50,
+            speeds: vec![],
+            ratings: vec![],
+            since: None,
+            until: None,
+        }
     }
 
     #[test]
     fn requests_name_the_position_by_its_fen_and_ask_for_no_games() {
         let request = masters().request(&Chess::default());
-        assert_eq!(request, "/masters?fen=rnbqkbnr%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2FRNBQKBNR+w+KQkq+-+0+1&moves=50&topGames=0");
+        assert_eq!(
+            request,
+            "/masters?fen=rnbqkbnr%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2FRNBQKBNR+w+KQkq+-+0+1&moves=50&topGames=0"
+        );
         let lichess = CrawlParams {
             database: Database::Lichess,
             speeds: vec!["blitz".into(), "rapid".into()],
@@ -236,7 +285,10 @@ mod tests {
             CrawlParams { since: Some("2020-01".into()), ..masters() },
             CrawlParams { since: Some("2020".into()), until: Some("2019".into()), ..masters() },
             CrawlParams { root: "1. e5".into(), ..masters() },
-            CrawlParams { root: "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O".into(), ..masters() },
+            CrawlParams {
+                root: "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O".into(),
+                ..masters()
+            },
         ];
         for params in bad {
             assert!(params.check().is_err(), "{params:?}");
@@ -248,7 +300,10 @@ mod tests {
         let fast = Politeness { rate: 0.0, wait_after_429: 0.1, ..Default::default() };
         assert!(fast.for_server("https://explorer.lichess.org").is_err());
         let slow_429 = Politeness { wait_after_429: 0.1, ..Default::default() };
-        assert_eq!(slow_429.for_server("https://explorer.lichess.ovh/masters").unwrap().wait_after_429, 60.0);
+        assert_eq!(
+            slow_429.for_server("https://explorer.lichess.ovh/masters").unwrap().wait_after_429,
+            60.0
+        );
         assert_eq!(fast.for_server("http://127.0.0.1:9000").unwrap().wait_after_429, 0.1);
         assert!(!is_lichess("http://notlichess.org.example"));
     }

@@ -63,7 +63,8 @@ impl CrawlSource {
         if how.offline {
             return Ok(None);
         }
-        Client::new(&self.name, &self.server, self.token_env.as_deref(), self.politeness.clone()).map(Some)
+        Client::new(&self.name, &self.server, self.token_env.as_deref(), self.politeness.clone())
+            .map(Some)
     }
 
     /// Makes the crawl available as `how` says.
@@ -76,11 +77,26 @@ impl CrawlSource {
 
     /// The pinned manifest, with every answer in the project.
     fn pinned(&self, archive: &Archive, pin: &str, how: How) -> Result<Available, CrawlError> {
-        let bytes = archive.get_manifest(pin).map_err(self.io(format!("reading manifest {pin}")))?.ok_or_else(|| {
-            let mirrors = archive.mirrors.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ");
-            CrawlError::MissingManifest { source_name: self.name.clone(), pin: pin.into(), mirrors: if mirrors.is_empty() { "none given".into() } else { mirrors } }
+        let bytes = archive
+            .get_manifest(pin)
+            .map_err(self.io(format!("reading manifest {pin}")))?
+            .ok_or_else(|| {
+                let mirrors = archive
+                    .mirrors
+                    .iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                CrawlError::MissingManifest {
+                    source_name: self.name.clone(),
+                    pin: pin.into(),
+                    mirrors: if mirrors.is_empty() { "none given".into() } else { mirrors },
+                }
+            })?;
+        let manifest = Manifest::parse(&bytes).map_err(|why| CrawlError::Settings {
+            source_name: self.name.clone(),
+            why: format!("manifest {pin}: {why}"),
         })?;
-        let manifest = Manifest::parse(&bytes).map_err(|why| CrawlError::Settings { source_name: self.name.clone(), why: format!("manifest {pin}: {why}") })?;
         if manifest.params != self.params {
             let why = format!(
                 "the pinned crawl was made with other settings ({}); crawl with these (`okb crawl --refresh {}`) and pin that (`okb pin --force {}`)",
@@ -92,23 +108,48 @@ impl CrawlSource {
         }
         let mut missing = Vec::new();
         for entry in &manifest.positions {
-            if !archive.has(&entry.answer) && archive.get(&entry.answer).map_err(self.io(format!("reading answer {}", entry.answer)))?.is_none() {
+            if !archive.has(&entry.answer)
+                && archive
+                    .get(&entry.answer)
+                    .map_err(self.io(format!("reading answer {}", entry.answer)))?
+                    .is_none()
+            {
                 missing.push(entry);
             }
         }
         let mut client = if missing.is_empty() { None } else { self.client(how)? };
         if let (Some(first), None) = (missing.first(), &client) {
-            let what = format!("{} of the pinned crawl's {} answers are missing (the first: {})", missing.len(), manifest.positions.len(), first.request);
-            return Err(CrawlError::Offline { source_name: self.name.clone(), what, server: self.server.clone() });
+            let what = format!(
+                "{} of the pinned crawl's {} answers are missing (the first: {})",
+                missing.len(),
+                manifest.positions.len(),
+                first.request
+            );
+            return Err(CrawlError::Offline {
+                source_name: self.name.clone(),
+                what,
+                server: self.server.clone(),
+            });
         }
         if let Some(client) = client.as_mut() {
             for entry in missing {
-                let pos = crate::position::parse_fen(&entry.fen).map_err(|e| CrawlError::Settings { source_name: self.name.clone(), why: format!("manifest {pin}: {e}") })?;
-                let (body, _) = client.get(&entry.request, |b| super::explorer::parse(b, &pos).map_err(|e| e.to_string()))?;
+                let pos =
+                    crate::position::parse_fen(&entry.fen).map_err(|e| CrawlError::Settings {
+                        source_name: self.name.clone(),
+                        why: format!("manifest {pin}: {e}"),
+                    })?;
+                let (body, _) = client.get(&entry.request, |b| {
+                    super::explorer::parse(b, &pos).map_err(|e| e.to_string())
+                })?;
                 let actual = archive.put(&body).map_err(self.io("storing an answer".into()))?;
                 if actual != entry.answer {
                     let url = format!("{}{}", self.server, entry.request);
-                    return Err(CrawlError::Changed { source_name: self.name.clone(), url, expected: entry.answer.clone(), actual });
+                    return Err(CrawlError::Changed {
+                        source_name: self.name.clone(),
+                        url,
+                        expected: entry.answer.clone(),
+                        actual,
+                    });
                 }
             }
         }
@@ -124,15 +165,24 @@ impl CrawlSource {
         {
             return Ok(available);
         }
-        let mut journal = Journal::open(journal_path.clone()).map_err(self.io(format!("reading {}", journal_path.display())))?;
+        let mut journal = Journal::open(journal_path.clone())
+            .map_err(self.io(format!("reading {}", journal_path.display())))?;
         let mut client = self.client(how)?;
-        let walk = Walk { name: &self.name, params: &self.params, archive, journal: &mut journal, client: client.as_mut(), server: &self.server };
+        let walk = Walk {
+            name: &self.name,
+            params: &self.params,
+            archive,
+            journal: &mut journal,
+            client: client.as_mut(),
+            server: &self.server,
+        };
         let walked = walk.run()?;
         let bytes = walked.manifest.to_bytes();
         let hash = archive.put_manifest(&bytes).map_err(self.io("storing the manifest".into()))?;
         if how.refresh {
             let main = archive.journal_path(&self.name, &self.server, false);
-            std::fs::rename(&journal_path, &main).map_err(self.io(format!("replacing {}", main.display())))?;
+            std::fs::rename(&journal_path, &main)
+                .map_err(self.io(format!("replacing {}", main.display())))?;
         }
         let main = archive.journal_path(&self.name, &self.server, false);
         let _ = self.remember_walk(&main, &hash);
@@ -150,8 +200,13 @@ impl CrawlSource {
             return None;
         }
         let manifest = Manifest::parse(&archive.get_manifest(hash).ok()??).ok()?;
-        let complete = manifest.params == self.params && manifest.positions.iter().all(|e| archive.has(&e.answer));
-        complete.then(|| Available { hash: hash.to_string(), manifest, counters: Counters::default() })
+        let complete = manifest.params == self.params
+            && manifest.positions.iter().all(|e| archive.has(&e.answer));
+        complete.then(|| Available {
+            hash: hash.to_string(),
+            manifest,
+            counters: Counters::default(),
+        })
     }
 
     /// Notes that the journal, as it is now, walks to the crawl `hash`.

@@ -21,18 +21,24 @@ type Reduced = (PositionKey, Outcomes, Vec<(MoveKey, MoveStats, PositionKey)>);
 
 /// The counts of the crawl `manifest`, reading each answer with `read` (by hash); on all
 /// cores. The error names the position and the answer.
-pub fn from_manifest(manifest: &Manifest, read: impl Fn(&str) -> Result<Vec<u8>, String> + Sync) -> Result<GameStats, String> {
+pub fn from_manifest(
+    manifest: &Manifest,
+    read: impl Fn(&str) -> Result<Vec<u8>, String> + Sync,
+) -> Result<GameStats, String> {
     let reduced: Vec<Reduced> = manifest
         .positions
         .par_iter()
         .map(|entry| {
-            let pos = crate::position::parse_fen(&entry.fen).map_err(|e| format!("manifest position {}: {e}", entry.fen))?;
+            let pos = crate::position::parse_fen(&entry.fen)
+                .map_err(|e| format!("manifest position {}: {e}", entry.fen))?;
             let body = read(&entry.answer)?;
-            let (answer, moves) = explorer::parse(&body, &pos).map_err(|e| format!("answer {} for {}: {e}", entry.answer, entry.request))?;
+            let (answer, moves) = explorer::parse(&body, &pos)
+                .map_err(|e| format!("answer {} for {}: {e}", entry.answer, entry.request))?;
             Ok(reduce(&pos, &answer, &moves))
         })
         .collect::<Result<_, String>>()?;
-    let mut positions: KeyMap<PositionKey, Outcomes> = reduced.iter().map(|(k, o, _)| (*k, *o)).collect();
+    let mut positions: KeyMap<PositionKey, Outcomes> =
+        reduced.iter().map(|(k, o, _)| (*k, *o)).collect();
     let mut derived: KeyMap<PositionKey, Outcomes> = KeyMap::default();
     let mut moves = Vec::new();
     for (key, _, listed) in &reduced {
@@ -61,7 +67,13 @@ fn reduce(pos: &Chess, answer: &explorer::Answer, moves: &[shakmaty::Move]) -> R
             let outcomes = played.outcomes();
             let rated = if played.average_rating > 0 { outcomes.games() } else { 0 };
             let rating_sum = played.average_rating * rated;
-            let stats = MoveStats { outcomes, rating_sum, rated_games: rated, opponent_rating_sum: rating_sum, opponent_rated_games: rated };
+            let stats = MoveStats {
+                outcomes,
+                rating_sum,
+                rated_games: rated,
+                opponent_rating_sum: rating_sum,
+                opponent_rated_games: rated,
+            };
             (MoveKey::new(m), stats, crate::position::child_key(pos, key, m))
         })
         .collect();
@@ -76,18 +88,23 @@ fn add_root_path(
     moves: &mut Vec<(PositionKey, MoveKey, MoveStats)>,
 ) -> Result<(), String> {
     let tokens = crate::eco::line::move_tokens(&manifest.params.root);
-    let line = crate::eco::line::play_san(&tokens).map_err(|e| format!("root {:?}: move {} ({}): {}", manifest.params.root, e.ply + 1, e.token, e.reason))?;
+    let line = crate::eco::line::play_san(&tokens).map_err(|e| {
+        format!("root {:?}: move {} ({}): {}", manifest.params.root, e.ply + 1, e.token, e.reason)
+    })?;
     let Some(root_games) = manifest.root_index().map(|i| reduced[i].1) else { return Ok(()) };
     let mut pos = Chess::default();
     for m in line {
         let key = crate::position::key(&pos);
         positions.entry(key).or_insert(root_games);
-        moves.push((key, MoveKey::new(&m), MoveStats { outcomes: root_games, ..Default::default() }));
+        moves.push((
+            key,
+            MoveKey::new(&m),
+            MoveStats { outcomes: root_games, ..Default::default() },
+        ));
         pos.play_unchecked(m);
     }
     Ok(())
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -100,25 +117,51 @@ mod tests {
             .iter()
             .map(|(uci, n)| format!(r#"{{"uci":"{uci}","san":"?","averageRating":2500,"white":{n},"draws":0,"black":0}}"#))
             .collect();
-        format!(r#"{{"white":{white},"draws":0,"black":0,"moves":[{}],"opening":null}}"#, moves.join(","))
+        format!(
+            r#"{{"white":{white},"draws":0,"black":0,"moves":[{}],"opening":null}}"#,
+            moves.join(",")
+        )
     }
 
     #[test]
     fn answers_become_counts_with_unasked_children_summed_and_the_root_reached() {
-        let params = CrawlParams { database: Database::Masters, root: "1. e4".into(), max_ply: 2, min_games: 10, moves: 12, speeds: vec![], ratings: vec![], since: None, until: None };
+        let params = CrawlParams {
+            database: Database::Masters,
+            root: "1. e4".into(),
+            max_ply: 2,
+            min_games: 10,
+            moves: 12,
+            speeds: vec![],
+            ratings: vec![],
+            since: None,
+            until: None,
+        };
         let after_e4 = crate::eco::line::position_after("1. e4").unwrap();
         let fen = format!("{} 0 1", crate::position::epd(&after_e4));
         let bodies = [answer(100, &[("c7c5", 60), ("e7e5", 40)])];
-        let manifest = Manifest::new(params, vec![Entry { fen, ply: 1, request: "/masters?x".into(), answer: "0".into() }]);
-        let stats = from_manifest(&manifest, |h| Ok(bodies[h.parse::<usize>().unwrap()].as_bytes().to_vec())).unwrap();
+        let manifest = Manifest::new(
+            params,
+            vec![Entry { fen, ply: 1, request: "/masters?x".into(), answer: "0".into() }],
+        );
+        let stats = from_manifest(&manifest, |h| {
+            Ok(bodies[h.parse::<usize>().unwrap()].as_bytes().to_vec())
+        })
+        .unwrap();
         let start = crate::position::key(&Chess::default());
-        assert_eq!(stats.position(start).unwrap().games(), 100, "the start position counts the root's games");
+        assert_eq!(
+            stats.position(start).unwrap().games(),
+            100,
+            "the start position counts the root's games"
+        );
         assert_eq!(stats.moves_from(start).len(), 1);
         let sicilian = crate::eco::line::position_after("1. e4 c5").unwrap();
         assert_eq!(stats.position(crate::position::key(&sicilian)).unwrap().games(), 60);
         let e4 = crate::position::key(&after_e4);
         let rated = stats.moves_from(e4)[0].2;
-        assert_eq!((rated.rating_sum / rated.rated_games, rated.opponent_rated_games), (2500, rated.rated_games));
+        assert_eq!(
+            (rated.rating_sum / rated.rated_games, rated.opponent_rated_games),
+            (2500, rated.rated_games)
+        );
         let broken = from_manifest(&manifest, |_| Ok(b"{}".to_vec())).unwrap_err();
         assert!(broken.contains("answer 0 for /masters?x"), "{broken}");
     }

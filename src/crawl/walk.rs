@@ -75,7 +75,12 @@ impl Walk<'_> {
                     }
                 }
             }
-            entries.push(Entry { fen: super::params::request_fen(&pos), ply, request, answer: hash });
+            entries.push(Entry {
+                fen: super::params::request_fen(&pos),
+                ply,
+                request,
+                answer: hash,
+            });
             bar.set_length(requested + to_ask);
             bar.set(requested);
             bar.set_message(format!("{} positions, {} queued", entries.len(), queue.len()));
@@ -85,13 +90,18 @@ impl Walk<'_> {
 
     /// The answer for `pos`: from the archive when the journal has it, else from the
     /// server (stored, then journalled). Returns whether the server was asked.
-    fn answer(&mut self, pos: &Chess, request: &str) -> Result<(Answer, Vec<Move>, String, bool), CrawlError> {
+    fn answer(
+        &mut self,
+        pos: &Chess,
+        request: &str,
+    ) -> Result<(Answer, Vec<Move>, String, bool), CrawlError> {
         let io = |what: String| {
             let name = self.name.to_string();
             move |error| CrawlError::Io { source_name: name, what, error }
         };
         if let Some(hash) = self.journal.get(request).cloned()
-            && let Some(body) = self.archive.get(&hash).map_err(io(format!("reading answer {hash}")))?
+            && let Some(body) =
+                self.archive.get(&hash).map_err(io(format!("reading answer {hash}")))?
         {
             let (answer, moves) = explorer::parse(&body, pos).map_err(|e| CrawlError::Request {
                 source_name: self.name.into(),
@@ -101,12 +111,23 @@ impl Walk<'_> {
             return Ok((answer, moves, hash, false));
         }
         let Some(client) = self.client.as_deref_mut() else {
-            let what = format!("{request} is not answered yet ({} positions are)", self.journal.len());
-            return Err(CrawlError::Offline { source_name: self.name.into(), what, server: self.server.into() });
+            let what =
+                format!("{request} is not answered yet ({} positions are)", self.journal.len());
+            return Err(CrawlError::Offline {
+                source_name: self.name.into(),
+                what,
+                server: self.server.into(),
+            });
         };
-        let (body, (answer, moves)) = client.get(request, |body| explorer::parse(body, pos).map_err(|e| e.to_string()))?;
-        let hash = self.archive.put(&body).map_err(io(format!("storing an answer in {}", self.archive.root.display())))?;
-        self.journal.record(request, &hash).map_err(io(format!("writing {}", self.journal.path().display())))?;
+        let (body, (answer, moves)) =
+            client.get(request, |body| explorer::parse(body, pos).map_err(|e| e.to_string()))?;
+        let hash = self
+            .archive
+            .put(&body)
+            .map_err(io(format!("storing an answer in {}", self.archive.root.display())))?;
+        self.journal
+            .record(request, &hash)
+            .map_err(io(format!("writing {}", self.journal.path().display())))?;
         Ok((answer, moves, hash, true))
     }
 }

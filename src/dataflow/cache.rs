@@ -56,7 +56,13 @@ impl std::io::Read for VerifiedReader {
             self.checked = true;
             let found = self.hasher.finalize().to_hex().to_string();
             if found != self.expected {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, format!("cache object {} is corrupt (its bytes hash to {found})", self.expected)));
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "cache object {} is corrupt (its bytes hash to {found})",
+                        self.expected
+                    ),
+                ));
             }
         }
         Ok(n)
@@ -81,7 +87,8 @@ pub fn encode_seq_in_parallel<T: Serialize + Sync>(items: &[T], out: &mut Vec<u8
         .map(|chunk| {
             let mut bytes = Vec::new();
             for item in chunk {
-                bytes = postcard::to_extend(item, bytes).expect("serializing to memory does not fail");
+                bytes =
+                    postcard::to_extend(item, bytes).expect("serializing to memory does not fail");
             }
             bytes
         })
@@ -241,12 +248,18 @@ impl Cache {
     /// temporary file and hashed on the way (never held in memory: game counts run to
     /// gigabytes), then renamed to their hash. A failure of `write` is returned as it is;
     /// the cache's own I/O errors convert.
-    pub fn put_stream<E: From<std::io::Error>>(&self, write: impl FnOnce(&mut dyn Write) -> Result<(), E>) -> Result<Hash, E> {
+    pub fn put_stream<E: From<std::io::Error>>(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> Result<(), E>,
+    ) -> Result<Hash, E> {
         let dir = self.root.join("objects");
         std::fs::create_dir_all(&dir)?;
         let tmp = crate::files::temp::path(&dir, "value");
         let stored = (|| -> Result<Hash, E> {
-            let hashing = HashingWriter { inner: std::fs::File::create(&tmp)?, hasher: blake3::Hasher::new() };
+            let hashing = HashingWriter {
+                inner: std::fs::File::create(&tmp)?,
+                hasher: blake3::Hasher::new(),
+            };
             let mut out = std::io::BufWriter::with_capacity(1 << 16, hashing);
             write(&mut out)?;
             let hashing = out.into_inner().map_err(|e| e.into_error())?;
@@ -266,9 +279,19 @@ impl Cache {
     /// read to the end before it trusts what it read (the k-way merges do).
     pub fn open_blob(&self, hash: &str) -> std::io::Result<VerifiedReader> {
         self.mark(hash);
-        let path = self.present_object(hash).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("cache object {hash} is missing")))?;
+        let path = self.present_object(hash).ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("cache object {hash} is missing"),
+            )
+        })?;
         let file = std::fs::File::open(path)?;
-        Ok(VerifiedReader { inner: file, hasher: blake3::Hasher::new(), expected: hash.to_string(), checked: false })
+        Ok(VerifiedReader {
+            inner: file,
+            hasher: blake3::Hasher::new(),
+            expected: hash.to_string(),
+            checked: false,
+        })
     }
 
     /// Loads a value stored by [`Cache::put_value`]; `None` when missing or corrupt.
@@ -350,7 +373,12 @@ mod tests {
     #[test]
     fn latest_key_parts_are_kept_in_one_file_saved_on_request() {
         let root = tempfile::tempdir().unwrap();
-        let parts = |n: u32| KeyParts { code: n.to_string(), params: vec![("tree".into(), "p".into())], inputs: vec![("eco".into(), "h".into())], ..KeyParts::default() };
+        let parts = |n: u32| KeyParts {
+            code: n.to_string(),
+            params: vec![("tree".into(), "p".into())],
+            inputs: vec![("eco".into(), "h".into())],
+            ..KeyParts::default()
+        };
         let cache = Cache::new(root.path().to_path_buf());
         assert_eq!(cache.last_parts("tree"), None);
         cache.put_last_parts("tree", &parts(1));

@@ -43,12 +43,17 @@ pub fn closure(files: &[(&str, &str, &[u16])], entry: &str) -> BTreeSet<usize> {
 /// modules (`src/steps/mod.rs`: a step module naming its sibling `planning` names its
 /// parent, which names every module).
 fn is_planning(path: &str) -> bool {
-    path.starts_with("src/dataflow/") || path == "src/steps/planning.rs" || path == "src/steps/mod.rs"
+    path.starts_with("src/dataflow/")
+        || path == "src/steps/planning.rs"
+        || path == "src/steps/mod.rs"
 }
 
 /// The code of a rule: each file in its closure with a short hash, in path order.
 pub fn code_files(files: &[(&str, &str, &[u16])], entry: &str) -> Vec<(String, String)> {
-    closure(files, entry).into_iter().map(|i| (files[i].0.to_string(), files[i].1[..16].to_string())).collect()
+    closure(files, entry)
+        .into_iter()
+        .map(|i| (files[i].0.to_string(), files[i].1[..16].to_string()))
+        .collect()
 }
 
 /// The fingerprint of the rule declared in `entry`: BLAKE3 of its code files' hashes
@@ -84,13 +89,17 @@ mod tests {
 
     #[test]
     fn every_source_file_is_in_the_table_and_uses_what_it_names() {
-        let path = |p: &str| FILES.iter().position(|f| f.0 == p).unwrap_or_else(|| panic!("{p} missing"));
+        let path =
+            |p: &str| FILES.iter().position(|f| f.0 == p).unwrap_or_else(|| panic!("{p} missing"));
         let uses = |a: &str, b: &str| FILES[path(a)].2.contains(&(path(b) as u16));
         assert!(uses("src/tree.rs", "src/position.rs"));
         assert!(!uses("src/position.rs", "src/tree.rs"));
         // Children named from their parent module, and a schema included as text.
         assert!(uses("src/eco/mod.rs", "src/eco/merge.rs"));
-        assert!(FILES.iter().any(|f| f.0.starts_with("schemas/")), "included schemas are inputs too");
+        assert!(
+            FILES.iter().any(|f| f.0.starts_with("schemas/")),
+            "included schemas are inputs too"
+        );
         assert!(closure(FILES, "src/tree.rs").contains(&path("src/position.rs")));
         assert!(closure(FILES, "nonexistent.rs").is_empty());
     }

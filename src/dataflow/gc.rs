@@ -42,12 +42,21 @@ pub fn sweep(root: &Path, used: &Used, dry_run: bool) -> std::io::Result<Swept> 
     }
     let objects = root.join("objects");
     let mut all = entries(&objects)?;
-    for shard in all.iter().filter(|e| e.is_dir && e.name.len() == 2).map(|e| e.path.clone()).collect::<Vec<_>>() {
+    for shard in all
+        .iter()
+        .filter(|e| e.is_dir && e.name.len() == 2)
+        .map(|e| e.path.clone())
+        .collect::<Vec<_>>()
+    {
         all.extend(entries(&shard)?);
     }
     for entry in all.iter().filter(|e| !e.is_dir) {
         let keep = used.objects.contains(&entry.name);
-        let (count, bytes) = if keep { (&mut swept.objects_kept, &mut swept.bytes_kept) } else { (&mut swept.objects_removed, &mut swept.bytes_removed) };
+        let (count, bytes) = if keep {
+            (&mut swept.objects_kept, &mut swept.bytes_kept)
+        } else {
+            (&mut swept.objects_removed, &mut swept.bytes_removed)
+        };
         *count += 1;
         *bytes += entry.len;
         if !keep && !dry_run {
@@ -103,25 +112,41 @@ mod tests {
         let cache = super::super::cache::Cache::new(root.path().to_path_buf());
         let kept = cache.put_blob(b"kept").unwrap();
         let old = cache.put_blob(b"old tree").unwrap();
-        let record = |output: &str| super::super::cache::StepRecord { output: output.into(), summary: String::new(), warnings: 0, warning_list: None };
+        let record = |output: &str| super::super::cache::StepRecord {
+            output: output.into(),
+            summary: String::new(),
+            warnings: 0,
+            warning_list: None,
+        };
         cache.put_step("live", &record(&kept)).unwrap();
         cache.put_step("dead", &record(&old)).unwrap();
         let shard = root.path().join("objects").join("ab");
         std::fs::create_dir_all(&shard).unwrap();
         std::fs::write(shard.join("ab12"), b"sharded").unwrap();
-        std::fs::write(root.path().join("objects").join(".value.1.2.okb-tmp"), b"being written").unwrap();
+        std::fs::write(root.path().join("objects").join(".value.1.2.okb-tmp"), b"being written")
+            .unwrap();
 
         let fresh = super::super::cache::Cache::new(root.path().to_path_buf());
         assert!(fresh.step("live").is_some());
         let used = fresh.used();
-        let expected = Swept { records_removed: 1, objects_removed: 2, bytes_removed: 15, records_kept: 1, objects_kept: 1, bytes_kept: 4 };
+        let expected = Swept {
+            records_removed: 1,
+            objects_removed: 2,
+            bytes_removed: 15,
+            records_kept: 1,
+            objects_kept: 1,
+            bytes_kept: 4,
+        };
         assert_eq!(sweep(root.path(), &used, true).unwrap(), expected);
         assert!(root.path().join("steps").join("dead").exists(), "a dry run removes nothing");
         assert_eq!(sweep(root.path(), &used, false).unwrap(), expected);
         assert!(fresh.get_blob(&kept).is_some() && fresh.step("live").is_some());
         assert!(!root.path().join("steps").join("dead").exists());
         assert!(!cache.has_blob(&old) && !shard.join("ab12").exists());
-        assert!(root.path().join("objects").join(".value.1.2.okb-tmp").exists(), "temporary files are left to the make's sweep");
+        assert!(
+            root.path().join("objects").join(".value.1.2.okb-tmp").exists(),
+            "temporary files are left to the make's sweep"
+        );
         let again = Swept { records_kept: 1, objects_kept: 1, bytes_kept: 4, ..Swept::default() };
         assert_eq!(sweep(root.path(), &used, false).unwrap(), again);
     }

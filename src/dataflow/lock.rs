@@ -12,7 +12,11 @@ impl ProjectLock {
     /// Takes the lock, waiting (and saying so on stderr) if another okb holds it.
     pub fn acquire(cache_dir: &Path) -> std::io::Result<ProjectLock> {
         std::fs::create_dir_all(cache_dir)?;
-        let file = File::options().create(true).truncate(false).write(true).open(cache_dir.join("lock"))?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(cache_dir.join("lock"))?;
         match file.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {

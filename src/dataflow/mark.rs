@@ -18,8 +18,11 @@ impl UnfinishedMark {
     pub fn set(cache_dir: &Path) -> std::io::Result<(UnfinishedMark, bool)> {
         use std::io::Write;
         std::fs::create_dir_all(cache_dir)?;
-        let mut file =
-            std::fs::File::options().create(true).truncate(false).write(true).open(cache_dir.join("make-state"))?;
+        let mut file = std::fs::File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(cache_dir.join("make-state"))?;
         let interrupted = file.metadata()?.len() > 0;
         if !interrupted {
             file.write_all(b"unfinished\n")?;

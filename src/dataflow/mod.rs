@@ -33,8 +33,8 @@ use serde::de::DeserializeOwned;
 
 use crate::diagnostics::Warning;
 
-use cache::{Cache, Hash, KeyParts, StepRecord};
 use crate::files::FileStates;
+use cache::{Cache, Hash, KeyParts, StepRecord};
 
 /// How a step ended in this run.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -89,7 +89,14 @@ impl Step {
     /// A step whose code is declared in `code_file` (`file!()` of its rule), with the
     /// hashes of its parameters.
     pub fn new(id: impl Into<String>, code_file: &str, params: Vec<(String, Hash)>) -> Step {
-        Step { id: id.into(), code: code::of(code_file), code_files: code::code_files(code::FILES, code_file), params, inputs: Vec::new(), sink: Default::default() }
+        Step {
+            id: id.into(),
+            code: code::of(code_file),
+            code_files: code::code_files(code::FILES, code_file),
+            params,
+            inputs: Vec::new(),
+            sink: Default::default(),
+        }
     }
 
     /// Adds an input.
@@ -99,7 +106,12 @@ impl Step {
     }
 
     fn parts(&self) -> KeyParts {
-        KeyParts { code: self.code.clone(), code_files: self.code_files.clone(), params: self.params.clone(), inputs: self.inputs.clone() }
+        KeyParts {
+            code: self.code.clone(),
+            code_files: self.code_files.clone(),
+            params: self.params.clone(),
+            inputs: self.inputs.clone(),
+        }
     }
 
     fn key(&self) -> Hash {
@@ -160,14 +172,16 @@ impl Drop for Output {
     /// deallocations; a background thread does it so the build can finish meanwhile.
     fn drop(&mut self) {
         if let Some(memo) = self.memo.take()
-            && std::sync::Arc::strong_count(&memo) == 1 {
-                let _ = background_dropper().lock().expect("dropper poisoned").send(memo);
-            }
+            && std::sync::Arc::strong_count(&memo) == 1
+        {
+            let _ = background_dropper().lock().expect("dropper poisoned").send(memo);
+        }
     }
 }
 
 fn background_dropper() -> &'static Mutex<std::sync::mpsc::Sender<Memo>> {
-    static DROPPER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<Memo>>> = std::sync::OnceLock::new();
+    static DROPPER: std::sync::OnceLock<Mutex<std::sync::mpsc::Sender<Memo>>> =
+        std::sync::OnceLock::new();
     DROPPER.get_or_init(|| {
         let (send, receive) = std::sync::mpsc::channel::<Memo>();
         std::thread::spawn(move || receive.into_iter().for_each(drop));
@@ -199,7 +213,10 @@ impl CorruptCache {
     fn consequence(&self) -> String {
         match self.found == self.hash {
             true => format!("it was discarded and step {} will be rebuilt", self.step),
-            false => format!("the step's output {} was discarded, so step {} will be rebuilt", self.hash, self.step),
+            false => format!(
+                "the step's output {} was discarded, so step {} will be rebuilt",
+                self.hash, self.step
+            ),
         }
     }
 }
@@ -251,7 +268,13 @@ impl Build {
     /// A build over the cache in `cache_dir`; `on_report` sees each step as it finishes.
     pub fn new(cache_dir: PathBuf, dry_run: bool, on_report: OnReport) -> Build {
         let files = Mutex::new(FileStates::load(cache_dir.join("file-states.json")));
-        Build { cache: Cache::new(cache_dir), files, reports: Mutex::default(), dry_run, on_report: Mutex::new(on_report) }
+        Build {
+            cache: Cache::new(cache_dir),
+            files,
+            reports: Mutex::default(),
+            dry_run,
+            on_report: Mutex::new(on_report),
+        }
     }
 
     fn finish(&self, report: StepReport) {
@@ -265,11 +288,9 @@ impl Build {
 
     /// The BLAKE3 of an input file, from the stat cache when the file is unchanged.
     pub fn hash_file(&self, path: &Path) -> Result<Hash, BuildError> {
-        self.files
-            .lock()
-            .expect("file states poisoned")
-            .hash(path)
-            .map_err(|source| BuildError::Io { what: format!("reading {}", path.display()), source })
+        self.files.lock().expect("file states poisoned").hash(path).map_err(|source| {
+            BuildError::Io { what: format!("reading {}", path.display()), source }
+        })
     }
 
     fn record_file(&self, path: &Path, hash: &str) {
@@ -279,7 +300,8 @@ impl Build {
     /// Why `step` must run: what differs from its latest run.
     fn reason(&self, step: &Step, fallback: &str) -> String {
         if step.inputs.iter().any(|(_, h)| h == UNKNOWN) {
-            let names: Vec<&str> = step.inputs.iter().filter(|(_, h)| h == UNKNOWN).map(|(n, _)| n.as_str()).collect();
+            let names: Vec<&str> =
+                step.inputs.iter().filter(|(_, h)| h == UNKNOWN).map(|(n, _)| n.as_str()).collect();
             let shown = match names.len() {
                 1..=3 => names.join(", "),
                 n => format!("{}, {} and {} more", names[0], names[1], n - 2),
@@ -349,10 +371,16 @@ impl Build {
             return Ok(self.stale_with(step.id, start, reason, summary));
         }
         let produced = compute()?;
-        let store = produced.store.ok_or_else(|| BuildError::Step { step: step.id.clone(), message: "a value step produced an unstored value".into() })?;
-        let hash = store(&self.cache, produced.value.as_ref()).map_err(Self::io(format!("storing output of {}", step.id)))?;
+        let store = produced.store.ok_or_else(|| BuildError::Step {
+            step: step.id.clone(),
+            message: "a value step produced an unstored value".into(),
+        })?;
+        let hash = store(&self.cache, produced.value.as_ref())
+            .map_err(Self::io(format!("storing output of {}", step.id)))?;
         let warnings = match produced.complete {
-            true => self.record(&key, &step, hash.clone(), produced.summary.clone(), produced.warnings)?,
+            true => {
+                self.record(&key, &step, hash.clone(), produced.summary.clone(), produced.warnings)?
+            }
             false => Self::counted(&step, produced.warnings),
         };
         self.built(&step, start, produced.summary, warnings, reason);
@@ -361,7 +389,11 @@ impl Build {
 
     /// Runs a memory step unless it is fresh: its value is not stored, and its output
     /// hash is its key (a function of its inputs, like the value).
-    pub fn memory(&self, step: Step, compute: impl FnOnce() -> Result<Produced, BuildError>) -> Result<Output, BuildError> {
+    pub fn memory(
+        &self,
+        step: Step,
+        compute: impl FnOnce() -> Result<Produced, BuildError>,
+    ) -> Result<Output, BuildError> {
         let start = Instant::now();
         let key = step.key();
         if let Some(record) = self.cache.record(&key) {
@@ -373,7 +405,8 @@ impl Build {
             return Ok(self.stale(step.id, start, reason));
         }
         let produced = compute()?;
-        let warnings = self.record(&key, &step, key.clone(), produced.summary.clone(), produced.warnings)?;
+        let warnings =
+            self.record(&key, &step, key.clone(), produced.summary.clone(), produced.warnings)?;
         self.built(&step, start, produced.summary, warnings, reason);
         Ok(Output { hash: key, memo: Some(produced.value) })
     }
@@ -382,19 +415,31 @@ impl Build {
     /// returns their count: the step's own count, or the warnings it listed when more.
     /// The run's report takes this count too, so the `Finished` line counts the warnings
     /// it prints, as the next make (reading the record) does.
-    fn record(&self, key: &str, step: &Step, output: Hash, summary: String, warnings: usize) -> Result<usize, BuildError> {
+    fn record(
+        &self,
+        key: &str,
+        step: &Step,
+        output: Hash,
+        summary: String,
+        warnings: usize,
+    ) -> Result<usize, BuildError> {
         let warnings = Self::counted(step, warnings);
         let list = step.sink.lock().expect("warnings poisoned").clone();
         let io = || Self::io(format!("recording {}", step.id));
-        let warning_list = if list.is_empty() { None } else { Some(self.cache.put_value(&list).map_err(io())?) };
-        self.cache.put_step(key, &StepRecord { output, summary, warnings, warning_list }).map_err(io())?;
+        let warning_list =
+            if list.is_empty() { None } else { Some(self.cache.put_value(&list).map_err(io())?) };
+        self.cache
+            .put_step(key, &StepRecord { output, summary, warnings, warning_list })
+            .map_err(io())?;
         Ok(warnings)
     }
 
     /// The warnings `step` reports: `reported` (its own count), or the warnings (not
     /// notes) it listed when more.
     fn counted(step: &Step, reported: usize) -> usize {
-        reported.max(step.sink.lock().expect("warnings poisoned").iter().filter(|w| !w.is_note()).count())
+        reported.max(
+            step.sink.lock().expect("warnings poisoned").iter().filter(|w| !w.is_note()).count(),
+        )
     }
 
     /// The warnings a fresh step reported when it ran (empty if its blob is gone: they
@@ -404,14 +449,31 @@ impl Build {
     }
 
     fn fresh(&self, id: String, start: Instant, record: &StepRecord) {
-        let (summary, warnings, warning_list) = (record.summary.clone(), record.warnings, record.warning_list.clone());
-        self.finish(StepReport { id, status: Status::Fresh, summary, warnings, elapsed: start.elapsed(), reason: None, warning_list });
+        let (summary, warnings, warning_list) =
+            (record.summary.clone(), record.warnings, record.warning_list.clone());
+        self.finish(StepReport {
+            id,
+            status: Status::Fresh,
+            summary,
+            warnings,
+            elapsed: start.elapsed(),
+            reason: None,
+            warning_list,
+        });
     }
 
     fn built(&self, step: &Step, start: Instant, summary: String, warnings: usize, reason: String) {
         self.cache.put_last_parts(&step.id, &step.parts());
         let id = step.id.clone();
-        self.finish(StepReport { id, status: Status::Built, summary, warnings, elapsed: start.elapsed(), reason: Some(reason), warning_list: None });
+        self.finish(StepReport {
+            id,
+            status: Status::Built,
+            summary,
+            warnings,
+            elapsed: start.elapsed(),
+            reason: Some(reason),
+            warning_list: None,
+        });
     }
 
     /// Loads the value of a step output (for a dependent that runs): `memo` when the
@@ -422,7 +484,9 @@ impl Build {
         output: &Output,
         memo: Option<Memo>,
     ) -> Result<std::sync::Arc<T>, BuildError> {
-        if let Some(value) = memo.or_else(|| output.memo.clone()).and_then(|m| m.downcast::<T>().ok()) {
+        if let Some(value) =
+            memo.or_else(|| output.memo.clone()).and_then(|m| m.downcast::<T>().ok())
+        {
             return Ok(value);
         }
         match self.cache.get_value(&output.hash) {
@@ -463,11 +527,17 @@ impl Build {
                 let (files, summary) = compute()?;
                 let mut manifest = Vec::with_capacity(files.len());
                 for file in files {
-                    let hash = self.cache.put_blob(&file.bytes).map_err(Self::io(format!("storing output of {id}")))?;
+                    let hash = self
+                        .cache
+                        .put_blob(&file.bytes)
+                        .map_err(Self::io(format!("storing output of {id}")))?;
                     manifest.push((file.name, hash));
                     computed.push(file.bytes);
                 }
-                let hash = self.cache.put_value(&manifest).map_err(Self::io(format!("storing output of {id}")))?;
+                let hash = self
+                    .cache
+                    .put_value(&manifest)
+                    .map_err(Self::io(format!("storing output of {id}")))?;
                 let warnings = self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
                 self.cache.put_last_parts(&id, &step.parts());
                 status = Status::Built;
@@ -488,14 +558,16 @@ impl Build {
             let bytes = match computed.get_mut(index) {
                 Some(bytes) => std::mem::take(bytes),
                 // A bad file blob invalidates the manifest, so that the retry recomputes the step.
-                None => self
-                    .cache
-                    .get_blob(file_hash)
-                    .ok_or_else(|| CorruptCache { step: id.clone(), hash: hash.clone(), found: file_hash.clone() })?,
+                None => self.cache.get_blob(file_hash).ok_or_else(|| CorruptCache {
+                    step: id.clone(),
+                    hash: hash.clone(),
+                    found: file_hash.clone(),
+                })?,
             };
             // A copy, not a link to the cached blob: an output edited in place must not
             // edit the cache.
-            cache::write_atomic(&path, &bytes).map_err(Self::io(format!("{id}: writing {}", path.display())))?;
+            cache::write_atomic(&path, &bytes)
+                .map_err(Self::io(format!("{id}: writing {}", path.display())))?;
             self.record_file(&path, file_hash);
             restored.push(path.display().to_string());
         }
@@ -503,7 +575,15 @@ impl Build {
             status = if self.dry_run { Status::Stale } else { Status::Restored };
             reason = Some(self.restored_reason(&step, &restored));
         }
-        self.finish(StepReport { id, status, summary, warnings, elapsed: start.elapsed(), reason, warning_list });
+        self.finish(StepReport {
+            id,
+            status,
+            summary,
+            warnings,
+            elapsed: start.elapsed(),
+            reason,
+            warning_list,
+        });
         Ok(Output::known(hash))
     }
 
@@ -535,18 +615,19 @@ impl Build {
         let key = step.key();
         let record = self.cache.record(&key);
         if let Some(record) = &record
-            && self.file_matches(target, &record.output) {
-                self.finish(StepReport {
-                    id: step.id,
-                    status: Status::Fresh,
-                    summary: record.summary.clone(),
-                    warnings: record.warnings,
-                    elapsed: start.elapsed(),
-                    reason: None,
-                    warning_list: record.warning_list.clone(),
-                });
-                return Ok(Output::known(record.output.clone()));
-            }
+            && self.file_matches(target, &record.output)
+        {
+            self.finish(StepReport {
+                id: step.id,
+                status: Status::Fresh,
+                summary: record.summary.clone(),
+                warnings: record.warnings,
+                elapsed: start.elapsed(),
+                reason: None,
+                warning_list: record.warning_list.clone(),
+            });
+            return Ok(Output::known(record.output.clone()));
+        }
         // With a record too: a parameter set back to a value built before rebuilds the
         // file, and the change says why better than the file does.
         let why = self.reason(&step, &format!("{} missing or modified", target.display()));
@@ -554,7 +635,8 @@ impl Build {
             return Ok(self.stale(step.id, start, why));
         }
         let summary = compute()?;
-        let hash = crate::files::hash_own_file(target).map_err(Self::io(format!("hashing {}", target.display())))?;
+        let hash = crate::files::hash_own_file(target)
+            .map_err(Self::io(format!("hashing {}", target.display())))?;
         self.record_file(target, &hash);
         let warnings = self.record(&key, &step, hash.clone(), summary.clone(), 0)?;
         self.cache.put_last_parts(&step.id, &step.parts());
@@ -577,11 +659,17 @@ impl Build {
 
     /// In a dry run, marks the objects a fresh step's stored value names as used (a step
     /// that ran marked them as it stored them).
-    pub(crate) fn mark_references(&self, step: &str, output: &Output, references: &plan::References) -> Result<(), BuildError> {
+    pub(crate) fn mark_references(
+        &self,
+        step: &str,
+        output: &Output,
+        references: &plan::References,
+    ) -> Result<(), BuildError> {
         if !self.dry_run || output.hash == UNKNOWN {
             return Ok(());
         }
-        let names = references(&self.cache, &output.hash).ok_or_else(|| CorruptCache::output(step, output.hash.clone()))?;
+        let names = references(&self.cache, &output.hash)
+            .ok_or_else(|| CorruptCache::output(step, output.hash.clone()))?;
         names.iter().for_each(|name| self.cache.mark(name));
         Ok(())
     }
@@ -589,14 +677,23 @@ impl Build {
     /// Saves the stat cache and the latest key parts of the steps.
     pub fn save(&self) -> Result<(), BuildError> {
         self.cache.save_last_parts().map_err(Self::io("saving the latest key parts".into()))?;
-        self.files.lock().expect("file states poisoned").save().map_err(Self::io("saving the file-state cache".into()))
+        self.files
+            .lock()
+            .expect("file states poisoned")
+            .save()
+            .map_err(Self::io("saving the file-state cache".into()))
     }
 }
 
 /// Which code files changed between two runs of a step, in words.
 fn code_change(old: &[(String, String)], new: &[(String, String)]) -> String {
-    let mut files: Vec<&str> = new.iter().filter(|f| !old.contains(f)).map(|(path, _)| path.as_str()).collect();
-    files.extend(old.iter().filter(|(path, _)| !new.iter().any(|(p, _)| p == path)).map(|(path, _)| path.as_str()));
+    let mut files: Vec<&str> =
+        new.iter().filter(|f| !old.contains(f)).map(|(path, _)| path.as_str()).collect();
+    files.extend(
+        old.iter()
+            .filter(|(path, _)| !new.iter().any(|(p, _)| p == path))
+            .map(|(path, _)| path.as_str()),
+    );
     match files.len() {
         0 => "code changed (dependency versions in Cargo.lock)".into(),
         1..=3 => format!("code changed ({})", files.join(", ")),

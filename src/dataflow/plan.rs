@@ -96,7 +96,17 @@ pub type References = Box<dyn Fn(&Cache, &Hash) -> Option<Vec<Hash>> + Send + Sy
 impl<'a> Decl<'a> {
     /// A step of `rule` with id `id` (no inputs yet).
     pub fn new(id: impl Into<String>, rule: &'static Rule, action: Action<'a>) -> Decl<'a> {
-        Decl { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), priority: 0, action, left: None, references: None }
+        Decl {
+            id: id.into(),
+            rule,
+            reads: Vec::new(),
+            files: Vec::new(),
+            params: Vec::new(),
+            priority: 0,
+            action,
+            left: None,
+            references: None,
+        }
     }
 
     /// Reads the output of step `id` (steps declare reads through [`Declaring::input`],
@@ -114,8 +124,13 @@ impl<'a> Decl<'a> {
     }
 
     /// Says which cache objects the step's stored value (of type `T`) names.
-    pub fn references<T: serde::de::DeserializeOwned + 'static>(mut self, names: fn(&T) -> Vec<Hash>) -> Self {
-        self.references = Some(Box::new(move |cache: &Cache, hash: &Hash| cache.get_value::<T>(hash).map(|value| names(&value))));
+    pub fn references<T: serde::de::DeserializeOwned + 'static>(
+        mut self,
+        names: fn(&T) -> Vec<Hash>,
+    ) -> Self {
+        self.references = Some(Box::new(move |cache: &Cache, hash: &Hash| {
+            cache.get_value::<T>(hash).map(|value| names(&value))
+        }));
         self
     }
 
@@ -142,21 +157,49 @@ pub struct Produced {
 
 impl Produced {
     /// A value stored with postcard.
-    pub fn new<T: Serialize + Send + Sync + 'static>(value: T, summary: impl Into<String>) -> Produced {
-        let store = |cache: &Cache, value: &(dyn Any + Send + Sync)| cache.put_value(downcast::<T>(value));
-        Produced { value: Arc::new(value), store: Some(Box::new(store)), summary: summary.into(), warnings: 0, complete: true }
+    pub fn new<T: Serialize + Send + Sync + 'static>(
+        value: T,
+        summary: impl Into<String>,
+    ) -> Produced {
+        let store =
+            |cache: &Cache, value: &(dyn Any + Send + Sync)| cache.put_value(downcast::<T>(value));
+        Produced {
+            value: Arc::new(value),
+            store: Some(Box::new(store)),
+            summary: summary.into(),
+            warnings: 0,
+            complete: true,
+        }
     }
 
     /// A value of an [`Action::Memory`] step: never stored.
     pub fn unstored<T: Send + Sync + 'static>(value: T, summary: impl Into<String>) -> Produced {
-        Produced { value: Arc::new(value), store: None, summary: summary.into(), warnings: 0, complete: true }
+        Produced {
+            value: Arc::new(value),
+            store: None,
+            summary: summary.into(),
+            warnings: 0,
+            complete: true,
+        }
     }
 
     /// A value whose postcard bytes `encode` writes faster than serde streaming (on all
     /// cores: [`super::cache::encode_seq_in_parallel`]); they must be postcard's.
-    pub fn encoded<T: Send + Sync + 'static>(value: T, summary: impl Into<String>, encode: fn(&T) -> Vec<u8>) -> Produced {
-        let store = move |cache: &Cache, value: &(dyn Any + Send + Sync)| cache.put_blob(&encode(downcast::<T>(value)));
-        Produced { value: Arc::new(value), store: Some(Box::new(store)), summary: summary.into(), warnings: 0, complete: true }
+    pub fn encoded<T: Send + Sync + 'static>(
+        value: T,
+        summary: impl Into<String>,
+        encode: fn(&T) -> Vec<u8>,
+    ) -> Produced {
+        let store = move |cache: &Cache, value: &(dyn Any + Send + Sync)| {
+            cache.put_blob(&encode(downcast::<T>(value)))
+        };
+        Produced {
+            value: Arc::new(value),
+            store: Some(Box::new(store)),
+            summary: summary.into(),
+            warnings: 0,
+            complete: true,
+        }
     }
 
     /// With a warning count.
@@ -207,16 +250,25 @@ impl Ctx<'_> {
     }
 
     /// The value of input step `id` (one this step declared it reads).
-    pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
+    pub(super) fn load<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
+        &self,
+        id: &str,
+    ) -> Result<Arc<T>, BuildError> {
         self.declared(id)?;
         self.build.load(id, self.plan.output(id), self.plan.memo(id))
     }
 
     /// The value of input step `id`, an [`Action::Memory`] step (never read from the cache).
-    pub(super) fn load_in_memory<T: Send + Sync + 'static>(&self, id: &str) -> Result<Arc<T>, BuildError> {
+    pub(super) fn load_in_memory<T: Send + Sync + 'static>(
+        &self,
+        id: &str,
+    ) -> Result<Arc<T>, BuildError> {
         self.declared(id)?;
         let value = self.plan.memory_value(self.build, id)?;
-        value.downcast::<T>().map_err(|_| BuildError::Step { step: id.to_string(), message: "read as the wrong type".into() })
+        value.downcast::<T>().map_err(|_| BuildError::Step {
+            step: id.to_string(),
+            message: "read as the wrong type".into(),
+        })
     }
 
     /// An error unless this step declared that it reads `id`: an input left out of the
@@ -287,8 +339,19 @@ pub struct Declaring<'p> {
 impl<'p> Declaring<'p> {
     /// Starts declaring step `id` of `rule`; `pipeline` is the pipeline's parameters as
     /// JSON, which [`Declaring::param`] reads.
-    pub fn new(id: impl Into<String>, rule: &'static Rule, pipeline: &'p serde_json::Value) -> Declaring<'p> {
-        Declaring { id: id.into(), rule, reads: Vec::new(), files: Vec::new(), params: Vec::new(), pipeline }
+    pub fn new(
+        id: impl Into<String>,
+        rule: &'static Rule,
+        pipeline: &'p serde_json::Value,
+    ) -> Declaring<'p> {
+        Declaring {
+            id: id.into(),
+            rule,
+            reads: Vec::new(),
+            files: Vec::new(),
+            params: Vec::new(),
+            pipeline,
+        }
     }
 
     /// The step's id.
@@ -297,7 +360,10 @@ impl<'p> Declaring<'p> {
     }
 
     /// Reads the stored value of step `id`, of type `T`.
-    pub fn input<T: serde::de::DeserializeOwned + Send + Sync + 'static>(&mut self, id: impl Into<String>) -> Input<T> {
+    pub fn input<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
+        &mut self,
+        id: impl Into<String>,
+    ) -> Input<T> {
         let id = id.into();
         self.reads.push(id.clone());
         Input { id, load: |cx, id| cx.load(id) }
@@ -317,7 +383,10 @@ impl<'p> Declaring<'p> {
     pub fn after(&mut self, id: impl Into<String>) -> Input<()> {
         let id = id.into();
         self.reads.push(id.clone());
-        Input { id, load: |cx, id| Err(cx.fail(format!("step {id} is read for its output hash only"))) }
+        Input {
+            id,
+            load: |cx, id| Err(cx.fail(format!("step {id} is read for its output hash only"))),
+        }
     }
 
     /// Hashes an input file (or any content named by a hash).
@@ -333,9 +402,18 @@ impl<'p> Declaring<'p> {
     }
 
     /// Like [`Declaring::param`], for a path whose segments may hold dots (source names).
-    pub fn param_at<T: serde::de::DeserializeOwned>(&mut self, path: &[&str]) -> Result<T, BuildError> {
-        let value = path.iter().try_fold(self.pipeline, |v, key| v.get(key)).unwrap_or(&serde_json::Value::Null);
-        let read = T::deserialize(value).map_err(|e| BuildError::Step { step: self.id.clone(), message: format!("pipeline parameter {}: {e}", path.join(".")) })?;
+    pub fn param_at<T: serde::de::DeserializeOwned>(
+        &mut self,
+        path: &[&str],
+    ) -> Result<T, BuildError> {
+        let value = path
+            .iter()
+            .try_fold(self.pipeline, |v, key| v.get(key))
+            .unwrap_or(&serde_json::Value::Null);
+        let read = T::deserialize(value).map_err(|e| BuildError::Step {
+            step: self.id.clone(),
+            message: format!("pipeline parameter {}: {e}", path.join(".")),
+        })?;
         self.key_at(path);
         Ok(read)
     }
@@ -348,22 +426,36 @@ impl<'p> Declaring<'p> {
     }
 
     /// Ends the declaration: a value kept in the cache ([`Action::Value`]).
-    pub fn value<'a>(self, run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+    pub fn value<'a>(
+        self,
+        run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a,
+    ) -> Decl<'a> {
         self.finish(Action::Value(Box::new(run)))
     }
 
     /// Ends the declaration: a value kept in memory only ([`Action::Memory`]).
-    pub fn memory<'a>(self, run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+    pub fn memory<'a>(
+        self,
+        run: impl Fn(&Ctx<'_>) -> Result<Produced, BuildError> + Send + Sync + 'a,
+    ) -> Decl<'a> {
         self.finish(Action::Memory(Box::new(run)))
     }
 
     /// Ends the declaration: files under `target` ([`Action::Files`]).
-    pub fn files<'a>(self, target: PathBuf, run: impl Fn(&Ctx<'_>) -> Result<(Vec<ExportFile>, String), BuildError> + Send + Sync + 'a) -> Decl<'a> {
+    pub fn files<'a>(
+        self,
+        target: PathBuf,
+        run: impl Fn(&Ctx<'_>) -> Result<(Vec<ExportFile>, String), BuildError> + Send + Sync + 'a,
+    ) -> Decl<'a> {
         self.finish(Action::Files(target, Box::new(run)))
     }
 
     /// Ends the declaration: one file the step writes itself ([`Action::File`]).
-    pub fn writes_file<'a>(self, target: PathBuf, run: impl Fn(&Ctx<'_>) -> Result<String, BuildError> + Send + Sync + 'a) -> Decl<'a> {
+    pub fn writes_file<'a>(
+        self,
+        target: PathBuf,
+        run: impl Fn(&Ctx<'_>) -> Result<String, BuildError> + Send + Sync + 'a,
+    ) -> Decl<'a> {
         self.finish(Action::File(target, Box::new(run)))
     }
 

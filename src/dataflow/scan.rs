@@ -19,7 +19,8 @@ use std::path::{Path, PathBuf};
 /// The module path of a file under `src/`: `src/eco/merge.rs` → `["eco", "merge"]`,
 /// `src/eco/mod.rs` → `["eco"]`, `src/lib.rs` → `[]`.
 pub fn module_of(relative: &Path) -> Vec<String> {
-    let mut parts: Vec<String> = relative.iter().skip(1).map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> =
+        relative.iter().skip(1).map(|p| p.to_string_lossy().into_owned()).collect();
     if let Some(last) = parts.pop() {
         let stem = last.trim_end_matches(".rs");
         if stem != "mod" && stem != "lib" && stem != "main" {
@@ -43,10 +44,16 @@ fn tokens(text: &str) -> (Vec<String>, Vec<String>) {
             }
         } else if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
             i = skip_block_comment(bytes, i);
-        } else if c == b'"' || (c == b'r' && matches!(bytes.get(i + 1), Some(b'"' | b'#'))) || (c == b'b' && bytes.get(i + 1) == Some(&b'"')) {
+        } else if c == b'"'
+            || (c == b'r' && matches!(bytes.get(i + 1), Some(b'"' | b'#')))
+            || (c == b'b' && bytes.get(i + 1) == Some(&b'"'))
+        {
             let (end, literal) = skip_string(bytes, i);
-            let macro_before = out.len().checked_sub(2).and_then(|i| out.get(i)).map(String::as_str);
-            if out.last().map(String::as_str) == Some("(") && matches!(macro_before, Some("include_str!" | "include_bytes!")) {
+            let macro_before =
+                out.len().checked_sub(2).and_then(|i| out.get(i)).map(String::as_str);
+            if out.last().map(String::as_str) == Some("(")
+                && matches!(macro_before, Some("include_str!" | "include_bytes!"))
+            {
                 includes.push(literal);
             }
             i = end;
@@ -107,7 +114,9 @@ fn skip_string(bytes: &[u8], mut i: usize) -> (usize, String) {
         i += hashes + 1;
         let start = i;
         while i < bytes.len() {
-            if bytes[i] == b'"' && bytes[i + 1..].iter().take(hashes).filter(|&&b| b == b'#').count() == hashes {
+            if bytes[i] == b'"'
+                && bytes[i + 1..].iter().take(hashes).filter(|&&b| b == b'#').count() == hashes
+            {
                 let text = String::from_utf8_lossy(&bytes[start..i]).into_owned();
                 return (i + 1 + hashes, text);
             }
@@ -155,7 +164,9 @@ fn named_paths(tokens: &[String], module: &[String]) -> Vec<Vec<String>> {
     let mut i = 0;
     while i < tokens.len() {
         let mut base = match tokens[i].as_str() {
-            "crate" | "self" | "super" if is(i + 1, "::") && (i == 0 || !is(i - 1, "::")) => module.to_vec(),
+            "crate" | "self" | "super" if is(i + 1, "::") && (i == 0 || !is(i - 1, "::")) => {
+                module.to_vec()
+            }
             _ => {
                 i += 1;
                 continue;
@@ -180,7 +191,12 @@ fn named_paths(tokens: &[String], module: &[String]) -> Vec<Vec<String>> {
 
 /// Reads a path or `{…}` group starting at `i` under `prefix`, pushing every prefix it
 /// names; returns the index after it.
-fn use_tree(tokens: &[String], mut i: usize, prefix: &[String], found: &mut Vec<Vec<String>>) -> usize {
+fn use_tree(
+    tokens: &[String],
+    mut i: usize,
+    prefix: &[String],
+    found: &mut Vec<Vec<String>>,
+) -> usize {
     let mut path = prefix.to_vec();
     loop {
         match tokens.get(i).map(String::as_str) {
@@ -194,7 +210,10 @@ fn use_tree(tokens: &[String], mut i: usize, prefix: &[String], found: &mut Vec<
                     }
                 }
             }
-            Some(word) if word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') && word != "self" => {
+            Some(word)
+                if word.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_')
+                    && word != "self" =>
+            {
                 path.push(word.to_string());
                 found.push(path.clone());
                 if tokens.get(i + 1).map(String::as_str) == Some("::") {
@@ -221,7 +240,9 @@ pub fn uses(relative: &Path, text: &str, files: &BTreeSet<PathBuf>) -> BTreeSet<
     if is_mod_file || has_children(relative, files) {
         // Children named by a bare path (`merge::run`) from their parent.
         for (i, t) in tokens.iter().enumerate() {
-            if tokens.get(i + 1).map(String::as_str) == Some("::") && (i == 0 || tokens[i - 1] != "::") {
+            if tokens.get(i + 1).map(String::as_str) == Some("::")
+                && (i == 0 || tokens[i - 1] != "::")
+            {
                 let mut child = module.clone();
                 child.push(t.clone());
                 paths.push(child);
@@ -279,7 +300,8 @@ fn has_children(relative: &Path, files: &BTreeSet<PathBuf>) -> bool {
 /// The file of the longest prefix of `path` that is a module.
 fn module_file(path: &[String], files: &BTreeSet<PathBuf>) -> Option<PathBuf> {
     for len in (1..=path.len()).rev() {
-        let base: PathBuf = std::iter::once("src".to_string()).chain(path[..len].iter().cloned()).collect();
+        let base: PathBuf =
+            std::iter::once("src".to_string()).chain(path[..len].iter().cloned()).collect();
         for candidate in [base.with_extension("rs"), base.join("mod.rs")] {
             if files.contains(&candidate) {
                 return Some(candidate);

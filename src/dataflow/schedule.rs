@@ -45,7 +45,8 @@ impl<'a> Plan<'a> {
     /// The index of every step by id, and the order a sequential run would take;
     /// an error names a step that reads an unknown step, a duplicate id, or a cycle.
     pub fn check(&self) -> Result<Vec<usize>, BuildError> {
-        let fail = |step: &str, message: String| BuildError::Step { step: step.to_string(), message };
+        let fail =
+            |step: &str, message: String| BuildError::Step { step: step.to_string(), message };
         let mut index = HashMap::new();
         for (i, decl) in self.steps.iter().enumerate() {
             if index.insert(decl.id.as_str(), i).is_some() {
@@ -56,7 +57,9 @@ impl<'a> Plan<'a> {
         let mut dependents = vec![Vec::new(); self.steps.len()];
         for (i, decl) in self.steps.iter().enumerate() {
             for read in &decl.reads {
-                let &from = index.get(read.as_str()).ok_or_else(|| fail(&decl.id, format!("reads {read}, which no step declares")))?;
+                let &from = index.get(read.as_str()).ok_or_else(|| {
+                    fail(&decl.id, format!("reads {read}, which no step declares"))
+                })?;
                 dependents[from].push(i);
             }
         }
@@ -82,7 +85,10 @@ impl<'a> Plan<'a> {
         decl.params
             .iter()
             .map(|path| {
-                let value = path.iter().try_fold(&self.params, |v, key| v.get(key)).unwrap_or(&serde_json::Value::Null);
+                let value = path
+                    .iter()
+                    .try_fold(&self.params, |v, key| v.get(key))
+                    .unwrap_or(&serde_json::Value::Null);
                 let bytes = serde_json::to_vec(value).expect("JSON values serialize");
                 (path.join("."), hash_bytes(&bytes))
             })
@@ -95,7 +101,8 @@ impl<'a> Plan<'a> {
         self.check()?;
         let running = Running::new(self);
         let warnings = Mutex::new(Vec::new());
-        let ready: Vec<usize> = (0..self.steps.len()).filter(|&i| self.steps[i].reads.is_empty()).collect();
+        let ready: Vec<usize> =
+            (0..self.steps.len()).filter(|&i| self.steps[i].reads.is_empty()).collect();
         rayon::scope_fifo(|scope| running.spawn(scope, build, &warnings, ready));
         if let Some(error) = running.failed.into_inner().expect("failure poisoned") {
             return Err(error);
@@ -106,7 +113,8 @@ impl<'a> Plan<'a> {
 
 impl<'r> Running<'r> {
     fn new(plan: &'r Plan<'r>) -> Running<'r> {
-        let index: HashMap<&str, usize> = plan.steps.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
+        let index: HashMap<&str, usize> =
+            plan.steps.iter().enumerate().map(|(i, d)| (d.id.as_str(), i)).collect();
         let mut dependents = vec![Vec::new(); plan.steps.len()];
         for (i, decl) in plan.steps.iter().enumerate() {
             for read in &decl.reads {
@@ -126,7 +134,13 @@ impl<'r> Running<'r> {
     }
 
     /// Starts the steps of `ready`, highest priority first.
-    fn spawn<'s>(&'s self, scope: &rayon::ScopeFifo<'s>, build: &'s Build, warnings: &'s Mutex<Vec<Warning>>, mut ready: Vec<usize>) {
+    fn spawn<'s>(
+        &'s self,
+        scope: &rayon::ScopeFifo<'s>,
+        build: &'s Build,
+        warnings: &'s Mutex<Vec<Warning>>,
+        mut ready: Vec<usize>,
+    ) {
         ready.sort_by_key(|&i| std::cmp::Reverse(self.plan.steps[i].priority));
         for i in ready {
             scope.spawn_fifo(move |scope| {
@@ -144,8 +158,11 @@ impl<'r> Running<'r> {
                         }
                         let _ = self.outputs[i].set(output);
                         self.release_inputs(i);
-                        let now_ready: Vec<usize> =
-                            self.dependents[i].iter().copied().filter(|&d| self.pending[d].fetch_sub(1, Ordering::AcqRel) == 1).collect();
+                        let now_ready: Vec<usize> = self.dependents[i]
+                            .iter()
+                            .copied()
+                            .filter(|&d| self.pending[d].fetch_sub(1, Ordering::AcqRel) == 1)
+                            .collect();
                         self.spawn(scope, build, warnings, now_ready);
                     }
                     Err(error) => {
@@ -173,7 +190,12 @@ impl<'r> Running<'r> {
     }
 
     /// Keys step `i` from its rule's code, its parameters and its inputs, then builds it.
-    fn run_step(&self, build: &Build, warnings: &Mutex<Vec<Warning>>, i: usize) -> Result<Output, BuildError> {
+    fn run_step(
+        &self,
+        build: &Build,
+        warnings: &Mutex<Vec<Warning>>,
+        i: usize,
+    ) -> Result<Output, BuildError> {
         let decl = &self.plan.steps[i];
         let mut step = Step::new(decl.id.clone(), decl.rule.file, self.plan.param_hashes(decl));
         for read in &decl.reads {
@@ -191,9 +213,15 @@ impl<'r> Running<'r> {
             Action::Value(run) => {
                 let ctx = &ctx;
                 let left = decl.left.as_ref().map(|left| move || left(ctx));
-                let output = build.value(step, || run(ctx), left.as_ref().map(|l| l as &dyn Fn() -> Result<String, BuildError>));
+                let output = build.value(
+                    step,
+                    || run(ctx),
+                    left.as_ref().map(|l| l as &dyn Fn() -> Result<String, BuildError>),
+                );
                 match (output, &decl.references) {
-                    (Ok(output), Some(references)) => build.mark_references(&decl.id, &output, references).map(|()| output),
+                    (Ok(output), Some(references)) => {
+                        build.mark_references(&decl.id, &output, references).map(|()| output)
+                    }
                     (output, _) => output,
                 }
             }
@@ -201,10 +229,12 @@ impl<'r> Running<'r> {
             Action::Files(target, run) => build.files(step, target, || run(&ctx)),
             Action::File(target, run) => build.external(step, target, || run(&ctx)),
         };
-        warnings.lock().expect("warnings poisoned").append(&mut sink.lock().expect("warnings poisoned"));
+        warnings
+            .lock()
+            .expect("warnings poisoned")
+            .append(&mut sink.lock().expect("warnings poisoned"));
         output
     }
-
 }
 
 impl Inputs for Running<'_> {
@@ -226,7 +256,10 @@ impl Inputs for Running<'_> {
             return Ok(memo);
         }
         let Action::Memory(run) = &decl.action else {
-            return Err(BuildError::Step { step: id.to_string(), message: "is not a memory step".into() });
+            return Err(BuildError::Step {
+                step: id.to_string(),
+                message: "is not a memory step".into(),
+            });
         };
         // Its warnings were reported by the run that built it.
         let ctx = Ctx { build, id: &decl.id, plan: self, warnings: &Mutex::new(Vec::new()) };
@@ -236,14 +269,15 @@ impl Inputs for Running<'_> {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::{Arc, Weak};
     use std::sync::atomic::AtomicBool;
+    use std::sync::{Arc, Weak};
     use std::time::{Duration, Instant};
 
     use super::*;
     use crate::dataflow::{Produced, Rule};
 
-    static RULE: Rule = Rule { name: "test", about: "a step of the scheduler's tests", file: file!() };
+    static RULE: Rule =
+        Rule { name: "test", about: "a step of the scheduler's tests", file: file!() };
 
     #[test]
     fn a_value_leaves_memory_when_its_last_reader_ends() {
@@ -268,7 +302,13 @@ mod tests {
             Ok(Produced::new(0u8, "checked"))
         };
         let steps = vec![
-            Decl::new("big", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(vec![7u8; 1 << 20], "made"))))),
+            Decl::new(
+                "big",
+                &RULE,
+                Action::Value(Box::new(|_: &Ctx<'_>| {
+                    Ok(Produced::new(vec![7u8; 1 << 20], "made"))
+                })),
+            ),
             Decl::new("b", &RULE, Action::Value(Box::new(reader))).reads("big"),
             Decl::new("c", &RULE, Action::Value(Box::new(reader))).reads("big"),
             Decl::new("last", &RULE, Action::Value(Box::new(last))).reads("b").reads("c"),
@@ -288,11 +328,25 @@ mod tests {
         // `input` runs first (the reader waits for `first`, which waits for `input`), so
         // only the missing declaration can fail the load.
         let steps = vec![
-            Decl::new("input", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(1u8, "made"))))),
-            Decl::new("first", &RULE, Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(2u8, "made"))))).reads("input"),
+            Decl::new(
+                "input",
+                &RULE,
+                Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(1u8, "made")))),
+            ),
+            Decl::new(
+                "first",
+                &RULE,
+                Action::Value(Box::new(|_: &Ctx<'_>| Ok(Produced::new(2u8, "made")))),
+            )
+            .reads("input"),
             Decl::new("sneaky", &RULE, Action::Value(Box::new(sneaky))).reads("first"),
         ];
-        let error = Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap_err().to_string();
-        assert!(error.contains("sneaky") && error.contains("loads step input without declaring that it reads it"), "{error}");
+        let error =
+            Plan { steps, params: serde_json::Value::Null }.run(&build).unwrap_err().to_string();
+        assert!(
+            error.contains("sneaky")
+                && error.contains("loads step input without declaring that it reads it"),
+            "{error}"
+        );
     }
 }

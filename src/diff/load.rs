@@ -36,11 +36,13 @@ impl Snapshot {
         if !store.exists() {
             return Err(format!("{shown}: no such store"));
         }
-        let conn = Connection::open_with_flags(store, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(|e| format!("{shown}: {e}"))?;
+        let conn = Connection::open_with_flags(store, OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| format!("{shown}: {e}"))?;
         let sql = |e: rusqlite::Error| format!("{shown}: not an okb store ({e})");
         let mut nodes = BTreeMap::new();
         let has_source = conn.prepare("SELECT eval_source FROM opening_nodes LIMIT 0").is_ok();
-        let nodes_sql = NODES.replace("{source}", if has_source { "n.eval_source" } else { "NULL" });
+        let nodes_sql =
+            NODES.replace("{source}", if has_source { "n.eval_source" } else { "NULL" });
         let mut stmt = conn.prepare(&nodes_sql).map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
         while let Some(r) = rows.next().map_err(sql)? {
@@ -48,7 +50,9 @@ impl Snapshot {
             nodes.insert(key, node(r).map_err(sql)?);
         }
         let mut stmt = conn.prepare(LINKS).map_err(sql)?;
-        let links = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(sql)?;
+        let links = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(sql)?;
         let mut transpositions = Vec::new();
         for link in links {
             let (a, b) = link.map_err(sql)?;
@@ -67,7 +71,8 @@ fn node(r: &rusqlite::Row<'_>) -> rusqlite::Result<NodeFacts> {
     let (opening, variation): (Option<String>, Option<String>) = (r.get(3)?, r.get(4)?);
     let name = crate::graph::full_name(opening.as_deref(), variation.as_deref());
     let aliases: Option<String> = r.get(6)?;
-    let aliases: BTreeMap<String, String> = aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
+    let aliases: BTreeMap<String, String> =
+        aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default();
     Ok(NodeFacts {
         moves: r.get(1)?,
         eco: r.get(2)?,

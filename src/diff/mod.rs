@@ -191,8 +191,15 @@ pub fn compare(old: &Snapshot, new: &Snapshot, t: Thresholds) -> Diff {
             Some(o) => compare_node(o, n, t, &mut d),
         }
     }
-    d.removed = old.nodes.iter().filter(|(k, _)| !new.nodes.contains_key(*k)).map(|(_, o)| presence(o)).collect();
-    let links = |s: &Snapshot| -> BTreeSet<String> { s.transpositions.iter().map(|(a, b)| format!("{a} = {b}")).collect() };
+    d.removed = old
+        .nodes
+        .iter()
+        .filter(|(k, _)| !new.nodes.contains_key(*k))
+        .map(|(_, o)| presence(o))
+        .collect();
+    let links = |s: &Snapshot| -> BTreeSet<String> {
+        s.transpositions.iter().map(|(a, b)| format!("{a} = {b}")).collect()
+    };
     let (lo, ln) = (links(old), links(new));
     d.transpositions_added = ln.difference(&lo).cloned().collect();
     d.transpositions_removed = lo.difference(&ln).cloned().collect();
@@ -211,19 +218,43 @@ fn compare_node(o: &NodeFacts, n: &NodeFacts, t: Thresholds, d: &mut Diff) {
         d.names.push(change((o.eco.clone(), o.name.clone()), (n.eco.clone(), n.name.clone())));
     }
     if o.aliases != n.aliases {
-        d.aliases.push(Change { moves: n.moves.clone(), games: n.games, old: o.aliases.clone(), new: n.aliases.clone() });
+        d.aliases.push(Change {
+            moves: n.moves.clone(),
+            games: n.games,
+            old: o.aliases.clone(),
+            new: n.aliases.clone(),
+        });
     }
     if stats_moved(o, n, t.min_delta) {
-        let stats = |x: &NodeFacts| Stats { games: x.games, white_pct: x.white_pct, draw_pct: x.draw_pct };
-        d.stats.push(Change { moves: n.moves.clone(), games: n.games, old: stats(o), new: stats(n) });
+        let stats =
+            |x: &NodeFacts| Stats { games: x.games, white_pct: x.white_pct, draw_pct: x.draw_pct };
+        d.stats.push(Change {
+            moves: n.moves.clone(),
+            games: n.games,
+            old: stats(o),
+            new: stats(n),
+        });
     }
-    let key = |x: &NodeFacts| (x.eval_cp, x.mate, x.best_move.clone(), x.eval_depth, x.eval_source.clone());
+    let key = |x: &NodeFacts| {
+        (x.eval_cp, x.mate, x.best_move.clone(), x.eval_depth, x.eval_source.clone())
+    };
     if key(o) != key(n) {
-        let eval = |x: &NodeFacts| Eval { cp: x.eval_cp, mate: x.mate, best_move: x.best_move.clone(), depth: x.eval_depth, source: x.eval_source.clone() };
+        let eval = |x: &NodeFacts| Eval {
+            cp: x.eval_cp,
+            mate: x.mate,
+            best_move: x.best_move.clone(),
+            depth: x.eval_depth,
+            source: x.eval_source.clone(),
+        };
         d.evals.push(Change { moves: n.moves.clone(), games: n.games, old: eval(o), new: eval(n) });
     }
     if o.structure != n.structure {
-        d.structures.push(Change { moves: n.moves.clone(), games: n.games, old: o.structure.clone(), new: n.structure.clone() });
+        d.structures.push(Change {
+            moves: n.moves.clone(),
+            games: n.games,
+            old: o.structure.clone(),
+            new: n.structure.clone(),
+        });
     }
 }
 
@@ -243,13 +274,28 @@ fn compare_files(old: &Snapshot, new: &Snapshot) -> Vec<FileChange> {
     let mut out = Vec::new();
     for (path, (hash, bytes)) in n {
         match o.get(path) {
-            None => out.push(FileChange { path: path.clone(), change: "added", old_bytes: None, new_bytes: Some(*bytes) }),
-            Some((h, b)) if h != hash => out.push(FileChange { path: path.clone(), change: "changed", old_bytes: Some(*b), new_bytes: Some(*bytes) }),
+            None => out.push(FileChange {
+                path: path.clone(),
+                change: "added",
+                old_bytes: None,
+                new_bytes: Some(*bytes),
+            }),
+            Some((h, b)) if h != hash => out.push(FileChange {
+                path: path.clone(),
+                change: "changed",
+                old_bytes: Some(*b),
+                new_bytes: Some(*bytes),
+            }),
             Some(_) => {}
         }
     }
     for (path, (_, bytes)) in o.iter().filter(|(p, _)| !n.contains_key(*p)) {
-        out.push(FileChange { path: path.clone(), change: "removed", old_bytes: Some(*bytes), new_bytes: None });
+        out.push(FileChange {
+            path: path.clone(),
+            change: "removed",
+            old_bytes: Some(*bytes),
+            new_bytes: None,
+        });
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
@@ -257,7 +303,8 @@ fn compare_files(old: &Snapshot, new: &Snapshot) -> Vec<FileChange> {
 
 /// Most-played positions first, then by line; evals by the size of the swing.
 fn sort_by_importance(d: &mut Diff) {
-    let by_games = |a: &Presence, b: &Presence| b.games.cmp(&a.games).then_with(|| a.moves.cmp(&b.moves));
+    let by_games =
+        |a: &Presence, b: &Presence| b.games.cmp(&a.games).then_with(|| a.moves.cmp(&b.moves));
     d.added.sort_by(by_games);
     d.removed.sort_by(by_games);
     fn by<T>(list: &mut [Change<T>]) {
@@ -271,7 +318,11 @@ fn sort_by_importance(d: &mut Diff) {
         swing(b).cmp(&swing(a)).then_with(|| a.moves.cmp(&b.moves))
     });
     d.evals.sort_by(|a, b| {
-        let swing = |c: &Change<Eval>| (c.new.cp.unwrap_or(0) - c.old.cp.unwrap_or(0)).unsigned_abs();
-        swing(b).cmp(&swing(a)).then_with(|| b.games.cmp(&a.games)).then_with(|| a.moves.cmp(&b.moves))
+        let swing =
+            |c: &Change<Eval>| (c.new.cp.unwrap_or(0) - c.old.cp.unwrap_or(0)).unsigned_abs();
+        swing(b)
+            .cmp(&swing(a))
+            .then_with(|| b.games.cmp(&a.games))
+            .then_with(|| a.moves.cmp(&b.moves))
     });
 }

@@ -11,21 +11,35 @@ pub fn text(d: &Diff, limit: usize) -> String {
     if d.is_empty() {
         return out;
     }
-    let counts: Vec<String> = d.counts().into_iter().filter(|(_, n)| *n > 0).map(|(s, n)| format!("{n} {s}")).collect();
+    let counts: Vec<String> =
+        d.counts().into_iter().filter(|(_, n)| *n > 0).map(|(s, n)| format!("{n} {s}")).collect();
     let _ = writeln!(out, "{}", counts.join(", "));
     section(&mut out, "Positions added", &d.added, limit, presence);
     section(&mut out, "Positions removed", &d.removed, limit, presence);
     section(&mut out, "Names changed", &d.names, limit, |c| {
-        let show = |(eco, name): &(Option<String>, Option<String>)| format!("{} {}", eco.as_deref().unwrap_or("---"), name.as_deref().unwrap_or("(unnamed)"));
+        let show = |(eco, name): &(Option<String>, Option<String>)| {
+            format!(
+                "{} {}",
+                eco.as_deref().unwrap_or("---"),
+                name.as_deref().unwrap_or("(unnamed)")
+            )
+        };
         format!("{}  {} → {}", c.moves, show(&c.old), show(&c.new))
     });
-    section(&mut out, "Aliases changed", &d.aliases, limit, |c| format!("{}  [{}] → [{}]", c.moves, c.old.join("; "), c.new.join("; ")));
+    section(&mut out, "Aliases changed", &d.aliases, limit, |c| {
+        format!("{}  [{}] → [{}]", c.moves, c.old.join("; "), c.new.join("; "))
+    });
     section(&mut out, "Transpositions added", &d.transpositions_added, limit, String::clone);
     section(&mut out, "Transpositions removed", &d.transpositions_removed, limit, String::clone);
     section(&mut out, "Game statistics changed", &d.stats, limit, stats);
     section(&mut out, "Engine evaluations changed", &d.evals, limit, eval);
     section(&mut out, "Structure tags changed", &d.structures, limit, |c| {
-        format!("{}  {} → {}", c.moves, c.old.as_deref().unwrap_or("-"), c.new.as_deref().unwrap_or("-"))
+        format!(
+            "{}  {} → {}",
+            c.moves,
+            c.old.as_deref().unwrap_or("-"),
+            c.new.as_deref().unwrap_or("-")
+        )
     });
     section(&mut out, "Export files changed", &d.files, limit, |f| {
         let size = |b: Option<u64>| b.map_or("-".to_string(), |b| format!("{b} B"));
@@ -34,7 +48,13 @@ pub fn text(d: &Diff, limit: usize) -> String {
     out
 }
 
-fn section<T>(out: &mut String, title: &str, items: &[T], limit: usize, line: impl Fn(&T) -> String) {
+fn section<T>(
+    out: &mut String,
+    title: &str,
+    items: &[T],
+    limit: usize,
+    line: impl Fn(&T) -> String,
+) {
     if items.is_empty() {
         return;
     }

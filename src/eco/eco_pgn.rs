@@ -35,7 +35,13 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
                 Some((name, value)) => {
                     game.tags.push((name.to_string(), value.to_string()));
                 }
-                None => out.warnings.push(Warning::at("malformed", file, line_no, "malformed tag", rest)),
+                None => out.warnings.push(Warning::at(
+                    "malformed",
+                    file,
+                    line_no,
+                    "malformed tag",
+                    rest,
+                )),
             }
             continue;
         }
@@ -59,14 +65,23 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
             }
             game.movetext.push(' ');
             game.movetext.push_str(moves.trim());
-            let ended = moves.split_whitespace().last().is_some_and(|t| matches!(t, "*" | "1-0" | "0-1" | "1/2-1/2"));
+            let ended = moves
+                .split_whitespace()
+                .last()
+                .is_some_and(|t| matches!(t, "*" | "1-0" | "0-1" | "1/2-1/2"));
             if ended {
                 game.finish(&mut player, file, &mut out);
             }
         }
     }
     if !game.movetext.trim().is_empty() || !game.tags.is_empty() {
-        out.warnings.push(Warning::at("truncated", file, game.line, "last game has no result", game.movetext.trim()));
+        out.warnings.push(Warning::at(
+            "truncated",
+            file,
+            game.line,
+            "last game has no result",
+            game.movetext.trim(),
+        ));
     }
     out
 }
@@ -94,11 +109,23 @@ impl Game {
         let game = std::mem::take(self);
         let eco = game.tag("ECO").unwrap_or("");
         if !is_eco_code(eco) {
-            out.warnings.push(Warning::at("eco-code", file, game.line, "bad or missing ECO tag", eco));
+            out.warnings.push(Warning::at(
+                "eco-code",
+                file,
+                game.line,
+                "bad or missing ECO tag",
+                eco,
+            ));
             return;
         }
         let Some(opening) = game.tag("Opening") else {
-            out.warnings.push(Warning::at("malformed", file, game.line, "missing Opening tag", eco));
+            out.warnings.push(Warning::at(
+                "malformed",
+                file,
+                game.line,
+                "missing Opening tag",
+                eco,
+            ));
             return;
         };
         let mut name = opening.to_string();
@@ -109,7 +136,13 @@ impl Game {
             name = format!("{name}, {sub}");
         }
         if let Some(moves) = play_row(player, file, game.line, &game.movetext, &mut out.warnings) {
-            out.rows.push(EcoRow { line: game.line, eco: eco.to_string(), scid: None, name, moves });
+            out.rows.push(EcoRow {
+                line: game.line,
+                eco: eco.to_string(),
+                scid: None,
+                name,
+                moves,
+            });
         }
     }
 }

@@ -16,7 +16,13 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
         }
         let Ok(text) = std::str::from_utf8(raw) else {
             let shown = String::from_utf8_lossy(raw);
-            out.warnings.push(Warning::at("encoding", file, line_no, "row is not valid UTF-8", &shown));
+            out.warnings.push(Warning::at(
+                "encoding",
+                file,
+                line_no,
+                "row is not valid UTF-8",
+                &shown,
+            ));
             continue;
         };
         let columns: Vec<&str> = text.split('\t').collect();
@@ -28,7 +34,10 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
                 "columns",
                 file,
                 line_no,
-                format!("expected 3 tab-separated columns (eco, name, pgn), found {}", columns.len()),
+                format!(
+                    "expected 3 tab-separated columns (eco, name, pgn), found {}",
+                    columns.len()
+                ),
                 text,
             ));
             continue;
@@ -39,7 +48,13 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
             continue;
         }
         if let Some(moves) = play_row(&mut player, file, line_no, pgn, &mut out.warnings) {
-            out.rows.push(EcoRow { line: line_no, eco: eco.to_string(), scid: None, name: name.to_string(), moves });
+            out.rows.push(EcoRow {
+                line: line_no,
+                eco: eco.to_string(),
+                scid: None,
+                name: name.to_string(),
+                moves,
+            });
         }
     }
     out
@@ -59,7 +74,12 @@ mod tests {
             parsed.warnings.iter().map(|w| (w.kind.as_str(), w.line)).collect();
         assert_eq!(
             kinds,
-            vec![("eco-code", Some(3)), ("columns", Some(4)), ("illegal-move", Some(5)), ("encoding", Some(6))]
+            vec![
+                ("eco-code", Some(3)),
+                ("columns", Some(4)),
+                ("illegal-move", Some(5)),
+                ("encoding", Some(6))
+            ]
         );
         assert!(parsed.warnings[2].to_string().starts_with("b.tsv:5: move 2 (e4) is illegal"));
     }

@@ -85,7 +85,9 @@ pub fn to_move_lenient(san: San, pos: &Chess) -> Result<Move, shakmaty::san::San
         Ok(m) => Ok(m),
         Err(e) => match san {
             San::Normal { role, file, rank, capture, to, promotion } => {
-                San::Normal { role, file, rank, capture: !capture, to, promotion }.to_move(pos).map_err(|_| e)
+                San::Normal { role, file, rank, capture: !capture, to, promotion }
+                    .to_move(pos)
+                    .map_err(|_| e)
             }
             _ => Err(e),
         },
@@ -144,7 +146,10 @@ mod tests {
         let moves = play_san(&move_tokens("1. e4 e5 2. Nf3 Nc6 3. Bb5")).unwrap();
         assert_eq!(movetext(&moves), "1. e4 e5 2. Nf3 Nc6 3. Bb5");
         let capture_without_x = play_san(&move_tokens("1. e4 d5 2. d4 dxe4 3. Nc3 e3")).unwrap();
-        assert_eq!(play_san(&move_tokens("1. e4 d5 2. d4 dxe4 3. Nc3 e3 4. Be3")).unwrap().len(), 7);
+        assert_eq!(
+            play_san(&move_tokens("1. e4 d5 2. d4 dxe4 3. Nc3 e3 4. Be3")).unwrap().len(),
+            7
+        );
         assert_eq!(capture_without_x.len(), 6);
         let err = play_san(&["e4", "e4"]).unwrap_err();
         assert_eq!((err.ply, err.token.as_str()), (1, "e4"));

@@ -127,7 +127,11 @@ impl TrieShape {
         parent.push((0, MoveKey(0)));
         let mut ply = Vec::with_capacity(nodes);
         ply.push(0);
-        TrieShape { parent, ply, children: KeyMap::with_capacity_and_hasher(nodes, Default::default()) }
+        TrieShape {
+            parent,
+            ply,
+            children: KeyMap::with_capacity_and_hasher(nodes, Default::default()),
+        }
     }
 
     /// The nodes along `moves`, creating the missing ones.
@@ -207,8 +211,10 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     let mut ordered: Vec<&MergeInput<'_>> = inputs.iter().collect();
     ordered.sort_by_key(|i| i.format); // authority first; stable within a format
     let mut skeleton = EcoSkeleton::default();
-    let rows: Vec<(&MergeInput<'_>, &EcoRow)> =
-        ordered.iter().flat_map(|input| input.parsed.rows.iter().map(move |row| (*input, row))).collect();
+    let rows: Vec<(&MergeInput<'_>, &EcoRow)> = ordered
+        .iter()
+        .flat_map(|input| input.parsed.rows.iter().map(move |row| (*input, row)))
+        .collect();
     let (trie, played_rows) = play_rows(&rows);
     let formats = deduplicate(&ordered, played_rows, &mut skeleton);
     let named = Named::choose(&formats.played);
@@ -217,7 +223,8 @@ pub fn merge(inputs: &[MergeInput<'_>], interpolate: bool) -> EcoSkeleton {
     let mut keys: Vec<PositionKey> = Vec::with_capacity(list.capacity());
     keys.extend_from_slice(&named.order);
     // Each entry's previous position on its own line, resolved to `from` at the end.
-    let mut previous: KeyMap<PositionKey, PositionKey> = KeyMap::with_capacity_and_hasher(list.capacity(), Default::default());
+    let mut previous: KeyMap<PositionKey, PositionKey> =
+        KeyMap::with_capacity_and_hasher(list.capacity(), Default::default());
     for (key, row) in named.order.iter().zip(&named.rows) {
         if row.keys.len() >= 2 {
             previous.insert(*key, row.keys[row.keys.len() - 2]);
@@ -261,14 +268,19 @@ struct Formats<'a> {
 
 /// Keeps the first row of each format on each position; later ones are `duplicate`
 /// warnings. Records the per-source counts.
-fn deduplicate<'a>(ordered: &[&MergeInput<'_>], played_rows: Vec<PlayedRow<'a>>, skeleton: &mut EcoSkeleton) -> Formats<'a> {
+fn deduplicate<'a>(
+    ordered: &[&MergeInput<'_>],
+    played_rows: Vec<PlayedRow<'a>>,
+    skeleton: &mut EcoSkeleton,
+) -> Formats<'a> {
     let mut by_format: BTreeMap<EcoFormat, KeyMap<PositionKey, usize>> = BTreeMap::new();
     let mut played: Vec<PlayedRow<'_>> = Vec::with_capacity(played_rows.len());
     let mut counts: BTreeMap<EcoFormat, (usize, usize)> = BTreeMap::new();
     for row_played in played_rows {
         let (format, row) = (row_played.format, row_played.row);
         let seen = by_format.entry(format).or_insert_with(|| {
-            let rows = ordered.iter().filter(|i| i.format == format).map(|i| i.parsed.rows.len()).sum();
+            let rows =
+                ordered.iter().filter(|i| i.format == format).map(|i| i.parsed.rows.len()).sum();
             KeyMap::with_capacity_and_hasher(rows, Default::default())
         });
         let count = counts.entry(format).or_default();
@@ -291,7 +303,11 @@ fn deduplicate<'a>(ordered: &[&MergeInput<'_>], played_rows: Vec<PlayedRow<'a>>,
         played.push(row_played);
     }
     for (format, (rows, positions)) in &counts {
-        skeleton.sources.push(SourceCount { src: format.src_name().to_string(), rows: *rows, positions: *positions });
+        skeleton.sources.push(SourceCount {
+            src: format.src_name().to_string(),
+            rows: *rows,
+            positions: *positions,
+        });
     }
     Formats { by_format, played }
 }
@@ -309,7 +325,8 @@ struct Named<'p, 'a> {
 
 impl<'p, 'a> Named<'p, 'a> {
     fn choose(played: &'p [PlayedRow<'a>]) -> Named<'p, 'a> {
-        let mut index: KeyMap<PositionKey, u32> = KeyMap::with_capacity_and_hasher(played.len(), Default::default());
+        let mut index: KeyMap<PositionKey, u32> =
+            KeyMap::with_capacity_and_hasher(played.len(), Default::default());
         let mut order: Vec<PositionKey> = Vec::with_capacity(played.len());
         let mut rows: Vec<&PlayedRow<'_>> = Vec::with_capacity(played.len());
         for row in played {
@@ -356,31 +373,38 @@ fn named_entries(named: &Named<'_, '_>, formats: &Formats<'_>, trie: &LineTrie) 
     use rayon::prelude::*;
     let capacity = named.order.len() + named.order.len() / 2;
     let mut list: Vec<EcoEntry> = Vec::with_capacity(capacity);
-    list.par_extend(named.rows.par_iter().zip(named.order.par_iter()).zip(named.is_root.par_iter()).map(
-        |((row, key), &is_eco_root)| {
-            let (aliases, scid) = aliases_of(row, key, formats);
-            let end = &trie.nodes[*row.path.last().expect("a line has its start position") as usize];
-            EcoEntry {
-                epd: position::epd(&end.pos),
-                fen: position::fen(&end.pos),
-                src: row.format.src_name().to_string(),
-                eco: row.row.eco.clone(),
-                moves: row.row.moves.clone(),
-                movetext: end.movetext.clone(),
-                name: row.row.name.clone(),
-                aliases,
-                scid,
-                is_eco_root,
-                from: None,
-            }
-        },
-    ));
+    list.par_extend(
+        named.rows.par_iter().zip(named.order.par_iter()).zip(named.is_root.par_iter()).map(
+            |((row, key), &is_eco_root)| {
+                let (aliases, scid) = aliases_of(row, key, formats);
+                let end =
+                    &trie.nodes[*row.path.last().expect("a line has its start position") as usize];
+                EcoEntry {
+                    epd: position::epd(&end.pos),
+                    fen: position::fen(&end.pos),
+                    src: row.format.src_name().to_string(),
+                    eco: row.row.eco.clone(),
+                    moves: row.row.moves.clone(),
+                    movetext: end.movetext.clone(),
+                    name: row.row.name.clone(),
+                    aliases,
+                    scid,
+                    is_eco_root,
+                    from: None,
+                }
+            },
+        ),
+    );
     list
 }
 
 /// The names the other formats give the position `key` of `row`, and its SCID code
 /// (its own, else the first other source's).
-fn aliases_of(row: &PlayedRow<'_>, key: &PositionKey, formats: &Formats<'_>) -> (BTreeMap<String, String>, Option<String>) {
+fn aliases_of(
+    row: &PlayedRow<'_>,
+    key: &PositionKey,
+    formats: &Formats<'_>,
+) -> (BTreeMap<String, String>, Option<String>) {
     let mut aliases = BTreeMap::new();
     let mut scid = row.row.scid.clone();
     for (format, seen) in &formats.by_format {
@@ -403,7 +427,9 @@ fn orphans(named: &Named<'_, '_>) -> Vec<Warning> {
     named
         .rows
         .iter()
-        .filter(|row| row.keys.len() >= 2 && !named.index.contains_key(&row.keys[row.keys.len() - 2]))
+        .filter(|row| {
+            row.keys.len() >= 2 && !named.index.contains_key(&row.keys[row.keys.len() - 2])
+        })
         .map(|row| {
             let why = "the position before this line's last move has no name; interpolated";
             Warning::at("orphan", row.file, row.row.line, why, &row.row.name)
@@ -426,7 +452,8 @@ fn interpolate_gaps<'p>(
     keys: &mut Vec<PositionKey>,
 ) {
     use rayon::prelude::*;
-    let authoritative: std::collections::HashSet<*const PlayedRow<'_>> = named.rows.iter().map(|r| std::ptr::from_ref(*r)).collect();
+    let authoritative: std::collections::HashSet<*const PlayedRow<'_>> =
+        named.rows.iter().map(|r| std::ptr::from_ref(*r)).collect();
     let aliases = played.iter().filter(|r| !authoritative.contains(&std::ptr::from_ref(*r)));
     let mut gaps: Vec<(&PlayedRow<'_>, usize, PositionKey)> = Vec::new();
     for row in named.rows.iter().copied().chain(aliases) {
@@ -487,7 +514,8 @@ fn freeze(
         keys.swap(a, b);
         list.swap(a, b);
     });
-    let index_of: KeyMap<PositionKey, u32> = keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
+    let index_of: KeyMap<PositionKey, u32> =
+        keys.iter().enumerate().map(|(i, k)| (*k, i as u32)).collect();
     skeleton.from_to = from_to(&index_of, trie, named_rows);
     list.par_iter_mut().zip(keys.par_iter()).for_each(|(entry, key)| {
         entry.from = previous.get(key).and_then(|p| index_of.get(p)).copied();
@@ -498,10 +526,15 @@ fn freeze(
 /// Every consecutive pair of entries along the named lines. A trie node has one parent,
 /// so the moves along the named lines are the trie nodes on them: each gives one pair,
 /// and lines sharing a prefix give it once.
-fn from_to(index_of: &KeyMap<PositionKey, u32>, trie: &LineTrie, named_rows: &[&PlayedRow<'_>]) -> Vec<(u32, u32)> {
+fn from_to(
+    index_of: &KeyMap<PositionKey, u32>,
+    trie: &LineTrie,
+    named_rows: &[&PlayedRow<'_>],
+) -> Vec<(u32, u32)> {
     use rayon::prelude::*;
     // The entry on each trie node, looked up once per node rather than once per line.
-    let entry_at: Vec<Option<u32>> = trie.nodes.par_iter().map(|node| index_of.get(&node.key).copied()).collect();
+    let entry_at: Vec<Option<u32>> =
+        trie.nodes.par_iter().map(|node| index_of.get(&node.key).copied()).collect();
     let mut on_named_line = vec![false; trie.nodes.len()];
     for row in named_rows {
         for &node in &row.path[1..] {

@@ -42,7 +42,13 @@ pub fn parse(file: &str, bytes: &[u8]) -> ParsedSource {
         }
     }
     if !pending.is_empty() {
-        out.warnings.push(Warning::at("truncated", file, start_line, "entry has no closing `*`", &pending));
+        out.warnings.push(Warning::at(
+            "truncated",
+            file,
+            start_line,
+            "entry has no closing `*`",
+            &pending,
+        ));
     }
     out
 }

@@ -81,7 +81,10 @@ fn white_view(score: Score, turn: Color) -> (i32, Option<i32>) {
 }
 
 /// The UCI line turned into legal moves from `pos`, cut at the first illegal one.
-fn legal_line<'a>(pos: &Chess, pv: impl IntoIterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
+fn legal_line<'a>(
+    pos: &Chess,
+    pv: impl IntoIterator<Item = &'a str>,
+) -> (Vec<String>, Vec<String>) {
     let mut pos = pos.clone();
     let (mut ucis, mut sans) = (Vec::new(), Vec::new());
     for text in pv {
@@ -105,7 +108,10 @@ impl Analysis {
         let has_moves = !pos.legal_moves().is_empty();
         let best = if matches!(out.best_move.as_str(), "(none)" | "0000") {
             if has_moves {
-                return Err(protocol(format!("engine answered `bestmove {}` in a position with legal moves", out.best_move)));
+                return Err(protocol(format!(
+                    "engine answered `bestmove {}` in a position with legal moves",
+                    out.best_move
+                )));
             }
             None
         } else {
@@ -114,7 +120,13 @@ impl Analysis {
                 .parse::<UciMove>()
                 .ok()
                 .and_then(|u| u.to_move(pos).ok())
-                .ok_or_else(|| protocol(format!("illegal best move {:?} in {}", out.best_move, position::fen(pos))))?;
+                .ok_or_else(|| {
+                    protocol(format!(
+                        "illegal best move {:?} in {}",
+                        out.best_move,
+                        position::fen(pos)
+                    ))
+                })?;
             Some((position::uci(&m), position::san(pos, &m)))
         };
         let mut lines = Vec::new();
@@ -127,10 +139,21 @@ impl Analysis {
             }
             let (eval, mate) = white_view(l.score, turn);
             let bound = (l.bound != Bound::Exact).then_some(l.bound);
-            lines.push(Line { multipv: l.multipv, depth: l.depth, eval, mate, bound, pv_uci, pv_san });
+            lines.push(Line {
+                multipv: l.multipv,
+                depth: l.depth,
+                eval,
+                mate,
+                bound,
+                pv_uci,
+                pv_san,
+            });
         }
         if lines.is_empty() {
-            return Err(protocol(format!("no scored line with a legal move before `bestmove {}`", out.best_move)));
+            return Err(protocol(format!(
+                "no scored line with a legal move before `bestmove {}`",
+                out.best_move
+            )));
         }
         Ok(Analysis::judged(turn, lines, best, out.nodes))
     }
@@ -145,7 +168,15 @@ impl Analysis {
         }
         let score = if pos.is_check() { Score::Mate(0) } else { Score::Cp(0) };
         let (eval, mate) = white_view(score, pos.turn());
-        let line = Line { multipv: 1, depth: 0, eval, mate, bound: None, pv_uci: Vec::new(), pv_san: Vec::new() };
+        let line = Line {
+            multipv: 1,
+            depth: 0,
+            eval,
+            mate,
+            bound: None,
+            pv_uci: Vec::new(),
+            pv_san: Vec::new(),
+        };
         Some(Analysis::judged(pos.turn(), vec![line], None, 0))
     }
 
@@ -169,7 +200,15 @@ impl Analysis {
             };
             let (score, mate) = white_view(to_move, pos.turn());
             let multipv = lines.len() as u32 + 1;
-            lines.push(Line { multipv, depth: eval.depth, eval: score, mate, bound: None, pv_uci, pv_san });
+            lines.push(Line {
+                multipv,
+                depth: eval.depth,
+                eval: score,
+                mate,
+                bound: None,
+                pv_uci,
+                pv_san,
+            });
         }
         let first = lines.first()?;
         let best = first.pv_uci.first().cloned().zip(first.pv_san.first().cloned());
@@ -178,13 +217,20 @@ impl Analysis {
 
     /// The result of scored `lines` (best first, at least one) in a position with
     /// `turn` to move: the best line's score and the mover's flags.
-    fn judged(turn: Color, lines: Vec<Line>, best: Option<(String, String)>, nodes: u64) -> Analysis {
+    fn judged(
+        turn: Color,
+        lines: Vec<Line>,
+        best: Option<(String, String)>,
+        nodes: u64,
+    ) -> Analysis {
         let first = &lines[0];
-        let (stockfish_eval, stockfish_mate, stockfish_depth) = (first.eval, first.mate, first.depth);
+        let (stockfish_eval, stockfish_mate, stockfish_depth) =
+            (first.eval, first.mate, first.depth);
         // The mover is the side not to move; its view is the negation of the mover-to-be's.
         let mover_sign = if turn == Color::White { -1 } else { 1 };
         let mover_eval = mover_sign * stockfish_eval;
-        let mate_against_mover = stockfish_mate.is_some_and(|m| m != 0 && mover_sign * m < 0 && m.abs() <= BUSTED_MATE);
+        let mate_against_mover =
+            stockfish_mate.is_some_and(|m| m != 0 && mover_sign * m < 0 && m.abs() <= BUSTED_MATE);
         let is_busted = mover_eval <= BUSTED_CP || mate_against_mover;
         let is_dubious = is_busted || mover_eval <= DUBIOUS_CP;
         let (best_move_uci, best_move_san) = best.unzip();
@@ -230,8 +276,11 @@ mod tests {
     #[test]
     fn black_to_move_scores_are_flipped_and_judge_white_s_move() {
         // After 1. f3 e5 2. g4 Black mates with Qh4: White's last move is busted.
-        let pos = position::parse_fen("rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq g3 0 2").unwrap();
-        let a = Analysis::from_search(&pos, &out("d8h4", &[(5, Score::Mate(1), &["d8h4"])])).unwrap();
+        let pos =
+            position::parse_fen("rnbqkbnr/pppp1ppp/8/4p3/6P1/5P2/PPPPP2P/RNBQKBNR b KQkq g3 0 2")
+                .unwrap();
+        let a =
+            Analysis::from_search(&pos, &out("d8h4", &[(5, Score::Mate(1), &["d8h4"])])).unwrap();
         assert_eq!(a.stockfish_eval, -1000);
         assert_eq!(a.stockfish_mate, Some(-1));
         assert_eq!(a.best_move_san.as_deref(), Some("Qh4#"));
@@ -243,7 +292,8 @@ mod tests {
     fn thresholds_are_inclusive_and_from_the_mover_s_view() {
         let start = Chess::default();
         let judge = |cp: i32| {
-            let a = Analysis::from_search(&start, &out("e2e4", &[(8, Score::Cp(cp), &["e2e4"])])).unwrap();
+            let a = Analysis::from_search(&start, &out("e2e4", &[(8, Score::Cp(cp), &["e2e4"])]))
+                .unwrap();
             (a.stockfish_eval, a.is_dubious, a.is_busted)
         };
         // White to move: the mover is Black, so a good score for White is bad for Black.
@@ -258,7 +308,9 @@ mod tests {
     #[test]
     fn mate_for_the_mover_is_not_busted_and_checkmate_has_no_best_move() {
         // Fool's mate delivered: White to move is checkmated, Black (the mover) won.
-        let pos = position::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap();
+        let pos =
+            position::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+                .unwrap();
         let a = Analysis::from_search(&pos, &out("(none)", &[(0, Score::Mate(0), &[])])).unwrap();
         assert_eq!((a.stockfish_eval, a.stockfish_mate), (-1000, Some(0)));
         assert_eq!(a.best_move_uci, None);
@@ -268,13 +320,19 @@ mod tests {
     #[test]
     fn finished_positions_are_evaluated_as_an_engine_reports_them_without_a_search() {
         // Fool's mate: the rules give what Stockfish answers there (depth 0, mate 0).
-        let mated = position::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3").unwrap();
-        let searched = Analysis::from_search(&mated, &out("(none)", &[(0, Score::Mate(0), &[])])).unwrap();
+        let mated =
+            position::parse_fen("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")
+                .unwrap();
+        let searched =
+            Analysis::from_search(&mated, &out("(none)", &[(0, Score::Mate(0), &[])])).unwrap();
         assert_eq!(Analysis::of_finished(&mated), Some(Analysis { nodes: 0, ..searched }));
         // Stalemate, Black to move: a draw, no best move, no flag.
         let stalemate = position::parse_fen("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1").unwrap();
         let a = Analysis::of_finished(&stalemate).unwrap();
-        assert_eq!((a.stockfish_eval, a.stockfish_mate, a.stockfish_depth, a.best_move_uci), (0, None, 0, None));
+        assert_eq!(
+            (a.stockfish_eval, a.stockfish_mate, a.stockfish_depth, a.best_move_uci),
+            (0, None, 0, None)
+        );
         assert_eq!(a.lines.len(), 1);
         assert!(a.lines[0].pv_uci.is_empty() && !a.is_dubious && !a.is_busted);
         assert_eq!(Analysis::of_finished(&Chess::default()), None);
@@ -283,7 +341,8 @@ mod tests {
     #[test]
     fn long_mates_against_the_mover_are_busted_by_eval() {
         let start = Chess::default();
-        let a = Analysis::from_search(&start, &out("e2e4", &[(30, Score::Mate(25), &["e2e4"])])).unwrap();
+        let a = Analysis::from_search(&start, &out("e2e4", &[(30, Score::Mate(25), &["e2e4"])]))
+            .unwrap();
         assert_eq!(a.stockfish_mate, Some(25));
         assert!(a.is_busted);
     }
@@ -300,14 +359,20 @@ mod tests {
             assert!(matches!(Analysis::from_search(&start, &o), Err(EngineError::Protocol { .. })));
         }
         // An illegal tail is cut, the legal head kept.
-        let a = Analysis::from_search(&start, &out("e2e4", &[(8, Score::Cp(10), &["e2e4", "e2e4"])])).unwrap();
+        let a =
+            Analysis::from_search(&start, &out("e2e4", &[(8, Score::Cp(10), &["e2e4", "e2e4"])]))
+                .unwrap();
         assert_eq!(a.lines[0].pv_uci, vec!["e2e4"]);
     }
 
     #[test]
     fn serialization_is_stable() {
         let start = Chess::default();
-        let a = Analysis::from_search(&start, &out("e2e4", &[(8, Score::Cp(31), &["e2e4", "e7e5"]), (8, Score::Cp(25), &["d2d4"])])).unwrap();
+        let a = Analysis::from_search(
+            &start,
+            &out("e2e4", &[(8, Score::Cp(31), &["e2e4", "e7e5"]), (8, Score::Cp(25), &["d2d4"])]),
+        )
+        .unwrap();
         let json = serde_json::to_string(&a).unwrap();
         assert_eq!(
             json,

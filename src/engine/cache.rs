@@ -57,16 +57,20 @@ impl EngineCache {
 
     /// An in-memory cache, for callers that want no persistence.
     pub fn in_memory() -> Result<EngineCache, EngineError> {
-        let conn = Connection::open_in_memory()
-            .map_err(|source| EngineError::Cache { context: "opening an in-memory cache".into(), source })?;
+        let conn = Connection::open_in_memory().map_err(|source| EngineError::Cache {
+            context: "opening an in-memory cache".into(),
+            source,
+        })?;
         Self::init(conn, PathBuf::from(":memory:"))
     }
 
     fn init(conn: Connection, path: PathBuf) -> Result<EngineCache, EngineError> {
         let ctx = |what: &str| format!("{what} in {}", path.display());
         // Other okb processes may hold the write lock for one short commit; wait for it.
-        conn.busy_timeout(Duration::from_secs(30))
-            .map_err(|source| EngineError::Cache { context: ctx("setting the busy timeout"), source })?;
+        conn.busy_timeout(Duration::from_secs(30)).map_err(|source| EngineError::Cache {
+            context: ctx("setting the busy timeout"),
+            source,
+        })?;
         // WAL + NORMAL: a commit survives a killed process (not a power cut), and
         // readers in other pipelines do not block the writer.
         conn.pragma_update(None, "journal_mode", "WAL")
@@ -101,8 +105,17 @@ impl EngineCache {
     }
 
     /// The decodable result of the search (`engine`, `epd`, `depth`, `multipv`).
-    pub fn get(&self, engine: &str, epd: &str, depth: u32, multipv: u32) -> Result<Option<Analysis>, EngineError> {
-        let err = |source| EngineError::Cache { context: format!("reading {epd} from {}", self.path.display()), source };
+    pub fn get(
+        &self,
+        engine: &str,
+        epd: &str,
+        depth: u32,
+        multipv: u32,
+    ) -> Result<Option<Analysis>, EngineError> {
+        let err = |source| EngineError::Cache {
+            context: format!("reading {epd} from {}", self.path.display()),
+            source,
+        };
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -121,8 +134,18 @@ impl EngineCache {
 
     /// Stores `analysis` for (`engine`, `epd`, `multipv`, `depth`) and commits at once,
     /// replacing any row with the same key (such as a corrupt one).
-    pub fn put(&self, engine: &str, epd: &str, depth: u32, multipv: u32, analysis: &Analysis) -> Result<(), EngineError> {
-        let err = |source| EngineError::Cache { context: format!("writing {epd} to {}", self.path.display()), source };
+    pub fn put(
+        &self,
+        engine: &str,
+        epd: &str,
+        depth: u32,
+        multipv: u32,
+        analysis: &Analysis,
+    ) -> Result<(), EngineError> {
+        let err = |source| EngineError::Cache {
+            context: format!("writing {epd} to {}", self.path.display()),
+            source,
+        };
         let bytes = serde_json::to_vec(analysis).map_err(|e| EngineError::Protocol {
             reason: format!("encoding the result of {epd}: {e}"),
         })?;
@@ -145,7 +168,10 @@ impl EngineCache {
         multipv: u32,
         rows: impl IntoIterator<Item = (&'a str, u32, &'a Analysis)>,
     ) -> Result<usize, EngineError> {
-        let err = |source| EngineError::Cache { context: format!("importing results into {}", self.path.display()), source };
+        let err = |source| EngineError::Cache {
+            context: format!("importing results into {}", self.path.display()),
+            source,
+        };
         let tx = self.conn.unchecked_transaction().map_err(err)?;
         let mut written = 0;
         {
@@ -156,7 +182,9 @@ impl EngineCache {
                 )
                 .map_err(err)?;
             for (epd, depth, analysis) in rows {
-                let bytes = serde_json::to_vec(analysis).map_err(|e| EngineError::Protocol { reason: format!("encoding the result of {epd}: {e}") })?;
+                let bytes = serde_json::to_vec(analysis).map_err(|e| EngineError::Protocol {
+                    reason: format!("encoding the result of {epd}: {e}"),
+                })?;
                 insert.execute(params![engine, epd, multipv, depth, FORMAT, bytes]).map_err(err)?;
                 written += 1;
             }
@@ -170,7 +198,10 @@ impl EngineCache {
         self.conn
             .query_row("SELECT COUNT(*) FROM engine_analyses", [], |r| r.get::<_, i64>(0))
             .map(|n| n as u64)
-            .map_err(|source| EngineError::Cache { context: format!("counting rows of {}", self.path.display()), source })
+            .map_err(|source| EngineError::Cache {
+                context: format!("counting rows of {}", self.path.display()),
+                source,
+            })
     }
 
     /// Whether the cache holds no result.
@@ -182,26 +213,44 @@ impl EngineCache {
     /// identity can be computed without starting the engine.
     pub fn engine_name(&self, binary_blake3: &str) -> Result<Option<String>, EngineError> {
         self.conn
-            .query_row("SELECT id_name FROM engine_names WHERE binary_blake3 = ?1", [binary_blake3], |r| r.get(0))
+            .query_row(
+                "SELECT id_name FROM engine_names WHERE binary_blake3 = ?1",
+                [binary_blake3],
+                |r| r.get(0),
+            )
             .optional()
-            .map_err(|source| EngineError::Cache { context: "reading the engine name".into(), source })
+            .map_err(|source| EngineError::Cache {
+                context: "reading the engine name".into(),
+                source,
+            })
     }
 
     /// The seconds of a depth-10 search by `engine` (an identity) measured on this
     /// machine, if a run has measured it ([`super::estimate`]).
     pub fn speed(&self, engine: &str) -> Result<Option<f64>, EngineError> {
         self.conn
-            .query_row("SELECT seconds_at_10 FROM engine_speeds WHERE engine = ?1", [engine], |r| r.get(0))
+            .query_row("SELECT seconds_at_10 FROM engine_speeds WHERE engine = ?1", [engine], |r| {
+                r.get(0)
+            })
             .optional()
-            .map_err(|source| EngineError::Cache { context: "reading the engine speed".into(), source })
+            .map_err(|source| EngineError::Cache {
+                context: "reading the engine speed".into(),
+                source,
+            })
     }
 
     /// Remembers the seconds of a depth-10 search by `engine`.
     pub fn set_speed(&self, engine: &str, seconds_at_10: f64) -> Result<(), EngineError> {
         self.conn
-            .execute("INSERT OR REPLACE INTO engine_speeds (engine, seconds_at_10) VALUES (?1, ?2)", rusqlite::params![engine, seconds_at_10])
+            .execute(
+                "INSERT OR REPLACE INTO engine_speeds (engine, seconds_at_10) VALUES (?1, ?2)",
+                rusqlite::params![engine, seconds_at_10],
+            )
             .map(|_| ())
-            .map_err(|source| EngineError::Cache { context: "storing the engine speed".into(), source })
+            .map_err(|source| EngineError::Cache {
+                context: "storing the engine speed".into(),
+                source,
+            })
     }
 
     /// Remembers the `id name` of the engine binary with this blake3 hash.
@@ -212,7 +261,10 @@ impl EngineCache {
                 [binary_blake3, id_name],
             )
             .map(|_| ())
-            .map_err(|source| EngineError::Cache { context: "storing the engine name".into(), source })
+            .map_err(|source| EngineError::Cache {
+                context: "storing the engine name".into(),
+                source,
+            })
     }
 }
 
@@ -254,7 +306,10 @@ mod tests {
         let c = EngineCache::in_memory().unwrap();
         c.put("sf", EPD, 20, 3, &analysis(20, 20)).unwrap();
         c.put("sf", EPD, 24, 3, &analysis(24, 24)).unwrap();
-        assert!(c.get("sf", EPD, 18, 3).unwrap().is_none(), "a deeper row must not serve a shallower request");
+        assert!(
+            c.get("sf", EPD, 18, 3).unwrap().is_none(),
+            "a deeper row must not serve a shallower request"
+        );
         assert_eq!(c.get("sf", EPD, 20, 3).unwrap().unwrap().stockfish_eval, 20);
         assert_eq!(c.get("sf", EPD, 24, 3).unwrap().unwrap().stockfish_eval, 24);
         assert!(c.get("sf", EPD, 25, 3).unwrap().is_none());

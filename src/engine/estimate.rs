@@ -27,7 +27,11 @@ pub fn cost(depth: u32) -> f64 {
 
 /// Wall time of searches at `depths` run on `engines` engines in parallel, given the
 /// seconds of a depth-10 search.
-pub fn wall_time(depths: impl IntoIterator<Item = u32>, seconds_at_10: f64, engines: usize) -> Duration {
+pub fn wall_time(
+    depths: impl IntoIterator<Item = u32>,
+    seconds_at_10: f64,
+    engines: usize,
+) -> Duration {
     let work: f64 = depths.into_iter().map(cost).sum::<f64>() * seconds_at_10;
     Duration::from_secs_f64(work / engines.max(1) as f64)
 }

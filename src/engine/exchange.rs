@@ -38,10 +38,14 @@ pub enum ExchangeError {
         message: String,
     },
     /// Results made by an engine or settings other than the pipeline's `[engine]`.
-    #[error("{path}: made with {field} = {found}, but the pipeline's [engine] has {field} = {expected}; these results are not the ones `okb make` would compute, so they are not imported")]
+    #[error(
+        "{path}: made with {field} = {found}, but the pipeline's [engine] has {field} = {expected}; these results are not the ones `okb make` would compute, so they are not imported"
+    )]
     #[diagnostic(
         code(okb::engine::identity),
-        help("annotate with the same engine binary and [engine] settings as the pipeline (a queue from `okb engine queue` carries them)")
+        help(
+            "annotate with the same engine binary and [engine] settings as the pipeline (a queue from `okb engine queue` carries them)"
+        )
     )]
     Mismatch {
         /// The file.
@@ -69,11 +73,17 @@ pub fn encode<T: Serialize>(kind: Kind, value: &T) -> Vec<u8> {
 }
 
 /// The value in `bytes`, a file of `kind` read from `path` (for messages).
-pub fn decode<T: DeserializeOwned>(kind: Kind, path: &str, bytes: &[u8]) -> Result<T, ExchangeError> {
+pub fn decode<T: DeserializeOwned>(
+    kind: Kind,
+    path: &str,
+    bytes: &[u8],
+) -> Result<T, ExchangeError> {
     let bad = |message: String| ExchangeError::Format { path: path.to_string(), message };
     kind.check(bytes).map_err(bad)?;
-    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..]).map_err(|e| bad(format!("damaged or truncated: {e}")))?;
-    let (value, rest) = postcard::take_from_bytes(&body).map_err(|e| bad(format!("damaged: {e}")))?;
+    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..])
+        .map_err(|e| bad(format!("damaged or truncated: {e}")))?;
+    let (value, rest) =
+        postcard::take_from_bytes(&body).map_err(|e| bad(format!("damaged: {e}")))?;
     if !rest.is_empty() {
         return Err(bad(format!("damaged: {} bytes after the end of the data", rest.len())));
     }
@@ -83,7 +93,8 @@ pub fn decode<T: DeserializeOwned>(kind: Kind, path: &str, bytes: &[u8]) -> Resu
 /// Reads the file of `kind` at `path`.
 pub fn read<T: DeserializeOwned>(kind: Kind, path: &Path) -> Result<T, ExchangeError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| ExchangeError::Io { path: shown.clone(), source })?;
+    let bytes =
+        std::fs::read(path).map_err(|source| ExchangeError::Io { path: shown.clone(), source })?;
     decode(kind, &shown, &bytes)
 }
 
@@ -101,7 +112,8 @@ pub fn write<T: Serialize>(kind: Kind, path: &Path, value: &T) -> Result<(), Exc
 mod tests {
     use super::*;
 
-    const KIND: Kind = Kind { magic: b"OKBTESTS", version: 1, what: "a test file", made_by: "a test" };
+    const KIND: Kind =
+        Kind { magic: b"OKBTESTS", version: 1, what: "a test file", made_by: "a test" };
 
     #[test]
     fn values_round_trip_and_every_cut_or_flip_is_caught() {
@@ -109,7 +121,9 @@ mod tests {
         let bytes = encode(KIND, &value);
         assert_eq!(decode::<Vec<(String, u32)>>(KIND, "f", &bytes).unwrap(), value);
         for cut in [0, 5, 12, 13, bytes.len() / 2, bytes.len() - 1] {
-            let err = decode::<Vec<(String, u32)>>(KIND, "part.okbr", &bytes[..cut]).unwrap_err().to_string();
+            let err = decode::<Vec<(String, u32)>>(KIND, "part.okbr", &bytes[..cut])
+                .unwrap_err()
+                .to_string();
             assert!(err.starts_with("part.okbr: "), "{err}");
         }
         // A flip is an error, or lands in the frame header where it changes nothing read
@@ -123,6 +137,11 @@ mod tests {
         }
         let mut other = bytes.clone();
         other[8] = 2;
-        assert!(decode::<Vec<(String, u32)>>(KIND, "f", &other).unwrap_err().to_string().contains("version 2"));
+        assert!(
+            decode::<Vec<(String, u32)>>(KIND, "f", &other)
+                .unwrap_err()
+                .to_string()
+                .contains("version 2")
+        );
     }
 }

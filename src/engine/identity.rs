@@ -11,7 +11,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{EngineConfig, EngineCache, EngineError, uci};
+use super::{EngineCache, EngineConfig, EngineError, uci};
 
 /// Everything a result is a function of, besides the position, depth and MultiPV count
 /// (which the cache keys by themselves).
@@ -48,12 +48,17 @@ impl Identity {
     /// The identity of the engine at `path` run with `config`. The `id name` comes from
     /// `cache` when a run has remembered it for this binary; otherwise the engine is
     /// started once to learn it. Returns the identity and the engines started (0 or 1).
-    pub fn of(path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<(Identity, usize), EngineError> {
+    pub fn of(
+        path: &Path,
+        config: &EngineConfig,
+        cache: &EngineCache,
+    ) -> Result<(Identity, usize), EngineError> {
         let binary = hash_binary(path)?;
         let (id_name, spawned) = match cache.engine_name(&binary)? {
             Some(name) => (name, 0),
             None => {
-                let engine = uci::UciEngine::start(path, &config.options(), config.handshake_timeout())?;
+                let engine =
+                    uci::UciEngine::start(path, &config.options(), config.handshake_timeout())?;
                 let name = engine.name().to_string();
                 drop(engine);
                 cache.set_engine_name(&binary, &name)?;
@@ -94,7 +99,10 @@ impl Identity {
             ("new_game", self.new_game.to_string(), expected.new_game.to_string()),
             ("tt_locality", self.tt_locality.to_string(), expected.tt_locality.to_string()),
         ];
-        fields.into_iter().find(|(_, found, expected)| found != expected).map(|(field, found, expected)| Difference { field, found, expected })
+        fields
+            .into_iter()
+            .find(|(_, found, expected)| found != expected)
+            .map(|(field, found, expected)| Difference { field, found, expected })
     }
 
     /// Whether a result depends on this identity, the position, the depth and MultiPV
@@ -109,14 +117,19 @@ impl Identity {
             return Ok(());
         };
         Err(EngineError::Config {
-            reason: format!("[engine] {why}, so results made on other machines would not equal a local run's; use the defaults (new_game = true, tt_locality = false) to annotate elsewhere"),
+            reason: format!(
+                "[engine] {why}, so results made on other machines would not equal a local run's; use the defaults (new_game = true, tt_locality = false) to annotate elsewhere"
+            ),
         })
     }
 }
 
 /// The hex BLAKE3 of the file at `path` (an engine binary).
 pub fn hash_binary(path: &Path) -> Result<String, EngineError> {
-    let io = |source| EngineError::Io { context: format!("hashing the engine binary {}", path.display()), source };
+    let io = |source| EngineError::Io {
+        context: format!("hashing the engine binary {}", path.display()),
+        source,
+    };
     let mut hasher = blake3::Hasher::new();
     let mut file = std::fs::File::open(path).map_err(io)?;
     std::io::copy(&mut file, &mut hasher).map_err(io)?;
@@ -151,7 +164,13 @@ mod tests {
         let other = Identity { multipv: 1, ..identity() };
         let d = other.difference(&identity()).unwrap();
         assert_eq!((d.field, d.found.as_str(), d.expected.as_str()), ("multipv", "1", "3"));
-        assert!(Identity { tt_locality: true, ..identity() }.check_portable().unwrap_err().to_string().contains("tt_locality"));
+        assert!(
+            Identity { tt_locality: true, ..identity() }
+                .check_portable()
+                .unwrap_err()
+                .to_string()
+                .contains("tt_locality")
+        );
         identity().check_portable().unwrap();
     }
 }

@@ -67,7 +67,9 @@ pub enum EngineError {
     },
     /// The engine binary exists but could not be started.
     #[error("cannot start the engine {}: {source}", path.display())]
-    #[diagnostic(help("check that the file is an executable UCI engine (`[engine] path` in pipeline.toml)"))]
+    #[diagnostic(help(
+        "check that the file is an executable UCI engine (`[engine] path` in pipeline.toml)"
+    ))]
     Spawn {
         /// The binary.
         path: PathBuf,
@@ -141,8 +143,19 @@ pub struct Job {
 
 impl Job {
     /// A job for a tree node, with the depth given by the config's depth policy.
-    pub fn for_node(fen: String, is_branching: bool, game_count: u64, subtree: String, config: &EngineConfig) -> Job {
-        Job { fen, depth: config.depth_for(is_branching, game_count), priority: game_count, subtree }
+    pub fn for_node(
+        fen: String,
+        is_branching: bool,
+        game_count: u64,
+        subtree: String,
+        config: &EngineConfig,
+    ) -> Job {
+        Job {
+            fen,
+            depth: config.depth_for(is_branching, game_count),
+            priority: game_count,
+            subtree,
+        }
     }
 }
 
@@ -248,9 +261,8 @@ pub fn resolve_engine(configured: Option<&Path>) -> Result<PathBuf, EngineError>
             .find(|p| p.is_file())
     };
     match configured {
-        Some(p) if p.components().count() == 1 && !p.is_absolute() => {
-            on_path(p).ok_or_else(|| EngineError::NotFound { searched: format!("{} on PATH", p.display()) })
-        }
+        Some(p) if p.components().count() == 1 && !p.is_absolute() => on_path(p)
+            .ok_or_else(|| EngineError::NotFound { searched: format!("{} on PATH", p.display()) }),
         Some(p) => {
             if p.is_file() {
                 Ok(p.to_path_buf())
@@ -260,14 +272,20 @@ pub fn resolve_engine(configured: Option<&Path>) -> Result<PathBuf, EngineError>
         }
         None => on_path(Path::new("stockfish"))
             .or_else(|| Some(PathBuf::from("/usr/games/stockfish")).filter(|p| p.is_file()))
-            .ok_or_else(|| EngineError::NotFound { searched: "`stockfish` on PATH and /usr/games/stockfish".into() }),
+            .ok_or_else(|| EngineError::NotFound {
+                searched: "`stockfish` on PATH and /usr/games/stockfish".into(),
+            }),
     }
 }
 
 /// The engine identity's cache key (see [`Identity::key`]), with the engine's `id name`
 /// and the number of engine processes spawned to learn the name (0 once the cache
 /// remembers it for this binary).
-pub fn engine_identity(path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<(String, String, usize), EngineError> {
+pub fn engine_identity(
+    path: &Path,
+    config: &EngineConfig,
+    cache: &EngineCache,
+) -> Result<(String, String, usize), EngineError> {
     let (identity, spawned) = Identity::of(path, config, cache)?;
     Ok((identity.key(), identity.id_name, spawned))
 }
@@ -334,25 +352,32 @@ pub fn annotate(
     }
     let to_search = wanted.missing().count();
     if to_search == 0 {
-        progress(Progress { total: report.results.len() + report.failed, invalid: report.failed, ..Progress::default() });
+        progress(Progress {
+            total: report.results.len() + report.failed,
+            invalid: report.failed,
+            ..Progress::default()
+        });
         report.elapsed = start.elapsed();
         return Ok(report);
     }
     let path = resolve_engine(config.path.as_deref()).map_err(|e| match e {
-        EngineError::NotFound { searched } => {
-            EngineError::NotFound { searched: format!("{searched}, for {to_search} positions no evaluation source covers") }
-        }
+        EngineError::NotFound { searched } => EngineError::NotFound {
+            searched: format!("{searched}, for {to_search} positions no evaluation source covers"),
+        },
         other => other,
     })?;
     let (identity, name, spawned) = engine_identity(&path, config, cache)?;
-    (report.engine_identity, report.engine_name, report.engines_started) = (identity, name, spawned);
+    (report.engine_identity, report.engine_name, report.engines_started) =
+        (identity, name, spawned);
     wanted.lookup(cache, &report.engine_identity)?;
     report.cached = wanted.cached.len();
     report.results.append(&mut wanted.cached);
     let (epds, tasks): (Vec<String>, Vec<Task>) = wanted.take_missing().into_iter().unzip();
     let mut snapshot = Progress {
         total: report.results.len() + tasks.len() + report.failed,
-        cached: report.cached + report.finished + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
+        cached: report.cached
+            + report.finished
+            + report.from_sources.iter().map(|(_, d)| d.len()).sum::<usize>(),
         to_analyse: tasks.len(),
         analysed: 0,
         failed: 0,
@@ -387,8 +412,20 @@ pub(crate) fn merge_jobs(jobs: Vec<Job>) -> (BTreeMap<String, Task>, BTreeMap<St
                 t.priority = t.priority.max(job.priority);
             }
             None => {
-                let fen = format!("{} 0 1", shakmaty::fen::Epd::from_position(&pos, EnPassantMode::Legal));
-                merged.insert(epd, Task { pos, fen, depth: job.depth, priority: job.priority, subtree: job.subtree });
+                let fen = format!(
+                    "{} 0 1",
+                    shakmaty::fen::Epd::from_position(&pos, EnPassantMode::Legal)
+                );
+                merged.insert(
+                    epd,
+                    Task {
+                        pos,
+                        fen,
+                        depth: job.depth,
+                        priority: job.priority,
+                        subtree: job.subtree,
+                    },
+                );
             }
         }
     }
@@ -410,12 +447,21 @@ struct Search<'a> {
 impl Search<'_> {
     /// Searches the tasks on the engine pool within the budgets, committing each result
     /// to the cache as it arrives.
-    fn run(&self, report: &mut AnnotationReport, snapshot: &mut Progress, progress: &dyn Fn(Progress)) -> Result<(), EngineError> {
+    fn run(
+        &self,
+        report: &mut AnnotationReport,
+        snapshot: &mut Progress,
+        progress: &dyn Fn(Progress),
+    ) -> Result<(), EngineError> {
         // Fields apart, so that the event closure borrows only what it uses.
         let Search { tasks, epds, path, config, cache, start } = *self;
         let deadline = config.time_budget.map(|t| start + Duration::from_secs_f64(t));
-        let scheduler =
-            Mutex::new(Scheduler::new(pool::plan(tasks, config.tt_locality), config.max_positions, deadline, config.max_consecutive_failures));
+        let scheduler = Mutex::new(Scheduler::new(
+            pool::plan(tasks, config.tt_locality),
+            config.max_positions,
+            deadline,
+            config.max_consecutive_failures,
+        ));
         let (mut fatal, mut cache_error) = (None, None);
         let multipv = config.multipv;
         pool::run(tasks, &scheduler, path, config, &mut |event, scheduler| match event {
@@ -428,7 +474,13 @@ impl Search<'_> {
                 let epd = &epds[task];
                 match outcome {
                     Ok(analysis) => {
-                        if let Err(e) = cache.put(&report.engine_identity, epd, tasks[task].depth, multipv, &analysis) {
+                        if let Err(e) = cache.put(
+                            &report.engine_identity,
+                            epd,
+                            tasks[task].depth,
+                            multipv,
+                            &analysis,
+                        ) {
                             lock(scheduler).stop(Stop::Fatal);
                             cache_error.get_or_insert(e);
                         }
@@ -438,7 +490,9 @@ impl Search<'_> {
                         snapshot.analysed += 1;
                     }
                     Err(reason) => {
-                        report.failures.insert(epd.clone(), Failure { fen: tasks[task].fen.clone(), reason });
+                        report
+                            .failures
+                            .insert(epd.clone(), Failure { fen: tasks[task].fen.clone(), reason });
                         report.failed += 1;
                         snapshot.failed += 1;
                     }
@@ -452,9 +506,15 @@ impl Search<'_> {
         let scheduler = scheduler.into_inner().unwrap_or_else(|p| p.into_inner());
         report.left = tasks.len() - scheduler.started();
         report.stopped = scheduler.stop_reason().map(|why| match why {
-            Stop::MaxPositions => format!("max_positions = {} reached", config.max_positions.unwrap_or(0)),
-            Stop::TimeBudget => format!("time_budget = {} s reached", config.time_budget.unwrap_or(0.0)),
-            Stop::Failing(n) => format!("{n} positions in a row failed on every attempt; the engine looks broken"),
+            Stop::MaxPositions => {
+                format!("max_positions = {} reached", config.max_positions.unwrap_or(0))
+            }
+            Stop::TimeBudget => {
+                format!("time_budget = {} s reached", config.time_budget.unwrap_or(0.0))
+            }
+            Stop::Failing(n) => {
+                format!("{n} positions in a row failed on every attempt; the engine looks broken")
+            }
             Stop::Fatal => "the engine could not be started".into(),
         });
         Ok(())

@@ -217,7 +217,8 @@ mod tests {
 
     #[test]
     fn toml_section_fills_missing_fields_with_defaults() {
-        let c: EngineConfig = toml::from_str("path = \"/opt/sf\"\ndepth_leaf = 12\ntime_budget = 60").unwrap();
+        let c: EngineConfig =
+            toml::from_str("path = \"/opt/sf\"\ndepth_leaf = 12\ntime_budget = 60").unwrap();
         assert_eq!(c.path, Some(PathBuf::from("/opt/sf")));
         assert_eq!(c.depth_leaf, 12);
         assert_eq!(c.time_budget, Some(60.0));

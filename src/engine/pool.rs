@@ -44,10 +44,10 @@ use std::time::Instant;
 
 use shakmaty::Chess;
 
+use super::EngineError;
 use super::analysis::Analysis;
 use super::policy::EngineConfig;
 use super::uci::UciEngine;
-use super::EngineError;
 
 /// Plies of the subtree hint that define one locality unit.
 pub const LOCALITY_PLIES: usize = 2;
@@ -238,7 +238,13 @@ fn lock(scheduler: &Mutex<Scheduler>) -> std::sync::MutexGuard<'_, Scheduler> {
     scheduler.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn worker(tasks: &[Task], scheduler: &Mutex<Scheduler>, path: &Path, config: &EngineConfig, tx: &Sender<Event>) {
+fn worker(
+    tasks: &[Task],
+    scheduler: &Mutex<Scheduler>,
+    path: &Path,
+    config: &EngineConfig,
+    tx: &Sender<Event>,
+) {
     let mut engine: Option<UciEngine> = None;
     // Whether the current engine has searched since it started or was last cleared.
     let mut dirty = false;
@@ -272,7 +278,11 @@ fn worker(tasks: &[Task], scheduler: &Mutex<Scheduler>, path: &Path, config: &En
                     }
                     reasons.push(e.to_string());
                     if reasons.len() >= config.max_attempts as usize {
-                        break Err(format!("failed {} attempts: {}", reasons.len(), reasons.join("; ")));
+                        break Err(format!(
+                            "failed {} attempts: {}",
+                            reasons.len(),
+                            reasons.join("; ")
+                        ));
                     }
                 }
             }
@@ -310,7 +320,13 @@ mod tests {
     use super::*;
 
     fn task(priority: u64, subtree: &str) -> Task {
-        Task { pos: Chess::default(), fen: String::new(), depth: 1, priority, subtree: subtree.into() }
+        Task {
+            pos: Chess::default(),
+            fen: String::new(),
+            depth: 1,
+            priority,
+            subtree: subtree.into(),
+        }
     }
 
     #[test]

@@ -23,7 +23,12 @@ use super::exchange::{self, ExchangeError, Kind};
 use super::{EngineCache, EngineConfig, EngineError, EvalSource, Identity, Job, Wanted};
 
 /// The queue file kind.
-pub const KIND: Kind = Kind { magic: b"OKBQUEUE", version: 1, what: "an okb engine queue file", made_by: "okb engine queue" };
+pub const KIND: Kind = Kind {
+    magic: b"OKBQUEUE",
+    version: 1,
+    what: "an okb engine queue file",
+    made_by: "okb engine queue",
+};
 
 /// The positions left to search, and the engine to search them with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -79,13 +84,20 @@ pub struct Planned {
 /// `sources` nor `cache` serves ([`Wanted`]: the searches a make would run). Fails when
 /// `config` makes results depend on more than the position
 /// ([`Identity::check_portable`]).
-pub fn plan(jobs: Vec<Job>, sources: &[EvalSource], path: &Path, config: &EngineConfig, cache: &EngineCache) -> Result<Planned, EngineError> {
+pub fn plan(
+    jobs: Vec<Job>,
+    sources: &[EvalSource],
+    path: &Path,
+    config: &EngineConfig,
+    cache: &EngineCache,
+) -> Result<Planned, EngineError> {
     config.validate()?;
     let (identity, _) = Identity::of(path, config, cache)?;
     identity.check_portable()?;
     let mut wanted = Wanted::of(jobs, sources, config.multipv);
     wanted.lookup(cache, &identity.key())?;
-    let tasks: Vec<super::pool::Task> = wanted.take_missing().into_iter().map(|(_, task)| task).collect();
+    let tasks: Vec<super::pool::Task> =
+        wanted.take_missing().into_iter().map(|(_, task)| task).collect();
     let cached = wanted.cached.len();
     let total = cached + tasks.len();
     let entries = super::pool::plan(&tasks, false)
@@ -93,7 +105,12 @@ pub fn plan(jobs: Vec<Job>, sources: &[EvalSource], path: &Path, config: &Engine
         .flatten()
         .map(|i| {
             let t = &tasks[i];
-            Entry { fen: t.fen.clone(), depth: t.depth, priority: t.priority, subtree: t.subtree.clone() }
+            Entry {
+                fen: t.fen.clone(),
+                depth: t.depth,
+                priority: t.priority,
+                subtree: t.subtree.clone(),
+            }
         })
         .collect();
     let limits = Limits {
@@ -102,7 +119,12 @@ pub fn plan(jobs: Vec<Job>, sources: &[EvalSource], path: &Path, config: &Engine
         max_attempts: config.max_attempts,
         max_consecutive_failures: config.max_consecutive_failures,
     };
-    Ok(Planned { queue: Queue { identity, limits, entries }, total, cached, invalid: wanted.invalid.len() })
+    Ok(Planned {
+        queue: Queue { identity, limits, entries },
+        total,
+        cached,
+        invalid: wanted.invalid.len(),
+    })
 }
 
 impl Queue {
@@ -134,7 +156,12 @@ impl Queue {
 impl Entry {
     /// The annotation job of this entry.
     pub fn job(&self) -> Job {
-        Job { fen: self.fen.clone(), depth: self.depth, priority: self.priority, subtree: self.subtree.clone() }
+        Job {
+            fen: self.fen.clone(),
+            depth: self.depth,
+            priority: self.priority,
+            subtree: self.subtree.clone(),
+        }
     }
 }
 
@@ -166,9 +193,14 @@ impl std::str::FromStr for Part {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Part, String> {
-        let bad = || format!("`{text}` is not a part: write K/N with 1 ≤ K ≤ N, e.g. 3/8 for the third of eight parts");
+        let bad = || {
+            format!(
+                "`{text}` is not a part: write K/N with 1 ≤ K ≤ N, e.g. 3/8 for the third of eight parts"
+            )
+        };
         let (k, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, count): (usize, usize) = (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        let (index, count): (usize, usize) =
+            (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
         if index == 0 || index > count {
             return Err(bad());
         }
@@ -196,8 +228,20 @@ mod tests {
             new_game: true,
             tt_locality: false,
         };
-        let limits = Limits { position_timeout: 300.0, handshake_timeout: 10.0, max_attempts: 3, max_consecutive_failures: 20 };
-        let entries = (0..n).map(|i| Entry { fen: format!("fen {i}"), depth: 8, priority: i as u64, subtree: String::new() }).collect();
+        let limits = Limits {
+            position_timeout: 300.0,
+            handshake_timeout: 10.0,
+            max_attempts: 3,
+            max_consecutive_failures: 20,
+        };
+        let entries = (0..n)
+            .map(|i| Entry {
+                fen: format!("fen {i}"),
+                depth: 8,
+                priority: i as u64,
+                subtree: String::new(),
+            })
+            .collect();
         Queue { identity, limits, entries }
     }
 
@@ -214,7 +258,10 @@ mod tests {
         let mut all: Vec<String> = q.entries.iter().map(|e| e.fen.clone()).collect();
         all.sort();
         assert_eq!(seen, all);
-        assert!(q.part(Part { index: 3, count: 12 }).len() == 1 && q.part(Part { index: 12, count: 12 }).is_empty());
+        assert!(
+            q.part(Part { index: 3, count: 12 }).len() == 1
+                && q.part(Part { index: 12, count: 12 }).is_empty()
+        );
     }
 
     #[test]
@@ -230,7 +277,9 @@ mod tests {
         let q = queue(5);
         let bytes = exchange::encode(KIND, &q);
         assert_eq!(exchange::decode::<Queue>(KIND, "q", &bytes).unwrap(), q);
-        let err = exchange::decode::<Queue>(super::super::results::KIND, "q.okbq", &bytes).unwrap_err().to_string();
+        let err = exchange::decode::<Queue>(super::super::results::KIND, "q.okbq", &bytes)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("q.okbq") && err.contains("okb engine annotate"), "{err}");
     }
 }

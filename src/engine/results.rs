@@ -24,7 +24,12 @@ use super::{Analysis, AnnotationReport, EngineCache, EngineError, Identity};
 use crate::position;
 
 /// The results file kind.
-pub const KIND: Kind = Kind { magic: b"OKBRSLTS", version: 1, what: "an okb engine results file", made_by: "okb engine annotate" };
+pub const KIND: Kind = Kind {
+    magic: b"OKBRSLTS",
+    version: 1,
+    what: "an okb engine results file",
+    made_by: "okb engine annotate",
+};
 
 /// Engine results of some positions, and the engine they come from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,10 +67,14 @@ impl Results {
     pub fn collect(identity: Identity, entries: &[&Entry], report: &AnnotationReport) -> Results {
         let (mut results, mut failures) = (Vec::new(), Vec::new());
         for entry in entries {
-            let epd = position::parse_fen(&entry.fen).map(|p| position::epd(&p)).unwrap_or_else(|_| entry.fen.clone());
+            let epd = position::parse_fen(&entry.fen)
+                .map(|p| position::epd(&p))
+                .unwrap_or_else(|_| entry.fen.clone());
             if let Some(analysis) = report.results.get(&epd) {
                 results.push(Done { epd, depth: entry.depth, analysis: analysis.clone() });
-            } else if let Some(failure) = report.failures.get(&epd).or_else(|| report.failures.get(&entry.fen)) {
+            } else if let Some(failure) =
+                report.failures.get(&epd).or_else(|| report.failures.get(&entry.fen))
+            {
                 failures.push(Failed { epd, reason: failure.reason.clone() });
             }
         }
@@ -76,16 +85,29 @@ impl Results {
     /// runs the engine `expected`: the same identity, and well-formed positions.
     pub fn check(&self, path: &str, expected: &Identity) -> Result<(), ExchangeError> {
         if let Some(d) = self.identity.difference(expected) {
-            return Err(ExchangeError::Mismatch { path: path.to_string(), field: d.field, found: d.found, expected: d.expected });
+            return Err(ExchangeError::Mismatch {
+                path: path.to_string(),
+                field: d.field,
+                found: d.found,
+                expected: d.expected,
+            });
         }
         let bad = |message: String| ExchangeError::Format { path: path.to_string(), message };
         for done in &self.results {
             let canonical = position::parse_fen(&done.epd).ok().map(|p| position::epd(&p));
             if canonical.as_deref() != Some(done.epd.as_str()) {
-                return Err(bad(format!("damaged: `{}` is not a position identity okb writes", done.epd)));
+                return Err(bad(format!(
+                    "damaged: `{}` is not a position identity okb writes",
+                    done.epd
+                )));
             }
             if done.depth == 0 || done.analysis.lines.len() > self.identity.multipv as usize {
-                return Err(bad(format!("damaged: the result of `{}` has depth {} and {} lines", done.epd, done.depth, done.analysis.lines.len())));
+                return Err(bad(format!(
+                    "damaged: the result of `{}` has depth {} and {} lines",
+                    done.epd,
+                    done.depth,
+                    done.analysis.lines.len()
+                )));
             }
         }
         Ok(())

@@ -64,9 +64,24 @@ pub struct Info {
 /// Keywords that may follow a `pv`; a PV ends at the first of them (Stockfish always puts
 /// `pv` last, other engines may not).
 const INFO_KEYWORDS: &[&str] = &[
-    "depth", "seldepth", "multipv", "score", "nodes", "nps", "time", "pv", "hashfull",
-    "tbhits", "cpuload", "currmove", "currmovenumber", "currline", "refutation", "string",
-    "wdl", "sbhits",
+    "depth",
+    "seldepth",
+    "multipv",
+    "score",
+    "nodes",
+    "nps",
+    "time",
+    "pv",
+    "hashfull",
+    "tbhits",
+    "cpuload",
+    "currmove",
+    "currmovenumber",
+    "currline",
+    "refutation",
+    "string",
+    "wdl",
+    "sbhits",
 ];
 
 /// Parses an `info` line. Returns `None` for anything that is not a well-formed `info`
@@ -210,14 +225,8 @@ impl InfoCollector {
         }
         let multipv = info.multipv.unwrap_or(1).max(1);
         let bound = info.bound.unwrap_or(Bound::Exact);
-        let line = PvLine {
-            multipv,
-            depth,
-            seldepth: info.seldepth,
-            score,
-            bound,
-            pv: info.pv.clone(),
-        };
+        let line =
+            PvLine { multipv, depth, seldepth: info.seldepth, score, bound, pv: info.pv.clone() };
         let slot = if bound == Bound::Exact { &mut self.exact } else { &mut self.bounded };
         if slot.get(&multipv).is_none_or(|old| depth >= old.depth) {
             slot.insert(multipv, line);
@@ -300,7 +309,10 @@ impl UciEngine {
         if let Err(source) = spawned {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(EngineError::Io { context: "starting the engine reader thread".into(), source });
+            return Err(EngineError::Io {
+                context: "starting the engine reader thread".into(),
+                source,
+            });
         }
         let mut engine = UciEngine {
             child,
@@ -326,7 +338,9 @@ impl UciEngine {
         self.send("uci").map_err(|e| fail(e.to_string()))?;
         let mut name = None;
         loop {
-            let line = self.recv_until(deadline, timeout).map_err(|e| fail(format!("waiting for uciok: {e}")))?;
+            let line = self
+                .recv_until(deadline, timeout)
+                .map_err(|e| fail(format!("waiting for uciok: {e}")))?;
             if let Some(rest) = line.strip_prefix("id name ") {
                 name = Some(rest.trim().to_string());
             } else if line.trim() == "uciok" {
@@ -357,7 +371,12 @@ impl UciEngine {
 
     /// Searches `fen` to `depth` and returns the final lines, failing with
     /// [`EngineError::Timeout`] if `bestmove` does not arrive within `timeout`.
-    pub fn search(&mut self, fen: &str, depth: u32, timeout: Duration) -> Result<SearchOutput, EngineError> {
+    pub fn search(
+        &mut self,
+        fen: &str,
+        depth: u32,
+        timeout: Duration,
+    ) -> Result<SearchOutput, EngineError> {
         let result = self.search_inner(fen, depth, timeout);
         if result.is_err() {
             self.broken = true;
@@ -365,7 +384,12 @@ impl UciEngine {
         result
     }
 
-    fn search_inner(&mut self, fen: &str, depth: u32, timeout: Duration) -> Result<SearchOutput, EngineError> {
+    fn search_inner(
+        &mut self,
+        fen: &str,
+        depth: u32,
+        timeout: Duration,
+    ) -> Result<SearchOutput, EngineError> {
         let deadline = Instant::now() + timeout;
         self.send(&format!("position fen {fen}\ngo depth {depth}"))?;
         let mut collector = InfoCollector::default();
@@ -376,10 +400,17 @@ impl UciEngine {
             if let Some(rest) = trimmed.strip_prefix("bestmove") {
                 let best = rest.split_whitespace().next().unwrap_or("").to_string();
                 if best.is_empty() {
-                    return Err(EngineError::Protocol { reason: format!("`bestmove` without a move: {trimmed:?}") });
+                    return Err(EngineError::Protocol {
+                        reason: format!("`bestmove` without a move: {trimmed:?}"),
+                    });
                 }
                 let (nodes, time_ms) = collector.totals();
-                return Ok(SearchOutput { lines: collector.lines(), best_move: best, nodes, time_ms });
+                return Ok(SearchOutput {
+                    lines: collector.lines(),
+                    best_move: best,
+                    nodes,
+                    time_ms,
+                });
             }
             if trimmed.is_empty() {
                 continue;
@@ -391,7 +422,10 @@ impl UciEngine {
                     garbage += 1;
                     if garbage >= MAX_GARBAGE_LINES {
                         return Err(EngineError::Protocol {
-                            reason: format!("{garbage} lines that are not UCI during a search, last: {:?}", cut(trimmed)),
+                            reason: format!(
+                                "{garbage} lines that are not UCI during a search, last: {:?}",
+                                cut(trimmed)
+                            ),
                         });
                     }
                 }
@@ -428,8 +462,12 @@ impl UciEngine {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
             Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout { seconds: budget.as_secs_f64() }),
-            Err(RecvTimeoutError::Disconnected) => Err(EngineError::Crashed { status: self.exit_status() }),
+            Err(RecvTimeoutError::Timeout) => {
+                Err(EngineError::Timeout { seconds: budget.as_secs_f64() })
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                Err(EngineError::Crashed { status: self.exit_status() })
+            }
         }
     }
 
@@ -523,7 +561,10 @@ mod tests {
 
     #[test]
     fn ignores_non_search_lines_and_rejects_malformed_numbers() {
-        assert_eq!(parse_info("info string NNUE evaluation using nn-ad9b42354671.nnue enabled"), None);
+        assert_eq!(
+            parse_info("info string NNUE evaluation using nn-ad9b42354671.nnue enabled"),
+            None
+        );
         assert_eq!(parse_info("bestmove e2e4 ponder e7e5"), None);
         assert_eq!(parse_info("info depth x"), None);
         assert_eq!(parse_info("info depth 3 score cp"), None);
@@ -536,7 +577,9 @@ mod tests {
 
     #[test]
     fn a_pv_ends_at_the_next_keyword() {
-        let info = parse_info("info multipv 1 pv e2e4 e7e5 depth 4 score cp 30 wdl 10 980 10 nodes 5").unwrap();
+        let info =
+            parse_info("info multipv 1 pv e2e4 e7e5 depth 4 score cp 30 wdl 10 980 10 nodes 5")
+                .unwrap();
         assert_eq!(info.pv, vec!["e2e4", "e7e5"]);
         assert_eq!(info.depth, Some(4));
         assert_eq!(info.nodes, Some(5));
@@ -562,7 +605,10 @@ mod tests {
         }
         let lines = c.lines();
         assert_eq!(lines.len(), 2);
-        assert_eq!((lines[0].depth, lines[0].score, lines[0].bound), (10, Score::Cp(31), Bound::Exact));
+        assert_eq!(
+            (lines[0].depth, lines[0].score, lines[0].bound),
+            (10, Score::Cp(31), Bound::Exact)
+        );
         assert_eq!(lines[0].pv, vec!["e2e4", "e7e5"]);
         assert_eq!((lines[1].multipv, lines[1].score), (2, Score::Cp(12)));
         assert_eq!(c.totals(), (400, 4));

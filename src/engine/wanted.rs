@@ -44,8 +44,14 @@ impl Wanted {
     /// everything never looks for either.
     pub fn of(jobs: Vec<Job>, sources: &[EvalSource], multipv: u32) -> Wanted {
         let (merged, invalid) = super::merge_jobs(jobs);
-        let mut wanted =
-            Wanted { finished: BTreeMap::new(), from_sources: BTreeMap::new(), cached: BTreeMap::new(), missing: BTreeMap::new(), invalid, multipv };
+        let mut wanted = Wanted {
+            finished: BTreeMap::new(),
+            from_sources: BTreeMap::new(),
+            cached: BTreeMap::new(),
+            missing: BTreeMap::new(),
+            invalid,
+            multipv,
+        };
         for (epd, task) in merged {
             if let Some(result) = Analysis::of_finished(&task.pos) {
                 wanted.finished.insert(epd, result);
@@ -106,16 +112,28 @@ pub struct Left {
 /// What is left of the searches `jobs` ask with `config`, given `sources` and the engine
 /// cache at `cache_path`. The cache is opened, and the engine's identity worked out, only
 /// when the sources leave something to search.
-pub fn left(jobs: Vec<Job>, sources: &[EvalSource], config: &EngineConfig, cache_path: &Path) -> Result<Left, EngineError> {
+pub fn left(
+    jobs: Vec<Job>,
+    sources: &[EvalSource],
+    config: &EngineConfig,
+    cache_path: &Path,
+) -> Result<Left, EngineError> {
     let count = jobs.len();
     let mut wanted = Wanted::of(jobs, sources, config.multipv);
     if wanted.missing.is_empty() {
-        return Ok(Left { jobs: count, positions: 0, missing: BTreeMap::new(), eta: Duration::ZERO });
+        return Ok(Left {
+            jobs: count,
+            positions: 0,
+            missing: BTreeMap::new(),
+            eta: Duration::ZERO,
+        });
     }
     let cache = EngineCache::open(cache_path)?;
-    let (identity, _, _) = super::engine_identity(&config.path.clone().unwrap_or_default(), config, &cache)?;
+    let (identity, _, _) =
+        super::engine_identity(&config.path.clone().unwrap_or_default(), config, &cache)?;
     wanted.lookup(&cache, &identity)?;
-    let missing: BTreeMap<String, u32> = wanted.missing().map(|(epd, depth)| (epd.to_string(), depth)).collect();
+    let missing: BTreeMap<String, u32> =
+        wanted.missing().map(|(epd, depth)| (epd.to_string(), depth)).collect();
     let seconds = cache.speed(&identity)?.unwrap_or(DEFAULT_SECONDS_AT_10);
     let eta = estimate::wall_time(missing.values().copied(), seconds, config.engines);
     Ok(Left { jobs: count, positions: missing.len() + wanted.cached.len(), missing, eta })
@@ -124,9 +142,19 @@ pub fn left(jobs: Vec<Job>, sources: &[EvalSource], config: &EngineConfig, cache
 impl std::fmt::Display for Left {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         if self.positions == 0 {
-            return write!(f, "0 of {} positions left: the evaluation sources cover them all", self.jobs);
+            return write!(
+                f,
+                "0 of {} positions left: the evaluation sources cover them all",
+                self.jobs
+            );
         }
-        write!(f, "{} of {} positions left, ≈ {}", self.missing.len(), self.positions, estimate::human(self.eta))
+        write!(
+            f,
+            "{} of {} positions left, ≈ {}",
+            self.missing.len(),
+            self.positions,
+            estimate::human(self.eta)
+        )
     }
 }
 
@@ -178,11 +206,18 @@ mod tests {
     fn sources() -> Vec<EvalSource> {
         let mut selection = Selection::default();
         for (fen, line, depth) in [(D4, "d7d5", 30), (C4, "e7e5", 4)] {
-            let text = format!(r#"{{"fen":"{}","evals":[{{"pvs":[{{"cp":10,"line":"{line}"}}],"knodes":5,"depth":{depth}}}]}}"#, epd(fen));
+            let text = format!(
+                r#"{{"fen":"{}","evals":[{{"pvs":[{{"cp":10,"line":"{line}"}}],"knodes":5,"depth":{depth}}}]}}"#,
+                epd(fen)
+            );
             let entry = parse_line(text.as_bytes()).unwrap();
             selection.evals.entry(epd(fen)).or_default().extend(entry.evals);
         }
-        vec![EvalSource { name: "evals".into(), label: "evals@0123456789ab".into(), selection: Arc::new(selection) }]
+        vec![EvalSource {
+            name: "evals".into(),
+            label: "evals@0123456789ab".into(),
+            selection: Arc::new(selection),
+        }]
     }
 
     /// The engine step's run, its `okb status` line and `okb engine queue` ask Stockfish
@@ -193,22 +228,36 @@ mod tests {
     #[test]
     fn make_status_and_queue_ask_the_same_searches() {
         let stockfish = PathBuf::from("/usr/games/stockfish");
-        assert!(stockfish.is_file(), "Stockfish at /usr/games/stockfish (tests/setup.sh installs it)");
+        assert!(
+            stockfish.is_file(),
+            "Stockfish at /usr/games/stockfish (tests/setup.sh installs it)"
+        );
         let dir = tempfile::tempdir().unwrap();
         let cache_path = dir.path().join("engine.sqlite");
-        let config = EngineConfig { path: Some(stockfish.clone()), engines: 1, multipv: 1, ..EngineConfig::default() };
+        let config = EngineConfig {
+            path: Some(stockfish.clone()),
+            engines: 1,
+            multipv: 1,
+            ..EngineConfig::default()
+        };
         let cache = EngineCache::open(&cache_path).unwrap();
         let (engine, _, _) = super::super::engine_identity(&stockfish, &config, &cache).unwrap();
         for (fen, depth) in [(E4, DEPTH - 2), (E4_E5, DEPTH + 4), (NF3, DEPTH)] {
             cache.put(&engine, &epd(fen), depth, 1, &row(depth)).unwrap();
         }
         let sources = sources();
-        let jobs: Vec<Job> = [START, E4, D4, E4_E5, NF3].iter().map(|f| job(f, DEPTH)).chain([job(C4, 3), job(C4, DEPTH)]).collect();
-        let expected: BTreeSet<(String, u32)> = [START, E4, E4_E5, C4].iter().map(|f| (epd(f), DEPTH)).collect();
+        let jobs: Vec<Job> = [START, E4, D4, E4_E5, NF3]
+            .iter()
+            .map(|f| job(f, DEPTH))
+            .chain([job(C4, 3), job(C4, DEPTH)])
+            .collect();
+        let expected: BTreeSet<(String, u32)> =
+            [START, E4, E4_E5, C4].iter().map(|f| (epd(f), DEPTH)).collect();
 
         let mut wanted = Wanted::of(jobs.clone(), &sources, 1);
         wanted.lookup(&cache, &engine).unwrap();
-        let missing: BTreeSet<(String, u32)> = wanted.missing().map(|(e, d)| (e.to_string(), d)).collect();
+        let missing: BTreeSet<(String, u32)> =
+            wanted.missing().map(|(e, d)| (e.to_string(), d)).collect();
         assert_eq!(missing, expected);
         assert_eq!(wanted.from_sources.keys().cloned().collect::<Vec<_>>(), vec![epd(D4)]);
         assert_eq!(wanted.cached.keys().cloned().collect::<Vec<_>>(), vec![epd(NF3)]);
@@ -217,8 +266,10 @@ mod tests {
         assert_eq!(left.missing.clone().into_iter().collect::<BTreeSet<_>>(), expected);
         assert!(left.to_string().starts_with("4 of 5 positions left, ≈ "), "{left}");
 
-        let planned = super::super::queue::plan(jobs.clone(), &sources, &stockfish, &config, &cache).unwrap();
-        let queued: BTreeSet<(String, u32)> = planned.queue.entries.iter().map(|e| (epd(&e.fen), e.depth)).collect();
+        let planned =
+            super::super::queue::plan(jobs.clone(), &sources, &stockfish, &config, &cache).unwrap();
+        let queued: BTreeSet<(String, u32)> =
+            planned.queue.entries.iter().map(|e| (epd(&e.fen), e.depth)).collect();
         assert_eq!(queued, expected);
         assert_eq!((planned.total, planned.cached, planned.queue.entries.len()), (5, 1, 4));
 
@@ -228,8 +279,12 @@ mod tests {
         assert_eq!(report.origins.keys().cloned().collect::<Vec<_>>(), vec![epd(D4)]);
         // The engine searched exactly the expected set: as many searches, each now cached.
         for (epd, depth) in &expected {
-            let searched = cache.get(&engine, epd, *depth, 1).unwrap().expect("searched and cached");
-            assert_ne!(searched.stockfish_eval, 12345, "{epd} was served by a row of another search");
+            let searched =
+                cache.get(&engine, epd, *depth, 1).unwrap().expect("searched and cached");
+            assert_ne!(
+                searched.stockfish_eval, 12345,
+                "{epd} was served by a row of another search"
+            );
         }
     }
 }

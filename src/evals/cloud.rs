@@ -20,10 +20,10 @@ use serde::{Deserialize, Serialize};
 use super::dump::{Eval, Pv, Score};
 use super::scan::Selection;
 use crate::crawl::CrawlError;
+use crate::crawl::Politeness;
 use crate::crawl::archive::{Archive, Journal};
 use crate::crawl::client::Client;
 use crate::crawl::params::form_urlencoded;
-use crate::crawl::Politeness;
 
 /// A cloud-eval source as pipeline.toml describes it.
 #[derive(Clone, Debug)]
@@ -85,7 +85,10 @@ struct RawPv {
 /// The request asking about `epd` (okb's identity; counters `0 1` are added).
 pub fn request(epd: &str, multipv: u32) -> String {
     let fen = format!("{epd} 0 1");
-    format!("/api/cloud-eval?{}", form_urlencoded(&[("fen", fen.as_str()), ("multiPv", &multipv.to_string())]))
+    format!(
+        "/api/cloud-eval?{}",
+        form_urlencoded(&[("fen", fen.as_str()), ("multiPv", &multipv.to_string())])
+    )
 }
 
 /// Reads an answer: an empty body is the stored 404 (`None`).
@@ -93,7 +96,8 @@ pub fn parse_answer(body: &[u8]) -> Result<Option<Eval>, String> {
     if body.is_empty() {
         return Ok(None);
     }
-    let raw: RawAnswer = serde_json::from_slice(body).map_err(|e| format!("not cloud-eval JSON: {e}"))?;
+    let raw: RawAnswer =
+        serde_json::from_slice(body).map_err(|e| format!("not cloud-eval JSON: {e}"))?;
     if raw.pvs.is_empty() {
         return Err("not cloud-eval JSON: `pvs` is empty".into());
     }
@@ -102,7 +106,9 @@ pub fn parse_answer(body: &[u8]) -> Result<Option<Eval>, String> {
         let score = match (pv.cp, pv.mate) {
             (Some(cp), None) => Score::Cp(cp),
             (None, Some(m)) => Score::Mate(m),
-            _ => return Err("not cloud-eval JSON: a PV needs exactly one of `cp` and `mate`".into()),
+            _ => {
+                return Err("not cloud-eval JSON: a PV needs exactly one of `cp` and `mate`".into());
+            }
         };
         pvs.push(Pv { score, line: super::dump::capped(&pv.moves) });
     }
@@ -116,15 +122,23 @@ impl CloudSource {
 
     /// The evaluations of `positions` (identities, most important first): from the
     /// pinned manifest, the journal, or the server (never when `offline`).
-    pub fn fetch(&self, positions: &[String], archive: &Archive, offline: bool, progress: &dyn Fn(u64, u64)) -> Result<CloudRun, CrawlError> {
+    pub fn fetch(
+        &self,
+        positions: &[String],
+        archive: &Archive,
+        offline: bool,
+        progress: &dyn Fn(u64, u64),
+    ) -> Result<CloudRun, CrawlError> {
         let pinned = match &self.pin {
             Some(pin) => Some(self.pinned_manifest(archive, pin)?),
             None => None,
         };
-        let mut journal = Journal::open(archive.journal_path(&self.name, &self.server, false)).map_err(self.io("reading the journal".into()))?;
+        let mut journal = Journal::open(archive.journal_path(&self.name, &self.server, false))
+            .map_err(self.io("reading the journal".into()))?;
         let mut client: Option<Client> = None;
         let mut run = CloudRun::default();
-        let mut manifest = Manifest { server: self.server.clone(), multipv: self.multipv, ..Manifest::default() };
+        let mut manifest =
+            Manifest { server: self.server.clone(), multipv: self.multipv, ..Manifest::default() };
         for (i, epd) in positions.iter().enumerate() {
             let request = request(epd, self.multipv);
             let known = match &pinned {
@@ -132,17 +146,25 @@ impl CloudSource {
                 None => journal.get(&request).cloned(),
             };
             let body = match known {
-                Some(hash) => match archive.get(&hash).map_err(self.io(format!("reading answer {hash}")))? {
-                    Some(body) => {
-                        run.replayed += 1;
-                        body
+                Some(hash) => {
+                    match archive.get(&hash).map_err(self.io(format!("reading answer {hash}")))? {
+                        Some(body) => {
+                            run.replayed += 1;
+                            body
+                        }
+                        None if pinned.is_some() => {
+                            let what = format!(
+                                "the pinned answer {hash} to {request} is not in sources/cloud-eval/ nor in a mirror"
+                            );
+                            return Err(CrawlError::Offline {
+                                source_name: self.name.clone(),
+                                what,
+                                server: self.server.clone(),
+                            });
+                        }
+                        None => self.ask(&mut client, &request, &mut run)?,
                     }
-                    None if pinned.is_some() => {
-                        let what = format!("the pinned answer {hash} to {request} is not in sources/cloud-eval/ nor in a mirror");
-                        return Err(CrawlError::Offline { source_name: self.name.clone(), what, server: self.server.clone() });
-                    }
-                    None => self.ask(&mut client, &request, &mut run)?,
-                },
+                }
                 None if pinned.is_some() || offline => {
                     run.not_asked += 1;
                     continue;
@@ -153,7 +175,11 @@ impl CloudSource {
             if pinned.is_none() && journal.get(&request) != Some(&hash) {
                 journal.record(&request, &hash).map_err(self.io("writing the journal".into()))?;
             }
-            let eval = parse_answer(&body).map_err(|why| CrawlError::Request { source_name: self.name.clone(), url: format!("{}{request}", self.server), reason: why })?;
+            let eval = parse_answer(&body).map_err(|why| CrawlError::Request {
+                source_name: self.name.clone(),
+                url: format!("{}{request}", self.server),
+                reason: why,
+            })?;
             match eval {
                 Some(eval) => {
                     run.selection.evals.insert(epd.clone(), vec![eval]);
@@ -164,15 +190,26 @@ impl CloudSource {
             progress(i as u64 + 1, positions.len() as u64);
         }
         let bytes = serde_json::to_vec_pretty(&manifest).expect("a manifest serializes");
-        run.manifest = archive.put_manifest(&bytes).map_err(self.io("storing the manifest".into()))?;
+        run.manifest =
+            archive.put_manifest(&bytes).map_err(self.io("storing the manifest".into()))?;
         run.selection.lines = manifest.answers.len() as u64;
         Ok(run)
     }
 
     /// Asks the server about `request`; a 404 is the empty body.
-    fn ask(&self, client: &mut Option<Client>, request: &str, run: &mut CloudRun) -> Result<Vec<u8>, CrawlError> {
+    fn ask(
+        &self,
+        client: &mut Option<Client>,
+        request: &str,
+        run: &mut CloudRun,
+    ) -> Result<Vec<u8>, CrawlError> {
         if client.is_none() {
-            *client = Some(Client::new(&self.name, &self.server, self.token_env.as_deref(), self.politeness.clone())?);
+            *client = Some(Client::new(
+                &self.name,
+                &self.server,
+                self.token_env.as_deref(),
+                self.politeness.clone(),
+            )?);
         }
         let client = client.as_mut().expect("made above");
         run.asked += 1;
@@ -181,11 +218,26 @@ impl CloudSource {
     }
 
     fn pinned_manifest(&self, archive: &Archive, pin: &str) -> Result<Manifest, CrawlError> {
-        let bytes = archive.get_manifest(pin).map_err(self.io(format!("reading manifest {pin}")))?.ok_or_else(|| {
-            let mirrors = archive.mirrors.iter().map(|m| m.display().to_string()).collect::<Vec<_>>().join(", ");
-            CrawlError::MissingManifest { source_name: self.name.clone(), pin: pin.into(), mirrors: if mirrors.is_empty() { "none given".into() } else { mirrors } }
-        })?;
-        serde_json::from_slice(&bytes).map_err(|e| CrawlError::Settings { source_name: self.name.clone(), why: format!("manifest {pin}: {e}") })
+        let bytes = archive
+            .get_manifest(pin)
+            .map_err(self.io(format!("reading manifest {pin}")))?
+            .ok_or_else(|| {
+                let mirrors = archive
+                    .mirrors
+                    .iter()
+                    .map(|m| m.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                CrawlError::MissingManifest {
+                    source_name: self.name.clone(),
+                    pin: pin.into(),
+                    mirrors: if mirrors.is_empty() { "none given".into() } else { mirrors },
+                }
+            })?;
+        serde_json::from_slice(&bytes).map_err(|e| CrawlError::Settings {
+            source_name: self.name.clone(),
+            why: format!("manifest {pin}: {e}"),
+        })
     }
 }
 
@@ -196,7 +248,10 @@ mod tests {
     #[test]
     fn requests_and_answers() {
         let start = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -";
-        assert_eq!(request(start, 3), "/api/cloud-eval?fen=rnbqkbnr%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2FRNBQKBNR+w+KQkq+-+0+1&multiPv=3");
+        assert_eq!(
+            request(start, 3),
+            "/api/cloud-eval?fen=rnbqkbnr%2Fpppppppp%2F8%2F8%2F8%2F8%2FPPPPPPPP%2FRNBQKBNR+w+KQkq+-+0+1&multiPv=3"
+        );
         let eval = parse_answer(br#"{"fen":"x","knodes":13683,"depth":22,"pvs":[{"moves":"e2e4 e7e5","cp":18},{"moves":"d2d4","mate":-3}]}"#).unwrap().unwrap();
         assert_eq!((eval.depth, eval.knodes, eval.pvs[1].score), (22, 13683, Score::Mate(-3)));
         assert_eq!(parse_answer(b"").unwrap(), None);

@@ -117,7 +117,9 @@ pub fn parse_line(line: &[u8]) -> Result<Entry, String> {
             let score = match (pv.cp, pv.mate) {
                 (Some(cp), None) => Score::Cp(cp),
                 (None, Some(mate)) => Score::Mate(mate),
-                _ => return Err(format!("evals[{i}].pvs[{j}] needs exactly one of `cp` and `mate`")),
+                _ => {
+                    return Err(format!("evals[{i}].pvs[{j}] needs exactly one of `cp` and `mate`"));
+                }
             };
             pvs.push(Pv { score, line: capped(&pv.line) });
         }
@@ -160,7 +162,8 @@ pub fn write_line(out: &mut Vec<u8>, fen: &str, evals: &[Eval]) {
             depth: e.depth,
         })
         .collect();
-    serde_json::to_writer(&mut *out, &OutEntry { fen, evals }).expect("writing JSON to memory cannot fail");
+    serde_json::to_writer(&mut *out, &OutEntry { fen, evals })
+        .expect("writing JSON to memory cannot fail");
     out.push(b'\n');
 }
 
@@ -173,7 +176,10 @@ mod tests {
     #[test]
     fn the_published_example_reads_and_writes_back_byte_for_byte() {
         let entry = parse_line(LINE.as_bytes()).unwrap();
-        assert_eq!(fen_of(LINE.as_bytes()), Some(&b"7r/1p3k2/p1bPR3/5p2/2B2P1p/8/PP4P1/3K4 b - -"[..]));
+        assert_eq!(
+            fen_of(LINE.as_bytes()),
+            Some(&b"7r/1p3k2/p1bPR3/5p2/2B2P1p/8/PP4P1/3K4 b - -"[..])
+        );
         assert_eq!(entry.evals[0].depth, 46);
         assert_eq!(entry.evals[0].pvs[1].score, Score::Cp(163));
         let mut out = Vec::new();

@@ -79,7 +79,10 @@ struct ChunkResult {
 /// them). A broken stream (truncated or corrupt compression) is an error naming the
 /// file and line; a malformed line is recorded and skipped.
 pub fn scan(path: &Path, wanted: &BTreeSet<String>) -> Result<Selection, GamesError> {
-    let want = Wanted { prefixes: wanted.iter().map(|e| three_fields(e.as_bytes())).collect(), epds: wanted };
+    let want = Wanted {
+        prefixes: wanted.iter().map(|e| three_fields(e.as_bytes())).collect(),
+        epds: wanted,
+    };
     let mut chunker = Chunker::open(path, CHUNK_BYTES, Boundary::Line)?;
     let (tx, rx) = mpsc::sync_channel::<Chunk>(READ_AHEAD);
     let (read, mut results) = std::thread::scope(|scope| {
@@ -91,7 +94,8 @@ pub fn scan(path: &Path, wanted: &BTreeSet<String>) -> Result<Selection, GamesEr
             }
             Ok(())
         });
-        let results: Vec<ChunkResult> = rx.into_iter().par_bridge().map(|c| scan_chunk(&c, &want)).collect();
+        let results: Vec<ChunkResult> =
+            rx.into_iter().par_bridge().map(|c| scan_chunk(&c, &want)).collect();
         (reader.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), results)
     });
     read?;
@@ -111,7 +115,8 @@ pub fn scan(path: &Path, wanted: &BTreeSet<String>) -> Result<Selection, GamesEr
 
 /// Scans the lines of one chunk.
 fn scan_chunk(chunk: &Chunk, want: &Wanted<'_>) -> ChunkResult {
-    let mut result = ChunkResult { index: chunk.index, found: Vec::new(), malformed: Vec::new(), lines: 0 };
+    let mut result =
+        ChunkResult { index: chunk.index, found: Vec::new(), malformed: Vec::new(), lines: 0 };
     let mut data: &[u8] = &chunk.data;
     while !data.is_empty() {
         let end = memchr::memchr(b'\n', data).unwrap_or(data.len());
@@ -145,7 +150,10 @@ fn scan_chunk(chunk: &Chunk, want: &Wanted<'_>) -> ChunkResult {
 
 /// Parses a candidate line: its evaluations when its position is wanted (those with an
 /// illegal principal variation left out), and what was left out.
-fn keep(line: &[u8], want: &Wanted<'_>) -> Result<(Option<(String, Vec<Eval>)>, Vec<String>), String> {
+fn keep(
+    line: &[u8],
+    want: &Wanted<'_>,
+) -> Result<(Option<(String, Vec<Eval>)>, Vec<String>), String> {
     let entry = dump::parse_line(line)?;
     let pos = position::parse_fen(&entry.fen).map_err(|e| format!("fen {:?}: {e}", entry.fen))?;
     let epd = position::epd(&pos);
@@ -157,8 +165,15 @@ fn keep(line: &[u8], want: &Wanted<'_>) -> Result<(Option<(String, Vec<Eval>)>, 
     for (i, eval) in entry.evals.into_iter().enumerate() {
         // An evaluation missing a line is not the search it claims (its best move would
         // be its second best): it is left out whole, never shortened.
-        match eval.pvs.iter().enumerate().find_map(|(j, pv)| illegal_move(&pos, &pv.line).map(|why| (j, why))) {
-            Some((j, why)) => problems.push(format!("evaluation skipped: evals[{i}].pvs[{j}]: {why}")),
+        match eval
+            .pvs
+            .iter()
+            .enumerate()
+            .find_map(|(j, pv)| illegal_move(&pos, &pv.line).map(|why| (j, why)))
+        {
+            Some((j, why)) => {
+                problems.push(format!("evaluation skipped: evals[{i}].pvs[{j}]: {why}"))
+            }
             None => evals.push(eval),
         }
     }
@@ -176,7 +191,13 @@ fn illegal_move(pos: &shakmaty::Chess, line: &str) -> Option<String> {
         };
         match uci.to_move(&pos) {
             Ok(m) => pos.play_unchecked(m),
-            Err(_) => return Some(format!("move {} {text} is not legal in {}", k + 1, position::epd(&pos))),
+            Err(_) => {
+                return Some(format!(
+                    "move {} {text} is not legal in {}",
+                    k + 1,
+                    position::epd(&pos)
+                ));
+            }
         }
     }
     None
@@ -192,8 +213,15 @@ mod tests {
         assert_eq!(illegal_move(&start, "e2e4 e7e5 g1f3"), None);
         assert_eq!(illegal_move(&start, ""), None);
         let why = illegal_move(&start, "e2e4 e7e5 e4e5").unwrap();
-        assert!(why.starts_with("move 3 e4e5 is not legal in rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq"), "{why}");
-        assert!(illegal_move(&start, "e2e4 xx").unwrap().contains("move 2 \"xx\" is not a UCI move"));
+        assert!(
+            why.starts_with(
+                "move 3 e4e5 is not legal in rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq"
+            ),
+            "{why}"
+        );
+        assert!(
+            illegal_move(&start, "e2e4 xx").unwrap().contains("move 2 \"xx\" is not a UCI move")
+        );
     }
 
     #[test]

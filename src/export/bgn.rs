@@ -292,9 +292,10 @@ fn write_move(out: &mut Vec<u8>, pos: &Chess, m: &Move, nags: &[u8], comment: Op
 }
 
 const SQUARES: [&str; 64] = [
-    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2", "a3", "b3", "c3", "d3", "e3", "f3",
-    "g3", "h3", "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4", "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", "a6", "b6", "c6", "d6",
-    "e6", "f6", "g6", "h6", "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
+    "a1", "b1", "c1", "d1", "e1", "f1", "g1", "h1", "a2", "b2", "c2", "d2", "e2", "f2", "g2", "h2",
+    "a3", "b3", "c3", "d3", "e3", "f3", "g3", "h3", "a4", "b4", "c4", "d4", "e4", "f4", "g4", "h4",
+    "a5", "b5", "c5", "d5", "e5", "f5", "g5", "h5", "a6", "b6", "c6", "d6", "e6", "f6", "g6", "h6",
+    "a7", "b7", "c7", "d7", "e7", "f7", "g7", "h7", "a8", "b8", "c8", "d8", "e8", "f8", "g8", "h8",
 ];
 
 fn piece_letter(role: Role) -> &'static str {
@@ -384,7 +385,10 @@ fn datetime(game: &PgnGame) -> Option<String> {
     }
     let time = game.tag("UTCTime").or_else(|| game.tag("Time")).filter(|t| {
         let b = t.as_bytes();
-        b.len() == 8 && b[2] == b':' && b[5] == b':' && t.bytes().filter(u8::is_ascii_digit).count() == 6
+        b.len() == 8
+            && b[2] == b':'
+            && b[5] == b':'
+            && t.bytes().filter(u8::is_ascii_digit).count() == 6
     });
     Some(match time {
         Some(t) => format!("{y}-{m}-{d}T{t}Z"),
@@ -423,10 +427,16 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
     let tags: Vec<(String, String)> = if game.tags.is_empty() {
         synthesized_tags(game)
     } else {
-        game.tags.iter().map(|(n, v)| (n.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect()
+        game.tags
+            .iter()
+            .map(|(n, v)| (n.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+            .collect()
     };
     for (name, value) in &tags {
-        out.push_str(&format!("[{name} \"{}\"]\n", value.replace('\\', "\\\\").replace('"', "\\\"")));
+        out.push_str(&format!(
+            "[{name} \"{}\"]\n",
+            value.replace('\\', "\\\\").replace('"', "\\\"")
+        ));
     }
     out.push('\n');
     let mut pos = match &game.fen {
@@ -438,7 +448,8 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
         text.token(format!("{{ {} }}", c.replace('}', "")));
         text.needs_black_number = true;
     }
-    let first_ply = if pos.turn() == Color::White { 0 } else { 1 } + 2 * (u32::from(pos.fullmoves()) as usize - 1);
+    let first_ply = if pos.turn() == Color::White { 0 } else { 1 }
+        + 2 * (u32::from(pos.fullmoves()) as usize - 1);
     for (i, mv) in game.moves.iter().enumerate() {
         let m = to_move(&pos, mv).ok_or_else(|| BgnError::Move {
             ply: i + 1,
@@ -450,7 +461,12 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
         for n in &mv.nag {
             text.token(format!("${n}"));
         }
-        let mut parts: Vec<String> = mv.a.iter().map(|(k, v)| format!("[%{k} {}]", v.as_str().map_or_else(|| v.to_string(), str::to_string))).collect();
+        let mut parts: Vec<String> =
+            mv.a.iter()
+                .map(|(k, v)| {
+                    format!("[%{k} {}]", v.as_str().map_or_else(|| v.to_string(), str::to_string))
+                })
+                .collect();
         parts.extend(mv.comment.clone());
         if !parts.is_empty() {
             text.token(format!("{{ {} }}", parts.join(" ").replace('}', "")));
@@ -458,7 +474,11 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
         }
     }
     // Anything but a PGN result would make the movetext unreadable.
-    let result = if ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str()) { game.result.as_str() } else { "*" };
+    let result = if ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str()) {
+        game.result.as_str()
+    } else {
+        "*"
+    };
     text.token(result.to_string());
     out.push_str(&text.finish());
     Ok(out)
@@ -468,7 +488,10 @@ pub fn to_pgn(game: &BgnGame) -> Result<String, BgnError> {
 /// no `tags` object.
 fn synthesized_tags(game: &BgnGame) -> Vec<(String, String)> {
     let or_q = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    let date = game.datetime.as_deref().map_or("????.??.??".to_string(), |d| d.get(..10).unwrap_or(d).replace('-', "."));
+    let date = game
+        .datetime
+        .as_deref()
+        .map_or("????.??.??".to_string(), |d| d.get(..10).unwrap_or(d).replace('-', "."));
     let mut tags = vec![
         ("Event".to_string(), "?".to_string()),
         ("Site".into(), "?".into()),
@@ -541,7 +564,8 @@ mod tests {
     #[test]
     fn move_objects_carry_piece_squares_capture_check_and_promotion() {
         let pos = position::parse_fen("r3k2r/1P6/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
-        let play = |uci: &str| uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(&pos).unwrap();
+        let play =
+            |uci: &str| uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(&pos).unwrap();
         let written = |m: &Move, nags: &[u8], comment: Option<&str>| {
             let mut out = Vec::new();
             write_move(&mut out, &pos, m, nags, comment);
@@ -549,23 +573,41 @@ mod tests {
         };
         let promo = written(&play("b7a8q"), &[1], Some("[%clk 0:01:00] wins"));
         assert_eq!((promo.p.as_str(), promo.f.as_str(), promo.t.as_str()), ("P", "b7", "a8"));
-        assert_eq!((promo.x.as_deref(), promo.promote.as_deref(), promo.c), (Some("R"), Some("Q"), Some(1)));
-        assert_eq!((promo.nag.clone(), promo.comment.as_deref(), promo.a["clk"].as_str()), (vec![1], Some("wins"), Some("0:01:00")));
+        assert_eq!(
+            (promo.x.as_deref(), promo.promote.as_deref(), promo.c),
+            (Some("R"), Some("Q"), Some(1))
+        );
+        assert_eq!(
+            (promo.nag.clone(), promo.comment.as_deref(), promo.a["clk"].as_str()),
+            (vec![1], Some("wins"), Some("0:01:00"))
+        );
         let castle = written(&play("e1c1"), &[], None);
         assert_eq!((castle.p.as_str(), castle.f.as_str(), castle.t.as_str()), ("K", "e1", "c1"));
         assert_eq!(castle.castle.as_deref(), Some("O-O-O"));
         for m in [promo, castle] {
             assert!(to_move(&pos, &m).is_some(), "{m:?} reads back");
         }
-        let wrong_piece = BgnMove { p: "N".into(), f: "e1".into(), t: "e2".into(), ..Default::default() };
+        let wrong_piece =
+            BgnMove { p: "N".into(), f: "e1".into(), t: "e2".into(), ..Default::default() };
         assert_eq!(to_move(&pos, &wrong_piece), None);
     }
 
     #[test]
     fn lines_are_what_serde_writes_for_the_same_game() {
         let game = PgnGame {
-            tags: vec![("White".into(), "A \"quoted\" name".into()), ("WhiteElo".into(), "2100".into()), ("Date".into(), "2020.02.03".into())],
-            moves: vec![(shakmaty::uci::UciMove::from_ascii(b"e2e4").unwrap().to_move(&Chess::default()).unwrap(), vec![3], Some("tab\there".into()))],
+            tags: vec![
+                ("White".into(), "A \"quoted\" name".into()),
+                ("WhiteElo".into(), "2100".into()),
+                ("Date".into(), "2020.02.03".into()),
+            ],
+            moves: vec![(
+                shakmaty::uci::UciMove::from_ascii(b"e2e4")
+                    .unwrap()
+                    .to_move(&Chess::default())
+                    .unwrap(),
+                vec![3],
+                Some("tab\there".into()),
+            )],
             comment: Some("start".into()),
             result: "*".into(),
             ..Default::default()
@@ -587,7 +629,15 @@ mod tests {
             tags: tags.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
             ..Default::default()
         };
-        assert_eq!(datetime(&game(&[("Date", "2013.01.05"), ("UTCDate", "2013.01.06"), ("UTCTime", "01:02:03")])).as_deref(), Some("2013-01-06T01:02:03Z"));
+        assert_eq!(
+            datetime(&game(&[
+                ("Date", "2013.01.05"),
+                ("UTCDate", "2013.01.06"),
+                ("UTCTime", "01:02:03")
+            ]))
+            .as_deref(),
+            Some("2013-01-06T01:02:03Z")
+        );
         assert_eq!(datetime(&game(&[("Date", "2013.01.05")])).as_deref(), Some("2013-01-05"));
         assert_eq!(datetime(&game(&[("Date", "1990.??.??")])), None);
     }

@@ -17,12 +17,12 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use super::polyglot::{BookEntry, WeightMode, encode_move};
 use crate::games::GamesError;
 use crate::games::filter::GameResult;
 use crate::games::input::{Chunk, DEFAULT_CHUNK_BYTES};
 use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, PolyglotKeys, read_chunk};
 use crate::games::report::{BadGames, Counters};
-use super::polyglot::{BookEntry, WeightMode, encode_move};
 
 /// Polyglot's count limit: reaching it halves the position's counts.
 pub const COUNT_MAX: u64 = 16384;
@@ -90,33 +90,23 @@ fn parse_chunk(file: &str, chunk: &Chunk, max_ply: usize) -> ChunkOutput {
     let mut visitor = GameVisitor::<PolyglotKeys>::new(max_ply, None);
     let occ = &mut out.occurrences;
     let counters = &mut out.counters;
-    let games = read_chunk(
-        &chunk.data,
-        origin,
-        &mut visitor,
-        &mut out.bad,
-        |v, end| match end {
-            GameEnd::Filtered(r) => *counters.filtered.entry(r).or_default() += 1,
-            GameEnd::Done => {
-                counters.games_counted += 1;
-                // Polyglot reads the Result tag only; anything else is a draw.
-                let white = match v.tags.result {
-                    Some(GameResult::WhiteWins) => 2,
-                    Some(GameResult::BlackWins) => 0,
-                    _ => 1,
-                };
-                for (i, m) in v.moves.iter().enumerate() {
-                    let score = if i % 2 == 0 { white } else { 2 - white };
-                    occ.push(Occurrence {
-                        key: v.keys[i],
-                        mv: encode_move(m),
-                        score,
-                    });
-                }
+    let games = read_chunk(&chunk.data, origin, &mut visitor, &mut out.bad, |v, end| match end {
+        GameEnd::Filtered(r) => *counters.filtered.entry(r).or_default() += 1,
+        GameEnd::Done => {
+            counters.games_counted += 1;
+            // Polyglot reads the Result tag only; anything else is a draw.
+            let white = match v.tags.result {
+                Some(GameResult::WhiteWins) => 2,
+                Some(GameResult::BlackWins) => 0,
+                _ => 1,
+            };
+            for (i, m) in v.moves.iter().enumerate() {
+                let score = if i % 2 == 0 { white } else { 2 - white };
+                occ.push(Occurrence { key: v.keys[i], mv: encode_move(m), score });
             }
-            GameEnd::Bad(_) => {}
-        },
-    );
+        }
+        GameEnd::Bad(_) => {}
+    });
     out.counters.games_read = games;
     out.counters.games_bad = out.bad.skipped_games();
     out
@@ -149,13 +139,7 @@ impl Table {
         }
         if i == NONE {
             i = self.entries.len() as u32;
-            self.entries.push(TableEntry {
-                key: o.key,
-                mv: o.mv,
-                n: 0,
-                sum: 0,
-                next: head,
-            });
+            self.entries.push(TableEntry { key: o.key, mv: o.mv, n: 0, sum: 0, next: head });
             self.heads.insert(o.key, i);
         }
         let e = &mut self.entries[i as usize];
@@ -185,10 +169,8 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
     let window = 2 * rayon::current_num_threads().max(1);
     let mut batches = crate::games::input::ChunkBatches::new(paths, opts.chunk_bytes, window);
     while let Some(batch) = batches.next_batch()? {
-        let outputs: Vec<ChunkOutput> = batch
-            .par_iter()
-            .map(|(f, c)| parse_chunk(f, c, opts.max_ply))
-            .collect();
+        let outputs: Vec<ChunkOutput> =
+            batch.par_iter().map(|(f, c)| parse_chunk(f, c, opts.max_ply)).collect();
         for out in outputs {
             for o in out.occurrences {
                 table.add(o);
@@ -198,11 +180,7 @@ pub fn build_book(paths: &[PathBuf], opts: &BookOptions) -> Result<BookResult, G
         }
     }
     let entries = finish(table, opts);
-    Ok(BookResult {
-        entries,
-        bad,
-        counters,
-    })
+    Ok(BookResult { entries, bad, counters })
 }
 
 fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
@@ -211,12 +189,7 @@ fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
         // keep_entry(): enough games and a non-zero score; the weight is the score.
         WeightMode::Polyglot => kept
             .filter(|e| e.sum > 0)
-            .map(|e| BookEntry {
-                key: e.key,
-                mv: e.mv,
-                weight: e.sum.min(65535) as u16,
-                learn: 0,
-            })
+            .map(|e| BookEntry { key: e.key, mv: e.mv, weight: e.sum.min(65535) as u16, learn: 0 })
             .collect(),
         WeightMode::Games => {
             let mut max: HashMap<u64, u64> = HashMap::new();
@@ -227,12 +200,7 @@ fn finish(table: Table, opts: &BookOptions) -> Vec<BookEntry> {
             kept.map(|e| {
                 let scaled = (u128::from(e.n) * 65535 + u128::from(max[&e.key]) / 2)
                     / u128::from(max[&e.key]);
-                BookEntry {
-                    key: e.key,
-                    mv: e.mv,
-                    weight: scaled.clamp(1, 65535) as u16,
-                    learn: 0,
-                }
+                BookEntry { key: e.key, mv: e.mv, weight: scaled.clamp(1, 65535) as u16, learn: 0 }
             })
             .collect()
         }

@@ -71,15 +71,20 @@ impl Serialize for FromTo<'_> {
 /// buffer grown by doubling copies and faults in megabytes of memory twice).
 fn render(value: &impl Serialize, pretty: bool, capacity: usize) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(capacity);
-    if pretty { serde_json::to_writer_pretty(&mut bytes, value) } else { serde_json::to_writer(&mut bytes, value) }
-        .expect("eco.json values serialize");
+    if pretty {
+        serde_json::to_writer_pretty(&mut bytes, value)
+    } else {
+        serde_json::to_writer(&mut bytes, value)
+    }
+    .expect("eco.json values serialize");
     bytes.push(b'\n');
     bytes
 }
 
 /// About the size of `entries` written by [`EntriesByFen`] (pretty).
 fn entries_size(entries: &[&EcoEntry]) -> usize {
-    let aliases = |e: &EcoEntry| e.aliases.iter().map(|(k, v)| k.len() + v.len() + 16).sum::<usize>();
+    let aliases =
+        |e: &EcoEntry| e.aliases.iter().map(|(k, v)| k.len() + v.len() + 16).sum::<usize>();
     entries.iter().map(|e| e.fen.len() + e.movetext.len() + e.name.len() + aliases(e) + 120).sum()
 }
 
@@ -89,7 +94,12 @@ pub fn render_all(skeleton: &EcoSkeleton, pretty: bool) -> Vec<ExportFile> {
     let mut ordered: Vec<&EcoEntry> = skeleton.entries.iter().collect();
     // Unstable is enough: the identity (`epd`) makes every key distinct.
     ordered.sort_unstable_by(|a, b| {
-        (&a.eco, a.moves.len(), &a.movetext, &a.epd).cmp(&(&b.eco, b.moves.len(), &b.movetext, &b.epd))
+        (&a.eco, a.moves.len(), &a.movetext, &a.epd).cmp(&(
+            &b.eco,
+            b.moves.len(),
+            &b.movetext,
+            &b.epd,
+        ))
     });
     let by_fen = |entries: Vec<&EcoEntry>| {
         let capacity = entries_size(&entries);
@@ -97,7 +107,11 @@ pub fn render_all(skeleton: &EcoSkeleton, pretty: bool) -> Vec<ExportFile> {
     };
     let mut files = Vec::new();
     for letter in ['A', 'B', 'C', 'D', 'E'] {
-        let named = ordered.iter().copied().filter(|e| e.src != "interpolated" && e.eco.starts_with(letter)).collect();
+        let named = ordered
+            .iter()
+            .copied()
+            .filter(|e| e.src != "interpolated" && e.eco.starts_with(letter))
+            .collect();
         files.push(ExportFile { name: format!("eco{letter}.json"), bytes: by_fen(named) });
     }
     let interpolated = ordered.iter().copied().filter(|e| e.src == "interpolated").collect();
@@ -110,6 +124,9 @@ pub fn render_all(skeleton: &EcoSkeleton, pretty: bool) -> Vec<ExportFile> {
             a.fen.len() + b.fen.len() + a.src.len() + b.src.len() + 48
         })
         .sum();
-    files.push(ExportFile { name: "fromTo.json".into(), bytes: render(&FromTo(skeleton), pretty, from_to_size) });
+    files.push(ExportFile {
+        name: "fromTo.json".into(),
+        bytes: render(&FromTo(skeleton), pretty, from_to_size),
+    });
     files
 }

@@ -49,5 +49,9 @@ fn eval_of(analysis: &Analysis) -> Eval {
 /// `bytes` compressed with zstd when `output` ends in `.zst` (level 19: the file is
 /// written once and read by many), as they are otherwise.
 pub fn encode_for(output: &std::path::Path, bytes: Vec<u8>) -> std::io::Result<Vec<u8>> {
-    if output.extension().is_some_and(|e| e == "zst") { zstd::bulk::compress(&bytes, 19) } else { Ok(bytes) }
+    if output.extension().is_some_and(|e| e == "zst") {
+        zstd::bulk::compress(&bytes, 19)
+    } else {
+        Ok(bytes)
+    }
 }

@@ -2,9 +2,9 @@
 //! bytes of one or more files; writing them is the build engine's job, so every export is
 //! cached and restored like any other step output.
 
-pub mod csv;
 pub mod bgn;
 pub mod book;
+pub mod csv;
 pub mod eco_json;
 pub mod lichess_evals;
 pub mod named;

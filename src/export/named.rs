@@ -41,7 +41,13 @@ pub struct Candidate<'a> {
 pub fn named_openings(tree: &Tree) -> Vec<NamedOpening> {
     select(tree.nodes.iter().enumerate().filter_map(|(index, node)| {
         let opening = node.opening.as_ref().filter(|o| o.own && o.src == "eco_tsv")?;
-        Some(Candidate { node: index as u32, eco: &opening.eco, name: &opening.name, ply: node.line.len(), movetext: &node.movetext })
+        Some(Candidate {
+            node: index as u32,
+            eco: &opening.eco,
+            name: &opening.name,
+            ply: node.line.len(),
+            movetext: &node.movetext,
+        })
     }))
 }
 
@@ -125,7 +131,13 @@ fn fold_accent(c: char) -> char {
 pub fn of_graph(graph: &crate::graph::Graph) -> Vec<NamedOpening> {
     select(graph.nodes.iter().enumerate().filter_map(|(index, node)| {
         let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
-        Some(Candidate { node: index as u32, eco: &entry.eco, name: &entry.name, ply: node.ply as usize, movetext: &node.moves })
+        Some(Candidate {
+            node: index as u32,
+            eco: &entry.eco,
+            name: &entry.name,
+            ply: node.ply as usize,
+            movetext: &node.moves,
+        })
     }))
 }
 
@@ -135,7 +147,10 @@ mod tests {
 
     #[test]
     fn slugs_are_ascii_and_single_dashed() {
-        assert_eq!(slug("Sicilian Defense: Najdorf Variation"), "sicilian-defense-najdorf-variation");
+        assert_eq!(
+            slug("Sicilian Defense: Najdorf Variation"),
+            "sicilian-defense-najdorf-variation"
+        );
         assert_eq!(slug("Kádas Opening: Kádas Gambit"), "kadas-opening-kadas-gambit");
         assert_eq!(slug("Polish Opening, with d5"), "polish-opening-with-d5");
         assert_eq!(slug("Queen's Gambit Declined"), "queen-s-gambit-declined");

@@ -81,8 +81,19 @@ fn positions(records: &[NodeRecord]) -> Vec<u8> {
 
 fn moves(tree: &Tree, records: &[NodeRecord]) -> Vec<u8> {
     let mut w = writer();
-    w.write_record([":START_ID(Position)", ":END_ID(Position)", "san", "uci", "rank:int", "games:long", "whiteWins:long", "draws:long", "blackWins:long", ":TYPE"])
-        .expect("writing to memory");
+    w.write_record([
+        ":START_ID(Position)",
+        ":END_ID(Position)",
+        "san",
+        "uci",
+        "rank:int",
+        "games:long",
+        "whiteWins:long",
+        "draws:long",
+        "blackWins:long",
+        ":TYPE",
+    ])
+    .expect("writing to memory");
     for (from, node) in tree.nodes.iter().enumerate() {
         for (rank, edge) in node.children.iter().enumerate() {
             let o = edge.stats.as_ref().map(|s| s.outcomes).unwrap_or_default();
@@ -106,7 +117,8 @@ fn moves(tree: &Tree, records: &[NodeRecord]) -> Vec<u8> {
 
 fn transpositions(tree: &Tree, records: &[NodeRecord]) -> Vec<u8> {
     let mut w = writer();
-    w.write_record([":START_ID(Position)", ":END_ID(Position)", "positionId", ":TYPE"]).expect("writing to memory");
+    w.write_record([":START_ID(Position)", ":END_ID(Position)", "positionId", ":TYPE"])
+        .expect("writing to memory");
     for (target, a, b) in tree.transpositions() {
         let id = |i: u32| records[i as usize].node_id.as_str();
         w.write_record([id(a), id(b), id(target), "TRANSPOSES_TO"]).expect("writing to memory");

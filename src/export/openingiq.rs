@@ -140,20 +140,27 @@ pub fn opening_file(graph: &Graph, root: u32, max_depth: u32) -> OpeningFile {
         name: node.full_name(),
         moves: node.moves.clone(),
         max_depth,
-        tree: graph.fold_tree(root, max_depth, &|_| true, &mut |visit, children| build_node(graph, visit, children)),
+        tree: graph.fold_tree(root, max_depth, &|_| true, &mut |visit, children| {
+            build_node(graph, visit, children)
+        }),
     }
 }
 
-
 /// The files of every named opening, `<stem>.json`, in stem order.
-pub fn render_all(graph: &Graph, named: &[NamedOpening], max_depth: u32, pretty: bool) -> Vec<ExportFile> {
+pub fn render_all(
+    graph: &Graph,
+    named: &[NamedOpening],
+    max_depth: u32,
+    pretty: bool,
+) -> Vec<ExportFile> {
     use rayon::prelude::*;
     named
         .par_iter()
         .map(|opening| {
             let file = opening_file(graph, opening.node, max_depth);
-            let mut bytes = if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
-                .expect("OpeningIQ files serialize");
+            let mut bytes =
+                if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
+                    .expect("OpeningIQ files serialize");
             bytes.push(b'\n');
             ExportFile { name: format!("{}.json", opening.stem), bytes }
         })
@@ -225,7 +232,8 @@ fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> Op
 
 /// The reply shares of a node (see the module docs for the rule).
 fn response_weights(children: &[Edge], engine: &[EngineResponse]) -> Map<String, Value> {
-    let played: Vec<(&str, u64)> = children.iter().map(|e| (e.san.as_str(), e.games.games())).collect();
+    let played: Vec<(&str, u64)> =
+        children.iter().map(|e| (e.san.as_str(), e.games.games())).collect();
     let candidates: Vec<(&str, u64)> = if played.iter().any(|p| p.1 > 0) {
         played
     } else if !children.is_empty() {
@@ -239,7 +247,10 @@ fn response_weights(children: &[Edge], engine: &[EngineResponse]) -> Map<String,
         }
         replies
     };
-    shares(&candidates).into_iter().map(|(san, share)| (san.to_string(), Value::from(share))).collect()
+    shares(&candidates)
+        .into_iter()
+        .map(|(san, share)| (san.to_string(), Value::from(share)))
+        .collect()
 }
 
 /// Splits 1 among `counts` in proportion, in units of 1/10000, by largest remainder

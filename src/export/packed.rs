@@ -92,7 +92,8 @@ impl MoveRecord {
         let avg = |sum: u64, n: u64| (n > 0).then(|| sum as f64 / n as f64);
         let mover = avg(stats.rating_sum, stats.rated_games);
         let opponent = avg(stats.opponent_rating_sum, stats.opponent_rated_games);
-        let (white, black) = if turn == Color::White { (mover, opponent) } else { (opponent, mover) };
+        let (white, black) =
+            if turn == Color::White { (mover, opponent) } else { (opponent, mover) };
         let (diff_half, black_stronger) = match (white, black) {
             (Some(w), Some(b)) => (((w - b).abs() / 2.0).round().min(255.0) as u8, b > w),
             _ => (0, false),
@@ -102,7 +103,11 @@ impl MoveRecord {
             _ => 0.5,
         };
         let mover_wins = if turn == Color::White { o.white } else { o.black };
-        let score = if games == 0 { 0.5 } else { (mover_wins as f64 + o.draws as f64 / 2.0) / games as f64 };
+        let score = if games == 0 {
+            0.5
+        } else {
+            (mover_wins as f64 + o.draws as f64 / 2.0) / games as f64
+        };
         let weight = (255.0 * (1.0 + score - expected) / 2.0).round().clamp(0.0, 255.0) as u8;
         MoveRecord {
             from: (key.0 & 63) as u8,
@@ -223,9 +228,10 @@ pub fn entries(tree: &Tree) -> Vec<PackedEntry> {
         .nodes
         .par_iter()
         .flat_map_iter(|node| {
-            let with_games: Vec<_> = node.children.iter().filter_map(|e| e.stats.map(|s| (e.key, s))).collect();
-            let pos: Option<Chess> =
-                (!with_games.is_empty()).then(|| position::parse_fen(&node.fen).expect("node FENs are written by okb"));
+            let with_games: Vec<_> =
+                node.children.iter().filter_map(|e| e.stats.map(|s| (e.key, s))).collect();
+            let pos: Option<Chess> = (!with_games.is_empty())
+                .then(|| position::parse_fen(&node.fen).expect("node FENs are written by okb"));
             with_games.into_iter().map(move |(key, stats)| {
                 let pos = pos.as_ref().expect("set when there are moves");
                 PackedEntry {
@@ -277,9 +283,9 @@ pub fn from_bytes(bytes: &[u8]) -> Result<Vec<(u64, MoveRecord)>, String> {
         .map(|(i, chunk)| {
             let key = u64::from_be_bytes(chunk[..8].try_into().expect("8 bytes"));
             let bits = u64::from_be_bytes(chunk[8..].try_into().expect("8 bytes"));
-            MoveRecord::unpack(bits)
-                .map(|r| (key, r))
-                .map_err(|e| format!("entry {i} (byte offset {}): {e}", HEADER_BYTES + i * ENTRY_BYTES))
+            MoveRecord::unpack(bits).map(|r| (key, r)).map_err(|e| {
+                format!("entry {i} (byte offset {}): {e}", HEADER_BYTES + i * ENTRY_BYTES)
+            })
         })
         .collect()
 }
@@ -289,7 +295,13 @@ mod tests {
     use super::*;
     use crate::games::stats::Outcomes;
 
-    fn stats(white: u64, draws: u64, black: u64, mover: (u64, u64), opponent: (u64, u64)) -> MoveStats {
+    fn stats(
+        white: u64,
+        draws: u64,
+        black: u64,
+        mover: (u64, u64),
+        opponent: (u64, u64),
+    ) -> MoveStats {
         MoveStats {
             outcomes: Outcomes { white, draws, black },
             rating_sum: mover.0,
@@ -318,18 +330,35 @@ mod tests {
             weight: 255,
         };
         assert_eq!(MoveRecord::unpack(record.pack()), Ok(record));
-        let small = MoveRecord { from: 12, to: 28, promotion: 0, white_elo: 1, elo_diff_half: 0, black_stronger: false, wdl: 0, count: 1, weight: 0 };
+        let small = MoveRecord {
+            from: 12,
+            to: 28,
+            promotion: 0,
+            white_elo: 1,
+            elo_diff_half: 0,
+            black_stronger: false,
+            wdl: 0,
+            count: 1,
+            weight: 0,
+        };
         assert_eq!(MoveRecord::unpack(small.pack()), Ok(small));
         assert_eq!(small.uci(), "e2e4");
         assert!(MoveRecord::unpack(record.pack() | (7 << 49)).is_err(), "promotion 7");
-        assert!(MoveRecord::unpack((record.pack() & !(511 << 20)) | (300 << 20)).is_err(), "%WDL 300");
+        assert!(
+            MoveRecord::unpack((record.pack() & !(511 << 20)) | (300 << 20)).is_err(),
+            "%WDL 300"
+        );
     }
 
     #[test]
     fn records_follow_the_documented_reading() {
         let start = Chess::default();
         // White 2400 vs Black 2200 on average, White scores 2.5/4 where 0.76 was expected.
-        let r = MoveRecord::from_stats(key(&start, "e2e4"), Color::White, &stats(2, 1, 1, (9600, 4), (8800, 4)));
+        let r = MoveRecord::from_stats(
+            key(&start, "e2e4"),
+            Color::White,
+            &stats(2, 1, 1, (9600, 4), (8800, 4)),
+        );
         assert_eq!((r.from, r.to, r.promotion), (12, 28, 0));
         assert_eq!((r.white_elo(), r.black_elo()), (Some(2400), Some(2200)));
         assert_eq!((r.elo_diff_half, r.black_stronger), (100, false));
@@ -338,30 +367,55 @@ mod tests {
         let expected = 1.0 / (1.0 + 10f64.powf(-200.0 / 400.0));
         assert_eq!(r.weight, (255.0 * (1.0 + 0.625 - expected) / 2.0_f64).round() as u8);
         // A Black move: the mover's ratings are Black's. Draws dominate.
-        let r = MoveRecord::from_stats(key(&start, "g1f3"), Color::Black, &stats(1, 6, 3, (25000, 10), (20000, 10)));
+        let r = MoveRecord::from_stats(
+            key(&start, "g1f3"),
+            Color::Black,
+            &stats(1, 6, 3, (25000, 10), (20000, 10)),
+        );
         assert_eq!((r.white_elo(), r.black_elo()), (Some(2000), Some(2500)));
         assert!(r.black_stronger);
         assert_eq!(r.wdl_parts(), ("draw", 60));
         // Unrated games: Elo fields 0, weight from the score alone (E = 0.5).
-        let r = MoveRecord::from_stats(key(&start, "d2d4"), Color::White, &stats(0, 0, 5000, (0, 0), (0, 0)));
+        let r = MoveRecord::from_stats(
+            key(&start, "d2d4"),
+            Color::White,
+            &stats(0, 0, 5000, (0, 0), (0, 0)),
+        );
         assert_eq!((r.white_elo(), r.elo_diff_half), (None, 0));
         assert_eq!(r.wdl_parts(), ("loss", 99), "100% is written as 99");
         assert_eq!(r.count, 4095, "saturates");
         assert_eq!(r.weight, 64);
         // Promotions count N = 1 … Q = 4.
         let promo = crate::position::parse_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
-        let r = MoveRecord::from_stats(key(&promo, "e7e8n"), Color::White, &stats(1, 0, 0, (0, 0), (0, 0)));
+        let r = MoveRecord::from_stats(
+            key(&promo, "e7e8n"),
+            Color::White,
+            &stats(1, 0, 0, (0, 0), (0, 0)),
+        );
         assert_eq!((r.promotion, r.uci().as_str()), (1, "e7e8n"));
     }
 
     #[test]
     fn files_round_trip_and_damage_is_reported() {
         let start = Chess::default();
-        let record = |uci, white| MoveRecord::from_stats(key(&start, uci), Color::White, &stats(white, 1, 1, (2000, 1), (2100, 1))).pack();
-        let entries = vec![PackedEntry { key: 1, record: record("e2e4", 3) }, PackedEntry { key: 2, record: record("d2d4", 0) }];
+        let record = |uci, white| {
+            MoveRecord::from_stats(
+                key(&start, uci),
+                Color::White,
+                &stats(white, 1, 1, (2000, 1), (2100, 1)),
+            )
+            .pack()
+        };
+        let entries = vec![
+            PackedEntry { key: 1, record: record("e2e4", 3) },
+            PackedEntry { key: 2, record: record("d2d4", 0) },
+        ];
         let bytes = to_bytes(&entries);
         let read = from_bytes(&bytes).unwrap();
-        assert_eq!(read.iter().map(|(k, r)| PackedEntry { key: *k, record: r.pack() }).collect::<Vec<_>>(), entries);
+        assert_eq!(
+            read.iter().map(|(k, r)| PackedEntry { key: *k, record: r.pack() }).collect::<Vec<_>>(),
+            entries
+        );
         assert!(from_bytes(&bytes[..bytes.len() - 3]).unwrap_err().contains("torn"));
         assert!(from_bytes(b"not a packed file").unwrap_err().contains("OKBPACK1"));
     }

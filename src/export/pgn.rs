@@ -31,7 +31,11 @@ pub const DEFAULT_MAX_DEPTH: u16 = 12;
 const LINE_WIDTH: usize = 79;
 
 /// Renders one `<ECO>-<slug>.pgn` file per named opening of `tree`.
-pub fn render_all(tree: &Tree, annotations: Option<&Annotations>, max_depth: u16) -> Vec<ExportFile> {
+pub fn render_all(
+    tree: &Tree,
+    annotations: Option<&Annotations>,
+    max_depth: u16,
+) -> Vec<ExportFile> {
     use rayon::prelude::*;
     let annotator = annotator(annotations);
     named_openings(tree)
@@ -47,7 +51,8 @@ pub fn render_all(tree: &Tree, annotations: Option<&Annotations>, max_depth: u16
 /// sources as `<name>@<pin>`, and the engine's name for its own searches), sorted.
 fn annotator(annotations: Option<&Annotations>) -> String {
     let Some(a) = annotations.filter(|a| !a.results.is_empty()) else { return "okb".into() };
-    let mut origins: std::collections::BTreeSet<&str> = a.origins.values().map(String::as_str).collect();
+    let mut origins: std::collections::BTreeSet<&str> =
+        a.origins.values().map(String::as_str).collect();
     if a.results.len() > a.origins.len() && !a.engine_name.is_empty() {
         origins.insert(&a.engine_name);
     }
@@ -55,7 +60,13 @@ fn annotator(annotations: Option<&Annotations>) -> String {
 }
 
 /// The PGN text of one named opening, its `Annotator` tag `annotator`.
-pub fn render_opening(tree: &Tree, annotations: Option<&Annotations>, opening: &NamedOpening, max_depth: u16, annotator: &str) -> String {
+pub fn render_opening(
+    tree: &Tree,
+    annotations: Option<&Annotations>,
+    opening: &NamedOpening,
+    max_depth: u16,
+    annotator: &str,
+) -> String {
     let mut out = String::new();
     let tags = [
         ("Event", "okb opening tree"),
@@ -79,7 +90,11 @@ pub fn render_opening(tree: &Tree, annotations: Option<&Annotations>, opening: &
     let mut node = tree.root as usize;
     let line = &tree.nodes[named].line;
     for (ply, key) in line.iter().enumerate() {
-        let edge = tree.nodes[node].children.iter().find(|e| e.key == *key).expect("a named node's line is a tree path");
+        let edge = tree.nodes[node]
+            .children
+            .iter()
+            .find(|e| e.key == *key)
+            .expect("a named node's line is a tree path");
         writer.write_move(ply, &edge.san, edge.child as usize, false);
         node = edge.child as usize;
     }
@@ -122,7 +137,15 @@ struct Writer<'a> {
 impl Writer<'_> {
     /// Writes the moves out of `node` (at `depth` below the named node, `ply` from the
     /// start position) if this occurrence is the one that expands it.
-    fn subtree(&mut self, node: usize, ply: usize, depth: u16, max_depth: u16, dist: &[u16], expanded: &mut [bool]) {
+    fn subtree(
+        &mut self,
+        node: usize,
+        ply: usize,
+        depth: u16,
+        max_depth: u16,
+        dist: &[u16],
+        expanded: &mut [bool],
+    ) {
         if depth >= max_depth || dist[node] != depth || expanded[node] {
             return;
         }
@@ -153,7 +176,11 @@ impl Writer<'_> {
 /// The comment after the move reaching `node`: its evaluation and own name, if any.
 fn comment(node: &Node, annotations: Option<&Annotations>) -> Option<String> {
     let eval = annotations.and_then(|a| a.results.get(&node.epd)).map(eval_command);
-    let name = node.opening.as_ref().filter(|o| o.own && o.src == "eco_tsv").map(|o| format!("{} {}", o.eco, o.name));
+    let name = node
+        .opening
+        .as_ref()
+        .filter(|o| o.own && o.src == "eco_tsv")
+        .map(|o| format!("{} {}", o.eco, o.name));
     match (eval, name) {
         (None, None) => None,
         (Some(e), None) => Some(e),
@@ -213,7 +240,9 @@ impl Movetext {
             self.needs_black_number = true;
         }
         let space = !self.current.is_empty() && !self.current.ends_with('(') && token != ")";
-        if !self.current.is_empty() && self.current.len() + usize::from(space) + token.len() > LINE_WIDTH {
+        if !self.current.is_empty()
+            && self.current.len() + usize::from(space) + token.len() > LINE_WIDTH
+        {
             self.lines.push(std::mem::take(&mut self.current));
         } else if space {
             self.current.push(' ');

@@ -63,12 +63,7 @@ pub fn encode_move(m: &Move) -> u16 {
 /// Sorts entries as written to a book: by key, then heavier moves first, then by move
 /// (the last rule only makes ties deterministic).
 pub fn sort_entries(entries: &mut [BookEntry]) {
-    entries.sort_by(|a, b| {
-        a.key
-            .cmp(&b.key)
-            .then(b.weight.cmp(&a.weight))
-            .then(a.mv.cmp(&b.mv))
-    });
+    entries.sort_by(|a, b| a.key.cmp(&b.key).then(b.weight.cmp(&a.weight)).then(a.mv.cmp(&b.mv)));
 }
 
 /// Builds book entries from the tree's statistics: one triple per (position, move).
@@ -88,29 +83,18 @@ where
         let o = &stats.outcomes;
         let raw = match mode {
             WeightMode::Polyglot => {
-                let (wins, _) = if pos.turn().is_white() {
-                    (o.white, o.black)
-                } else {
-                    (o.black, o.white)
-                };
+                let (wins, _) =
+                    if pos.turn().is_white() { (o.white, o.black) } else { (o.black, o.white) };
                 2 * wins + o.draws
             }
             WeightMode::Games => o.games(),
         };
-        by_key
-            .entry(polyglot_key(pos))
-            .or_default()
-            .push((encode_move(&m), raw));
+        by_key.entry(polyglot_key(pos)).or_default().push((encode_move(&m), raw));
     }
     let mut out = Vec::new();
     for (key, moves) in by_key {
         for (mv, weight) in scale_weights(&moves, mode) {
-            out.push(BookEntry {
-                key,
-                mv,
-                weight,
-                learn: 0,
-            });
+            out.push(BookEntry { key, mv, weight, learn: 0 });
         }
     }
     sort_entries(&mut out);
@@ -132,11 +116,7 @@ pub fn scale_weights(moves: &[(u16, u64)], mode: WeightMode) -> Vec<(u16, u16)> 
                 }
                 w as u16
             };
-            moves
-                .iter()
-                .map(|&(mv, w)| (mv, halve(w)))
-                .filter(|m| m.1 > 0)
-                .collect()
+            moves.iter().map(|&(mv, w)| (mv, halve(w))).filter(|m| m.1 > 0).collect()
         }
         WeightMode::Games => moves
             .iter()
@@ -176,10 +156,7 @@ pub fn from_bytes(bytes: &[u8]) -> Vec<BookEntry> {
 
 /// Writes a book file atomically (temporary file, then rename).
 pub fn write_book(path: &Path, entries: &[BookEntry]) -> Result<(), GamesError> {
-    let err = |source| GamesError::Write {
-        path: path.to_path_buf(),
-        source,
-    };
+    let err = |source| GamesError::Write { path: path.to_path_buf(), source };
     crate::files::write_atomic(path, &to_bytes(entries)).map_err(err)
 }
 
@@ -189,10 +166,7 @@ mod tests {
     use crate::games::stats::Outcomes;
 
     fn play(pos: &Chess, uci: &str) -> Move {
-        uci.parse::<shakmaty::uci::UciMove>()
-            .unwrap()
-            .to_move(pos)
-            .unwrap()
+        uci.parse::<shakmaty::uci::UciMove>().unwrap().to_move(pos).unwrap()
     }
 
     #[test]
@@ -204,14 +178,8 @@ mod tests {
         assert_eq!(encode_move(&play(&castle, "e1g1")), 7 | (4 << 6), "e1h1");
         assert_eq!(encode_move(&play(&castle, "e1c1")), 4 << 6, "e1a1");
         let promo = crate::position::parse_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
-        assert_eq!(
-            encode_move(&play(&promo, "e7e8n")),
-            60 | (52 << 6) | (1 << 12)
-        );
-        assert_eq!(
-            encode_move(&play(&promo, "e7e8q")),
-            60 | (52 << 6) | (4 << 12)
-        );
+        assert_eq!(encode_move(&play(&promo, "e7e8n")), 60 | (52 << 6) | (1 << 12));
+        assert_eq!(encode_move(&play(&promo, "e7e8q")), 60 | (52 << 6) | (4 << 12));
     }
 
     #[test]
@@ -220,11 +188,7 @@ mod tests {
         let e4 = MoveKey::new(&play(&start, "e2e4"));
         let d4 = MoveKey::new(&play(&start, "d2d4"));
         let st = |w, d, b| MoveStats {
-            outcomes: Outcomes {
-                white: w,
-                draws: d,
-                black: b,
-            },
+            outcomes: Outcomes { white: w, draws: d, black: b },
             ..Default::default()
         };
         let items = vec![(&start, e4, st(10, 5, 3)), (&start, d4, st(40_000, 1, 0))];

@@ -39,11 +39,17 @@ impl Frame {
     pub fn check(&self, bytes: &[u8]) -> Result<(), String> {
         if bytes.len() < Frame::LEN || &bytes[..8] != self.magic {
             let magic = String::from_utf8_lossy(self.magic);
-            return Err(format!("not {} (it does not start with {magic}); make one with `{}`", self.what, self.made_by));
+            return Err(format!(
+                "not {} (it does not start with {magic}); make one with `{}`",
+                self.what, self.made_by
+            ));
         }
         let version = u32::from_le_bytes(bytes[8..Frame::LEN].try_into().expect("four bytes"));
         if version != self.version {
-            return Err(format!("format version {version}; this okb reads version {} of {}", self.version, self.what));
+            return Err(format!(
+                "format version {version}; this okb reads version {} of {}",
+                self.version, self.what
+            ));
         }
         Ok(())
     }
@@ -53,15 +59,23 @@ impl Frame {
 mod tests {
     use super::*;
 
-    const KIND: Frame = Frame { magic: b"OKBTESTS", version: 2, what: "a test file", made_by: "a test" };
+    const KIND: Frame =
+        Frame { magic: b"OKBTESTS", version: 2, what: "a test file", made_by: "a test" };
 
     #[test]
     fn a_header_is_checked_for_kind_and_version() {
         let mut bytes = KIND.header().to_vec();
         bytes.extend_from_slice(b"body");
         assert_eq!(KIND.check(&bytes), Ok(()));
-        assert!(KIND.check(b"OKBTEST").unwrap_err().contains("not a test file (it does not start with OKBTESTS); make one with `a test`"));
+        assert!(
+            KIND.check(b"OKBTEST").unwrap_err().contains(
+                "not a test file (it does not start with OKBTESTS); make one with `a test`"
+            )
+        );
         let old = Frame { version: 1, ..KIND }.header();
-        assert_eq!(KIND.check(&old).unwrap_err(), "format version 1; this okb reads version 2 of a test file");
+        assert_eq!(
+            KIND.check(&old).unwrap_err(),
+            "format version 1; this okb reads version 2 of a test file"
+        );
     }
 }

@@ -36,7 +36,10 @@ fn stamp_of(meta: &std::fs::Metadata) -> (u64, i128, u64) {
 impl FileStates {
     /// Loads the stat cache at `path` (empty when missing or unreadable).
     pub fn load(path: PathBuf) -> FileStates {
-        let stamps = std::fs::read(&path).ok().and_then(|b| serde_json::from_slice(&b).ok()).unwrap_or_default();
+        let stamps = std::fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default();
         FileStates { path, stamps, dirty: false }
     }
 
@@ -47,13 +50,21 @@ impl FileStates {
 
     /// The hash recorded under `key` if `file` is unchanged since, else `compute`'s
     /// (recorded with the file's stamp).
-    fn cached(&mut self, key: String, file: &Path, compute: impl FnOnce(&Path) -> std::io::Result<Hash>) -> std::io::Result<Hash> {
+    fn cached(
+        &mut self,
+        key: String,
+        file: &Path,
+        compute: impl FnOnce(&Path) -> std::io::Result<Hash>,
+    ) -> std::io::Result<Hash> {
         let meta = std::fs::metadata(file)?;
         let (len, mtime_ns, inode) = stamp_of(&meta);
         if let Some(s) = self.stamps.get(&key)
-            && s.len == len && s.mtime_ns == mtime_ns && s.inode == inode {
-                return Ok(s.hash.clone());
-            }
+            && s.len == len
+            && s.mtime_ns == mtime_ns
+            && s.inode == inode
+        {
+            return Ok(s.hash.clone());
+        }
         let hash = compute(file)?;
         self.stamps.insert(key, Stamp { len, mtime_ns, inode, hash: hash.clone() });
         self.dirty = true;

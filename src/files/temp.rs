@@ -95,7 +95,14 @@ mod tests {
         for p in [&a, &b] {
             assert_eq!(writer(p.file_name().unwrap().to_str().unwrap()), Some(std::process::id()));
         }
-        for other in ["okb.sqlite", ".okb.sqlite.okb-tmp", ".a.12.x.okb-tmp", ".a.x.12.okb-tmp", "a.12.3.okb-tmp", ".12.3.okb-tmp"] {
+        for other in [
+            "okb.sqlite",
+            ".okb.sqlite.okb-tmp",
+            ".a.12.x.okb-tmp",
+            ".a.x.12.okb-tmp",
+            "a.12.3.okb-tmp",
+            ".12.3.okb-tmp",
+        ] {
             assert_eq!(writer(other), None, "{other}");
         }
         assert_eq!(writer(".download.77.0.okb-tmp"), Some(77));
@@ -109,9 +116,16 @@ mod tests {
         std::fs::create_dir_all(&sub).unwrap();
         let dead = ended_pid();
         assert!(!may_be_running(dead));
-        let abandoned = [root.path().join(format!(".value.{dead}.3{SUFFIX}")), sub.join(format!(".ab12.{dead}.0{SUFFIX}"))];
+        let abandoned = [
+            root.path().join(format!(".value.{dead}.3{SUFFIX}")),
+            sub.join(format!(".ab12.{dead}.0{SUFFIX}")),
+        ];
         let live = [path(root.path(), "value"), path(&sub, "ab12")];
-        let other = [root.path().join("ab12"), root.path().join(format!("value.{dead}.3{SUFFIX}")), root.path().join("okb.sqlite.okb-tmp")];
+        let other = [
+            root.path().join("ab12"),
+            root.path().join(format!("value.{dead}.3{SUFFIX}")),
+            root.path().join("okb.sqlite.okb-tmp"),
+        ];
         for file in abandoned.iter().chain(&live).chain(&other) {
             std::fs::write(file, b"x").unwrap();
         }

@@ -42,7 +42,8 @@ mod tests {
         let target = root.path().join("nodes.csv");
         std::fs::create_dir_all(target.join("inside")).unwrap();
         assert!(write_atomic(&target, b"bytes").is_err());
-        let left: Vec<_> = std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+        let left: Vec<_> =
+            std::fs::read_dir(root.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(left, vec![std::ffi::OsString::from("nodes.csv")], "only the folder is left");
         write_atomic(&root.path().join("ok.csv"), b"bytes").unwrap();
         assert_eq!(std::fs::read(root.path().join("ok.csv")).unwrap(), b"bytes");

@@ -26,7 +26,9 @@ use super::filter::{CompiledFilter, GameFilter, GameResult, GameTags};
 use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, StreamBreak};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
-use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, RunError, SpillFile, in_memory};
+use super::runs::{
+    MergePlan, MoveRecord, Opener, PosRecord, Record, RunError, SpillFile, in_memory,
+};
 use super::stats::{GameStats, MoveStats, Outcomes};
 use super::table::{CountTable, TableKey};
 use crate::position::{MoveKey, PositionKey};
@@ -128,14 +130,7 @@ pub fn aggregate_file(
     filter: &GameFilter,
     max_ply: usize,
 ) -> Result<FileAggregate, GamesError> {
-    aggregate_file_with(
-        path,
-        filter,
-        &AggregateOptions {
-            max_ply,
-            ..Default::default()
-        },
-    )
+    aggregate_file_with(path, filter, &AggregateOptions { max_ply, ..Default::default() })
 }
 
 /// Aggregates several files in parallel (across files, and across chunks of big files).
@@ -150,10 +145,7 @@ pub fn aggregate_files(
         memory_budget_mb: (opts.memory_budget_mb / threads).max(1),
         ..opts.clone()
     };
-    paths
-        .par_iter()
-        .map(|p| aggregate_file_with(p, filter, &per_file))
-        .collect()
+    paths.par_iter().map(|p| aggregate_file_with(p, filter, &per_file)).collect()
 }
 
 /// Aggregates one game file (PGN or BGN, possibly compressed), its statistics merged
@@ -173,8 +165,14 @@ pub fn aggregate_file_with(
         moves.push(r);
         Ok(())
     };
-    super::runs::merge_both(counted.positions, counted.moves, &opts.merge_plan(), &mut to_positions, &mut to_moves)
-        .map_err(spill_err)?;
+    super::runs::merge_both(
+        counted.positions,
+        counted.moves,
+        &opts.merge_plan(),
+        &mut to_positions,
+        &mut to_moves,
+    )
+    .map_err(spill_err)?;
     Ok(FileAggregate {
         file: counted.file,
         max_ply: counted.max_ply,
@@ -207,21 +205,35 @@ pub struct Counted {
 /// A bar in MiB read of the file at `path`, when it is large enough to take a while.
 fn reading_bar(path: &Path) -> Option<crate::progress::Bar> {
     let size = std::fs::metadata(path).ok()?.len() >> 20;
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     (size >= 64).then(|| crate::progress::start(size, &format!("MiB of {name}")))
 }
 
 /// Counts one game file (PGN or BGN, possibly compressed) within the memory budget,
 /// leaving its sorted runs unmerged.
-pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> Result<Counted, GamesError> {
+pub fn count_file(
+    path: &Path,
+    filter: &GameFilter,
+    opts: &AggregateOptions,
+) -> Result<Counted, GamesError> {
     let compiled = filter.compile()?;
     let format = opts.format.resolve(path);
     let boundary = if format == Format::Bgn { Boundary::Line } else { Boundary::Pgn };
     let file = path.display().to_string();
     let read = Arc::new(AtomicU64::new(0));
-    let mut chunker = Chunker::new(crate::games::input::open_counting(path, read.clone())?, path, opts.chunk_bytes, boundary).leave_tag_repair();
+    let mut chunker = Chunker::new(
+        crate::games::input::open_counting(path, read.clone())?,
+        path,
+        opts.chunk_bytes,
+        boundary,
+    )
+    .leave_tag_repair();
     let bar = opts.progress.then(|| reading_bar(path)).flatten();
-    let shown = |bar: &Option<crate::progress::Bar>| bar.iter().for_each(|b| b.set(read.load(Ordering::Relaxed) >> 20));
+    let shown = |bar: &Option<crate::progress::Bar>| {
+        bar.iter().for_each(|b| b.set(read.load(Ordering::Relaxed) >> 20))
+    };
     let mut counted = Counted {
         file,
         max_ply: opts.max_ply as u32,
@@ -237,8 +249,10 @@ pub fn count_file(path: &Path, filter: &GameFilter, opts: &AggregateOptions) -> 
     };
     let slots = if first.last { 1 } else { rayon::current_num_threads().max(1) };
     let budget = opts.memory_budget_mb.max(1).saturating_mul(1 << 20) / slots;
-    let accs: Vec<Mutex<Accumulator>> = (0..slots).map(|_| Mutex::new(Accumulator::new(budget, opts.spill_dir()))).collect();
-    let ctx = ChunkContext { file: &counted.file, filter: &compiled, max_ply: opts.max_ply, format };
+    let accs: Vec<Mutex<Accumulator>> =
+        (0..slots).map(|_| Mutex::new(Accumulator::new(budget, opts.spill_dir()))).collect();
+    let ctx =
+        ChunkContext { file: &counted.file, filter: &compiled, max_ply: opts.max_ply, format };
     let recycler = chunker.recycler();
     let process = |mut chunk: Chunk| -> Result<(), GamesError> {
         chunk.repair_tags();
@@ -318,11 +332,8 @@ pub fn merge(files: &[&FileAggregate]) -> GameStats {
         lo..hi
     };
     let mslice_of = |v: &[MoveRecord], p: u32| {
-        let lo = if p == 0 {
-            0
-        } else {
-            bound(p).map_or(v.len(), |b| v.partition_point(|e| e.0 < b))
-        };
+        let lo =
+            if p == 0 { 0 } else { bound(p).map_or(v.len(), |b| v.partition_point(|e| e.0 < b)) };
         let hi = bound(p + 1).map_or(v.len(), |b| v.partition_point(|e| e.0 < b));
         lo..hi
     };
@@ -495,28 +506,21 @@ impl Accumulator {
             }
             _ => {
                 let mut visitor = GameVisitor::<IdentityKeys>::new(ctx.max_ply, Some(ctx.filter));
-                read_chunk(
-                    &chunk.data,
-                    origin,
-                    &mut visitor,
-                    &mut chunk_bad,
-                    |v, end| {
-                        if error.is_some() {
-                            return;
-                        }
-                        match end {
-                            GameEnd::Filtered(r) => self.counters.count_filtered(r),
-                            GameEnd::Done => {
-                                if let Err(e) =
-                                    self.count_game(&v.keys, &v.moves, &v.tags, v.result())
-                                {
-                                    error = Some(e);
-                                }
+                read_chunk(&chunk.data, origin, &mut visitor, &mut chunk_bad, |v, end| {
+                    if error.is_some() {
+                        return;
+                    }
+                    match end {
+                        GameEnd::Filtered(r) => self.counters.count_filtered(r),
+                        GameEnd::Done => {
+                            if let Err(e) = self.count_game(&v.keys, &v.moves, &v.tags, v.result())
+                            {
+                                error = Some(e);
                             }
-                            GameEnd::Bad(_) => {}
                         }
-                    },
-                )
+                        GameEnd::Bad(_) => {}
+                    }
+                })
             }
         };
         if let Some(e) = error {
@@ -551,11 +555,13 @@ impl Accumulator {
         }
         // A table that would double past the budget for this game's keys: spill first
         // (the tables keep the memory they have for what comes next).
-        let (grow_positions, grow_moves) = (self.positions.needs_growth(keys.len()), self.moves.needs_growth(moves.len()));
+        let (grow_positions, grow_moves) =
+            (self.positions.needs_growth(keys.len()), self.moves.needs_growth(moves.len()));
         let grown = |grows: bool, bytes: usize| if grows { 2 * bytes } else { bytes };
         if self.games_in_maps > 0
             && (grow_positions || grow_moves)
-            && grown(grow_positions, self.positions.bytes()) + grown(grow_moves, self.moves.bytes()) > self.budget
+            && grown(grow_positions, self.positions.bytes()) + grown(grow_moves, self.moves.bytes())
+                > self.budget
         {
             self.spill()?;
         }
@@ -634,11 +640,7 @@ impl Accumulator {
                     opponent_rating_sum: c.opponent_rating_sum,
                     opponent_rated_games: c.opponent_rated.into(),
                 };
-                (
-                    PositionKey(u128::from(s.lo) | (u128::from(s.hi) << 64)),
-                    MoveKey(s.mv),
-                    stats,
-                )
+                (PositionKey(u128::from(s.lo) | (u128::from(s.hi) << 64)), MoveKey(s.mv), stats)
             })
             .collect();
         m.sort_unstable_by_key(|e| (e.0, e.1));
@@ -698,9 +700,17 @@ mod tests {
     fn a_full_disk_under_the_merge_reads_as_a_sentence() {
         // /dev/full: every write fails as on a full disk (ENOSPC).
         use std::io::Write;
-        let error = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap().write_all(b"counts").unwrap_err();
+        let error = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+            .write_all(b"counts")
+            .unwrap_err();
         let message = spill_err(crate::games::runs::RunError::Output(error)).to_string();
-        assert!(message.starts_with("writing the merged counts: No space left on device"), "{message}");
+        assert!(
+            message.starts_with("writing the merged counts: No space left on device"),
+            "{message}"
+        );
         assert!(!message.contains("spill file"), "{message}");
     }
 

@@ -29,8 +29,8 @@
 
 use std::borrow::Cow;
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use shakmaty::uci::UciMove;
 use shakmaty::{Chess, Move, Position, Role, Square};
 
@@ -101,7 +101,10 @@ impl<'de> Visitor<'de> for FirstMoves {
 }
 
 /// The moves of `raw` up to `limit` ([`FirstMoves`]).
-fn first_moves(raw: &serde_json::value::RawValue, limit: usize) -> serde_json::Result<Vec<MoveField<'_>>> {
+fn first_moves(
+    raw: &serde_json::value::RawValue,
+    limit: usize,
+) -> serde_json::Result<Vec<MoveField<'_>>> {
     FirstMoves(limit).deserialize(&mut serde_json::Deserializer::from_str(raw.get()))
 }
 
@@ -171,13 +174,7 @@ pub fn parse_move(pos: &Chess, text: &str) -> Result<Move, BadKind> {
         Some(p) if p.color == pos.turn() => return Err(BadKind::PieceMismatch),
         _ => return Err(BadKind::IllegalMove),
     }
-    UciMove::Normal {
-        from,
-        to,
-        promotion,
-    }
-    .to_move(pos)
-    .map_err(|_| BadKind::IllegalMove)
+    UciMove::Normal { from, to, promotion }.to_move(pos).map_err(|_| BadKind::IllegalMove)
 }
 
 /// Reads every line of `data` and calls `on_game` for each readable game.
@@ -203,18 +200,13 @@ pub fn read_chunk(
         games += 1;
         let mut record_bad = |kind: BadKind| {
             if bad.wants_example(kind) {
-                bad.record(
-                    kind,
-                    Location {
-                        file: origin.file.to_string(),
-                        line: this_line,
-                    },
-                );
+                bad.record(kind, Location { file: origin.file.to_string(), line: this_line });
             } else {
                 bad.count_only(kind);
             }
         };
-        let parsed = serde_json::from_slice(line).and_then(|rec: Record<'_>| Ok((first_moves(rec.moves, max_ply)?, rec)));
+        let parsed = serde_json::from_slice(line)
+            .and_then(|rec: Record<'_>| Ok((first_moves(rec.moves, max_ply)?, rec)));
         let (moves, rec) = match parsed {
             Ok(r) => r,
             Err(_) => {
@@ -222,21 +214,17 @@ pub fn read_chunk(
                 continue;
             }
         };
-        game.tags = GameTags {
-            count: 1,
-            ..Default::default()
-        };
+        game.tags = GameTags { count: 1, ..Default::default() };
         let t = &mut game.tags;
         t.white_elo = rec.white_elo.filter(|r| (1..=4000).contains(r));
         t.black_elo = rec.black_elo.filter(|r| (1..=4000).contains(r));
-        t.speed = rec
-            .time_control
-            .as_deref()
-            .and_then(|s| Speed::from_time_control(s.as_bytes()));
+        t.speed = rec.time_control.as_deref().and_then(|s| Speed::from_time_control(s.as_bytes()));
         t.date = match (rec.date.as_deref(), rec.datetime.as_deref()) {
             (Some(date), _) => DateRange::parse(date.as_bytes()),
             // 2013-01-05[T…] → 2013.01.05, the PGN form the date filter reads.
-            (None, Some(dt)) => dt.get(..10).and_then(|d| DateRange::parse(d.replace('-', ".").as_bytes())),
+            (None, Some(dt)) => {
+                dt.get(..10).and_then(|d| DateRange::parse(d.replace('-', ".").as_bytes()))
+            }
             (None, None) => None,
         };
         t.bot = [&rec.white_title, &rec.black_title]
@@ -248,10 +236,7 @@ pub fn read_chunk(
         if let Some(f) = rec.fen.as_deref() {
             t.add(b"FEN", f.as_bytes());
         }
-        t.result = rec
-            .result
-            .as_deref()
-            .and_then(|r| GameResult::from_tag(r.as_bytes()));
+        t.result = rec.result.as_deref().and_then(|r| GameResult::from_tag(r.as_bytes()));
         game.result = t.result;
         game.keys.clear();
         game.moves.clear();
@@ -264,8 +249,7 @@ pub fn read_chunk(
                     let key = *game.keys.last().unwrap_or(&start_key);
                     let updated = IdentityKeys::update(&pos, key, m);
                     pos.play_unchecked(m);
-                    game.keys
-                        .push(updated.unwrap_or_else(|| IdentityKeys::key(&pos)));
+                    game.keys.push(updated.unwrap_or_else(|| IdentityKeys::key(&pos)));
                     game.moves.push(m);
                 }
                 Err(kind) => {
@@ -290,9 +274,7 @@ mod tests {
     #[test]
     fn moves_parse_with_piece_check_castling_and_promotion() {
         let mut pos = Chess::default();
-        for t in [
-            "Pe2e4", "Pe7e5", "Ng1f3", "Nb8c6", "Bf1c4", "Bf8c5", "Ke1g1",
-        ] {
+        for t in ["Pe2e4", "Pe7e5", "Ng1f3", "Nb8c6", "Bf1c4", "Bf8c5", "Ke1g1"] {
             let m = parse_move(&pos, t).unwrap_or_else(|e| panic!("{t}: {e:?}"));
             pos.play_unchecked(m);
         }
@@ -314,12 +296,7 @@ not json
 {"result":"0-1","moves":["Pe2e4","Ne7e5"]}
 {"result":"1/2-1/2","moves":["Pd2d4"],"event":"ignored"}
 "#;
-        let origin = ChunkOrigin {
-            file: "g.bgn",
-            first_line: 1,
-            last: true,
-            repaired_tags: &[],
-        };
+        let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true, repaired_tags: &[] };
         let mut bad = BadGames::default();
         let mut seen = Vec::new();
         let n = read_chunk(text, origin, 15, &mut bad, |g| {
@@ -328,10 +305,7 @@ not json
         assert_eq!(n, 4);
         assert_eq!(
             seen,
-            vec![
-                (2, Some(GameResult::WhiteWins), Some(2000)),
-                (1, Some(GameResult::Draw), None)
-            ]
+            vec![(2, Some(GameResult::WhiteWins), Some(2000)), (1, Some(GameResult::Draw), None)]
         );
         assert_eq!(bad.kinds[&BadKind::BadJson].examples[0].line, 3);
         assert_eq!(bad.kinds[&BadKind::PieceMismatch].examples[0].line, 4);
@@ -345,7 +319,9 @@ not json
         let origin = ChunkOrigin { file: "g.bgn", first_line: 1, last: true, repaired_tags: &[] };
         let mut bad = BadGames::default();
         let mut seen = Vec::new();
-        read_chunk(text, origin, 15, &mut bad, |g| seen.push((g.moves.len(), g.tags.date.is_some())));
+        read_chunk(text, origin, 15, &mut bad, |g| {
+            seen.push((g.moves.len(), g.tags.date.is_some()))
+        });
         assert_eq!(seen, vec![(3, true)]);
         assert_eq!(bad.kinds[&BadKind::PieceMismatch].examples[0].line, 2);
     }

@@ -20,13 +20,18 @@ use std::path::Path;
 use serde::de::DeserializeOwned;
 
 use super::aggregate::FileAggregate;
-use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, SpillFile, write_record};
 use super::input::StreamBreak;
 use super::report::{BadGames, Counters};
+use super::runs::{MergePlan, MoveRecord, Opener, PosRecord, Record, SpillFile, write_record};
 
 /// The header of every counts file: the magic `OKBCOUNT` and the format version written
 /// (and the only one read).
-pub const FRAME: crate::files::framing::Frame = crate::files::framing::Frame { magic: b"OKBCOUNT", version: 1, what: "an okb counts file", made_by: "okb count" };
+pub const FRAME: crate::files::framing::Frame = crate::files::framing::Frame {
+    magic: b"OKBCOUNT",
+    version: 1,
+    what: "an okb counts file",
+    made_by: "okb count",
+};
 
 /// A counts file that cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -49,7 +54,9 @@ pub enum CountsError {
         message: String,
     },
     /// Parts counted with different ply limits cannot be merged.
-    #[error("{path} was counted to ply {found}, the others to ply {expected}: count every part with the same --max-ply")]
+    #[error(
+        "{path} was counted to ply {found}, the others to ply {expected}: count every part with the same --max-ply"
+    )]
     PlyMismatch {
         /// The odd file.
         path: String,
@@ -70,14 +77,16 @@ fn check_header(path: &str, bytes: &[u8]) -> Result<(), CountsError> {
 pub fn decode(path: &str, bytes: &[u8]) -> Result<FileAggregate, CountsError> {
     let bad = |message: String| CountsError::Format { path: path.to_string(), message };
     check_header(path, bytes)?;
-    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..]).map_err(|e| bad(format!("damaged: {e}")))?;
+    let body = zstd::stream::decode_all(&bytes[crate::files::framing::Frame::LEN..])
+        .map_err(|e| bad(format!("damaged: {e}")))?;
     postcard::from_bytes(&body).map_err(|e| bad(format!("damaged: {e}")))
 }
 
 /// Reads the counts file at `path`.
 pub fn read(path: &Path) -> Result<FileAggregate, CountsError> {
     let shown = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|source| CountsError::Io { path: shown.clone(), source })?;
+    let bytes =
+        std::fs::read(path).map_err(|source| CountsError::Io { path: shown.clone(), source })?;
     decode(&shown, &bytes)
 }
 
@@ -89,7 +98,8 @@ pub struct CountsReader {
     path: String,
     /// Buffered after the decoder: postcard reads a byte at a time, and each read of the
     /// bare decoder is a call into zstd (most of a merge's time before the buffer).
-    input: std::io::BufReader<zstd::stream::read::Decoder<'static, std::io::BufReader<std::fs::File>>>,
+    input:
+        std::io::BufReader<zstd::stream::read::Decoder<'static, std::io::BufReader<std::fs::File>>>,
     scratch: Vec<u8>,
     /// The file the counts were made from, as `okb count` named it.
     pub file: String,
@@ -104,10 +114,22 @@ impl CountsReader {
         let io = |source| CountsError::Io { path: shown.clone(), source };
         let mut file = std::fs::File::open(path).map_err(io)?;
         let mut header = Vec::with_capacity(crate::files::framing::Frame::LEN);
-        file.by_ref().take(crate::files::framing::Frame::LEN as u64).read_to_end(&mut header).map_err(io)?;
+        file.by_ref()
+            .take(crate::files::framing::Frame::LEN as u64)
+            .read_to_end(&mut header)
+            .map_err(io)?;
         check_header(&shown, &header)?;
-        let input = std::io::BufReader::with_capacity(1 << 16, zstd::stream::read::Decoder::new(file).map_err(io)?);
-        let mut reader = CountsReader { path: shown, input, scratch: vec![0; 64 << 10], file: String::new(), max_ply: 0 };
+        let input = std::io::BufReader::with_capacity(
+            1 << 16,
+            zstd::stream::read::Decoder::new(file).map_err(io)?,
+        );
+        let mut reader = CountsReader {
+            path: shown,
+            input,
+            scratch: vec![0; 64 << 10],
+            file: String::new(),
+            max_ply: 0,
+        };
         reader.file = reader.next()?;
         reader.max_ply = reader.next()?;
         Ok(reader)
@@ -118,7 +140,9 @@ impl CountsReader {
         let CountsReader { path, input, scratch, .. } = self;
         match postcard::from_io((input, &mut scratch[..])) {
             Ok((value, _)) => Ok(value),
-            Err(e) => Err(CountsError::Format { path: path.clone(), message: format!("damaged: {e}") }),
+            Err(e) => {
+                Err(CountsError::Format { path: path.clone(), message: format!("damaged: {e}") })
+            }
         }
     }
 
@@ -126,13 +150,20 @@ impl CountsReader {
     /// returns how many there were. Records out of key order (or a key twice) are damage,
     /// since every merge relies on the order. A failure of `out` ends the reading with its
     /// error.
-    pub fn records<T: Record + DeserializeOwned, E: From<CountsError>>(&mut self, out: &mut dyn FnMut(T) -> Result<(), E>) -> Result<u64, E> {
+    pub fn records<T: Record + DeserializeOwned, E: From<CountsError>>(
+        &mut self,
+        out: &mut dyn FnMut(T) -> Result<(), E>,
+    ) -> Result<u64, E> {
         let n: usize = self.next()?;
         let mut last: Option<T::Key> = None;
         for _ in 0..n {
             let record: T = self.next()?;
             if last.is_some_and(|k| k >= record.key()) {
-                return Err(CountsError::Format { path: self.path.clone(), message: "damaged: statistics out of key order".into() }.into());
+                return Err(CountsError::Format {
+                    path: self.path.clone(),
+                    message: "damaged: statistics out of key order".into(),
+                }
+                .into());
             }
             last = Some(record.key());
             out(record)?;
@@ -151,10 +182,19 @@ impl CountsReader {
 
 /// Reads one run of a counts file (the positions or the moves) into a spill file in
 /// `dir`, so a part is read once and merged from disk. Returns the spill and its length.
-fn spill_sequence<T: Record + DeserializeOwned>(reader: &mut CountsReader, dir: &Path) -> Result<(SpillFile, u64), CountsError> {
-    let spill = SpillFile::create(dir).map_err(|e| CountsError::Io { path: dir.display().to_string(), source: std::io::Error::other(e.to_string()) })?;
+fn spill_sequence<T: Record + DeserializeOwned>(
+    reader: &mut CountsReader,
+    dir: &Path,
+) -> Result<(SpillFile, u64), CountsError> {
+    let spill = SpillFile::create(dir).map_err(|e| CountsError::Io {
+        path: dir.display().to_string(),
+        source: std::io::Error::other(e.to_string()),
+    })?;
     let io = |source| CountsError::Io { path: spill.path().display().to_string(), source };
-    let mut w = std::io::BufWriter::with_capacity(1 << 18, std::fs::File::create(spill.path()).map_err(io)?);
+    let mut w = std::io::BufWriter::with_capacity(
+        1 << 18,
+        std::fs::File::create(spill.path()).map_err(io)?,
+    );
     let n = reader.records(&mut |r: T| write_record(&mut w, &r).map_err(io))?;
     std::io::Write::flush(&mut w).map_err(io)?;
     Ok((spill, n))
@@ -177,7 +217,14 @@ impl Spilled {
         let (positions, _) = spill_sequence::<PosRecord>(&mut reader, dir)?;
         let (moves, _) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
         let (bad, counters) = reader.finish()?;
-        Ok(Spilled { path, max_ply, positions: positions.opener(), moves: moves.opener(), bad, counters })
+        Ok(Spilled {
+            path,
+            max_ply,
+            positions: positions.opener(),
+            moves: moves.opener(),
+            bad,
+            counters,
+        })
     }
 }
 
@@ -201,7 +248,9 @@ impl Parts {
     /// Checks that `found` (the ply limit of `path`) matches the parts' so far.
     fn same_ply(&mut self, path: &str, found: u32) -> Result<(), CountsError> {
         match self.max_ply {
-            Some(expected) if expected != found => Err(CountsError::PlyMismatch { path: path.into(), found, expected }),
+            Some(expected) if expected != found => {
+                Err(CountsError::PlyMismatch { path: path.into(), found, expected })
+            }
             _ => {
                 self.max_ply = Some(found);
                 Ok(())
@@ -211,9 +260,14 @@ impl Parts {
 
     /// Adds the counts files `paths`, each read once as a stream into spill files in
     /// `dir`, several at a time (reading is decompressing, a core's work per file).
-    pub fn add_files(&mut self, paths: &[std::path::PathBuf], dir: &Path) -> Result<(), CountsError> {
+    pub fn add_files(
+        &mut self,
+        paths: &[std::path::PathBuf],
+        dir: &Path,
+    ) -> Result<(), CountsError> {
         use rayon::prelude::*;
-        let spilled: Vec<Result<Spilled, CountsError>> = paths.par_iter().map(|path| Spilled::read(path, dir)).collect();
+        let spilled: Vec<Result<Spilled, CountsError>> =
+            paths.par_iter().map(|path| Spilled::read(path, dir)).collect();
         for part in spilled {
             let part = part?;
             self.same_ply(&part.path, part.max_ply)?;
@@ -239,7 +293,10 @@ impl Parts {
         plan: &MergePlan,
     ) -> Result<(), CountsError> {
         self.same_ply(path, max_ply)?;
-        let failed = |e: crate::games::runs::RunError| CountsError::Io { path: path.into(), source: std::io::Error::other(e.to_string()) };
+        let failed = |e: crate::games::runs::RunError| CountsError::Io {
+            path: path.into(),
+            source: std::io::Error::other(e.to_string()),
+        };
         self.positions.push(merge_to_spill(positions, plan).map_err(failed)?.0);
         self.moves.push(merge_to_spill(moves, plan).map_err(failed)?.0);
         self.bad.merge(bad);
@@ -251,20 +308,35 @@ impl Parts {
     /// holding the counts: each sequence is merged into a spill file first (a counts file
     /// states its length before its records), then copied into the file's zstd stream.
     /// Returns the number of positions and moves written.
-    pub fn write(self, path: &Path, name: &str, plan: &MergePlan) -> Result<(u64, u64), CountsError> {
+    pub fn write(
+        self,
+        path: &Path,
+        name: &str,
+        plan: &MergePlan,
+    ) -> Result<(u64, u64), CountsError> {
         let out = path.display().to_string();
         let io = |source: std::io::Error| CountsError::Io { path: out.clone(), source };
-        let runs = |e: crate::games::runs::RunError| CountsError::Io { path: out.clone(), source: std::io::Error::other(e.to_string()) };
+        let runs = |e: crate::games::runs::RunError| CountsError::Io {
+            path: out.clone(),
+            source: std::io::Error::other(e.to_string()),
+        };
         // The two sequences merge at once, on two threads.
-        let (positions, moves) = rayon::join(|| merge_to_spill(self.positions, plan), || merge_to_spill(self.moves, plan));
-        let ((positions, n_pos), (moves, n_moves)) = (positions.map_err(runs)?, moves.map_err(runs)?);
+        let (positions, moves) = rayon::join(
+            || merge_to_spill(self.positions, plan),
+            || merge_to_spill(self.moves, plan),
+        );
+        let ((positions, n_pos), (moves, n_moves)) =
+            (positions.map_err(runs)?, moves.map_err(runs)?);
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let tmp = crate::files::temp::path(dir, "counts");
         let written = (|| -> Result<(), CountsError> {
             let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
             std::io::Write::write_all(&mut file, &FRAME.header()).map_err(io)?;
             // Buffered before the encoder: each write into it is a call into zstd.
-            let mut z = std::io::BufWriter::with_capacity(1 << 16, zstd::stream::write::Encoder::new(file, 3).map_err(io)?);
+            let mut z = std::io::BufWriter::with_capacity(
+                1 << 16,
+                zstd::stream::write::Encoder::new(file, 3).map_err(io)?,
+            );
             let mut put = |bytes: &[u8]| std::io::Write::write_all(&mut z, bytes).map_err(io);
             put(&postcard_bytes(&name))?;
             put(&postcard_bytes(&self.max_ply.unwrap_or(0)))?;
@@ -291,7 +363,10 @@ fn postcard_bytes<T: serde::Serialize + ?Sized>(value: &T) -> Vec<u8> {
 }
 
 /// `runs` merged into one spill file, and its number of records.
-fn merge_to_spill<T: Record + 'static>(runs: Vec<Opener<'static, T>>, plan: &MergePlan) -> Result<(Opener<'static, T>, u64), crate::games::runs::RunError> {
+fn merge_to_spill<T: Record + 'static>(
+    runs: Vec<Opener<'static, T>>,
+    plan: &MergePlan,
+) -> Result<(Opener<'static, T>, u64), crate::games::runs::RunError> {
     let spill = SpillFile::create(&plan.spill_dir)?;
     let file = std::fs::File::create(spill.path()).map_err(crate::games::runs::RunError::Output)?;
     let mut w = std::io::BufWriter::with_capacity(1 << 18, file);

@@ -55,10 +55,7 @@ fn parse_u64(b: &[u8]) -> Option<u64> {
     if b.is_empty() || b.len() > 18 || !b.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    Some(
-        b.iter()
-            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')),
-    )
+    Some(b.iter().fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0')))
 }
 
 /// A PGN date with possibly unknown parts, as the range of days it may denote.
@@ -140,17 +137,15 @@ impl GameFilter {
 
     /// Checks the date fields and pre-parses them for fast per-game checks.
     pub fn compile(&self) -> Result<CompiledFilter, FilterError> {
-        let date =
-            |field: &'static str, v: &Option<String>| -> Result<Option<DateRange>, FilterError> {
-                v.as_ref()
-                    .map(|s| {
-                        DateRange::parse(s.as_bytes()).ok_or(FilterError {
-                            field,
-                            value: s.clone(),
-                        })
-                    })
-                    .transpose()
-            };
+        let date = |field: &'static str,
+                    v: &Option<String>|
+         -> Result<Option<DateRange>, FilterError> {
+            v.as_ref()
+                .map(|s| {
+                    DateRange::parse(s.as_bytes()).ok_or(FilterError { field, value: s.clone() })
+                })
+                .transpose()
+        };
         let mut speeds = 0u8;
         for s in &self.speeds {
             speeds |= 1 << (*s as u8);
@@ -266,9 +261,7 @@ impl GameTags {
 
 fn parse_elo(v: &[u8]) -> Option<u32> {
     // Ratings of 0 mean "unknown" in several databases.
-    parse_u64(v.trim_ascii())
-        .filter(|r| (1..=4000).contains(r))
-        .map(|r| r as u32)
+    parse_u64(v.trim_ascii()).filter(|r| (1..=4000).contains(r)).map(|r| r as u32)
 }
 
 impl CompiledFilter {
@@ -340,27 +333,9 @@ mod tests {
     #[test]
     fn dates_with_unknown_parts() {
         let d = |t: &str| DateRange::parse(t.as_bytes());
-        assert_eq!(
-            d("2013.01.31"),
-            Some(DateRange {
-                earliest: 20130131,
-                latest: 20130131
-            })
-        );
-        assert_eq!(
-            d("1990.??.??"),
-            Some(DateRange {
-                earliest: 19900101,
-                latest: 19901231
-            })
-        );
-        assert_eq!(
-            d("1990.05.??"),
-            Some(DateRange {
-                earliest: 19900501,
-                latest: 19900531
-            })
-        );
+        assert_eq!(d("2013.01.31"), Some(DateRange { earliest: 20130131, latest: 20130131 }));
+        assert_eq!(d("1990.??.??"), Some(DateRange { earliest: 19900101, latest: 19901231 }));
+        assert_eq!(d("1990.05.??"), Some(DateRange { earliest: 19900501, latest: 19900531 }));
         assert_eq!(d("????.??.??"), None);
         assert_eq!(d("2013-01-31").map(|r| r.earliest), Some(20130131));
         assert_eq!(d("2013.13.01"), None);
@@ -376,12 +351,7 @@ mod tests {
         assert!(serde_json::from_str::<GameFilter>(r#"{"min_ratin": 2000}"#).is_err());
         assert_ne!(f.cache_key_bytes(), GameFilter::default().cache_key_bytes());
         assert!(
-            GameFilter {
-                date_from: Some("soon".into()),
-                ..Default::default()
-            }
-            .compile()
-            .is_err()
+            GameFilter { date_from: Some("soon".into()), ..Default::default() }.compile().is_err()
         );
     }
 }

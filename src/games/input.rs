@@ -8,9 +8,9 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Read};
-use std::sync::{Arc, Mutex};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use super::GamesError;
 pub use super::tagfix::count_newlines;
@@ -47,9 +47,7 @@ pub fn expand_paths<S: AsRef<str>>(patterns: &[S]) -> Result<Vec<PathBuf>, Games
             }
         }
         if out.len() == before {
-            return Err(GamesError::NoMatch {
-                pattern: pattern.to_string(),
-            });
+            return Err(GamesError::NoMatch { pattern: pattern.to_string() });
         }
     }
     out.sort();
@@ -107,11 +105,11 @@ pub fn open(path: &Path) -> Result<Box<dyn Read + Send>, GamesError> {
 
 /// [`open`], adding to `read` the bytes read from the file itself (compressed, when it
 /// is): against the file's size, how far the reading is.
-pub fn open_counting(path: &Path, read: Arc<AtomicU64>) -> Result<Box<dyn Read + Send>, GamesError> {
-    let open_err = |source| GamesError::Open {
-        path: path.to_path_buf(),
-        source,
-    };
+pub fn open_counting(
+    path: &Path,
+    read: Arc<AtomicU64>,
+) -> Result<Box<dyn Read + Send>, GamesError> {
+    let open_err = |source| GamesError::Open { path: path.to_path_buf(), source };
     let mut file = Counting { inner: File::open(path).map_err(open_err)?, read };
     let mut magic = [0u8; 4];
     let mut got = 0;
@@ -242,16 +240,17 @@ pub struct StreamBreak {
 
 impl std::fmt::Display for StreamBreak {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the stream broke at line {} (byte {} of the decompressed text): {}", self.line, self.byte, self.reason)
+        write!(
+            f,
+            "the stream broke at line {} (byte {} of the decompressed text): {}",
+            self.line, self.byte, self.reason
+        )
     }
 }
 
 impl std::fmt::Debug for Chunker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chunker")
-            .field("path", &self.path)
-            .field("next", &self.next_index)
-            .finish()
+        f.debug_struct("Chunker").field("path", &self.path).field("next", &self.next_index).finish()
     }
 }
 
@@ -309,7 +308,12 @@ impl Chunker {
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, GamesError> {
         if let Some(b) = &self.broken {
             let source = std::io::Error::other(b.reason.clone());
-            return Err(GamesError::Read { path: self.path.clone(), line: b.line, byte: b.byte, source });
+            return Err(GamesError::Read {
+                path: self.path.clone(),
+                line: b.line,
+                byte: b.byte,
+                source,
+            });
         }
         // Room for a chunk and the search for its end without growing.
         let mut data = self.spare.take(self.target + self.target / 4 + (64 << 10));
@@ -419,7 +423,12 @@ impl<'a> ChunkBatches<'a> {
         while batch.len() < self.window {
             if self.current.is_none() {
                 match self.paths.next() {
-                    Some(p) => self.current = Some((p.display().to_string(), Chunker::open(p, self.chunk_bytes, Boundary::Pgn)?)),
+                    Some(p) => {
+                        self.current = Some((
+                            p.display().to_string(),
+                            Chunker::open(p, self.chunk_bytes, Boundary::Pgn)?,
+                        ))
+                    }
                     None => break,
                 }
             }
@@ -437,10 +446,7 @@ impl<'a> ChunkBatches<'a> {
 /// The first game boundary at or after `from`, as an offset where the next game starts.
 fn find_boundary(data: &[u8], from: usize, boundary: Boundary) -> Option<usize> {
     match boundary {
-        Boundary::Line => data[from..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map(|i| from + i + 1),
+        Boundary::Line => data[from..].iter().position(|&b| b == b'\n').map(|i| from + i + 1),
         Boundary::Pgn => {
             let mut fallback = None;
             let mut i = from;
@@ -473,8 +479,10 @@ fn last_boundary(data: &[u8], boundary: Boundary) -> usize {
     match boundary {
         Boundary::Line => data.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1),
         Boundary::Pgn => {
-            let tag_after_blank = |nl: usize| data.get(nl + 1) == Some(&b'[') && follows_blank_line(data, nl);
-            let newlines = || data.iter().enumerate().rev().filter(|(_, b)| **b == b'\n').map(|(i, _)| i);
+            let tag_after_blank =
+                |nl: usize| data.get(nl + 1) == Some(&b'[') && follows_blank_line(data, nl);
+            let newlines =
+                || data.iter().enumerate().rev().filter(|(_, b)| **b == b'\n').map(|(i, _)| i);
             newlines()
                 .find(|&nl| tag_after_blank(nl) && data[nl + 1..].starts_with(b"[Event "))
                 .or_else(|| newlines().find(|&nl| tag_after_blank(nl)))
@@ -513,12 +521,7 @@ mod tests {
     #[test]
     fn chunks_cut_at_event_lines_and_keep_every_byte() {
         let game = b"[Event \"a\"]\r\n[Result \"1-0\"]\r\n\r\n1. e4 e5 1-0\r\n\r\n";
-        let text: Vec<u8> = game
-            .iter()
-            .copied()
-            .cycle()
-            .take(game.len() * 500)
-            .collect();
+        let text: Vec<u8> = game.iter().copied().cycle().take(game.len() * 500).collect();
         let chunks = chunks_of(&text, 1024);
         assert!(chunks.len() > 5);
         let joined: Vec<u8> = chunks.iter().flat_map(|c| c.data.clone()).collect();
@@ -534,10 +537,7 @@ mod tests {
 
     #[test]
     fn compression_is_sniffed_not_guessed_from_names() {
-        assert_eq!(
-            Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]),
-            Compression::Zstd
-        );
+        assert_eq!(Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd]), Compression::Zstd);
         assert_eq!(Compression::detect(b"BZh9"), Compression::Bzip2);
         assert_eq!(Compression::detect(&[0x1f, 0x8b, 8, 0]), Compression::Gzip);
         assert_eq!(Compression::detect(b"[Eve"), Compression::Plain);
@@ -550,7 +550,9 @@ mod tests {
         let big = vec![b'\n'; 100_000];
         assert_eq!(count_newlines(&big), 100_000);
         // Mixed bytes, every length around the vector blocks.
-        let mixed: Vec<u8> = (0..20_000u32).map(|i| if i.wrapping_mul(2_654_435_761) % 7 == 0 { b'\n' } else { (i % 251) as u8 }).collect();
+        let mixed: Vec<u8> = (0..20_000u32)
+            .map(|i| if i.wrapping_mul(2_654_435_761) % 7 == 0 { b'\n' } else { (i % 251) as u8 })
+            .collect();
         for len in (0..40).chain([4079, 4080, 4081, 8160, 8161, 19_999, 20_000]) {
             let naive = mixed[..len].iter().filter(|&&b| b == b'\n').count() as u64;
             assert_eq!(count_newlines(&mixed[..len]), naive, "{len} bytes");

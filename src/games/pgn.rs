@@ -23,9 +23,9 @@ use shakmaty::zobrist::{Zobrist64, Zobrist128};
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position};
 
 use super::filter::{CompiledFilter, GameResult, GameTags};
+use super::report::{BadGames, BadKind, FilterReason, Location};
 use super::scan::{self, Scanned};
 use super::tagfix::count_newlines;
-use super::report::{BadGames, BadKind, FilterReason, Location};
 
 pub use super::report::{MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
 
@@ -221,12 +221,12 @@ impl<S: KeyScheme> Visitor for GameVisitor<'_, S> {
 
     fn outcome(&mut self, _: &mut (), outcome: Outcome) -> ControlFlow<GameEnd> {
         self.outcome = Some(match outcome {
-            Outcome::Known(KnownOutcome::Decisive {
-                winner: Color::White,
-            }) => GameResult::WhiteWins,
-            Outcome::Known(KnownOutcome::Decisive {
-                winner: Color::Black,
-            }) => GameResult::BlackWins,
+            Outcome::Known(KnownOutcome::Decisive { winner: Color::White }) => {
+                GameResult::WhiteWins
+            }
+            Outcome::Known(KnownOutcome::Decisive { winner: Color::Black }) => {
+                GameResult::BlackWins
+            }
             Outcome::Known(KnownOutcome::Draw) => GameResult::Draw,
             Outcome::Unknown => GameResult::Unknown,
         });
@@ -283,7 +283,12 @@ pub struct ChunkOrigin<'a> {
 impl<'a> ChunkOrigin<'a> {
     /// The origin of `chunk`, a chunk of `file`.
     pub fn of(file: &'a str, chunk: &'a super::input::Chunk) -> Self {
-        ChunkOrigin { file, first_line: chunk.first_line, last: chunk.last, repaired_tags: &chunk.repaired_tags }
+        ChunkOrigin {
+            file,
+            first_line: chunk.first_line,
+            last: chunk.last,
+            repaired_tags: &chunk.repaired_tags,
+        }
     }
 
     /// Records a `repaired-tag` warning in `bad` for each repaired tag line.
@@ -428,7 +433,11 @@ pub fn read_chunk_with<S: KeyScheme>(
 /// One game read by pgn-reader from offset `at` of `body` (what the fast path leaves to
 /// it): the game, or the kind of a game it could not read, and the offset in `body` where
 /// the next game starts, as `has_more()` finds it (`None` if reading stopped).
-fn read_one_game<S: KeyScheme>(body: &[u8], at: usize, visitor: &mut GameVisitor<'_, S>) -> (Result<Option<GameEnd>, BadKind>, Option<usize>) {
+fn read_one_game<S: KeyScheme>(
+    body: &[u8],
+    at: usize,
+    visitor: &mut GameVisitor<'_, S>,
+) -> (Result<Option<GameEnd>, BadKind>, Option<usize>) {
     let taken = Cell::new(0);
     let mut reader = Reader::build(CountingSlice { data: &body[at..], taken: &taken })
         .set_supported_tag_line_length(MAX_TAG_LINE_BYTES)
@@ -436,7 +445,11 @@ fn read_one_game<S: KeyScheme>(body: &[u8], at: usize, visitor: &mut GameVisitor
         .finish();
     let read = match reader.read_game(visitor) {
         Ok(game) => Ok(game),
-        Err(e) => Err(if e.to_string().contains("comment") { BadKind::Truncated } else { BadKind::BadTag }),
+        Err(e) => Err(if e.to_string().contains("comment") {
+            BadKind::Truncated
+        } else {
+            BadKind::BadTag
+        }),
     };
     // has_more() finishes a game left part-read (skipped after the ply limit); after an
     // error, skip_game() drops the rest of the broken game so that its remaining tags and
@@ -452,23 +465,14 @@ fn read_one_game<S: KeyScheme>(body: &[u8], at: usize, visitor: &mut GameVisitor
 /// the offset where that game starts.
 fn truncated_tail(data: &[u8]) -> Option<usize> {
     // NUL padding occurs at the end of real files (two masters files end with it).
-    let end = data.len()
-        - data
-            .iter()
-            .rev()
-            .take_while(|b| b.is_ascii_whitespace() || **b == 0)
-            .count();
+    let end =
+        data.len() - data.iter().rev().take_while(|b| b.is_ascii_whitespace() || **b == 0).count();
     if end == 0 {
         return None;
     }
     // Walk lines backwards from the end, only as far as the last tag block: chunks are
     // megabytes long, the last game is a few hundred bytes.
-    let line_start = |i: usize| {
-        data[..i]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |p| p + 1)
-    };
+    let line_start = |i: usize| data[..i].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
     let is_marker_line = |s: usize, e: usize| {
         let line = data[s..e].trim_ascii_end();
         !line.starts_with(b"[")
@@ -514,12 +518,7 @@ mod tests {
         let mut v = GameVisitor::<IdentityKeys>::new(max_ply, Some(&filter));
         let mut bad = BadGames::default();
         let mut out = Vec::new();
-        let origin = ChunkOrigin {
-            file: "t.pgn",
-            first_line: 1,
-            last: true,
-            repaired_tags: &[],
-        };
+        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true, repaired_tags: &[] };
         let n = read_chunk(text, origin, &mut v, &mut bad, |v, end| {
             out.push((end, v.moves.len(), v.result()))
         });
@@ -533,12 +532,7 @@ mod tests {
         let filter = CompiledFilter::default();
         let mut v = GameVisitor::<IdentityKeys>::new(9, Some(&filter));
         let mut bad = BadGames::default();
-        let origin = ChunkOrigin {
-            file: "t.pgn",
-            first_line: 1,
-            last: true,
-            repaired_tags: &[],
-        };
+        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true, repaired_tags: &[] };
         let mut checked = false;
         read_chunk(text, origin, &mut v, &mut bad, |v, end| {
             assert_eq!(end, GameEnd::Done);
@@ -562,12 +556,7 @@ mod tests {
         let mut v = GameVisitor::<IdentityKeys>::new(40, None);
         let mut pv = GameVisitor::<PolyglotKeys>::new(40, None);
         let mut bad = BadGames::default();
-        let origin = ChunkOrigin {
-            file: "t.pgn",
-            first_line: 1,
-            last: true,
-            repaired_tags: &[],
-        };
+        let origin = ChunkOrigin { file: "t.pgn", first_line: 1, last: true, repaired_tags: &[] };
         read_chunk(text, origin, &mut v, &mut bad, |v, _| {
             let mut pos = Chess::default();
             for (i, m) in v.moves.iter().enumerate() {
@@ -609,18 +598,9 @@ this is garbage\n\n\
     #[test]
     fn truncated_tail_detection() {
         assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n"), None);
-        assert_eq!(
-            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n\n1. e4"),
-            Some(20)
-        );
-        assert_eq!(
-            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n"),
-            Some(20)
-        );
-        assert_eq!(
-            truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\nstray words\n"),
-            None
-        );
+        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n\n1. e4"), Some(20));
+        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\n[A \"c\"]\n"), Some(20));
+        assert_eq!(truncated_tail(b"[A \"b\"]\n\n1. e4 1-0\n\nstray words\n"), None);
         assert_eq!(truncated_tail(b"   \n"), None);
     }
 }

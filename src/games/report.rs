@@ -61,8 +61,12 @@ impl BadKind {
     /// For a kept game whose input was read leniently, what was done (a warning's text).
     pub fn repair(self) -> Option<&'static str> {
         match self {
-            BadKind::RepairedTag => Some("tag value with unescaped inner quotes read up to the last quote before ] (as python-chess reads it)"),
-            BadKind::LenientSan => Some("game kept: a capture written without x read as the one capture it can be (as python-chess reads it)"),
+            BadKind::RepairedTag => Some(
+                "tag value with unescaped inner quotes read up to the last quote before ] (as python-chess reads it)",
+            ),
+            BadKind::LenientSan => Some(
+                "game kept: a capture written without x read as the one capture it can be (as python-chess reads it)",
+            ),
             _ => None,
         }
     }
@@ -70,8 +74,12 @@ impl BadKind {
     /// Why a game of this kind was skipped, when the name alone does not say (the limit).
     pub fn why(self) -> Option<String> {
         match self {
-            BadKind::BadTag => Some(format!("a tag line that is unterminated or longer than {MAX_TAG_LINE_BYTES} bytes")),
-            BadKind::OverlongComment => Some(format!("a comment longer than {MAX_COMMENT_BYTES} bytes")),
+            BadKind::BadTag => Some(format!(
+                "a tag line that is unterminated or longer than {MAX_TAG_LINE_BYTES} bytes"
+            )),
+            BadKind::OverlongComment => {
+                Some(format!("a comment longer than {MAX_COMMENT_BYTES} bytes"))
+            }
             _ => None,
         }
     }
@@ -131,9 +139,7 @@ impl BadGames {
     /// Whether an example at a later location than everything kept could still be kept,
     /// so callers can skip computing line numbers that would be dropped anyway.
     pub fn wants_example(&self, kind: BadKind) -> bool {
-        self.kinds
-            .get(&kind)
-            .is_none_or(|r| r.examples.len() < EXAMPLES_PER_KIND)
+        self.kinds.get(&kind).is_none_or(|r| r.examples.len() < EXAMPLES_PER_KIND)
     }
 
     /// Counts a game of `kind` without a location (when [`BadGames::wants_example`] said no).
@@ -154,11 +160,7 @@ impl BadGames {
 
     /// Number of games left out of the statistics.
     pub fn skipped(&self) -> u64 {
-        self.kinds
-            .iter()
-            .filter(|(k, _)| k.skipped())
-            .map(|(_, r)| r.count)
-            .sum()
+        self.kinds.iter().filter(|(k, _)| k.skipped()).map(|(_, r)| r.count).sum()
     }
 
     /// Whether nothing was recorded.
@@ -173,25 +175,13 @@ impl BadGames {
             out.push_str("no bad games\n");
             return out;
         }
-        let width = self
-            .kinds
-            .keys()
-            .map(|k| k.name().len())
-            .max()
-            .unwrap_or(6)
-            .max(6);
-        let _ = writeln!(
-            out,
-            "{:<width$}  {:>9}  {:<8}  first locations",
-            "reason", "games", "effect"
-        );
+        let width = self.kinds.keys().map(|k| k.name().len()).max().unwrap_or(6).max(6);
+        let _ =
+            writeln!(out, "{:<width$}  {:>9}  {:<8}  first locations", "reason", "games", "effect");
         for (kind, r) in &self.kinds {
             let effect = if kind.skipped() { "skipped" } else { "kept" };
-            let locs: Vec<String> = r
-                .examples
-                .iter()
-                .map(|l| format!("{}:{}", l.file, l.line))
-                .collect();
+            let locs: Vec<String> =
+                r.examples.iter().map(|l| format!("{}:{}", l.file, l.line)).collect();
             let _ = writeln!(
                 out,
                 "{:<width$}  {:>9}  {:<8}  {}",
@@ -310,10 +300,7 @@ mod tests {
     use super::*;
 
     fn loc(file: &str, line: u64) -> Location {
-        Location {
-            file: file.into(),
-            line,
-        }
+        Location { file: file.into(), line }
     }
 
     #[test]

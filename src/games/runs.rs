@@ -131,7 +131,15 @@ impl Record for MoveRecord {
         out[at..at + 2].copy_from_slice(&self.1.0.to_le_bytes());
         at += 2;
         let (s, o) = (&self.2, &self.2.outcomes);
-        for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games, s.opponent_rating_sum, s.opponent_rated_games] {
+        for v in [
+            o.white,
+            o.draws,
+            o.black,
+            s.rating_sum,
+            s.rated_games,
+            s.opponent_rating_sum,
+            s.opponent_rated_games,
+        ] {
             put_varint(out, &mut at, v);
         }
         at
@@ -144,7 +152,13 @@ impl Record for MoveRecord {
         at += 2;
         let mut v = || get_varint(bytes, &mut at);
         let outcomes = Outcomes { white: v()?, draws: v()?, black: v()? };
-        let stats = MoveStats { outcomes, rating_sum: v()?, rated_games: v()?, opponent_rating_sum: v()?, opponent_rated_games: v()? };
+        let stats = MoveStats {
+            outcomes,
+            rating_sum: v()?,
+            rated_games: v()?,
+            opponent_rating_sum: v()?,
+            opponent_rated_games: v()?,
+        };
         Some(((key, mv, stats), at))
     }
 }
@@ -188,7 +202,10 @@ pub fn in_memory<'a, T: Record + 'a>(records: Vec<T>) -> Opener<'a, T> {
 }
 
 /// An opener of the run that `open` reads, called `name` in errors.
-pub fn from_reader<'a, T: Record + 'a, R: Read + Send + 'a>(name: String, open: impl FnOnce() -> io::Result<R> + Send + 'a) -> Opener<'a, T> {
+pub fn from_reader<'a, T: Record + 'a, R: Read + Send + 'a>(
+    name: String,
+    open: impl FnOnce() -> io::Result<R> + Send + 'a,
+) -> Opener<'a, T> {
     Box::new(move || {
         let inner = open().map_err(|source| RunError::Input { input: name.clone(), source })?;
         let mut reader = RunReader::new(name, inner);
@@ -210,7 +227,14 @@ struct RunReader<R> {
 
 impl<R: Read> RunReader<R> {
     fn new(name: String, inner: R) -> RunReader<R> {
-        RunReader { name, inner, buf: vec![0; READ_BUFFER].into_boxed_slice(), start: 0, end: 0, eof: false }
+        RunReader {
+            name,
+            inner,
+            buf: vec![0; READ_BUFFER].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            eof: false,
+        }
     }
 
     fn next<T: Record>(&mut self) -> Result<Option<T>, RunError> {
@@ -224,7 +248,8 @@ impl<R: Read> RunReader<R> {
                 return Ok(None);
             }
             if self.eof || left >= T::MAX_BYTES {
-                let what = if self.eof { "ends inside a record" } else { "holds a malformed record" };
+                let what =
+                    if self.eof { "ends inside a record" } else { "holds a malformed record" };
                 return Err(self.error(io::Error::new(io::ErrorKind::InvalidData, what)));
             }
             self.refill().map_err(|e| self.error(e))?;
@@ -265,7 +290,11 @@ struct Merge<'a, T: Record> {
 
 impl<'a, T: Record> Merge<'a, T> {
     fn open(openers: Vec<Opener<'a, T>>) -> Result<Merge<'a, T>, RunError> {
-        let mut merge = Merge { sources: Vec::with_capacity(openers.len()), heads: Vec::new(), heap: BinaryHeap::new() };
+        let mut merge = Merge {
+            sources: Vec::with_capacity(openers.len()),
+            heads: Vec::new(),
+            heap: BinaryHeap::new(),
+        };
         for (i, open) in openers.into_iter().enumerate() {
             let mut source = open()?;
             let head = source()?;
@@ -367,13 +396,19 @@ pub fn merge_both<'a>(
     positions_out: &mut (dyn FnMut(PosRecord) -> io::Result<()> + Send),
     moves_out: &mut (dyn FnMut(MoveRecord) -> io::Result<()> + Send),
 ) -> Result<(), RunError> {
-    let (p, m) = rayon::join(|| merge_runs(positions, plan, positions_out), || merge_runs(moves, plan, moves_out));
+    let (p, m) = rayon::join(
+        || merge_runs(positions, plan, positions_out),
+        || merge_runs(moves, plan, moves_out),
+    );
     p.and(m)
 }
 
 /// Merges `group` into an intermediate run in the spill folder; returns its opener (the
 /// file is removed once read, or when the opener is dropped).
-fn spill_merged<'a, T: Record + 'a>(group: Vec<Opener<'a, T>>, plan: &MergePlan) -> Result<Opener<'a, T>, RunError> {
+fn spill_merged<'a, T: Record + 'a>(
+    group: Vec<Opener<'a, T>>,
+    plan: &MergePlan,
+) -> Result<Opener<'a, T>, RunError> {
     let spill = SpillFile::create(&plan.spill_dir)?;
     let file = File::create(&spill.0).map_err(|source| spill.error(source))?;
     let mut w = BufWriter::with_capacity(1 << 18, file);
@@ -402,7 +437,8 @@ impl SpillFile {
     pub fn create(dir: &Path) -> Result<SpillFile, RunError> {
         SPILLS.fetch_add(1, Ordering::Relaxed);
         let path = crate::files::temp::path(dir, "run");
-        std::fs::create_dir_all(dir).map_err(|source| RunError::Input { input: dir.display().to_string(), source })?;
+        std::fs::create_dir_all(dir)
+            .map_err(|source| RunError::Input { input: dir.display().to_string(), source })?;
         Ok(SpillFile(path))
     }
 
@@ -476,25 +512,42 @@ mod tests {
     #[test]
     fn merges_combine_equal_keys_at_any_fan_in() {
         let dir = tempfile::tempdir().unwrap();
-        let runs: Vec<Vec<PosRecord>> = (0..9u128).map(|i| vec![pos(1, 1), pos(10 + i, i as u64), pos(u128::MAX - i % 2, 1)]).collect();
+        let runs: Vec<Vec<PosRecord>> = (0..9u128)
+            .map(|i| vec![pos(1, 1), pos(10 + i, i as u64), pos(u128::MAX - i % 2, 1)])
+            .collect();
         let all = merged(runs.clone(), 64, dir.path());
         assert_eq!(all[0], pos(1, 9));
         assert_eq!(all.len(), 1 + 9 + 2);
         assert_eq!(all.last(), Some(&pos(u128::MAX, 5)), "the even runs");
         assert_eq!(merged(runs, 2, dir.path()), all, "through intermediate runs");
-        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "intermediate runs are removed");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            0,
+            "intermediate runs are removed"
+        );
     }
 
     #[test]
     fn records_round_trip_and_a_torn_stream_is_an_error() {
-        let stats = MoveStats { outcomes: Outcomes { white: 3, draws: 1 << 40, black: 0 }, rating_sum: u64::MAX, rated_games: 2, opponent_rating_sum: 5000, opponent_rated_games: 2 };
-        let records = vec![(PositionKey(7), MoveKey(300), stats), (PositionKey(u128::MAX), MoveKey(1), MoveStats::default())];
+        let stats = MoveStats {
+            outcomes: Outcomes { white: 3, draws: 1 << 40, black: 0 },
+            rating_sum: u64::MAX,
+            rated_games: 2,
+            opponent_rating_sum: 5000,
+            opponent_rated_games: 2,
+        };
+        let records = vec![
+            (PositionKey(7), MoveKey(300), stats),
+            (PositionKey(u128::MAX), MoveKey(1), MoveStats::default()),
+        ];
         let mut bytes = Vec::new();
         for r in &records {
             write_record(&mut bytes, r).unwrap();
         }
         let read = |bytes: Vec<u8>| {
-            let mut source = from_reader::<MoveRecord, _>("run".into(), move || Ok(io::Cursor::new(bytes)))().unwrap();
+            let mut source =
+                from_reader::<MoveRecord, _>("run".into(), move || Ok(io::Cursor::new(bytes)))()
+                    .unwrap();
             std::iter::from_fn(|| source().transpose()).collect::<Result<Vec<_>, _>>()
         };
         assert_eq!(read(bytes.clone()).unwrap(), records);

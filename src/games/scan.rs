@@ -24,7 +24,6 @@ use memchr::{memchr, memchr3, memrchr};
 use pgn_reader::{KnownOutcome, Outcome, RawComment, RawTag, SanPlus, Visitor};
 use shakmaty::Color;
 
-
 /// Comments up to this length are read here; longer ones go to pgn-reader, whose
 /// behaviour near its buffer's size (32 KiB, [`super::report::MAX_COMMENT_BYTES`] × 2)
 /// decides whether a comment is whole or partial.
@@ -102,7 +101,8 @@ fn read_tags<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Option<usiz
         let quote = memchr3(b'"', b'\n', b']', line).filter(|&q| line[q] == b'"')?;
         let name_end = if quote > 0 && line[quote - 1] == b' ' { quote - 1 } else { quote };
         let value = quote + 1;
-        let close = value + memchr3(b'\\', b'"', b'\n', &line[value..]).filter(|&d| line[value + d] == b'"')?;
+        let close = value
+            + memchr3(b'\\', b'"', b'\n', &line[value..]).filter(|&d| line[value + d] == b'"')?;
         if close >= MAX_FAST_TAG_LINE {
             return None;
         }
@@ -129,7 +129,22 @@ fn skip_ket(data: &[u8], mut i: usize) -> usize {
 
 /// pgn-reader's `is_token_end`.
 fn is_token_end(byte: u8) -> bool {
-    matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'}' | b'(' | b')' | b'!' | b'?' | b'$' | b';' | b'.' | b'*')
+    matches!(
+        byte,
+        b' ' | b'\t'
+            | b'\n'
+            | b'\r'
+            | b'{'
+            | b'}'
+            | b'('
+            | b')'
+            | b'!'
+            | b'?'
+            | b'$'
+            | b';'
+            | b'.'
+            | b'*'
+    )
 }
 
 /// The movetext from `i` until the visitor stops or the game ends.
@@ -150,7 +165,10 @@ fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned
                 if len > MAX_FAST_COMMENT {
                     return Scanned::Unusual;
                 }
-                visit!(visitor.comment(&mut (), RawComment(&data[i + 1..i + 1 + len])), i + len + 2);
+                visit!(
+                    visitor.comment(&mut (), RawComment(&data[i + 1..i + 1 + len])),
+                    i + len + 2
+                );
             }
             b'\n' => {
                 i += 1;
@@ -169,7 +187,13 @@ fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned
             b';' => i = until(data, i + 1, b'\n'),
             b'0' => match data.get(i + 1) {
                 Some(b'-') if data.get(i + 2) == Some(&b'1') => {
-                    visit!(visitor.outcome(&mut (), Outcome::Known(KnownOutcome::Decisive { winner: Color::Black })), i + 3)
+                    visit!(
+                        visitor.outcome(
+                            &mut (),
+                            Outcome::Known(KnownOutcome::Decisive { winner: Color::Black })
+                        ),
+                        i + 3
+                    )
                 }
                 // "0-0" castling, other dashes: pgn-reader's.
                 Some(b'-' | 0xe2) | None => return Scanned::Unusual,
@@ -177,7 +201,13 @@ fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned
             },
             b'1' => match data.get(i + 1) {
                 Some(b'-') if data.get(i + 2) == Some(&b'0') => {
-                    visit!(visitor.outcome(&mut (), Outcome::Known(KnownOutcome::Decisive { winner: Color::White })), i + 3)
+                    visit!(
+                        visitor.outcome(
+                            &mut (),
+                            Outcome::Known(KnownOutcome::Decisive { winner: Color::White })
+                        ),
+                        i + 3
+                    )
                 }
                 Some(b'-') => i += 2,
                 Some(b'/') if data[i + 1..].starts_with(b"/2-1/2") => {
@@ -189,7 +219,10 @@ fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned
             b'2'..=b'9' => i = move_number(data, i + 1),
             b'$' => {
                 let from = i + 1;
-                i = data[from..].iter().position(|&b| is_token_end(b)).map_or(data.len(), |e| from + e);
+                i = data[from..]
+                    .iter()
+                    .position(|&b| is_token_end(b))
+                    .map_or(data.len(), |e| from + e);
             }
             b'!' | b'?' => i += if matches!(data.get(i + 1), Some(b'!' | b'?')) { 2 } else { 1 },
             b'*' => visit!(visitor.outcome(&mut (), Outcome::Unknown), i + 1),
@@ -206,7 +239,10 @@ fn read_movetext<V: Game>(data: &[u8], mut i: usize, visitor: &mut V) -> Scanned
                 }
                 Err(_) => {
                     let from = i + 1;
-                    i = data[from..].iter().position(|&b| is_token_end(b)).map_or(data.len(), |e| from + e);
+                    i = data[from..]
+                        .iter()
+                        .position(|&b| is_token_end(b))
+                        .map_or(data.len(), |e| from + e);
                 }
             },
         }
@@ -233,7 +269,8 @@ pub(crate) fn skip_movetext(data: &[u8], mut i: usize) -> usize {
         let newline = until(data, i, b'\n');
         let line = &data[i..newline];
         let plain = memchr(b';', line).is_none()
-            && memrchr(b'{', line).is_none_or(|open| memrchr(b'}', line).is_some_and(|close| close > open));
+            && memrchr(b'{', line)
+                .is_none_or(|open| memrchr(b'}', line).is_some_and(|close| close > open));
         i = if plain { newline } else { exact_newline(data, i) };
         // At a newline outside any comment, or at the end.
         i += 1;

@@ -76,17 +76,17 @@ impl Default for GameStats {
 
 impl GameStats {
     /// Statistics keyed by whole keys.
-    pub fn new(positions: Vec<(PositionKey, Outcomes)>, moves: Vec<(PositionKey, MoveKey, MoveStats)>) -> GameStats {
+    pub fn new(
+        positions: Vec<(PositionKey, Outcomes)>,
+        moves: Vec<(PositionKey, MoveKey, MoveStats)>,
+    ) -> GameStats {
         GameStats { positions, moves, key_mask: u128::MAX }
     }
 
     /// Statistics of the position `key`, if any game reached it.
     pub fn position(&self, key: PositionKey) -> Option<&Outcomes> {
         let key = PositionKey(key.0 & self.key_mask);
-        self.positions
-            .binary_search_by_key(&key, |(k, _)| *k)
-            .ok()
-            .map(|i| &self.positions[i].1)
+        self.positions.binary_search_by_key(&key, |(k, _)| *k).ok().map(|i| &self.positions[i].1)
     }
 
     /// All moves played from the position `key`, sorted by move key.

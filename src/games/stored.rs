@@ -64,7 +64,9 @@ impl MergedCounts {
 }
 
 /// Stores the bytes a writer writes and names them: the closure is handed the writer.
-pub type Store<'s> = dyn Fn(&mut dyn FnMut(&mut dyn Write) -> Result<(), RunError>) -> Result<String, RunError> + Sync + 's;
+pub type Store<'s> = dyn Fn(&mut dyn FnMut(&mut dyn Write) -> Result<(), RunError>) -> Result<String, RunError>
+    + Sync
+    + 's;
 
 /// Merges `positions` and `moves` runs (at once, on two threads) straight into `store`.
 pub fn store_both<'a>(
@@ -73,11 +75,16 @@ pub fn store_both<'a>(
     plan: &MergePlan,
     store: &Store<'_>,
 ) -> Result<(StoredRun, StoredRun), RunError> {
-    let (p, m) = rayon::join(|| store_one(positions, plan, store), || store_one(moves, plan, store));
+    let (p, m) =
+        rayon::join(|| store_one(positions, plan, store), || store_one(moves, plan, store));
     Ok((p?, m?))
 }
 
-fn store_one<'a, T: Record + 'static>(inputs: Vec<Opener<'a, T>>, plan: &MergePlan, store: &Store<'_>) -> Result<StoredRun, RunError> {
+fn store_one<'a, T: Record + 'static>(
+    inputs: Vec<Opener<'a, T>>,
+    plan: &MergePlan,
+    store: &Store<'_>,
+) -> Result<StoredRun, RunError> {
     let mut inputs = Some(inputs);
     let mut records = 0;
     let name = store(&mut |w| {

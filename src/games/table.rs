@@ -33,7 +33,12 @@ const INITIAL_SLOTS_LOG2: u32 = 12;
 impl<K: TableKey, V: Copy + Default> CountTable<K, V> {
     /// An empty table with a few thousand slots.
     pub(super) fn new() -> Self {
-        CountTable { slots: vec![(K::EMPTY, V::default()); 1 << INITIAL_SLOTS_LOG2], len: 0, shift: 64 - INITIAL_SLOTS_LOG2, empty_key: None }
+        CountTable {
+            slots: vec![(K::EMPTY, V::default()); 1 << INITIAL_SLOTS_LOG2],
+            len: 0,
+            shift: 64 - INITIAL_SLOTS_LOG2,
+            empty_key: None,
+        }
     }
 
     /// Bytes allocated.
@@ -61,7 +66,9 @@ impl<K: TableKey, V: Copy + Default> CountTable<K, V> {
             let slot: *const (K, V) = &self.slots[self.home(key)];
             // SAFETY: prefetching is a hint with no effect on memory; the pointer is to an
             // element of `self.slots`.
-            unsafe { std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast()) };
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(slot.cast())
+            };
         }
         #[cfg(not(target_arch = "x86_64"))]
         let _ = key;
@@ -111,7 +118,11 @@ impl<K: TableKey, V: Copy + Default> CountTable<K, V> {
     pub(super) fn drain(&mut self) -> impl Iterator<Item = (K, V)> + '_ {
         self.len = 0;
         let empty_key = self.empty_key.take().map(|v| (K::EMPTY, v));
-        let slots = self.slots.iter_mut().filter(|s| s.0 != K::EMPTY).map(|s| std::mem::replace(s, (K::EMPTY, V::default())));
+        let slots = self
+            .slots
+            .iter_mut()
+            .filter(|s| s.0 != K::EMPTY)
+            .map(|s| std::mem::replace(s, (K::EMPTY, V::default())));
         empty_key.into_iter().chain(slots)
     }
 }
@@ -136,19 +147,22 @@ mod tests {
         let mut reference = std::collections::HashMap::new();
         // Keys that share their home slot (the same top bits) probe linearly; 0 is the
         // empty marker and is counted beside the table.
-        let keys = (0..100_000u64).map(|i| if i % 7 == 0 { i % 13 } else { i.wrapping_mul(0x2545_f491_4f6c_dd1d) });
+        let keys = (0..100_000u64)
+            .map(|i| if i % 7 == 0 { i % 13 } else { i.wrapping_mul(0x2545_f491_4f6c_dd1d) });
         for (round, key) in keys.enumerate() {
             table.prefetch(&Key(key));
             *table.entry(Key(key)) += 1;
             *reference.entry(key).or_insert(0u32) += 1;
             if round == 60_000 {
-                let drained: std::collections::HashMap<u64, u32> = table.drain().map(|(k, v)| (k.0, v)).collect();
+                let drained: std::collections::HashMap<u64, u32> =
+                    table.drain().map(|(k, v)| (k.0, v)).collect();
                 assert_eq!(drained, reference);
                 assert_eq!(table.drain().count(), 0);
                 reference.clear();
             }
         }
-        let drained: std::collections::HashMap<u64, u32> = table.drain().map(|(k, v)| (k.0, v)).collect();
+        let drained: std::collections::HashMap<u64, u32> =
+            table.drain().map(|(k, v)| (k.0, v)).collect();
         assert_eq!(drained, reference);
     }
 }

@@ -96,7 +96,9 @@ pub fn count_newlines(data: &[u8]) -> u64 {
 
 #[cfg(target_arch = "x86_64")]
 fn sse2_count_newlines(data: &[u8]) -> u64 {
-    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_sad_epu8, _mm_set1_epi8};
+    use std::arch::x86_64::{
+        __m128i, _mm_cmpeq_epi8, _mm_cvtsi128_si64, _mm_loadu_si128, _mm_sad_epu8, _mm_set1_epi8,
+    };
     use std::arch::x86_64::{_mm_setzero_si128, _mm_srli_si128, _mm_sub_epi8};
     const BLOCK: usize = 16;
     let mut total = 0u64;
@@ -113,7 +115,8 @@ fn sse2_count_newlines(data: &[u8]) -> u64 {
                 sums = _mm_sub_epi8(sums, _mm_cmpeq_epi8(bytes, newline));
             }
             let halves = _mm_sad_epu8(sums, _mm_setzero_si128());
-            total += (_mm_cvtsi128_si64(halves) + _mm_cvtsi128_si64(_mm_srli_si128::<8>(halves))) as u64;
+            total +=
+                (_mm_cvtsi128_si64(halves) + _mm_cvtsi128_si64(_mm_srli_si128::<8>(halves))) as u64;
         }
     }
     total + rounds.remainder().iter().filter(|&&b| b == b'\n').count() as u64
@@ -131,14 +134,24 @@ mod tests {
 
     #[test]
     fn inner_quotes_are_escaped_and_their_lines_named() {
-        let (text, lines) = fixed("[Event \"Vote Chess \"Team A\" vs B\"]\r\n[White \"\"Fun\"\"]\n[Site \"x\"]\n\n1. e4 *\n");
-        assert_eq!(text, "[Event \"Vote Chess \\\"Team A\\\" vs B\"]\r\n[White \"\\\"Fun\\\"\"]\n[Site \"x\"]\n\n1. e4 *\n");
+        let (text, lines) = fixed(
+            "[Event \"Vote Chess \"Team A\" vs B\"]\r\n[White \"\"Fun\"\"]\n[Site \"x\"]\n\n1. e4 *\n",
+        );
+        assert_eq!(
+            text,
+            "[Event \"Vote Chess \\\"Team A\\\" vs B\"]\r\n[White \"\\\"Fun\\\"\"]\n[Site \"x\"]\n\n1. e4 *\n"
+        );
         assert_eq!(lines, vec![10, 11]);
     }
 
     #[test]
     fn sound_lines_and_movetext_are_untouched() {
-        for text in ["[Event \"a \\\"b\\\" c\"]\n1. e4 *\n", "[Event \"\"]\n", "1. e4 { [%eval \"x\" y] } *\n", "[Event \"a\\\"]\n"] {
+        for text in [
+            "[Event \"a \\\"b\\\" c\"]\n1. e4 *\n",
+            "[Event \"\"]\n",
+            "1. e4 { [%eval \"x\" y] } *\n",
+            "[Event \"a\\\"]\n",
+        ] {
             assert_eq!(fixed(text), (text.to_string(), vec![]), "{text}");
         }
     }

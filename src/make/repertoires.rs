@@ -21,12 +21,22 @@ pub(super) fn files(
     fetched: &mut Vec<String>,
     facts: &mut Manifest,
 ) -> Result<Vec<RepertoireFile>, MakeError> {
-    let resolver = Resolver { store: loaded.path("sources"), mirrors: options.mirrors.clone(), offline: options.offline };
+    let resolver = Resolver {
+        store: loaded.path("sources"),
+        mirrors: options.mirrors.clone(),
+        offline: options.offline,
+    };
     let mut out = Vec::new();
     for (name, spec) in &loaded.pipeline.repertoires {
         let source = repertoire_id(name);
-        let wanted = Wanted { name: &source, blake3: spec.blake3.as_deref(), path: spec.path.as_deref().map(|p| loaded.path(p)), url: spec.url.as_deref() };
-        let resolved = resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
+        let wanted = Wanted {
+            name: &source,
+            blake3: spec.blake3.as_deref(),
+            path: spec.path.as_deref().map(|p| loaded.path(p)),
+            url: spec.url.as_deref(),
+        };
+        let resolved =
+            resolver.resolve(&wanted, &mut build.files.lock().expect("file states poisoned"))?;
         if let Origin::Mirror(_) | Origin::Download(_) = &resolved.origin {
             let note = format!("{source} from {}", spec.url.as_deref().unwrap_or("a mirror"));
             crate::progress::note("Fetched", &note);
@@ -34,8 +44,21 @@ pub(super) fn files(
         }
         let shown = spec.path.clone().or_else(|| spec.url.clone()).unwrap_or_default();
         let kind = "repertoire".to_string();
-        facts.sources.insert(source, release::manifest::SourceFacts { kind, url: spec.url.clone(), path: spec.path.clone(), blake3: resolved.hash.clone() });
-        out.push(RepertoireFile { name: name.clone(), path: resolved.path, shown, hash: resolved.hash });
+        facts.sources.insert(
+            source,
+            release::manifest::SourceFacts {
+                kind,
+                url: spec.url.clone(),
+                path: spec.path.clone(),
+                blake3: resolved.hash.clone(),
+            },
+        );
+        out.push(RepertoireFile {
+            name: name.clone(),
+            path: resolved.path,
+            shown,
+            hash: resolved.hash,
+        });
     }
     Ok(out)
 }

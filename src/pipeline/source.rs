@@ -112,19 +112,47 @@ impl SourceKind {
             SourceKind::Counts => Some(FileKind::Counts),
             SourceKind::StructureLabels => Some(FileKind::StructureLabels),
             SourceKind::LichessEvals => Some(FileKind::LichessEvals),
-            SourceKind::Pgn | SourceKind::Bgn | SourceKind::LichessExplorer | SourceKind::LichessCloudEval | SourceKind::LichessDb => None,
+            SourceKind::Pgn
+            | SourceKind::Bgn
+            | SourceKind::LichessExplorer
+            | SourceKind::LichessCloudEval
+            | SourceKind::LichessDb => None,
         }
     }
 
     /// The settings a source of this kind takes, besides `kind`.
     fn takes(self) -> &'static [&'static str] {
         match self {
-            SourceKind::Pgn | SourceKind::Bgn => &["url", "path", "paths", "manifest", "blake3", "filter", "allow_empty", "players", "state"],
+            SourceKind::Pgn | SourceKind::Bgn => &[
+                "url",
+                "path",
+                "paths",
+                "manifest",
+                "blake3",
+                "filter",
+                "allow_empty",
+                "players",
+                "state",
+            ],
             SourceKind::LichessDb => &["months", "variant", "url", "blake3", "filter", "state"],
             SourceKind::LichessExplorer => &[
-                "database", "url", "token_env", "speeds", "ratings", "since", "until", "root", "max_ply", "min_games", "moves", "politeness", "blake3",
+                "database",
+                "url",
+                "token_env",
+                "speeds",
+                "ratings",
+                "since",
+                "until",
+                "root",
+                "max_ply",
+                "min_games",
+                "moves",
+                "politeness",
+                "blake3",
             ],
-            SourceKind::LichessCloudEval => &["url", "token_env", "politeness", "multipv", "blake3"],
+            SourceKind::LichessCloudEval => {
+                &["url", "token_env", "politeness", "multipv", "blake3"]
+            }
             _ => &["url", "path", "blake3"],
         }
     }
@@ -346,7 +374,9 @@ impl SourceSpec {
     /// A game collection's manifest file, as written.
     pub fn manifest(&self) -> Option<&str> {
         match self {
-            SourceSpec::Games(GameSource { files: GameFiles::Manifest(manifest), .. }) => Some(manifest),
+            SourceSpec::Games(GameSource { files: GameFiles::Manifest(manifest), .. }) => {
+                Some(manifest)
+            }
             _ => None,
         }
     }
@@ -383,7 +413,9 @@ impl SourceSpec {
             _ => None,
         };
         let filter: crate::games::filter::GameFilter = match table {
-            Some(table) => toml::Value::Table(table.clone()).try_into().map_err(|e: toml::de::Error| format!("filter: {}", e.message()))?,
+            Some(table) => toml::Value::Table(table.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| format!("filter: {}", e.message()))?,
             None => Default::default(),
         };
         filter.compile().map_err(|e| format!("filter: {e}"))?;
@@ -393,14 +425,20 @@ impl SourceSpec {
     /// The paths or globs of a game source, as written (none for a collection).
     pub fn game_paths(&self) -> Vec<String> {
         match self {
-            SourceSpec::Games(GameSource { files: GameFiles::Path(path), .. }) => vec![path.clone()],
+            SourceSpec::Games(GameSource { files: GameFiles::Path(path), .. }) => {
+                vec![path.clone()]
+            }
             SourceSpec::Games(GameSource { files: GameFiles::Paths(paths), .. }) => paths.clone(),
             _ => Vec::new(),
         }
     }
 
     /// An explorer crawl source as the crawler takes it (see [`ExplorerSource::crawl`]).
-    pub fn crawl(&self, name: &str, tree: &TreeParams) -> Result<crate::crawl::source::CrawlSource, String> {
+    pub fn crawl(
+        &self,
+        name: &str,
+        tree: &TreeParams,
+    ) -> Result<crate::crawl::source::CrawlSource, String> {
         match self {
             SourceSpec::Explorer(e) => e.crawl(name, tree),
             _ => Err(format!("kind {:?} is not an explorer crawl", self.kind().name())),
@@ -433,7 +471,11 @@ impl SourceSpec {
 impl ExplorerSource {
     /// The crawl as the crawler takes it (the tree's parameters give the defaults of
     /// `max_ply` and `min_games`), its values checked.
-    pub fn crawl(&self, name: &str, tree: &TreeParams) -> Result<crate::crawl::source::CrawlSource, String> {
+    pub fn crawl(
+        &self,
+        name: &str,
+        tree: &TreeParams,
+    ) -> Result<crate::crawl::source::CrawlSource, String> {
         let params = crate::crawl::CrawlParams {
             database: self.database,
             root: self.root.clone().unwrap_or_default(),
@@ -448,7 +490,14 @@ impl ExplorerSource {
         params.check()?;
         let politeness = self.politeness.clone().unwrap_or_default();
         politeness.for_server(&self.url)?;
-        Ok(crate::crawl::source::CrawlSource { name: name.into(), server: self.url.clone(), token_env: self.token_env.clone(), params, politeness, pin: self.blake3.clone() })
+        Ok(crate::crawl::source::CrawlSource {
+            name: name.into(),
+            server: self.url.clone(),
+            token_env: self.token_env.clone(),
+            params,
+            politeness,
+            pin: self.blake3.clone(),
+        })
     }
 }
 
@@ -461,9 +510,16 @@ impl LichessDbSource {
         }
         let variant = self.variant.clone().unwrap_or_else(|| "standard".into());
         if variant.is_empty() || !variant.bytes().all(|b| b.is_ascii_alphanumeric()) {
-            return Err(format!("variant {variant:?} is not a folder name of the Lichess database (standard, chess960, …)"));
+            return Err(format!(
+                "variant {variant:?} is not a folder name of the Lichess database (standard, chess960, …)"
+            ));
         }
-        let base = self.url.as_deref().unwrap_or(crate::sources::lichess_db::DEFAULT_BASE).trim_end_matches('/').to_string();
+        let base = self
+            .url
+            .as_deref()
+            .unwrap_or(crate::sources::lichess_db::DEFAULT_BASE)
+            .trim_end_matches('/')
+            .to_string();
         Ok(crate::sources::lichess_db::LichessDb { name: name.into(), base, variant, months })
     }
 }
@@ -537,16 +593,24 @@ impl FlatSource {
     /// table's own serialization, so a setting added to it is checked against the kinds
     /// without another list to keep.
     fn written(&self) -> Vec<String> {
-        let serde_json::Value::Object(table) = serde_json::to_value(self).expect("a source table is JSON") else {
+        let serde_json::Value::Object(table) =
+            serde_json::to_value(self).expect("a source table is JSON")
+        else {
             unreachable!("a struct serializes as a map")
         };
-        table.into_iter().filter(|(name, value)| name != "kind" && !value.is_null()).map(|(name, _)| name).collect()
+        table
+            .into_iter()
+            .filter(|(name, value)| name != "kind" && !value.is_null())
+            .map(|(name, _)| name)
+            .collect()
     }
 
     /// The source this table describes, or why it describes none: a setting its kind
     /// does not take, or one its kind needs missing.
     fn into_spec(self) -> Result<SourceSpec, String> {
-        if let Some(stray) = self.written().into_iter().find(|s| !self.kind.takes().contains(&s.as_str())) {
+        if let Some(stray) =
+            self.written().into_iter().find(|s| !self.kind.takes().contains(&s.as_str()))
+        {
             return Err(stray_setting(self.kind, &stray));
         }
         let FlatSource {
@@ -577,31 +641,89 @@ impl FlatSource {
         } = self;
         Ok(match kind {
             SourceKind::Pgn | SourceKind::Bgn => {
-                let format = if kind == SourceKind::Bgn { GameFormat::Bgn } else { GameFormat::Pgn };
+                let format =
+                    if kind == SourceKind::Bgn { GameFormat::Bgn } else { GameFormat::Pgn };
                 let files = match (path, paths, manifest) {
                     (Some(path), None, None) => GameFiles::Path(path),
                     (None, Some(paths), None) => GameFiles::Paths(paths),
                     (None, None, Some(manifest)) => GameFiles::Manifest(manifest),
-                    (None, None, None) => return Err("a game source needs `paths` or `manifest`".into()),
+                    (None, None, None) => {
+                        return Err("a game source needs `paths` or `manifest`".into());
+                    }
                     (path, paths, _) => {
-                        let given: Vec<&str> = [("`path`", path.is_some()), ("`paths`", paths.is_some()), ("`manifest`", true)].into_iter().filter(|(_, on)| *on).map(|(s, _)| s).take(2).collect();
-                        return Err(format!("a game source has both {}: give one", given.join(" and ")));
+                        let given: Vec<&str> = [
+                            ("`path`", path.is_some()),
+                            ("`paths`", paths.is_some()),
+                            ("`manifest`", true),
+                        ]
+                        .into_iter()
+                        .filter(|(_, on)| *on)
+                        .map(|(s, _)| s)
+                        .take(2)
+                        .collect();
+                        return Err(format!(
+                            "a game source has both {}: give one",
+                            given.join(" and ")
+                        ));
                     }
                 };
-                SourceSpec::Games(GameSource { format, files, url, blake3, filter, allow_empty, players, state })
+                SourceSpec::Games(GameSource {
+                    format,
+                    files,
+                    url,
+                    blake3,
+                    filter,
+                    allow_empty,
+                    players,
+                    state,
+                })
             }
             SourceKind::LichessDb => {
-                let months = months.ok_or("a lichess-db source needs `months`, e.g. [\"2013-01\", \"2024-03..2024-05\"]")?;
-                SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter, state })
+                let months = months.ok_or(
+                    "a lichess-db source needs `months`, e.g. [\"2013-01\", \"2024-03..2024-05\"]",
+                )?;
+                SourceSpec::LichessDb(LichessDbSource {
+                    months,
+                    variant,
+                    url,
+                    blake3,
+                    filter,
+                    state,
+                })
             }
             SourceKind::LichessExplorer => {
-                let database = database.ok_or("an explorer crawl needs `database` (\"masters\" or \"lichess\")")?;
-                let url = url.ok_or("an explorer crawl needs `url` (e.g. \"https://explorer.lichess.org\")")?;
-                SourceSpec::Explorer(ExplorerSource { database, url, token_env, speeds, ratings, since, until, root, max_ply, min_games, moves, politeness, blake3 })
+                let database = database
+                    .ok_or("an explorer crawl needs `database` (\"masters\" or \"lichess\")")?;
+                let url = url.ok_or(
+                    "an explorer crawl needs `url` (e.g. \"https://explorer.lichess.org\")",
+                )?;
+                SourceSpec::Explorer(ExplorerSource {
+                    database,
+                    url,
+                    token_env,
+                    speeds,
+                    ratings,
+                    since,
+                    until,
+                    root,
+                    max_ply,
+                    min_games,
+                    moves,
+                    politeness,
+                    blake3,
+                })
             }
             SourceKind::LichessCloudEval => {
-                let url = url.ok_or("a cloud-eval source needs `url`, the server (\"https://lichess.org\")")?;
-                SourceSpec::CloudEval(CloudEvalSource { url, token_env, politeness, multipv, blake3 })
+                let url = url.ok_or(
+                    "a cloud-eval source needs `url`, the server (\"https://lichess.org\")",
+                )?;
+                SourceSpec::CloudEval(CloudEvalSource {
+                    url,
+                    token_env,
+                    politeness,
+                    multipv,
+                    blake3,
+                })
             }
             _ => {
                 let kind = kind.file_kind().expect("the other kinds are pinned files");
@@ -616,7 +738,11 @@ impl FlatSource {
 
 /// Why `setting` may not be written under `kind`, and the kinds it belongs to.
 fn stray_setting(kind: SourceKind, setting: &str) -> String {
-    let owners: Vec<String> = SourceKind::ALL.iter().filter(|k| k.takes().contains(&setting)).map(|k| format!("{:?}", k.name())).collect();
+    let owners: Vec<String> = SourceKind::ALL
+        .iter()
+        .filter(|k| k.takes().contains(&setting))
+        .map(|k| format!("{:?}", k.name()))
+        .collect();
     format!(
         "kind {:?} takes no `{setting}` (a setting of kind {}); it takes {}",
         kind.name(),
@@ -629,8 +755,19 @@ impl From<SourceSpec> for FlatSource {
     fn from(spec: SourceSpec) -> FlatSource {
         let mut flat = FlatSource::of_kind(spec.kind());
         match spec {
-            SourceSpec::File(FileSource { kind: _, url, path, blake3 }) => FlatSource { url, path, blake3, ..flat },
-            SourceSpec::Games(GameSource { format: _, files, url, blake3, filter, allow_empty, players, state }) => {
+            SourceSpec::File(FileSource { kind: _, url, path, blake3 }) => {
+                FlatSource { url, path, blake3, ..flat }
+            }
+            SourceSpec::Games(GameSource {
+                format: _,
+                files,
+                url,
+                blake3,
+                filter,
+                allow_empty,
+                players,
+                state,
+            }) => {
                 match files {
                     GameFiles::Path(path) => flat.path = Some(path),
                     GameFiles::Paths(paths) => flat.paths = Some(paths),
@@ -638,8 +775,29 @@ impl From<SourceSpec> for FlatSource {
                 }
                 FlatSource { url, blake3, filter, allow_empty, players, state, ..flat }
             }
-            SourceSpec::LichessDb(LichessDbSource { months, variant, url, blake3, filter, state }) => FlatSource { months: Some(months), variant, url, blake3, filter, state, ..flat },
-            SourceSpec::Explorer(ExplorerSource { database, url, token_env, speeds, ratings, since, until, root, max_ply, min_games, moves, politeness, blake3 }) => FlatSource {
+            SourceSpec::LichessDb(LichessDbSource {
+                months,
+                variant,
+                url,
+                blake3,
+                filter,
+                state,
+            }) => FlatSource { months: Some(months), variant, url, blake3, filter, state, ..flat },
+            SourceSpec::Explorer(ExplorerSource {
+                database,
+                url,
+                token_env,
+                speeds,
+                ratings,
+                since,
+                until,
+                root,
+                max_ply,
+                min_games,
+                moves,
+                politeness,
+                blake3,
+            }) => FlatSource {
                 database: Some(database),
                 url: Some(url),
                 token_env,
@@ -655,7 +813,13 @@ impl From<SourceSpec> for FlatSource {
                 blake3,
                 ..flat
             },
-            SourceSpec::CloudEval(CloudEvalSource { url, token_env, politeness, multipv, blake3 }) => FlatSource { url: Some(url), token_env, politeness, multipv, blake3, ..flat },
+            SourceSpec::CloudEval(CloudEvalSource {
+                url,
+                token_env,
+                politeness,
+                multipv,
+                blake3,
+            }) => FlatSource { url: Some(url), token_env, politeness, multipv, blake3, ..flat },
         }
     }
 }
@@ -663,7 +827,9 @@ impl From<SourceSpec> for FlatSource {
 /// Reads `[sources]`: each table as a [`FlatSource`] turned into its kind's
 /// [`SourceSpec`]. A table that describes no source is an error of that table, so that
 /// the diagnostic points at its header and names the source.
-pub(super) fn deserialize_sources<'de, D: Deserializer<'de>>(deserializer: D) -> Result<BTreeMap<String, SourceSpec>, D::Error> {
+pub(super) fn deserialize_sources<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<BTreeMap<String, SourceSpec>, D::Error> {
     deserializer.deserialize_map(SourcesVisitor)
 }
 
@@ -695,7 +861,9 @@ impl<'de> DeserializeSeed<'de> for NamedSource<'_> {
     type Value = SourceSpec;
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<SourceSpec, D::Error> {
-        FlatSource::deserialize(deserializer)?.into_spec().map_err(|why| D::Error::custom(format!("source {:?}: {why}", self.0)))
+        FlatSource::deserialize(deserializer)?
+            .into_spec()
+            .map_err(|why| D::Error::custom(format!("source {:?}: {why}", self.0)))
     }
 }
 
@@ -706,7 +874,8 @@ mod tests {
 
     /// The error of pipeline text `text`: its message and the text its label points at.
     fn error_of(text: &str) -> (String, String) {
-        let e = super::super::parse(text.into(), Path::new("pipeline.toml"), None).expect_err("an invalid pipeline");
+        let e = super::super::parse(text.into(), Path::new("pipeline.toml"), None)
+            .expect_err("an invalid pipeline");
         let span = e.span.expect("a diagnostic with a place");
         (e.message.clone(), text[span.offset()..span.offset() + span.len()].to_string())
     }
@@ -716,14 +885,42 @@ mod tests {
     #[test]
     fn a_setting_of_another_kind_is_named_at_its_source() {
         let cases = [
-            ("[sources.a]\nkind = \"pgn\"\npaths = [\"g.pgn\"]\nmonths = [\"2013-01\"]\n", "[sources.a]", "source \"a\": kind \"pgn\" takes no `months` (a setting of kind \"lichess-db\")"),
-            ("[sources.t]\nkind = \"lichess-tsv\"\npath = \"a.tsv\"\n\n[sources.t.filter]\nmin_rating = 1\n", "[sources.t]", "kind \"lichess-tsv\" takes no `filter` (a setting of kind \"pgn\", \"bgn\", \"lichess-db\")"),
-            ("[sources.e]\nkind = \"lichess-explorer\"\ndatabase = \"masters\"\nurl = \"http://127.0.0.1:9\"\nmultipv = 2\n", "[sources.e]", "kind \"lichess-explorer\" takes no `multipv` (a setting of kind \"lichess-cloud-eval\")"),
-            ("[sources.c]\nkind = \"lichess-cloud-eval\"\nurl = \"http://127.0.0.1:9\"\nroot = \"1. e4\"\n", "[sources.c]", "kind \"lichess-cloud-eval\" takes no `root` (a setting of kind \"lichess-explorer\")"),
-            ("[sources.d]\nkind = \"lichess-db\"\nmonths = [\"2013-01\"]\nplayers = [\"X\"]\n", "[sources.d]", "kind \"lichess-db\" takes no `players` (a setting of kind \"pgn\", \"bgn\")"),
-            ("[sources.p]\nkind = \"pgn\"\npaths = [\"g.pgn\"]\ntoken_env = \"T\"\n", "[sources.p]", "takes no `token_env` (a setting of kind \"lichess-explorer\", \"lichess-cloud-eval\"); it takes `url`, `path`, `paths`"),
+            (
+                "[sources.a]\nkind = \"pgn\"\npaths = [\"g.pgn\"]\nmonths = [\"2013-01\"]\n",
+                "[sources.a]",
+                "source \"a\": kind \"pgn\" takes no `months` (a setting of kind \"lichess-db\")",
+            ),
+            (
+                "[sources.t]\nkind = \"lichess-tsv\"\npath = \"a.tsv\"\n\n[sources.t.filter]\nmin_rating = 1\n",
+                "[sources.t]",
+                "kind \"lichess-tsv\" takes no `filter` (a setting of kind \"pgn\", \"bgn\", \"lichess-db\")",
+            ),
+            (
+                "[sources.e]\nkind = \"lichess-explorer\"\ndatabase = \"masters\"\nurl = \"http://127.0.0.1:9\"\nmultipv = 2\n",
+                "[sources.e]",
+                "kind \"lichess-explorer\" takes no `multipv` (a setting of kind \"lichess-cloud-eval\")",
+            ),
+            (
+                "[sources.c]\nkind = \"lichess-cloud-eval\"\nurl = \"http://127.0.0.1:9\"\nroot = \"1. e4\"\n",
+                "[sources.c]",
+                "kind \"lichess-cloud-eval\" takes no `root` (a setting of kind \"lichess-explorer\")",
+            ),
+            (
+                "[sources.d]\nkind = \"lichess-db\"\nmonths = [\"2013-01\"]\nplayers = [\"X\"]\n",
+                "[sources.d]",
+                "kind \"lichess-db\" takes no `players` (a setting of kind \"pgn\", \"bgn\")",
+            ),
+            (
+                "[sources.p]\nkind = \"pgn\"\npaths = [\"g.pgn\"]\ntoken_env = \"T\"\n",
+                "[sources.p]",
+                "takes no `token_env` (a setting of kind \"lichess-explorer\", \"lichess-cloud-eval\"); it takes `url`, `path`, `paths`",
+            ),
             // An inline table is pointed at as a whole.
-            ("sources.i = { kind = \"counts\", path = \"c.okbc\", allow_empty = true }\n", "{ kind = \"counts\", path = \"c.okbc\", allow_empty = true }", "source \"i\": kind \"counts\" takes no `allow_empty`"),
+            (
+                "sources.i = { kind = \"counts\", path = \"c.okbc\", allow_empty = true }\n",
+                "{ kind = \"counts\", path = \"c.okbc\", allow_empty = true }",
+                "source \"i\": kind \"counts\" takes no `allow_empty`",
+            ),
         ];
         for (text, at, said) in cases {
             let (message, place) = error_of(text);
@@ -736,13 +933,31 @@ mod tests {
     #[test]
     fn a_missing_or_doubled_setting_is_named_at_its_source() {
         let cases = [
-            ("[sources.t]\nkind = \"scid-eco\"\nblake3 = \"00\"\n", "source \"t\": needs `url` or `path`"),
-            ("[sources.g]\nkind = \"bgn\"\nallow_empty = true\n", "source \"g\": a game source needs `paths` or `manifest`"),
-            ("[sources.g]\nkind = \"pgn\"\npaths = [\"a\"]\nmanifest = \"m.tsv\"\n", "a game source has both `paths` and `manifest`: give one"),
-            ("[sources.g]\nkind = \"pgn\"\npath = \"a\"\npaths = [\"b\"]\n", "a game source has both `path` and `paths`: give one"),
+            (
+                "[sources.t]\nkind = \"scid-eco\"\nblake3 = \"00\"\n",
+                "source \"t\": needs `url` or `path`",
+            ),
+            (
+                "[sources.g]\nkind = \"bgn\"\nallow_empty = true\n",
+                "source \"g\": a game source needs `paths` or `manifest`",
+            ),
+            (
+                "[sources.g]\nkind = \"pgn\"\npaths = [\"a\"]\nmanifest = \"m.tsv\"\n",
+                "a game source has both `paths` and `manifest`: give one",
+            ),
+            (
+                "[sources.g]\nkind = \"pgn\"\npath = \"a\"\npaths = [\"b\"]\n",
+                "a game source has both `path` and `paths`: give one",
+            ),
             ("[sources.d]\nkind = \"lichess-db\"\n", "a lichess-db source needs `months`"),
-            ("[sources.e]\nkind = \"lichess-explorer\"\nurl = \"http://127.0.0.1:9\"\n", "an explorer crawl needs `database`"),
-            ("[sources.e]\nkind = \"lichess-explorer\"\ndatabase = \"lichess\"\n", "an explorer crawl needs `url`"),
+            (
+                "[sources.e]\nkind = \"lichess-explorer\"\nurl = \"http://127.0.0.1:9\"\n",
+                "an explorer crawl needs `database`",
+            ),
+            (
+                "[sources.e]\nkind = \"lichess-explorer\"\ndatabase = \"lichess\"\n",
+                "an explorer crawl needs `url`",
+            ),
             ("[sources.c]\nkind = \"lichess-cloud-eval\"\n", "a cloud-eval source needs `url`"),
         ];
         for (text, said) in cases {
@@ -757,7 +972,8 @@ mod tests {
     #[test]
     fn a_profile_that_breaks_a_source_names_it() {
         let text = "[sources.g]\nkind = \"pgn\"\npaths = [\"a.pgn\"]\n\n[profile.db.sources.g]\nkind = \"lichess-db\"\n";
-        let e = super::super::parse(text.into(), Path::new("pipeline.toml"), Some("db")).expect_err("an invalid profile");
+        let e = super::super::parse(text.into(), Path::new("pipeline.toml"), Some("db"))
+            .expect_err("an invalid profile");
         assert!(e.message.contains("profile \"db\" makes the pipeline invalid: source \"g\": kind \"lichess-db\" takes no `paths`"), "{}", e.message);
     }
 
@@ -776,7 +992,11 @@ mod tests {
             }
             let spec = flat.clone().into_spec().unwrap_or_else(|e| panic!("{kind:?}: {e}"));
             assert_eq!(spec.kind(), kind);
-            assert_eq!(serde_json::to_value(kind).expect("a kind is JSON"), kind.name(), "the name pipeline.toml writes");
+            assert_eq!(
+                serde_json::to_value(kind).expect("a kind is JSON"),
+                kind.name(),
+                "the name pipeline.toml writes"
+            );
             assert_eq!(spec.kind().is_pinned_file(), matches!(spec, SourceSpec::File(_)));
             assert_eq!(FlatSource::from(spec), flat);
         }

@@ -233,7 +233,9 @@ impl<R> Serialize for Shown<'_, R> {
             (Cell::Int(n), Shape::Count) => s.serialize_u64(n as u64),
             (Cell::Int(n), _) => s.serialize_i64(n),
             (Cell::Real(x), _) => s.serialize_f64(x),
-            (Cell::Text(text), Shape::Json) => serde_json::from_str::<serde_json::Value>(text).ok().serialize(s),
+            (Cell::Text(text), Shape::Json) => {
+                serde_json::from_str::<serde_json::Value>(text).ok().serialize(s)
+            }
             (Cell::Text(text), _) => s.serialize_str(text),
         }
     }

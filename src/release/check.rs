@@ -75,7 +75,10 @@ impl<'s> Answers<'s> {
     /// The snapshot text of `question` (a question the build cannot answer says why,
     /// which is a snapshot too).
     pub fn answer(&self, question: &Question) -> String {
-        let mut out = format!("# okb check snapshot (`okb check --accept` rewrites it)\n{}\n", question.header());
+        let mut out = format!(
+            "# okb check snapshot (`okb check --accept` rewrites it)\n{}\n",
+            question.header()
+        );
         match self.find(question) {
             Ok(Some(node)) => describe(&node, &mut out),
             Ok(None) => out.push_str("answer: not in the knowledge base\n"),
@@ -87,10 +90,16 @@ impl<'s> Answers<'s> {
     }
 
     fn find(&self, question: &Question) -> Result<Option<NodeJson>, String> {
-        let by_position = |pos: shakmaty::Chess| self.store.node_by_position(&crate::position::epd(&pos)).map_err(|e| e.to_string());
+        let by_position = |pos: shakmaty::Chess| {
+            self.store.node_by_position(&crate::position::epd(&pos)).map_err(|e| e.to_string())
+        };
         match question {
-            Question::Line(line) => by_position(crate::eco::line::position_after(line).map_err(|e| e.to_string())?),
-            Question::Fen(fen) => by_position(crate::position::parse_fen(fen).map_err(|e| e.to_string())?),
+            Question::Line(line) => {
+                by_position(crate::eco::line::position_after(line).map_err(|e| e.to_string())?)
+            }
+            Question::Fen(fen) => {
+                by_position(crate::position::parse_fen(fen).map_err(|e| e.to_string())?)
+            }
             Question::Opening(name) => {
                 let names = self.names.get_or_init(|| {
                     let graph = self.store.graph().map_err(|e| e.to_string())?;
@@ -99,9 +108,15 @@ impl<'s> Answers<'s> {
                 });
                 let (graph, index) = names.as_ref().map_err(String::clone)?;
                 let hits = index.search(graph, name, 50);
-                let exact = hits.iter().find(|h| h.name.eq_ignore_ascii_case(name) || h.matched.eq_ignore_ascii_case(name));
+                let exact = hits.iter().find(|h| {
+                    h.name.eq_ignore_ascii_case(name) || h.matched.eq_ignore_ascii_case(name)
+                });
                 match exact {
-                    Some(hit) => Ok(self.store.nodes_by_id(&[&hit.node_id]).map_err(|e| e.to_string())?.pop()),
+                    Some(hit) => Ok(self
+                        .store
+                        .nodes_by_id(&[&hit.node_id])
+                        .map_err(|e| e.to_string())?
+                        .pop()),
                     None => Ok(None),
                 }
             }
@@ -122,13 +137,24 @@ fn describe(answer: &NodeJson, out: &mut String) {
     let _ = writeln!(out, "white wins: {}", pct(n.white_win_pct));
     let _ = writeln!(out, "draws: {}", pct(n.draw_pct));
     let eval = match (n.stockfish_eval, n.stockfish_depth) {
-        (Some(cp), Some(depth)) => format!("{cp:+} cp at depth {depth}, best {}", n.best_move.as_deref().unwrap_or("-")),
+        (Some(cp), Some(depth)) => {
+            format!("{cp:+} cp at depth {depth}, best {}", n.best_move.as_deref().unwrap_or("-"))
+        }
         _ => "-".into(),
     };
     let _ = writeln!(out, "engine: {eval}");
     let _ = writeln!(out, "structure: {}", n.resulting_structure.as_deref().unwrap_or("-"));
-    let moves: Vec<String> = answer.children.iter().take(MOVES_SHOWN).map(|c| format!("{} ({})", c.pgn_move, c.game_count)).collect();
-    let _ = writeln!(out, "moves played: {}", if moves.is_empty() { "-".into() } else { moves.join(", ") });
+    let moves: Vec<String> = answer
+        .children
+        .iter()
+        .take(MOVES_SHOWN)
+        .map(|c| format!("{} ({})", c.pgn_move, c.game_count))
+        .collect();
+    let _ = writeln!(
+        out,
+        "moves played: {}",
+        if moves.is_empty() { "-".into() } else { moves.join(", ") }
+    );
 }
 
 /// How one snapshot compares.
@@ -148,7 +174,11 @@ pub enum Outcome {
 }
 
 /// Every question's answer and outcome, and orphan files, by file name.
-pub fn compare(store: &Store, spec: &CheckSpec, folder: &Path) -> BTreeMap<String, (String, Outcome)> {
+pub fn compare(
+    store: &Store,
+    spec: &CheckSpec,
+    folder: &Path,
+) -> BTreeMap<String, (String, Outcome)> {
     let mut results = BTreeMap::new();
     let answers = Answers::new(store);
     for question in Question::all(spec) {
@@ -203,7 +233,10 @@ mod tests {
     #[test]
     fn file_names_are_stable_slugs_and_long_ones_are_cut_with_a_hash() {
         assert_eq!(Question::Line("1. e4 c5 2. Nf3".into()).file_name(), "line-1-e4-c5-2-nf3.snap");
-        assert_eq!(Question::Opening("Sicilian Defense: Najdorf Variation".into()).file_name(), "opening-sicilian-defense-najdorf-variation.snap");
+        assert_eq!(
+            Question::Opening("Sicilian Defense: Najdorf Variation".into()).file_name(),
+            "opening-sicilian-defense-najdorf-variation.snap"
+        );
         let long = Question::Line("1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 6. Re1 b5 7. Bb3 d6 8. c3 O-O 9. h3".into());
         let name = long.file_name();
         assert!(name.len() < 90 && name.starts_with("line-1-e4-e5"), "{name}");

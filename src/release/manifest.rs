@@ -111,7 +111,9 @@ impl Coverage {
     pub fn summary(&self) -> String {
         let month = |d: &str| d.get(..7).unwrap_or(d).to_string();
         match (&self.first_date, &self.last_date) {
-            (Some(first), Some(last)) => format!("{} games, {} to {}", self.games_counted, month(first), month(last)),
+            (Some(first), Some(last)) => {
+                format!("{} games, {} to {}", self.games_counted, month(first), month(last))
+            }
             _ => format!("{} games, undated", self.games_counted),
         }
     }
@@ -180,7 +182,10 @@ impl OutputFile {
 /// `path` relative to `root`, with `/` separators (as written in pipeline.toml).
 pub fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
-    rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect::<Vec<_>>().join("/")
+    rel.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 impl Manifest {
@@ -194,7 +199,8 @@ impl Manifest {
     /// Reads a manifest file.
     pub fn load(path: &Path) -> Result<Manifest, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_slice(&bytes).map_err(|e| format!("{}: not an okb manifest: {e}", path.display()))
+        serde_json::from_slice(&bytes)
+            .map_err(|e| format!("{}: not an okb manifest: {e}", path.display()))
     }
 }
 
@@ -207,9 +213,17 @@ mod tests {
         // The `coverage` step's value is stored with postcard, which writes every field.
         let mut sources = BTreeMap::new();
         let mut dated = Coverage::default();
-        dated.add(&crate::games::report::Counters { games_read: 3, games_counted: 2, dated: Some((17490101, 20250102)), ..Default::default() });
+        dated.add(&crate::games::report::Counters {
+            games_read: 3,
+            games_counted: 2,
+            dated: Some((17490101, 20250102)),
+            ..Default::default()
+        });
         sources.insert("masters".to_string(), dated);
-        sources.insert("undated".to_string(), Coverage { files: 1, games_read: 5, games_counted: 5, ..Default::default() });
+        sources.insert(
+            "undated".to_string(),
+            Coverage { files: 1, games_read: 5, games_counted: 5, ..Default::default() },
+        );
         let bytes = postcard::to_allocvec(&sources).unwrap();
         assert_eq!(postcard::from_bytes::<BTreeMap<String, Coverage>>(&bytes).unwrap(), sources);
         assert_eq!(sources["masters"].summary(), "2 games, 1749-01 to 2025-01");

@@ -61,7 +61,8 @@ pub fn differences(expected: &Manifest, actual: &Manifest) -> Vec<String> {
         for list in ["outputs", "game_files"] {
             if let Some(serde_json::Value::Array(items)) = v.get_mut(list).map(std::mem::take) {
                 let by_path = items.into_iter().map(|mut item| {
-                    let path = item.get("path").and_then(|p| p.as_str()).unwrap_or_default().to_string();
+                    let path =
+                        item.get("path").and_then(|p| p.as_str()).unwrap_or_default().to_string();
                     if let Some(o) = item.as_object_mut() {
                         o.remove("path");
                     }
@@ -87,7 +88,12 @@ fn diff_values(at: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut
             keys.dedup();
             for key in keys {
                 let path = if at.is_empty() { key.clone() } else { format!("{at}.{key}") };
-                diff_values(&path, x.get(key).unwrap_or(&Value::Null), y.get(key).unwrap_or(&Value::Null), out);
+                diff_values(
+                    &path,
+                    x.get(key).unwrap_or(&Value::Null),
+                    y.get(key).unwrap_or(&Value::Null),
+                    out,
+                );
             }
         }
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {

@@ -59,7 +59,10 @@ pub struct Listed {
 impl Listed {
     /// As a [`PlayerSpec`], for a [`Matcher`].
     pub fn spec(&self) -> PlayerSpec {
-        PlayerSpec::Aliased { name: self.name.clone(), aliases: self.spellings.iter().skip(1).cloned().collect() }
+        PlayerSpec::Aliased {
+            name: self.name.clone(),
+            aliases: self.spellings.iter().skip(1).cloned().collect(),
+        }
     }
 }
 
@@ -99,18 +102,24 @@ impl Named {
 
 /// Reads `files` (on every core, kept in file order), with who each file's games name.
 pub fn read(files: &[CollectionFile]) -> Result<(Collections, Vec<Named>), GamesError> {
-    let per_file: Vec<(Vec<CollectionGame>, Named)> = files.par_iter().map(read_file).collect::<Result<_, _>>()?;
+    let per_file: Vec<(Vec<CollectionGame>, Named)> =
+        files.par_iter().map(read_file).collect::<Result<_, _>>()?;
     let mut players: Vec<Listed> = Vec::new();
     for p in files.iter().flat_map(|f| &f.2) {
         if !players.iter().any(|q| q.name == p.name()) {
-            players.push(Listed { name: p.name().to_string(), spellings: p.spellings().into_iter().map(str::to_string).collect() });
+            players.push(Listed {
+                name: p.name().to_string(),
+                spellings: p.spellings().into_iter().map(str::to_string).collect(),
+            });
         }
     }
     let (games, named): (Vec<_>, Vec<_>) = per_file.into_iter().unzip();
     Ok((Collections { players, games: games.into_iter().flatten().collect() }, named))
 }
 
-fn read_file((path, shown, players): &CollectionFile) -> Result<(Vec<CollectionGame>, Named), GamesError> {
+fn read_file(
+    (path, shown, players): &CollectionFile,
+) -> Result<(Vec<CollectionGame>, Named), GamesError> {
     let mut bytes = Vec::new();
     crate::games::input::open(path)?
         .read_to_end(&mut bytes)
@@ -131,7 +140,11 @@ fn read_file((path, shown, players): &CollectionFile) -> Result<(Vec<CollectionG
 fn tag_names(bytes: &[u8]) -> BTreeMap<String, u64> {
     let mut names = BTreeMap::new();
     for line in bytes.split(|&b| b == b'\n') {
-        let Some(value) = line.strip_prefix(b"[White \"").or_else(|| line.strip_prefix(b"[Black \"")) else { continue };
+        let Some(value) =
+            line.strip_prefix(b"[White \"").or_else(|| line.strip_prefix(b"[Black \""))
+        else {
+            continue;
+        };
         let end = value.iter().rposition(|&b| b == b'"').unwrap_or(value.len());
         *names.entry(String::from_utf8_lossy(&value[..end]).into_owned()).or_default() += 1;
     }
@@ -142,7 +155,10 @@ fn tag_names(bytes: &[u8]) -> BTreeMap<String, u64> {
 fn rows(bytes: &[u8], matcher: &Matcher, g: PlayerGame) -> Vec<CollectionGame> {
     let text = game_text(bytes, g.offset);
     let game = reference_of_text(&text);
-    let known = matches!(GameResult::from_tag(g.result.as_bytes()), Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins));
+    let known = matches!(
+        GameResult::from_tag(g.result.as_bytes()),
+        Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins)
+    );
     if game.year == 0 || !known {
         return Vec::new();
     }
@@ -151,6 +167,11 @@ fn rows(bytes: &[u8], matcher: &Matcher, g: PlayerGame) -> Vec<CollectionGame> {
     sides
         .into_iter()
         .filter_map(|(side, tag)| matcher.find(tag).map(|p| (side, p.to_string())))
-        .map(|(side, player)| CollectionGame { player, side, game: game.clone(), moves: moves.clone() })
+        .map(|(side, player)| CollectionGame {
+            player,
+            side,
+            game: game.clone(),
+            moves: moves.clone(),
+        })
         .collect()
 }

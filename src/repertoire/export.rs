@@ -21,7 +21,9 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// Games of the knowledge base that reached the position of repertoire node `i`.
     fn games(&self, rep: &Repertoire, i: u32) -> u64 {
-        self.tree.find(&rep.nodes[i as usize].epd).map_or(0, |k| self.tree.nodes[k as usize].game_count())
+        self.tree
+            .find(&rep.nodes[i as usize].epd)
+            .map_or(0, |k| self.tree.nodes[k as usize].game_count())
     }
 
     /// The moves of node `i`, most played in the knowledge base first (file order on ties).
@@ -34,8 +36,14 @@ impl Context<'_> {
     /// The comment after a move into node `i`: its eval, and its opening's own name.
     fn comment(&self, rep: &Repertoire, i: u32) -> Option<String> {
         let epd = &rep.nodes[i as usize].epd;
-        let eval = self.annotations.and_then(|a| a.results.get(epd)).map(crate::export::pgn::eval_command);
-        let name = self.tree.find(epd).and_then(|k| self.tree.nodes[k as usize].opening.as_ref()).filter(|o| o.own && o.src != "interpolated").map(|o| o.name.replace(['{', '}'], ""));
+        let eval =
+            self.annotations.and_then(|a| a.results.get(epd)).map(crate::export::pgn::eval_command);
+        let name = self
+            .tree
+            .find(epd)
+            .and_then(|k| self.tree.nodes[k as usize].opening.as_ref())
+            .filter(|o| o.own && o.src != "interpolated")
+            .map(|o| o.name.replace(['{', '}'], ""));
         match (eval, name) {
             (None, None) => None,
             (e, n) => Some([e, n].into_iter().flatten().collect::<Vec<_>>().join(" ")),
@@ -46,7 +54,11 @@ impl Context<'_> {
 /// The repertoire as one PGN game: at every position the most played move is the main
 /// line and the others variations; a position reached again is not written out twice.
 pub fn pgn(rep: &Repertoire, cx: &Context<'_>) -> Vec<u8> {
-    let mut out = format!("[Event \"{} repertoire\"]\n[Site \"okb\"]\n[Result \"*\"]\n[Annotator \"okb ({})\"]\n\n", rep.name, rep.color.word());
+    let mut out = format!(
+        "[Event \"{} repertoire\"]\n[Site \"okb\"]\n[Result \"*\"]\n[Annotator \"okb ({})\"]\n\n",
+        rep.name,
+        rep.color.word()
+    );
     let mut text = String::new();
     write_moves(rep, cx, 0, &mut text, &mut BTreeSet::new());
     text.push('*');
@@ -56,14 +68,28 @@ pub fn pgn(rep: &Repertoire, cx: &Context<'_>) -> Vec<u8> {
 }
 
 /// Writes the moves from node `at` into `out` (numbered from the node's first line).
-fn write_moves(rep: &Repertoire, cx: &Context<'_>, at: u32, out: &mut String, written: &mut BTreeSet<u32>) {
+fn write_moves(
+    rep: &Repertoire,
+    cx: &Context<'_>,
+    at: u32,
+    out: &mut String,
+    written: &mut BTreeSet<u32>,
+) {
     if !written.insert(at) {
         return;
     }
     let moves = cx.ordered(rep, at);
     let Some((main, others)) = moves.split_first() else { return };
     let ply = usize::from(rep.nodes[at as usize].ply());
-    let number = |force: bool| if ply % 2 == 0 { format!("{}. ", ply / 2 + 1) } else if force { format!("{}... ", ply / 2 + 1) } else { String::new() };
+    let number = |force: bool| {
+        if ply % 2 == 0 {
+            format!("{}. ", ply / 2 + 1)
+        } else if force {
+            format!("{}... ", ply / 2 + 1)
+        } else {
+            String::new()
+        }
+    };
     let with_comment = |m: &RepMove| match cx.comment(rep, m.child) {
         Some(c) => format!("{} {{{c}}} ", m.san),
         None => format!("{} ", m.san),
@@ -114,19 +140,27 @@ pub fn anki_csv(rep: &Repertoire, cx: &Context<'_>) -> Vec<u8> {
     let mut w = csv::WriterBuilder::new().has_headers(false).from_writer(Vec::new());
     let tag = format!("okb repertoire::{}", rep.name);
     let mut rows: Vec<(u16, String, String, String)> = Vec::new();
-    for (i, node) in rep.nodes.iter().enumerate().filter(|(_, n)| rep.mine(n) && !n.moves.is_empty()) {
+    for (i, node) in
+        rep.nodes.iter().enumerate().filter(|(_, n)| rep.mine(n) && !n.moves.is_empty())
+    {
         let line = super::numbered(node.start_ply, &rep.line(i as u32));
         let who = if node.white_to_move { "White" } else { "Black" };
-        let front = if line.is_empty() { format!("{who} to move: the first move") } else { format!("{who} to move after {line}") };
+        let front = if line.is_empty() {
+            format!("{who} to move: the first move")
+        } else {
+            format!("{who} to move after {line}")
+        };
         let answer: Vec<&str> = cx.ordered(rep, i as u32).iter().map(|m| m.san.as_str()).collect();
         rows.push((node.ply(), front, answer.join(" / "), node.epd.clone()));
     }
     rows.sort();
     for (_, front, back, epd) in rows {
-        w.write_record([front.as_str(), back.as_str(), epd.as_str(), tag.as_str()]).expect("writing to memory");
+        w.write_record([front.as_str(), back.as_str(), epd.as_str(), tag.as_str()])
+            .expect("writing to memory");
     }
     let body = w.into_inner().expect("writing to memory");
-    let mut out = b"#separator:Comma\n#html:false\n#columns:Front,Back,FEN,Tags\n#tags column:4\n".to_vec();
+    let mut out =
+        b"#separator:Comma\n#html:false\n#columns:Front,Back,FEN,Tags\n#tags column:4\n".to_vec();
     out.extend_from_slice(&body);
     out
 }
@@ -141,7 +175,11 @@ pub fn book(rep: &Repertoire, cx: &Context<'_>) -> Vec<u8> {
         let moves: Vec<(u16, u64)> = node
             .moves
             .iter()
-            .filter_map(|m| m.key.to_move(&pos).map(|mv| (polyglot::encode_move(&mv), cx.games(rep, m.child).max(1))))
+            .filter_map(|m| {
+                m.key
+                    .to_move(&pos)
+                    .map(|mv| (polyglot::encode_move(&mv), cx.games(rep, m.child).max(1)))
+            })
             .collect();
         for (mv, weight) in polyglot::scale_weights(&moves, WeightMode::Games) {
             entries.push(BookEntry { key, mv, weight, learn: 0 });

@@ -103,12 +103,23 @@ pub fn default_plies(rep: &Repertoire) -> Vec<u16> {
 }
 
 /// Computes coverage, reach and gaps.
-pub fn compute(rep: &Repertoire, tree: &Tree, annotations: Option<&Annotations>, params: &FlowParams) -> Flow {
+pub fn compute(
+    rep: &Repertoire,
+    tree: &Tree,
+    annotations: Option<&Annotations>,
+    params: &FlowParams,
+) -> Flow {
     let kb = kb_nodes(rep, tree);
-    let by_epd: std::collections::HashMap<&str, u32> = rep.nodes.iter().enumerate().map(|(i, n)| (n.epd.as_str(), i as u32)).collect();
+    let by_epd: std::collections::HashMap<&str, u32> =
+        rep.nodes.iter().enumerate().map(|(i, n)| (n.epd.as_str(), i as u32)).collect();
     let (coverage, reach) = spread(rep, tree, &kb, &by_epd, params);
     let gaps = gaps(rep, tree, annotations, &kb, &by_epd, &reach, params);
-    Flow { coverage, reach, gaps, known: kb.iter().filter(|&&k| with_games(tree, k).is_some()).count() }
+    Flow {
+        coverage,
+        reach,
+        gaps,
+        known: kb.iter().filter(|&&k| with_games(tree, k).is_some()).count(),
+    }
 }
 
 /// The knowledge base's node if it has games and moves from it: a node at the tree's
@@ -120,21 +131,34 @@ fn with_games(tree: &Tree, kb: Option<u32>) -> Option<&Node> {
 /// The knowledge base's replies at opponent position `node` in scope, with the games
 /// they are shares of: all the position's games, or where the scope leaves moves out,
 /// the games of the moves in scope. `None` when the knowledge base says nothing there.
-fn replies<'t>(tree: &'t Tree, kb: Option<u32>, epd: &str, scope: &Scope) -> Option<(Vec<&'t crate::tree::Edge>, f64)> {
+fn replies<'t>(
+    tree: &'t Tree,
+    kb: Option<u32>,
+    epd: &str,
+    scope: &Scope,
+) -> Option<(Vec<&'t crate::tree::Edge>, f64)> {
     let node = with_games(tree, kb)?;
     let games = |e: &crate::tree::Edge| e.stats.map_or(0, |s| s.outcomes.games());
     let edges: Vec<_> = node.children.iter().filter(|e| scope.admits(epd, &e.uci)).collect();
-    let total = if scope.restricts(epd) { edges.iter().map(|e| games(e)).sum() } else { node.game_count() };
+    let total =
+        if scope.restricts(epd) { edges.iter().map(|e| games(e)).sum() } else { node.game_count() };
     (total > 0).then_some((edges, total as f64))
 }
 
 /// Moves the mass ply by ply to the last of the plies asked: the coverage points and
 /// each node's reach (the mass that arrives there, summed over plies).
-fn spread(rep: &Repertoire, tree: &Tree, kb: &[Option<u32>], by_epd: &std::collections::HashMap<&str, u32>, params: &FlowParams) -> (Vec<CoveragePoint>, Vec<f64>) {
+fn spread(
+    rep: &Repertoire,
+    tree: &Tree,
+    kb: &[Option<u32>],
+    by_epd: &std::collections::HashMap<&str, u32>,
+    params: &FlowParams,
+) -> (Vec<CoveragePoint>, Vec<f64>) {
     let plies = &params.plies;
     let mut reach = vec![0.0; rep.nodes.len()];
     reach[0] = 1.0;
-    let mut current: std::collections::BTreeMap<u32, f64> = std::collections::BTreeMap::from([(0, 1.0)]);
+    let mut current: std::collections::BTreeMap<u32, f64> =
+        std::collections::BTreeMap::from([(0, 1.0)]);
     let (mut left, mut ended) = (0.0, 0.0);
     let mut points = Vec::new();
     let last = plies.iter().copied().max().unwrap_or(0);
@@ -142,7 +166,11 @@ fn spread(rep: &Repertoire, tree: &Tree, kb: &[Option<u32>], by_epd: &std::colle
         let mut next = std::collections::BTreeMap::new();
         for (&i, &mass) in &current {
             let node = &rep.nodes[i as usize];
-            let known = if rep.mine(node) { None } else { replies(tree, kb[i as usize], &node.epd, &params.scope) };
+            let known = if rep.mine(node) {
+                None
+            } else {
+                replies(tree, kb[i as usize], &node.epd, &params.scope)
+            };
             if node.moves.is_empty() {
                 ended += mass;
             } else if let Some((edges, total)) = known {
@@ -159,7 +187,11 @@ fn spread(rep: &Repertoire, tree: &Tree, kb: &[Option<u32>], by_epd: &std::colle
                 // The repertoire's own moves, or replies nothing weighs: split evenly
                 // (among those in scope, when some are).
                 let theirs = !rep.mine(node);
-                let moves: Vec<_> = node.moves.iter().filter(|m| !theirs || params.scope.admits(&node.epd, &m.uci)).collect();
+                let moves: Vec<_> = node
+                    .moves
+                    .iter()
+                    .filter(|m| !theirs || params.scope.admits(&node.epd, &m.uci))
+                    .collect();
                 let moves = if moves.is_empty() { node.moves.iter().collect() } else { moves };
                 let each = mass / moves.len() as f64;
                 for m in moves {
@@ -173,7 +205,12 @@ fn spread(rep: &Repertoire, tree: &Tree, kb: &[Option<u32>], by_epd: &std::colle
         current = next;
         if plies.contains(&ply) {
             // `+ 0.0`: an empty sum of floats is −0.0.
-            points.push(CoveragePoint { ply, inside: current.values().sum::<f64>() + 0.0, left, ended });
+            points.push(CoveragePoint {
+                ply,
+                inside: current.values().sum::<f64>() + 0.0,
+                left,
+                ended,
+            });
         }
     }
     (points, reach)
@@ -200,8 +237,14 @@ fn gaps(
             let Some(stats) = edge.stats else { continue };
             let share = stats.outcomes.games() as f64 / total;
             let child = &tree.nodes[edge.child as usize];
-            let answered = by_epd.get(child.epd.as_str()).is_some_and(|&c| !rep.nodes[c as usize].moves.is_empty());
-            if share < params.min_share || reach[i] * share < params.min_probability || answered || stats.outcomes.games() == 0 {
+            let answered = by_epd
+                .get(child.epd.as_str())
+                .is_some_and(|&c| !rep.nodes[c as usize].moves.is_empty());
+            if share < params.min_share
+                || reach[i] * share < params.min_probability
+                || answered
+                || stats.outcomes.games() == 0
+            {
                 continue;
             }
             let mut line = rep.line(i as u32);
@@ -218,11 +261,18 @@ fn gaps(
                 reach: reach[i],
                 probability: reach[i] * share,
                 score: (mine as f64 + o.draws as f64 / 2.0) / o.games() as f64,
-                eval: annotations.and_then(|a| a.results.get(&child.epd)).map(|a| rep.color.cp(a.stockfish_eval)),
+                eval: annotations
+                    .and_then(|a| a.results.get(&child.epd))
+                    .map(|a| rep.color.cp(a.stockfish_eval)),
                 opening: child.opening.as_ref().map(|o| o.name.clone()),
             });
         }
     }
-    out.sort_by(|a, b| b.probability.total_cmp(&a.probability).then(b.games.cmp(&a.games)).then_with(|| a.line.cmp(&b.line)));
+    out.sort_by(|a, b| {
+        b.probability
+            .total_cmp(&a.probability)
+            .then(b.games.cmp(&a.games))
+            .then_with(|| a.line.cmp(&b.line))
+    });
     out
 }

@@ -106,8 +106,14 @@ impl Visitor for Collect<'_> {
             b"Black" => self.tags.black = text(),
             b"Date" => self.tags.date = text(),
             b"Result" => self.tags.result = text(),
-            b"FEN" => self.tags.non_standard |= !value.as_bytes().starts_with(b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"),
-            b"Variant" => self.tags.non_standard |= !value.as_bytes().eq_ignore_ascii_case(b"standard"),
+            b"FEN" => {
+                self.tags.non_standard |= !value
+                    .as_bytes()
+                    .starts_with(b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -")
+            }
+            b"Variant" => {
+                self.tags.non_standard |= !value.as_bytes().eq_ignore_ascii_case(b"standard")
+            }
             _ => {}
         }
         ControlFlow::Continue(())
@@ -170,17 +176,32 @@ pub fn read_file(
     book: Option<&KeyMap<PositionKey, u32>>,
 ) -> Result<Vec<PlayerGame>, crate::games::GamesError> {
     let mut bytes = Vec::new();
-    crate::games::input::open(path)?
-        .read_to_end(&mut bytes)
-        .map_err(|source| crate::games::GamesError::Read { path: path.to_path_buf(), line: 0, byte: 0, source })?;
+    crate::games::input::open(path)?.read_to_end(&mut bytes).map_err(|source| {
+        crate::games::GamesError::Read { path: path.to_path_buf(), line: 0, byte: 0, source }
+    })?;
     Ok(read_bytes(&bytes, shown, matcher, max_ply, book))
 }
 
 /// [`read_file`] over bytes already read.
-pub fn read_bytes(bytes: &[u8], shown: &str, matcher: &Matcher, max_ply: usize, book: Option<&KeyMap<PositionKey, u32>>) -> Vec<PlayerGame> {
+pub fn read_bytes(
+    bytes: &[u8],
+    shown: &str,
+    matcher: &Matcher,
+    max_ply: usize,
+    book: Option<&KeyMap<PositionKey, u32>>,
+) -> Vec<PlayerGame> {
     let taken = Cell::new(0);
     let mut reader = Reader::new(crate::games::pgn::CountingSlice::new(bytes, &taken));
-    let mut visitor = Collect { matcher, book, max_ply, tags: Tags::default(), pos: Chess::default(), keys: Vec::new(), moves: Vec::new(), illegal: false };
+    let mut visitor = Collect {
+        matcher,
+        book,
+        max_ply,
+        tags: Tags::default(),
+        pos: Chess::default(),
+        keys: Vec::new(),
+        moves: Vec::new(),
+        illegal: false,
+    };
     let (mut out, mut line, mut counted) = (Vec::new(), 1u64, 0usize);
     while let Ok(true) = reader.has_more() {
         let offset = taken.get() - reader.buffer().len();
@@ -190,7 +211,19 @@ pub fn read_bytes(bytes: &[u8], shown: &str, matcher: &Matcher, max_ply: usize, 
             Ok(Some(Some((player, side)))) => {
                 let t = std::mem::take(&mut visitor.tags);
                 let (keys, moves) = (visitor.keys.clone(), visitor.moves.clone());
-                out.push(PlayerGame { file: shown.to_string(), line, offset, white: t.white, black: t.black, date: t.date, result: t.result, player, side, keys, moves });
+                out.push(PlayerGame {
+                    file: shown.to_string(),
+                    line,
+                    offset,
+                    white: t.white,
+                    black: t.black,
+                    date: t.date,
+                    result: t.result,
+                    player,
+                    side,
+                    keys,
+                    moves,
+                });
             }
             Ok(Some(None)) => {}
             Ok(None) => break,

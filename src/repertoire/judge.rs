@@ -13,7 +13,7 @@
 use serde::Serialize;
 
 use super::games::PlayerGame;
-use super::{Repertoire, RepNode};
+use super::{RepNode, Repertoire};
 use crate::position::{KeyMap, PositionKey};
 
 /// How a game went against the repertoire.
@@ -34,7 +34,13 @@ pub enum Verdict {
 
 impl Verdict {
     /// Every verdict, in report order.
-    pub const ALL: [Verdict; 5] = [Verdict::MyDeviation, Verdict::OpponentDeviation, Verdict::BookEnded, Verdict::Completed, Verdict::Unmatched];
+    pub const ALL: [Verdict; 5] = [
+        Verdict::MyDeviation,
+        Verdict::OpponentDeviation,
+        Verdict::BookEnded,
+        Verdict::Completed,
+        Verdict::Unmatched,
+    ];
 
     /// The word used in reports.
     pub fn word(self) -> &'static str {
@@ -82,7 +88,9 @@ impl<'r> Judge<'r> {
         for (ply, pair) in keys.windows(2).enumerate() {
             // Every position but the first was checked as the previous pair's second; the
             // first is the start position, node 0.
-            let Some(node) = self.node(pair[0]) else { return Judgment { verdict: Verdict::Unmatched, ply } };
+            let Some(node) = self.node(pair[0]) else {
+                return Judgment { verdict: Verdict::Unmatched, ply };
+            };
             if node.moves.is_empty() {
                 return Judgment { verdict: Verdict::BookEnded, ply };
             }
@@ -99,7 +107,9 @@ impl<'r> Judge<'r> {
         }
         let last = keys.len().saturating_sub(1);
         match keys.last().and_then(|k| self.node(*k)) {
-            Some(node) if node.moves.is_empty() => Judgment { verdict: Verdict::BookEnded, ply: last },
+            Some(node) if node.moves.is_empty() => {
+                Judgment { verdict: Verdict::BookEnded, ply: last }
+            }
             _ if ended => Judgment { verdict: Verdict::Completed, ply: last },
             // Reading stops one ply past the repertoire's depth, so this is not reached
             // for games read that far; a shorter read is judged as far as it goes.
@@ -182,7 +192,8 @@ pub fn totals(rows: &[Row]) -> Vec<(Verdict, Total)> {
         .map(|&v| {
             let of: Vec<&Row> = rows.iter().filter(|r| r.verdict == v).collect();
             let scores: Vec<f64> = of.iter().filter_map(|r| r.game.score()).collect();
-            let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+            let mean =
+                |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
             let plies: Vec<f64> = of.iter().map(|r| r.ply as f64).collect();
             (v, Total { games: of.len(), score: mean(&scores), mean_ply: mean(&plies) })
         })
@@ -191,7 +202,10 @@ pub fn totals(rows: &[Row]) -> Vec<(Verdict, Total)> {
 
 /// `games.json`.
 pub fn to_json(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
-    let totals: serde_json::Map<String, serde_json::Value> = totals(rows).into_iter().map(|(v, t)| (v.word().to_string(), serde_json::json!(t))).collect();
+    let totals: serde_json::Map<String, serde_json::Value> = totals(rows)
+        .into_iter()
+        .map(|(v, t)| (v.word().to_string(), serde_json::json!(t)))
+        .collect();
     let value = serde_json::json!({"repertoire": rep.name, "color": rep.color, "games": rows.len(), "totals": totals, "judged": rows});
     let mut bytes = serde_json::to_vec_pretty(&value).expect("rows serialize");
     bytes.push(b'\n');
@@ -200,7 +214,12 @@ pub fn to_json(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
 
 /// `games.txt`: totals, then one row per game.
 pub fn to_text(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
-    let mut out = format!("Repertoire {} ({}): {} games of the player judged\n\n", rep.name, rep.color.word(), rows.len());
+    let mut out = format!(
+        "Repertoire {} ({}): {} games of the player judged\n\n",
+        rep.name,
+        rep.color.word(),
+        rows.len()
+    );
     out.push_str(&format!("{:<19}  {:>6}  {:>6}  {:>6}\n", "verdict", "games", "score", "ply"));
     for (v, t) in totals(rows) {
         let score = t.score.map_or("-".into(), |s| format!("{:.1}%", s * 100.0));
@@ -212,7 +231,16 @@ pub fn to_text(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
         let g = &r.game;
         out.push_str(&format!(
             "{}:{}  {} - {}  {}  {}  {:<18} ply {:>2} {:<7} {}\n",
-            g.file, g.line, g.white, g.black, g.date, g.result, r.verdict.word(), r.ply, r.deviation.as_deref().unwrap_or("-"), r.line
+            g.file,
+            g.line,
+            g.white,
+            g.black,
+            g.date,
+            g.result,
+            r.verdict.word(),
+            r.ply,
+            r.deviation.as_deref().unwrap_or("-"),
+            r.line
         ));
     }
     out.into_bytes()

@@ -224,16 +224,36 @@ impl Repertoire {
     /// chapters whose variations say they are for the other colour (a White repertoire
     /// declared `color = "black"`, or chapters of both colours in one file).
     pub fn doubts(&self, shown: &str) -> Vec<crate::diagnostics::Warning> {
-        let warning = |kind: &str, line: Option<u32>, message: String| crate::diagnostics::Warning { kind: kind.into(), file: shown.into(), line, message, text: None };
+        let warning =
+            |kind: &str, line: Option<u32>, message: String| crate::diagnostics::Warning {
+                kind: kind.into(),
+                file: shown.into(),
+                line,
+                message,
+                text: None,
+            };
         if self.nodes.iter().all(|n| n.moves.is_empty()) {
-            return vec![warning("empty-repertoire", None, format!("repertoire {} has no moves: its reports would say nothing", self.name))];
+            return vec![warning(
+                "empty-repertoire",
+                None,
+                format!("repertoire {} has no moves: its reports would say nothing", self.name),
+            )];
         }
         let other = if self.color == Side::White { Side::Black } else { Side::White };
-        let sided: Vec<&Chapter> = self.chapter_facts.iter().filter(|c| c.side().is_some()).collect();
-        let wrong: Vec<&Chapter> = sided.iter().copied().filter(|c| c.side() == Some(other)).collect();
-        let alternatives = |c: &Chapter| format!("{} variations of White's moves, {} of Black's", c.white_alternatives, c.black_alternatives);
+        let sided: Vec<&Chapter> =
+            self.chapter_facts.iter().filter(|c| c.side().is_some()).collect();
+        let wrong: Vec<&Chapter> =
+            sided.iter().copied().filter(|c| c.side() == Some(other)).collect();
+        let alternatives = |c: &Chapter| {
+            format!(
+                "{} variations of White's moves, {} of Black's",
+                c.white_alternatives, c.black_alternatives
+            )
+        };
         if !wrong.is_empty() && wrong.len() == sided.len() {
-            let (w, b) = wrong.iter().fold((0, 0), |(w, b), c| (w + c.white_alternatives, b + c.black_alternatives));
+            let (w, b) = wrong
+                .iter()
+                .fold((0, 0), |(w, b), c| (w + c.white_alternatives, b + c.black_alternatives));
             let message = format!(
                 "repertoire {} is declared color = \"{}\", but its variations are mostly the {} side's alternatives ({w} variations of White's moves, {b} of Black's): a {} repertoire?",
                 self.name,
@@ -243,7 +263,12 @@ impl Repertoire {
             );
             return vec![warning("repertoire-color", None, message)];
         }
-        let chapter = |c: &Chapter| c.event.as_deref().map(|e| format!("chapter {e:?}")).unwrap_or_else(|| "a chapter".into());
+        let chapter = |c: &Chapter| {
+            c.event
+                .as_deref()
+                .map(|e| format!("chapter {e:?}"))
+                .unwrap_or_else(|| "a chapter".into())
+        };
         wrong
             .iter()
             .map(|c| warning("repertoire-color", Some(c.line), format!("{} looks like a {} repertoire ({}) in repertoire {}, declared {}: a file holds one colour", chapter(c), other.word(), alternatives(c), self.name, self.color.word())))

@@ -61,7 +61,15 @@ impl Builder {
         }
         let i = self.nodes.len() as u32;
         let white_to_move = at.pos.turn() == shakmaty::Color::White;
-        self.nodes.push(RepNode { key, epd: position::epd(&at.pos), white_to_move, line: at.line, start_ply: at.start_ply, depth: at.depth, moves: Vec::new() });
+        self.nodes.push(RepNode {
+            key,
+            epd: position::epd(&at.pos),
+            white_to_move,
+            line: at.line,
+            start_ply: at.start_ply,
+            depth: at.depth,
+            moves: Vec::new(),
+        });
         self.index.insert(key, i);
         i
     }
@@ -71,10 +79,20 @@ impl Builder {
 pub fn parse(name: &str, color: Side, file: &str, text: &str) -> Result<Repertoire, ParseError> {
     let start = Chess::default();
     let mut b = Builder { nodes: Vec::new(), index: KeyMap::default(), played: Vec::new() };
-    b.node(position::key(&start), &Cursor { node: 0, pos: start, line: None, depth: 0, start_ply: 0 });
+    b.node(
+        position::key(&start),
+        &Cursor { node: 0, pos: start, line: None, depth: 0, start_ply: 0 },
+    );
     let mut reader = Reader { file, text, b, chapters: 0, facts: Vec::new() };
     reader.read_all()?;
-    Ok(Repertoire { name: name.to_string(), color, nodes: reader.b.nodes, chapters: reader.chapters, chapter_facts: reader.facts, played: reader.b.played })
+    Ok(Repertoire {
+        name: name.to_string(),
+        color,
+        nodes: reader.b.nodes,
+        chapters: reader.chapters,
+        chapter_facts: reader.facts,
+        played: reader.b.played,
+    })
 }
 
 struct Reader<'t> {
@@ -93,8 +111,20 @@ struct Token<'t> {
 }
 
 impl<'t> Reader<'t> {
-    fn error(&self, token: &Token<'_>, reason: impl Into<String>, after: Option<String>) -> ParseError {
-        ParseError { file: self.file.into(), line: token.line, column: token.column, token: token.text.into(), reason: reason.into(), after }
+    fn error(
+        &self,
+        token: &Token<'_>,
+        reason: impl Into<String>,
+        after: Option<String>,
+    ) -> ParseError {
+        ParseError {
+            file: self.file.into(),
+            line: token.line,
+            column: token.column,
+            token: token.text.into(),
+            reason: reason.into(),
+            after,
+        }
     }
 
     /// Reads every chapter: tag pairs, then movetext up to a result or the next tags.
@@ -108,7 +138,11 @@ impl<'t> Reader<'t> {
             if i >= tokens.len() && fen.is_none() {
                 break;
             }
-            self.facts.push(Chapter { line: tokens.get(i).map_or(0, |t| t.line), event, ..Chapter::default() });
+            self.facts.push(Chapter {
+                line: tokens.get(i).map_or(0, |t| t.line),
+                event,
+                ..Chapter::default()
+            });
             i = self.movetext(&tokens, i, fen)?;
             self.chapters += 1;
         }
@@ -116,16 +150,25 @@ impl<'t> Reader<'t> {
     }
 
     /// Skips a chapter's tag pairs, returning its `FEN` tag (if any) and the next token.
-    fn tags(&self, tokens: &[Token<'t>], mut i: usize) -> Result<(Option<(Chess, u16)>, usize), ParseError> {
+    fn tags(
+        &self,
+        tokens: &[Token<'t>],
+        mut i: usize,
+    ) -> Result<(Option<(Chess, u16)>, usize), ParseError> {
         let mut fen = None;
         while let Some(t) = tokens.get(i).filter(|t| t.text.starts_with('[')) {
             let inner = t.text.trim_start_matches('[').trim_end_matches(']').trim();
             let (tag, value) = inner.split_once(char::is_whitespace).unwrap_or((inner, ""));
             let value = value.trim().trim_matches('"');
             if tag == "FEN" {
-                let parsed: Fen = value.parse().map_err(|e| self.error(t, format!("is not a FEN ({e})"), None))?;
-                let pos: Chess = parsed.into_position(CastlingMode::Standard).map_err(|e| self.error(t, format!("is not a legal position ({e})"), None))?;
-                let ply = (pos.fullmoves().get().saturating_sub(1) * 2) as u16 + u16::from(pos.turn() == shakmaty::Color::Black);
+                let parsed: Fen = value
+                    .parse()
+                    .map_err(|e| self.error(t, format!("is not a FEN ({e})"), None))?;
+                let pos: Chess = parsed
+                    .into_position(CastlingMode::Standard)
+                    .map_err(|e| self.error(t, format!("is not a legal position ({e})"), None))?;
+                let ply = (pos.fullmoves().get().saturating_sub(1) * 2) as u16
+                    + u16::from(pos.turn() == shakmaty::Color::Black);
                 fen = Some((pos, ply));
             }
             if tag == "Variant" && !value.eq_ignore_ascii_case("standard") && !value.is_empty() {
@@ -137,7 +180,12 @@ impl<'t> Reader<'t> {
     }
 
     /// Plays one chapter's movetext from token `i`; returns the token after it.
-    fn movetext(&mut self, tokens: &[Token<'t>], mut i: usize, fen: Option<(Chess, u16)>) -> Result<usize, ParseError> {
+    fn movetext(
+        &mut self,
+        tokens: &[Token<'t>],
+        mut i: usize,
+        fen: Option<(Chess, u16)>,
+    ) -> Result<usize, ParseError> {
         let (pos, start_ply) = fen.unwrap_or((Chess::default(), 0));
         let key = position::key(&pos);
         let mut current = Cursor { node: 0, pos, line: None, depth: 0, start_ply };
@@ -157,7 +205,9 @@ impl<'t> Reader<'t> {
                     }
                 }
                 ")" => {
-                    let (c, b, _) = stack.pop().ok_or_else(|| self.error(t, "closes a variation that was not opened", None))?;
+                    let (c, b, _) = stack.pop().ok_or_else(|| {
+                        self.error(t, "closes a variation that was not opened", None)
+                    })?;
                     (current, before) = (c, b);
                 }
                 "1-0" | "0-1" | "1/2-1/2" | "*" => break,
@@ -180,9 +230,20 @@ impl<'t> Reader<'t> {
 
     /// Plays the SAN token `t` from `at`, recording the move and its node.
     fn play(&mut self, at: &mut Cursor, t: &Token<'_>) -> Result<(), ParseError> {
-        let after = || Some(if at.line.is_none() { "the chapter's start".to_string() } else { super::numbered(at.start_ply, &super::spell(&self.b.played, at.line)) });
-        let san: San = t.text.trim_end_matches(['+', '#', '!', '?']).parse().map_err(|_| self.error(t, "is not a move", after()))?;
-        let m = crate::eco::line::to_move_lenient(san, &at.pos).map_err(|e| self.error(t, format!("is not legal here ({e})"), after()))?;
+        let after = || {
+            Some(if at.line.is_none() {
+                "the chapter's start".to_string()
+            } else {
+                super::numbered(at.start_ply, &super::spell(&self.b.played, at.line))
+            })
+        };
+        let san: San = t
+            .text
+            .trim_end_matches(['+', '#', '!', '?'])
+            .parse()
+            .map_err(|_| self.error(t, "is not a move", after()))?;
+        let m = crate::eco::line::to_move_lenient(san, &at.pos)
+            .map_err(|e| self.error(t, format!("is not legal here ({e})"), after()))?;
         let san_text = position::san(&at.pos, &m);
         let key = position::child_key(&at.pos, self.b.nodes[at.node as usize].key, &m);
         at.pos.play_unchecked(m);
@@ -193,7 +254,13 @@ impl<'t> Reader<'t> {
         let from = &mut self.b.nodes[at.node as usize];
         if !from.moves.iter().any(|r| r.child == child) {
             let uci = position::uci(&m);
-            from.moves.push(RepMove { san: san_text, uci, key: MoveKey::new(&m), child, source_line: t.line });
+            from.moves.push(RepMove {
+                san: san_text,
+                uci,
+                key: MoveKey::new(&m),
+                child,
+                source_line: t.line,
+            });
         }
         at.node = child;
         Ok(())
@@ -203,7 +270,14 @@ impl<'t> Reader<'t> {
 /// The `Event` tag among the tag pairs at the start of `tokens`.
 fn event_of(tokens: &[Token<'_>]) -> Option<String> {
     let tags = tokens.iter().take_while(|t| t.text.starts_with('['));
-    let pair = |t: &Token<'_>| t.text.trim_start_matches('[').trim_end_matches(']').trim().split_once(char::is_whitespace).map(|(tag, v)| (tag.to_string(), v.trim().trim_matches('"').to_string()));
+    let pair = |t: &Token<'_>| {
+        t.text
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .trim()
+            .split_once(char::is_whitespace)
+            .map(|(tag, v)| (tag.to_string(), v.trim().trim_matches('"').to_string()))
+    };
     tags.filter_map(pair).find(|(tag, _)| tag == "Event").map(|(_, value)| value)
 }
 
@@ -235,7 +309,10 @@ fn tokenize(text: &str) -> Vec<Token<'_>> {
             b'{' | b';' | b'%' if c != b'%' || i == line_start => {
                 // A comment runs to `}` (or, for `;` and a line-start `%`, to the end of the line).
                 let close = if c == b'{' { b'}' } else { b'\n' };
-                let end = bytes[i + 1..].iter().position(|&b| b == close).map_or(bytes.len(), |p| i + 1 + p);
+                let end = bytes[i + 1..]
+                    .iter()
+                    .position(|&b| b == close)
+                    .map_or(bytes.len(), |p| i + 1 + p);
                 for (k, &b) in bytes[i..end].iter().enumerate() {
                     if b == b'\n' {
                         line += 1;
@@ -246,7 +323,10 @@ fn tokenize(text: &str) -> Vec<Token<'_>> {
             }
             b'[' => {
                 let (l, col) = here(i, line, line_start);
-                let end = bytes[i..].iter().position(|&b| b == b']' || b == b'\n').map_or(bytes.len(), |p| i + p + 1);
+                let end = bytes[i..]
+                    .iter()
+                    .position(|&b| b == b']' || b == b'\n')
+                    .map_or(bytes.len(), |p| i + p + 1);
                 tokens.push(Token { text: text[i..end].trim_end(), line: l, column: col });
                 i = end;
             }
@@ -257,15 +337,27 @@ fn tokenize(text: &str) -> Vec<Token<'_>> {
             }
             _ if c.is_ascii_whitespace() => i += 1,
             _ => {
-                let end = bytes[i..].iter().position(|&b| b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b'{' | b';' | b'[')).map_or(bytes.len(), |p| i + p);
+                let end = bytes[i..]
+                    .iter()
+                    .position(|&b| {
+                        b.is_ascii_whitespace() || matches!(b, b'(' | b')' | b'{' | b';' | b'[')
+                    })
+                    .map_or(bytes.len(), |p| i + p);
                 let word = &text[i..end];
                 let (l, col) = here(i, line, line_start);
                 // `12.` and `12...` are numbers; `12.e4` is a number glued to a move.
                 let digits = word.trim_start_matches(|c: char| c.is_ascii_digit());
                 let is_result = matches!(word, "1-0" | "0-1" | "1/2-1/2" | "*");
-                let stripped = if is_result || digits.len() == word.len() || !digits.starts_with('.') { word } else { digits.trim_start_matches('.') };
+                let stripped =
+                    if is_result || digits.len() == word.len() || !digits.starts_with('.') {
+                        word
+                    } else {
+                        digits.trim_start_matches('.')
+                    };
                 let offset = word.len() - stripped.len();
-                let skip = stripped.is_empty() || stripped.starts_with('$') || stripped.chars().all(|c| matches!(c, '!' | '?'));
+                let skip = stripped.is_empty()
+                    || stripped.starts_with('$')
+                    || stripped.chars().all(|c| matches!(c, '!' | '?'));
                 if !skip {
                     tokens.push(Token { text: stripped, line: l, column: col + offset as u32 });
                 }
@@ -286,7 +378,8 @@ mod tests {
 
     #[test]
     fn variations_branch_from_the_position_before_their_first_move() {
-        let r = read("[Event \"x\"]\n\n1. e4 c5 (1... e5 2. Nf3) 2. Nf3 d6 *\n", Side::White).unwrap();
+        let r =
+            read("[Event \"x\"]\n\n1. e4 c5 (1... e5 2. Nf3) 2. Nf3 d6 *\n", Side::White).unwrap();
         let root = &r.nodes[0];
         assert_eq!(root.moves.len(), 1);
         let after_e4 = &r.nodes[root.moves[0].child as usize];
@@ -318,9 +411,16 @@ mod tests {
 
     #[test]
     fn an_illegal_move_names_file_line_column_and_the_line_before_it() {
-        let e = read("[Event \"x\"]\n\n1. e4 e5\n2. Nf3 Nf6 3. Bb5 Ke7 4. Ke2 Qe8 5. Kd3 Ke6 6. Ra3 *", Side::White).unwrap_err();
+        let e = read(
+            "[Event \"x\"]\n\n1. e4 e5\n2. Nf3 Nf6 3. Bb5 Ke7 4. Ke2 Qe8 5. Kd3 Ke6 6. Ra3 *",
+            Side::White,
+        )
+        .unwrap_err();
         assert_eq!((e.line, e.column, e.token.as_str()), (4, 48, "Ra3"));
-        assert_eq!(e.after.as_deref(), Some("1. e4 e5 2. Nf3 Nf6 3. Bb5 Ke7 4. Ke2 Qe8 5. Kd3 Ke6"));
+        assert_eq!(
+            e.after.as_deref(),
+            Some("1. e4 e5 2. Nf3 Nf6 3. Bb5 Ke7 4. Ke2 Qe8 5. Kd3 Ke6")
+        );
         assert!(e.to_string().starts_with("rep.pgn:4:48: \"Ra3\" is not legal here"), "{e}");
         let e = read("1. e4 (1. d4 *", Side::White).unwrap_err();
         assert_eq!((e.line, e.column), (1, 7));
@@ -333,7 +433,10 @@ mod tests {
         let text = "[FEN \"rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2\"]\n\n2... d6 3. d4 *";
         let r = read(text, Side::Black).unwrap();
         let deepest = (0..r.nodes.len() as u32).max_by_key(|&i| r.nodes[i as usize].ply()).unwrap();
-        assert_eq!(super::super::numbered(r.nodes[deepest as usize].start_ply, &r.line(deepest)), "2... d6 3. d4");
+        assert_eq!(
+            super::super::numbered(r.nodes[deepest as usize].start_ply, &r.line(deepest)),
+            "2... d6 3. d4"
+        );
         assert_eq!(r.nodes[deepest as usize].ply(), 5);
     }
 
@@ -348,17 +451,22 @@ mod tests {
             next
         };
         let quiet = |pos: &Chess| {
-            let mut moves: Vec<shakmaty::Move> = pos.legal_moves().into_iter().filter(|m| !m.is_capture()).collect();
+            let mut moves: Vec<shakmaty::Move> =
+                pos.legal_moves().into_iter().filter(|m| !m.is_capture()).collect();
             moves.sort_by_key(|m| m.role() == shakmaty::Role::Pawn);
             moves
         };
         let mut out = Vec::new();
         while out.len() < n {
             let moves = quiet(&pos);
-            let fresh: Vec<&shakmaty::Move> = moves.iter().filter(|m| !seen.contains(&position::epd(&after(&pos, m)))).collect();
+            let fresh: Vec<&shakmaty::Move> =
+                moves.iter().filter(|m| !seen.contains(&position::epd(&after(&pos, m)))).collect();
             let room = |m: &shakmaty::Move| {
                 let next = after(&pos, m);
-                quiet(&next).iter().filter(|r| !seen.contains(&position::epd(&after(&next, r)))).count()
+                quiet(&next)
+                    .iter()
+                    .filter(|r| !seen.contains(&position::epd(&after(&next, r))))
+                    .count()
             };
             // The first of the roomiest (`max_by_key` keeps the last).
             let Some(next) = fresh.iter().rev().max_by_key(|m| room(m)).copied() else { break };

@@ -36,14 +36,19 @@ impl PlayerSpec {
     pub fn spellings(&self) -> Vec<&str> {
         match self {
             PlayerSpec::Name(n) => vec![n],
-            PlayerSpec::Aliased { name, aliases } => std::iter::once(name.as_str()).chain(aliases.iter().map(String::as_str)).collect(),
+            PlayerSpec::Aliased { name, aliases } => {
+                std::iter::once(name.as_str()).chain(aliases.iter().map(String::as_str)).collect()
+            }
         }
     }
 }
 
 /// A name cut into lowercase words (`"Kasparov, G."` → `["kasparov", "g"]`).
 fn words(name: &str) -> Vec<String> {
-    name.split(|c: char| c == ',' || c == '.' || c.is_whitespace()).filter(|w| !w.is_empty()).map(str::to_lowercase).collect()
+    name.split(|c: char| c == ',' || c == '.' || c.is_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect()
 }
 
 /// Compiled spellings of the players of one collection.
@@ -55,7 +60,12 @@ pub struct Matcher {
 impl Matcher {
     /// A matcher for `players`.
     pub fn new(players: &[PlayerSpec]) -> Matcher {
-        Matcher { players: players.iter().map(|p| (p.name().to_string(), p.spellings().into_iter().map(words).collect())).collect() }
+        Matcher {
+            players: players
+                .iter()
+                .map(|p| (p.name().to_string(), p.spellings().into_iter().map(words).collect()))
+                .collect(),
+        }
     }
 
     /// A matcher of every game, as White's: a whole collection read as one player's
@@ -70,7 +80,10 @@ impl Matcher {
             return Some("");
         }
         let tag = words(tag);
-        self.players.iter().find(|(_, spellings)| spellings.iter().any(|s| same_person(s, &tag))).map(|(n, _)| n.as_str())
+        self.players
+            .iter()
+            .find(|(_, spellings)| spellings.iter().any(|s| same_person(s, &tag)))
+            .map(|(n, _)| n.as_str())
     }
 }
 
@@ -84,7 +97,11 @@ fn same_person(a: &[String], b: &[String]) -> bool {
     if sa != sb || ga.is_empty() || gb.is_empty() {
         return false;
     }
-    let initial = |x: &String, y: &String| x == y || (x.chars().count() == 1 && y.starts_with(x.as_str())) || (y.chars().count() == 1 && x.starts_with(y.as_str()));
+    let initial = |x: &String, y: &String| {
+        x == y
+            || (x.chars().count() == 1 && y.starts_with(x.as_str()))
+            || (y.chars().count() == 1 && x.starts_with(y.as_str()))
+    };
     initial(&ga[0], &gb[0])
 }
 
@@ -107,7 +124,12 @@ fn distance(a: &str, b: &str) -> usize {
 /// How far a name is from a player's spellings: edits between the names in words.
 fn farness(player: &PlayerSpec, name: &str) -> usize {
     let name = words(name).join(" ");
-    player.spellings().iter().map(|s| distance(&words(s).join(" "), &name)).min().unwrap_or(usize::MAX)
+    player
+        .spellings()
+        .iter()
+        .map(|s| distance(&words(s).join(" "), &name))
+        .min()
+        .unwrap_or(usize::MAX)
 }
 
 /// Names within this many edits of a player's spelling are near spellings.
@@ -117,7 +139,11 @@ const NEAR: usize = 2;
 /// `names` (tag value → games): nobody listed, a player no game names (with the closest
 /// names), or near spellings the player does not match that name many games (a typo
 /// keeping a fraction of the player's games). `matched`: games per listed player.
-pub fn doubts(players: &[PlayerSpec], matched: &std::collections::BTreeMap<String, u64>, names: &std::collections::BTreeMap<String, u64>) -> Vec<String> {
+pub fn doubts(
+    players: &[PlayerSpec],
+    matched: &std::collections::BTreeMap<String, u64>,
+    names: &std::collections::BTreeMap<String, u64>,
+) -> Vec<String> {
     if players.is_empty() {
         return vec!["players = [] lists nobody: the collection keeps no game".into()];
     }
@@ -126,15 +152,30 @@ pub fn doubts(players: &[PlayerSpec], matched: &std::collections::BTreeMap<Strin
         let games = matched.get(player.name()).copied().unwrap_or(0);
         let matcher = Matcher::new(std::slice::from_ref(player));
         let unmatched = || names.iter().filter(|(n, _)| matcher.find(n).is_none());
-        let mut near: Vec<(&String, u64)> = unmatched().filter(|(n, _)| farness(player, n) <= NEAR).map(|(n, &g)| (n, g)).collect();
+        let mut near: Vec<(&String, u64)> =
+            unmatched().filter(|(n, _)| farness(player, n) <= NEAR).map(|(n, &g)| (n, g)).collect();
         near.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        let shown = |list: &[(&String, u64)]| list.iter().take(3).map(|(n, g)| format!("{n:?} ({g} games)")).collect::<Vec<_>>().join(", ");
+        let shown = |list: &[(&String, u64)]| {
+            list.iter()
+                .take(3)
+                .map(|(n, g)| format!("{n:?} ({g} games)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         if games == 0 {
-            let mut closest: Vec<(usize, &String, u64)> = unmatched().map(|(n, &g)| (farness(player, n), n, g)).collect();
+            let mut closest: Vec<(usize, &String, u64)> =
+                unmatched().map(|(n, &g)| (farness(player, n), n, g)).collect();
             closest.sort_by(|a, b| a.0.cmp(&b.0).then(b.2.cmp(&a.2)).then_with(|| a.1.cmp(b.1)));
             let list: Vec<(&String, u64)> = closest.into_iter().map(|(_, n, g)| (n, g)).collect();
-            let closest = if list.is_empty() { "its files name no player".to_string() } else { format!("the closest names: {}", shown(&list)) };
-            out.push(format!("players: {:?} names no game of the collection; {closest}", player.name()));
+            let closest = if list.is_empty() {
+                "its files name no player".to_string()
+            } else {
+                format!("the closest names: {}", shown(&list))
+            };
+            out.push(format!(
+                "players: {:?} names no game of the collection; {closest}",
+                player.name()
+            ));
         } else if near.iter().map(|(_, g)| g).sum::<u64>() * 10 >= games {
             out.push(format!("players: {:?} matches {games} games; near spellings it does not match name more: {} (a typo, or aliases to add?)", player.name(), shown(&near)));
         }
@@ -148,7 +189,13 @@ mod tests {
 
     #[test]
     fn spellings_of_game_files_match_and_other_people_do_not() {
-        let m = Matcher::new(&[PlayerSpec::Name("Kasparov, Gary".into()), PlayerSpec::Aliased { name: "Carlsen, Magnus".into(), aliases: vec!["DrNykterstein".into()] }]);
+        let m = Matcher::new(&[
+            PlayerSpec::Name("Kasparov, Gary".into()),
+            PlayerSpec::Aliased {
+                name: "Carlsen, Magnus".into(),
+                aliases: vec!["DrNykterstein".into()],
+            },
+        ]);
         for tag in ["Kasparov, Gary", "Kasparov,G", "Kasparov, G.", "kasparov gary"] {
             assert_eq!(m.find(tag), Some("Kasparov, Gary"), "{tag}");
         }
@@ -161,14 +208,30 @@ mod tests {
 
     #[test]
     fn nobody_a_name_no_game_has_and_a_near_spelling_are_doubted() {
-        let names: std::collections::BTreeMap<String, u64> = [("Kasparov, Gary", 1563), ("Kasparov,G", 554), ("Kasparov,Georgy", 8), ("Karpov, Anatoly", 900)].into_iter().map(|(n, g)| (n.to_string(), g)).collect();
+        let names: std::collections::BTreeMap<String, u64> = [
+            ("Kasparov, Gary", 1563),
+            ("Kasparov,G", 554),
+            ("Kasparov,Georgy", 8),
+            ("Karpov, Anatoly", 900),
+        ]
+        .into_iter()
+        .map(|(n, g)| (n.to_string(), g))
+        .collect();
         let matched = |n: &str, g: u64| std::collections::BTreeMap::from([(n.to_string(), g)]);
-        assert_eq!(doubts(&[], &matched("x", 0), &names), ["players = [] lists nobody: the collection keeps no game"]);
+        assert_eq!(
+            doubts(&[], &matched("x", 0), &names),
+            ["players = [] lists nobody: the collection keeps no game"]
+        );
         let right = [PlayerSpec::Name("Kasparov, Gary".into())];
         assert!(doubts(&right, &matched("Kasparov, Gary", 2117), &names).is_empty());
         let typo = [PlayerSpec::Name("Kasparov, Garry".into())];
         let said = doubts(&typo, &matched("Kasparov, Garry", 554), &names);
-        assert_eq!(said, ["players: \"Kasparov, Garry\" matches 554 games; near spellings it does not match name more: \"Kasparov, Gary\" (1563 games) (a typo, or aliases to add?)"]);
+        assert_eq!(
+            said,
+            [
+                "players: \"Kasparov, Garry\" matches 554 games; near spellings it does not match name more: \"Kasparov, Gary\" (1563 games) (a typo, or aliases to add?)"
+            ]
+        );
         let nobody = [PlayerSpec::Name("Kasparow, Gari".into())];
         let said = doubts(&nobody, &std::collections::BTreeMap::new(), &names);
         assert!(said[0].starts_with("players: \"Kasparow, Gari\" names no game of the collection; the closest names: \"Kasparov, Gary\" (1563 games)"), "{said:?}");

@@ -108,7 +108,15 @@ fn positions(games: &[PlayerGame], limit: usize) -> Vec<PrepPosition> {
     let mut out: Vec<PrepPosition> = tally
         .into_values()
         .map(|t| {
-            let mut moves: Vec<PrepMove> = t.moves.into_iter().map(|(san, (games, sum, known))| PrepMove { san, games, score: (known > 0).then(|| sum / known as f64) }).collect();
+            let mut moves: Vec<PrepMove> = t
+                .moves
+                .into_iter()
+                .map(|(san, (games, sum, known))| PrepMove {
+                    san,
+                    games,
+                    score: (known > 0).then(|| sum / known as f64),
+                })
+                .collect();
             moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.san.cmp(&b.san)));
             PrepPosition { line: t.line, games: t.games, moves }
         })
@@ -122,14 +130,20 @@ fn positions(games: &[PlayerGame], limit: usize) -> Vec<PrepPosition> {
 fn against(rep: &Repertoire, games: &[PlayerGame]) -> Against {
     let max_ply = usize::from(rep.depth()) + 1;
     // The judge sees the repertoire's side; their games are judged from my side.
-    let mine: Vec<PlayerGame> = games.iter().cloned().map(|g| PlayerGame { side: rep.color, ..g }).collect();
+    let mine: Vec<PlayerGame> =
+        games.iter().cloned().map(|g| PlayerGame { side: rep.color, ..g }).collect();
     let rows = judge::rows(rep, mine, max_ply);
     // An unmatched game left at White's first move: theirs only when they had White, and
     // then it never was in the repertoire (not a departure from it).
     let never = rep.color == Side::Black;
     let departed = rows.iter().filter(|r| r.verdict == Verdict::OpponentDeviation);
     let unmatched = rows.iter().filter(|r| never && r.verdict == Verdict::Unmatched);
-    Against { repertoire: rep.name.clone(), totals: judge::totals(&rows), leaves: tally(departed), never_entered: tally(unmatched) }
+    Against {
+        repertoire: rep.name.clone(),
+        totals: judge::totals(&rows),
+        leaves: tally(departed),
+        never_entered: tally(unmatched),
+    }
 }
 
 /// The rows by line, with the opponent's score (a row's score is the repertoire side's),
@@ -143,14 +157,27 @@ fn tally<'r>(rows: impl Iterator<Item = &'r judge::Row>) -> Vec<Leave> {
             (e.1, e.2) = (e.1 + 1.0 - s, e.2 + 1);
         }
     }
-    let mut leaves: Vec<Leave> = by_line.into_iter().map(|(line, (games, sum, known))| Leave { line, games, score: (known > 0).then(|| sum / known as f64) }).collect();
+    let mut leaves: Vec<Leave> = by_line
+        .into_iter()
+        .map(|(line, (games, sum, known))| Leave {
+            line,
+            games,
+            score: (known > 0).then(|| sum / known as f64),
+        })
+        .collect();
     leaves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.line.cmp(&b.line)));
     leaves
 }
 
 /// The preparation against `player`'s `games` with `side` (already filtered), against
 /// `repertoires` (those for the other colour are used), `limit` positions and leaves.
-pub fn prepare(player: &str, side: Side, games: &[PlayerGame], repertoires: &[Repertoire], limit: usize) -> Prep {
+pub fn prepare(
+    player: &str,
+    side: Side,
+    games: &[PlayerGame],
+    repertoires: &[Repertoire],
+    limit: usize,
+) -> Prep {
     let against = repertoires
         .iter()
         .filter(|r| r.color != side)
@@ -161,7 +188,13 @@ pub fn prepare(player: &str, side: Side, games: &[PlayerGame], repertoires: &[Re
             a
         })
         .collect();
-    Prep { player: player.to_string(), side, games: games.len(), positions: positions(games, limit), against }
+    Prep {
+        player: player.to_string(),
+        side,
+        games: games.len(),
+        positions: positions(games, limit),
+        against,
+    }
 }
 
 fn percent(score: Option<f64>) -> String {
@@ -171,9 +204,19 @@ fn percent(score: Option<f64>) -> String {
 impl Prep {
     /// The readable form.
     pub fn to_text(&self) -> String {
-        let mut out = format!("{} with {}: {} games\n\nTheir moves, most reached positions first:\n", self.player, self.side.word(), self.games);
+        let mut out = format!(
+            "{} with {}: {} games\n\nTheir moves, most reached positions first:\n",
+            self.player,
+            self.side.word(),
+            self.games
+        );
         for p in &self.positions {
-            let moves: Vec<String> = p.moves.iter().take(5).map(|m| format!("{} {} ({})", m.san, m.games, percent(m.score))).collect();
+            let moves: Vec<String> = p
+                .moves
+                .iter()
+                .take(5)
+                .map(|m| format!("{} {} ({})", m.san, m.games, percent(m.score)))
+                .collect();
             let line = if p.line.is_empty() { "start".to_string() } else { p.line.clone() };
             out.push_str(&format!("  {:>5}  {line}: {}\n", p.games, moves.join(", ")));
         }
@@ -194,9 +237,16 @@ impl Prep {
                 out.push_str(&format!("  {:>5}  {:>4}  {}\n", l.games, percent(l.score), l.line));
             }
             if !a.never_entered.is_empty() {
-                out.push_str("  Never in it: their first move is not one it answers (their score):\n");
+                out.push_str(
+                    "  Never in it: their first move is not one it answers (their score):\n",
+                );
                 for l in &a.never_entered {
-                    out.push_str(&format!("  {:>5}  {:>4}  {}\n", l.games, percent(l.score), l.line));
+                    out.push_str(&format!(
+                        "  {:>5}  {:>4}  {}\n",
+                        l.games,
+                        percent(l.score),
+                        l.line
+                    ));
                 }
             }
         }

@@ -47,16 +47,35 @@ impl Reports<'_> {
 
     /// Which gaps are listed, in words: the cut by probability, and by share when set.
     fn cut(&self) -> String {
-        let by_share = if self.params.min_share > 0.0 { format!(" and played in at least {} of a position's games (min_share)", percent(self.params.min_share)) } else { String::new() };
-        format!("met with a probability of at least {} along the repertoire (min_probability){by_share}", percent(self.params.min_probability))
+        let by_share = if self.params.min_share > 0.0 {
+            format!(
+                " and played in at least {} of a position's games (min_share)",
+                percent(self.params.min_share)
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "met with a probability of at least {} along the repertoire (min_probability){by_share}",
+            percent(self.params.min_probability)
+        )
     }
 
     /// `gaps.txt`: one row per unanswered reply, most likely first.
     pub fn gaps_text(&self) -> Vec<u8> {
         let (rep, gaps) = (self.rep, &self.flow.gaps);
-        let mut out = format!("Repertoire {} ({}): {} unanswered replies {}\n", rep.name, rep.color.word(), gaps.len(), self.cut());
+        let mut out = format!(
+            "Repertoire {} ({}): {} unanswered replies {}\n",
+            rep.name,
+            rep.color.word(),
+            gaps.len(),
+            self.cut()
+        );
         out.push_str(&format!("Scope: {}\n\n", self.params.scope.describe()));
-        out.push_str(&format!("{:>4}  {:>7}  {:>7}  {:>7}  {:>7}  {:>6}  {:>5}  line\n", "#", "meet", "reach", "share", "games", "score", "eval"));
+        out.push_str(&format!(
+            "{:>4}  {:>7}  {:>7}  {:>7}  {:>7}  {:>6}  {:>5}  line\n",
+            "#", "meet", "reach", "share", "games", "score", "eval"
+        ));
         for (i, g) in gaps.iter().enumerate() {
             let eval = g.eval.map_or("-".to_string(), |e| format!("{e:+}"));
             let name = g.opening.as_deref().map(|n| format!("  ({n})")).unwrap_or_default();
@@ -94,7 +113,13 @@ impl Reports<'_> {
         );
         out.push_str(&format!("{:>4}  {:>8}  {:>8}  {:>8}\n", "ply", "inside", "left", "ended"));
         for p in &self.flow.coverage {
-            out.push_str(&format!("{:>4}  {:>8}  {:>8}  {:>8}\n", p.ply, percent(p.inside), percent(p.left), percent(p.ended)));
+            out.push_str(&format!(
+                "{:>4}  {:>8}  {:>8}  {:>8}\n",
+                p.ply,
+                percent(p.inside),
+                percent(p.left),
+                percent(p.ended)
+            ));
         }
         out.into_bytes()
     }
@@ -111,14 +136,34 @@ impl Reports<'_> {
     pub fn flags_text(&self) -> Vec<u8> {
         let rep = self.rep;
         let Some(flags) = self.flags else {
-            return format!("Repertoire {}: no engine annotations (the pipeline has no [engine])\n", rep.name).into_bytes();
+            return format!(
+                "Repertoire {}: no engine annotations (the pipeline has no [engine])\n",
+                rep.name
+            )
+            .into_bytes();
         };
-        let mut out = format!("Repertoire {} ({}): {} prepared moves the engine dislikes\n\n", rep.name, rep.color.word(), flags.len());
-        out.push_str(&format!("{:>5}  {:>5}  {:>6}  {:<8}  {:<18}  line\n", "eval", "loss", "pgn:", "best", "why"));
+        let mut out = format!(
+            "Repertoire {} ({}): {} prepared moves the engine dislikes\n\n",
+            rep.name,
+            rep.color.word(),
+            flags.len()
+        );
+        out.push_str(&format!(
+            "{:>5}  {:>5}  {:>6}  {:<8}  {:<18}  line\n",
+            "eval", "loss", "pgn:", "best", "why"
+        ));
         for f in flags {
             let loss = f.loss.map_or("-".into(), |l| l.to_string());
             let best = f.best_move.clone().unwrap_or_else(|| "-".into());
-            out.push_str(&format!("{:>+5}  {:>5}  {:>6}  {:<8}  {:<18}  {}\n", f.eval, loss, f.source_line, best, f.reasons.join(","), f.line));
+            out.push_str(&format!(
+                "{:>+5}  {:>5}  {:>6}  {:<8}  {:<18}  {}\n",
+                f.eval,
+                loss,
+                f.source_line,
+                best,
+                f.reasons.join(","),
+                f.line
+            ));
         }
         out.into_bytes()
     }

@@ -44,7 +44,11 @@ impl Scope {
         if self.lines.is_empty() {
             return "every opponent move".into();
         }
-        let how = if self.inferred { " (inferred from its first moves; `scope` in pipeline.toml sets it)" } else { "" };
+        let how = if self.inferred {
+            " (inferred from its first moves; `scope` in pipeline.toml sets it)"
+        } else {
+            ""
+        };
         format!("{}{how}", self.lines.join(", "))
     }
 }
@@ -57,7 +61,11 @@ pub fn scope(rep: &Repertoire, lines: Option<&[String]>) -> Result<Scope, String
         None if rep.color == Side::Black && !rep.nodes[0].moves.is_empty() => {
             let root = &rep.nodes[0];
             let moves: BTreeSet<String> = root.moves.iter().map(|m| m.uci.clone()).collect();
-            let lines = root.moves.iter().map(|m| super::numbered(0, std::slice::from_ref(&m.san))).collect();
+            let lines = root
+                .moves
+                .iter()
+                .map(|m| super::numbered(0, std::slice::from_ref(&m.san)))
+                .collect();
             Ok(Scope { lines, inferred: true, allowed: HashMap::from([(root.epd.clone(), moves)]) })
         }
         None => Ok(Scope::default()),
@@ -98,12 +106,17 @@ fn play(line: &str) -> Result<Played, String> {
     let mut out = Vec::new();
     for token in line.split_whitespace() {
         // Move numbers: `1.`, `1...`, or glued to the move (`1.e4`).
-        let san_text = token.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('.');
+        let san_text =
+            token.trim_start_matches(|c: char| c.is_ascii_digit()).trim_start_matches('.');
         if san_text.is_empty() {
             continue;
         }
-        let san: San = san_text.parse().map_err(|_| format!("scope line {line:?}: {san_text:?} is not a SAN move"))?;
-        let m = san.to_move(&pos).map_err(|_| format!("scope line {line:?}: {san_text} is not legal after {}", position::epd(&pos)))?;
+        let san: San = san_text
+            .parse()
+            .map_err(|_| format!("scope line {line:?}: {san_text:?} is not a SAN move"))?;
+        let m = san.to_move(&pos).map_err(|_| {
+            format!("scope line {line:?}: {san_text} is not legal after {}", position::epd(&pos))
+        })?;
         out.push((position::epd(&pos), position::uci(&m), pos.turn() == shakmaty::Color::White));
         pos.play_unchecked(m);
     }

@@ -41,10 +41,16 @@ struct CloudEval {
 }
 
 /// The handler.
-pub(super) async fn answer(how: Negotiated, Current(c): Shared, params: Result<Query<Params>, QueryRejection>) -> Answer {
+pub(super) async fn answer(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<Params>, QueryRejection>,
+) -> Answer {
     let Query(params) = params?;
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
-        return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
+        return Err(ApiError::bad_request(format!(
+            "variant {v:?} is not available: okb's knowledge base is standard chess"
+        )));
     }
     let multipv = params.multi_pv.unwrap_or(1);
     if !(1..=MAX_MULTIPV).contains(&multipv) {
@@ -58,7 +64,14 @@ pub(super) async fn answer(how: Negotiated, Current(c): Shared, params: Result<Q
         .lines
         .iter()
         .take(multipv as usize)
-        .map(|l| Pv { moves: l.pv_uci.join(" "), cp: l.mate.is_none().then_some(l.eval), mate: l.mate })
+        .map(|l| Pv {
+            moves: l.pv_uci.join(" "),
+            cp: l.mate.is_none().then_some(l.eval),
+            mate: l.mate,
+        })
         .collect();
-    Ok(c.answer_json(&how, &CloudEval { fen: node.epd.clone(), knodes: engine.nodes / 1000, depth: engine.depth, pvs }))
+    Ok(c.answer_json(
+        &how,
+        &CloudEval { fen: node.epd.clone(), knodes: engine.nodes / 1000, depth: engine.depth, pvs },
+    ))
 }

@@ -26,11 +26,15 @@ impl Encoding {
     pub fn accepted(headers: &HeaderMap) -> Encoding {
         let mut gzip = false;
         let mut brotli = false;
-        for value in headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok()) {
+        for value in headers.get_all(header::ACCEPT_ENCODING).iter().filter_map(|v| v.to_str().ok())
+        {
             for item in value.split(',') {
                 let mut parts = item.split(';');
                 let name = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-                let refused = parts.any(|p| p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok()) == Some(0.0));
+                let refused = parts.any(|p| {
+                    p.trim().strip_prefix("q=").and_then(|q| q.trim().parse::<f32>().ok())
+                        == Some(0.0)
+                });
                 match name.as_str() {
                     "br" => brotli = !refused,
                     "gzip" | "x-gzip" => gzip = !refused,
@@ -56,7 +60,10 @@ pub fn encode(encoding: Encoding, bytes: &[u8]) -> Option<(&'static str, Vec<u8>
     match encoding {
         Encoding::Identity => None,
         Encoding::Gzip => {
-            let mut out = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 4), flate2::Compression::new(5));
+            let mut out = flate2::write::GzEncoder::new(
+                Vec::with_capacity(bytes.len() / 4),
+                flate2::Compression::new(5),
+            );
             out.write_all(bytes).ok()?;
             Some(("gzip", out.finish().ok()?))
         }

@@ -36,12 +36,21 @@ impl Disk {
     /// Lookups on the store at `path` over `connections` connections (a lookup does not
     /// yield, so one per server thread is enough), caching up to `cache_bytes` of answers.
     pub fn open(path: &Path, connections: usize, cache_bytes: usize) -> Result<Disk, StoreError> {
-        let stores = (0..connections.max(1)).map(|_| Store::open_for_lookups(path)).collect::<Result<Vec<_>, _>>()?;
-        Ok(Disk { idle: Mutex::new(stores), returned: Condvar::new(), cache: Mutex::new(AnswerCache::new(cache_bytes)) })
+        let stores = (0..connections.max(1))
+            .map(|_| Store::open_for_lookups(path))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Disk {
+            idle: Mutex::new(stores),
+            returned: Condvar::new(),
+            cache: Mutex::new(AnswerCache::new(cache_bytes)),
+        })
     }
 
     /// Runs `read` on a pooled connection, waiting for one when all are in use.
-    fn with_store<T>(&self, read: impl FnOnce(&Store) -> Result<T, StoreError>) -> Result<T, StoreError> {
+    fn with_store<T>(
+        &self,
+        read: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
         let store = loop {
             match idle.pop() {
@@ -63,7 +72,9 @@ impl Disk {
             return Ok(Some(bytes));
         }
         let epd = crate::position::epd(pos);
-        let Some(node) = self.with_store(|store| store.node_by_position(&epd))? else { return Ok(None) };
+        let Some(node) = self.with_store(|store| store.node_by_position(&epd))? else {
+            return Ok(None);
+        };
         let bytes = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
         Ok(Some(bytes))
@@ -127,7 +138,9 @@ impl AnswerCache {
 
     /// The bytes the cache holds, by its own count (answers plus their overhead).
     pub fn held(&self) -> usize {
-        let cost = |map: &KeyMap<PositionKey, Bytes>| map.values().map(|b| b.len() + ENTRY_OVERHEAD).sum::<usize>();
+        let cost = |map: &KeyMap<PositionKey, Bytes>| {
+            map.values().map(|b| b.len() + ENTRY_OVERHEAD).sum::<usize>()
+        };
         cost(&self.young) + cost(&self.old)
     }
 }
@@ -148,7 +161,11 @@ mod tests {
             cache.put(key(n), answer.clone());
             // Position 0 is asked after every new answer: it is never dropped.
             assert!(cache.get(key(0)).is_some(), "position 0 dropped after {n}");
-            assert!(cache.held() <= 10 * (100 + ENTRY_OVERHEAD), "{} bytes after {n}", cache.held());
+            assert!(
+                cache.held() <= 10 * (100 + ENTRY_OVERHEAD),
+                "{} bytes after {n}",
+                cache.held()
+            );
         }
         assert!(cache.get(key(1)).is_none(), "an answer not asked again is dropped");
         assert!(cache.get(key(999)).is_some(), "the latest answer is kept");

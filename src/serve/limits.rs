@@ -38,7 +38,11 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { header_timeout: Duration::from_secs(10), idle_timeout: Duration::from_secs(60), max_connections: 512 }
+        Limits {
+            header_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 512,
+        }
     }
 }
 
@@ -80,7 +84,12 @@ impl Connections {
             }
         }
         let now = self.now();
-        let slot = Arc::new(Slot { busy: AtomicBool::new(false), free_since: AtomicU64::new(now), active: AtomicU64::new(now), close: Notify::new() });
+        let slot = Arc::new(Slot {
+            busy: AtomicBool::new(false),
+            free_since: AtomicU64::new(now),
+            active: AtomicU64::new(now),
+            close: Notify::new(),
+        });
         open.insert(id, slot.clone());
         Some(slot)
     }
@@ -100,8 +109,14 @@ impl Connections {
 }
 
 /// Serves `app` on `listener` within `limits` until `shutdown` completes.
-pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown: impl Future<Output = ()>) {
-    let connections = Arc::new(Connections { start: Instant::now(), open: Mutex::new(HashMap::new()) });
+pub async fn serve(
+    listener: TcpListener,
+    app: Router,
+    limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) {
+    let connections =
+        Arc::new(Connections { start: Instant::now(), open: Mutex::new(HashMap::new()) });
     let reaper = tokio::spawn(reap_every(connections.clone(), limits.idle_timeout));
     let mut shutdown = std::pin::pin!(shutdown);
     let mut next_id = 0u64;
@@ -122,7 +137,9 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
             }
         };
         next_id += 1;
-        let Some(slot) = connections.admit(next_id, limits.max_connections.max(1)) else { continue };
+        let Some(slot) = connections.admit(next_id, limits.max_connections.max(1)) else {
+            continue;
+        };
         // Answers are small and written whole: send them now rather than wait for an ACK.
         let _ = tcp.set_nodelay(true);
         tokio::spawn(connection(tcp, app.clone(), limits, slot, connections.clone(), next_id));
@@ -139,13 +156,22 @@ async fn reap_every(connections: Arc<Connections>, idle: Duration) {
 }
 
 /// Answers one connection's requests until it ends or its slot is told to close.
-async fn connection(tcp: TcpStream, app: Router, limits: Limits, slot: Arc<Slot>, connections: Arc<Connections>, id: u64) {
-    let io = TokioIo::new(Tracked { inner: tcp, slot: slot.clone(), connections: connections.clone() });
+async fn connection(
+    tcp: TcpStream,
+    app: Router,
+    limits: Limits,
+    slot: Arc<Slot>,
+    connections: Arc<Connections>,
+    id: u64,
+) {
+    let io =
+        TokioIo::new(Tracked { inner: tcp, slot: slot.clone(), connections: connections.clone() });
     let service = {
         let (slot, connections) = (slot.clone(), connections.clone());
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             slot.busy.store(true, Ordering::Relaxed);
-            let answer = tower_service::Service::call(&mut app.clone(), request.map(axum::body::Body::new));
+            let answer =
+                tower_service::Service::call(&mut app.clone(), request.map(axum::body::Body::new));
             let (slot, connections) = (slot.clone(), connections.clone());
             async move {
                 let response = answer.await;
@@ -187,7 +213,11 @@ impl Tracked {
 }
 
 impl AsyncRead for Tracked {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let poll = Pin::new(&mut self.inner).poll_read(cx, buf);
         self.moved(&poll);
         poll
@@ -195,7 +225,11 @@ impl AsyncRead for Tracked {
 }
 
 impl AsyncWrite for Tracked {
-    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
         let poll = Pin::new(&mut self.inner).poll_write(cx, buf);
         self.moved(&poll);
         poll
@@ -209,7 +243,11 @@ impl AsyncWrite for Tracked {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 
-    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
         let poll = Pin::new(&mut self.inner).poll_write_vectored(cx, bufs);
         self.moved(&poll);
         poll

@@ -244,14 +244,20 @@ pub struct Explorer {
 
 impl Explorer {
     /// The index `loaded` over `graph`, PGN texts read from the store at `path`.
-    pub fn new(graph: &Graph, loaded: crate::store::explorer::Loaded, path: &std::path::Path) -> Result<Explorer, crate::store::StoreError> {
+    pub fn new(
+        graph: &Graph,
+        loaded: crate::store::explorer::Loaded,
+        path: &std::path::Path,
+    ) -> Result<Explorer, crate::store::StoreError> {
         let mut nodes: Vec<Option<NodeData>> = Vec::new();
         nodes.resize_with(graph.nodes.len(), || None);
         let games = &loaded.games;
         for (id, mut index) in loaded.nodes {
             let Some(at) = graph.find_id(&id) else { continue };
             let node = graph.node(at);
-            let pos = crate::position::parse_fen(&node.epd).map_err(|e| crate::store::StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+            let pos = crate::position::parse_fen(&node.epd).map_err(|e| {
+                crate::store::StoreError::Corrupt(format!("{}: {e}", path.display()))
+            })?;
             let keys = node
                 .children
                 .iter()
@@ -278,7 +284,12 @@ impl Explorer {
         for (i, g) in loaded.games.iter().enumerate() {
             by_id.entry(g.id.clone()).or_insert(i as u32);
         }
-        Ok(Explorer { nodes, games: loaded.games, by_id, pgn: crate::store::explorer::PgnReader::open(path)? })
+        Ok(Explorer {
+            nodes,
+            games: loaded.games,
+            by_id,
+            pgn: crate::store::explorer::PgnReader::open(path)?,
+        })
     }
 
     /// The PGN of the game with id `id`: `Ok(None)` when no game has it.
@@ -344,7 +355,11 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
             out.push((c.mv, MoveSum { single: NO_GAME, ..Default::default() }));
         }
         let s = &mut out.last_mut().expect("pushed above").1;
-        s.games.add(&Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() });
+        s.games.add(&Outcomes {
+            white: c.white.into(),
+            draws: c.draws.into(),
+            black: c.black.into(),
+        });
         s.rated += u64::from(c.rated);
         s.rating_sum += c.rating_sum;
         if c.games() == 1 && c.single != NO_GAME {
@@ -356,7 +371,13 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
 
 /// The answer for node `index` (`None`: a position outside the knowledge base), named
 /// `opening` (see [`ExplorerAnswer::opening`]).
-pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, opening: Option<ExplorerOpening>, q: &Query) -> ExplorerAnswer {
+pub fn answer(
+    graph: &Graph,
+    explorer: Option<&Explorer>,
+    index: Option<u32>,
+    opening: Option<ExplorerOpening>,
+    q: &Query,
+) -> ExplorerAnswer {
     let empty = ExplorerAnswer {
         white: 0,
         draws: 0,
@@ -370,10 +391,15 @@ pub fn answer(graph: &Graph, explorer: Option<&Explorer>, index: Option<u32>, op
     let Some(index) = index else { return empty };
     let node = graph.node(index);
     let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
-    let sums = Sums { data, sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(), lichess: q.recent_games.is_some() };
+    let sums = Sums {
+        data,
+        sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(),
+        lichess: q.recent_games.is_some(),
+    };
     let mut answer = empty;
     if q.filter.is_all() {
-        (answer.white, answer.draws, answer.black) = (node.games.white, node.games.draws, node.games.black);
+        (answer.white, answer.draws, answer.black) =
+            (node.games.white, node.games.draws, node.games.black);
         answer.moves = sums.all_moves(graph, node, q.moves);
     } else if let Some((_, d)) = data {
         for c in d.index.positions.iter().filter(|c| q.filter.admits(c.slice)) {
@@ -402,14 +428,25 @@ fn history(cells: &[crate::explorer_index::PosCell], filter: &Filter) -> Vec<His
     let mut by_month: std::collections::BTreeMap<u32, Outcomes> = std::collections::BTreeMap::new();
     for c in cells.iter().filter(|c| filter.admits(c.slice) && c.slice.year() > 0) {
         let month = u32::from(c.slice.year()) * 12 + u32::from(c.slice.month().max(1)) - 1;
-        by_month.entry(month).or_default().add(&Outcomes { white: c.white.into(), draws: c.draws.into(), black: c.black.into() });
+        by_month.entry(month).or_default().add(&Outcomes {
+            white: c.white.into(),
+            draws: c.draws.into(),
+            black: c.black.into(),
+        });
     }
     let Some((&last, _)) = by_month.last_key_value() else { return Vec::new() };
-    let first = filter.months.map_or_else(|| *by_month.keys().next().expect("not empty"), |(since, _)| since);
+    let first = filter
+        .months
+        .map_or_else(|| *by_month.keys().next().expect("not empty"), |(since, _)| since);
     (first..=last)
         .map(|m| {
             let o = by_month.get(&m).copied().unwrap_or_default();
-            HistoryMonth { month: format!("{:04}-{:02}", m / 12, m % 12 + 1), white: o.white, draws: o.draws, black: o.black }
+            HistoryMonth {
+                month: format!("{:04}-{:02}", m / 12, m % 12 + 1),
+                white: o.white,
+                draws: o.draws,
+                black: o.black,
+            }
         })
         .collect()
 }
@@ -429,7 +466,9 @@ impl Sums<'_> {
 
     /// The move's only game, when exactly one game played it.
     fn single(&self, s: &MoveSum) -> Option<ExplorerGame> {
-        self.data.filter(|_| s.games.games() == 1 && s.single != NO_GAME).map(|(e, _)| e.game(s.single, self.lichess))
+        self.data
+            .filter(|_| s.games.games() == 1 && s.single != NO_GAME)
+            .map(|(e, _)| e.game(s.single, self.lichess))
     }
 
     /// Every game counts: the graph's own counts, in its order (most played first).
@@ -450,14 +489,24 @@ impl Sums<'_> {
                 white: e.games.white,
                 draws: e.games.draws,
                 black: e.games.black,
-                game: self.data.and_then(|(_, d)| self.of(d.keys[i])).as_ref().and_then(|s| self.single(s)),
+                game: self
+                    .data
+                    .and_then(|(_, d)| self.of(d.keys[i]))
+                    .as_ref()
+                    .and_then(|s| self.single(s)),
                 opening: move_opening(graph.node(e.child)),
             })
             .collect()
     }
 
     /// A filter: each move's sums over the admitted slices, most played first.
-    fn filtered_moves(&self, graph: &Graph, node: &Node, keys: &[MoveKey], most: usize) -> Vec<ExplorerMove> {
+    fn filtered_moves(
+        &self,
+        graph: &Graph,
+        node: &Node,
+        keys: &[MoveKey],
+        most: usize,
+    ) -> Vec<ExplorerMove> {
         let mut moves: Vec<(u64, ExplorerMove)> = node
             .children
             .iter()
@@ -467,7 +516,16 @@ impl Sums<'_> {
                 let average_rating = s.average_rating();
                 let game = self.single(&s);
                 let (white, draws, black) = (s.games.white, s.games.draws, s.games.black);
-                let mv = ExplorerMove { uci: e.uci.clone(), san: e.san.clone(), average_rating, white, draws, black, game, opening: move_opening(graph.node(e.child)) };
+                let mv = ExplorerMove {
+                    uci: e.uci.clone(),
+                    san: e.san.clone(),
+                    average_rating,
+                    white,
+                    draws,
+                    black,
+                    game,
+                    opening: move_opening(graph.node(e.child)),
+                };
                 Some((s.games.games(), mv))
             })
             .collect();
@@ -477,11 +535,19 @@ impl Sums<'_> {
 }
 
 /// The top games and (`/lichess`) recent games at a node, among the admitted ones.
-fn game_rows(node: &Node, e: &Explorer, d: &NodeData, q: &Query) -> (Vec<GameRow>, Option<Vec<GameRow>>) {
+fn game_rows(
+    node: &Node,
+    e: &Explorer,
+    d: &NodeData,
+    q: &Query,
+) -> (Vec<GameRow>, Option<Vec<GameRow>>) {
     let lichess = q.recent_games.is_some();
     let pos = crate::position::parse_fen(&node.epd).ok();
     let row = |g: &crate::explorer_index::GameAt| GameRow {
-        uci: pos.as_ref().and_then(|p| g.mv.to_move(p)).map_or_else(String::new, |m| crate::position::uci(&m)),
+        uci: pos
+            .as_ref()
+            .and_then(|p| g.mv.to_move(p))
+            .map_or_else(String::new, |m| crate::position::uci(&m)),
         game: e.game(g.game, lichess),
     };
     // Both orders are precomputed: take admitted games until enough distinct ids.
@@ -499,6 +565,7 @@ fn game_rows(node: &Node, e: &Explorer, d: &NodeData, q: &Query) -> (Vec<GameRow
         rows
     };
     let top = take(&mut d.index.games.iter(), q.top_games);
-    let recent = q.recent_games.map(|n| take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
+    let recent =
+        q.recent_games.map(|n| take(&mut d.recent.iter().map(|&i| &d.index.games[i as usize]), n));
     (top, recent)
 }

@@ -16,13 +16,13 @@ pub mod cloud_eval;
 pub mod compress;
 pub mod disk;
 pub mod eco_tree;
+pub mod limits;
 pub mod masters;
 pub mod openapi;
+pub mod page;
 pub mod player;
 pub mod repertoire;
 pub mod structures;
-pub mod page;
-pub mod limits;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -135,7 +135,12 @@ impl FileIdentity {
     pub fn of(path: &Path) -> Option<FileIdentity> {
         use std::os::unix::fs::MetadataExt;
         let meta = std::fs::metadata(path).ok()?;
-        Some(FileIdentity { inode: meta.ino(), device: meta.dev(), len: meta.len(), modified: meta.modified().ok() })
+        Some(FileIdentity {
+            inode: meta.ino(),
+            device: meta.dev(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        })
     }
 }
 
@@ -177,7 +182,10 @@ impl Catalog {
     /// error when the store is too large for them or they failed to load.
     pub fn walked(&self) -> Result<&Walked, ApiError> {
         let loaded = once(&self.walked, || self.load_walked());
-        loaded.as_ref().map_err(|message| ApiError { status: StatusCode::SERVICE_UNAVAILABLE, message: message.clone() })
+        loaded.as_ref().map_err(|message| ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: message.clone(),
+        })
     }
 
     /// Loads the parts answered from memory (blocking), so that the first request that
@@ -194,14 +202,21 @@ impl Catalog {
                  GET /node/fen, POST /node/pgn and GET /api/cloud-eval answer from disk at any size"
             ));
         }
-        let store = self.loader.lock().unwrap_or_else(|e| e.into_inner()).take().ok_or("the store's in-memory parts failed to load before")?;
+        let store = self
+            .loader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or("the store's in-memory parts failed to load before")?;
         Walked::load(&store, &self.store_path, &self.repertoires).map_err(|e| e.to_string())
     }
 
     /// How many nodes the store has (counted on first use).
     pub fn nodes(&self) -> Result<u64, ApiError> {
         let counted = once(&self.nodes, || self.disk.node_count().map_err(|e| e.to_string()));
-        counted.clone().map_err(|message| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message })
+        counted
+            .clone()
+            .map_err(|message| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message })
     }
 
     /// The store file's identity when it was opened.
@@ -218,17 +233,26 @@ impl Catalog {
 impl Walked {
     /// Loads the whole graph of `store` (the store at `path`, with `repertoires` beside it)
     /// and what is derived from it.
-    fn load(store: &Store, path: &Path, repertoires: &repertoire::Repertoires) -> Result<Walked, StoreError> {
+    fn load(
+        store: &Store,
+        path: &Path,
+        repertoires: &repertoire::Repertoires,
+    ) -> Result<Walked, StoreError> {
         let players = player::Players::new(store.players()?.unwrap_or_default());
         let graph = store.graph()?;
-        let stems = crate::export::named::of_graph(&graph).into_iter().map(|n| (n.stem, n.node)).collect();
+        let stems =
+            crate::export::named::of_graph(&graph).into_iter().map(|n| (n.stem, n.node)).collect();
         let mut by_key = KeyMap::default();
         for (index, node) in graph.nodes.iter().enumerate() {
-            let pos = crate::position::parse_fen(&node.epd).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+            let pos = crate::position::parse_fen(&node.epd)
+                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
             by_key.insert(crate::position::key(&pos), index as u32);
         }
         let structures = structures::StructureIndex::new(store.structures()?, &graph);
-        let explorer = store.explorer()?.map(|loaded| masters::Explorer::new(&graph, loaded, path)).transpose()?;
+        let explorer = store
+            .explorer()?
+            .map(|loaded| masters::Explorer::new(&graph, loaded, path))
+            .transpose()?;
         let mut examples = examples(&graph, &by_key, &stems, &structures);
         if let Some(e) = &explorer {
             examples.explorer = true;
@@ -244,7 +268,10 @@ impl Walked {
             search: crate::search::SearchIndex::new(&graph),
             stems,
             graph,
-            openapi: Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&examples)).expect("the OpenAPI document serializes")),
+            openapi: Bytes::from(
+                serde_json::to_vec_pretty(&openapi::document_for(&examples))
+                    .expect("the OpenAPI document serializes"),
+            ),
         })
     }
 }
@@ -255,8 +282,12 @@ impl Catalog {
     fn metadata(store: &Store) -> Result<serde_json::Value, StoreError> {
         let meta = store.meta()?;
         let number = |key: &str| meta.get(key).and_then(|v| v.parse::<u64>().ok());
-        let coverage: serde_json::Map<String, serde_json::Value> = meta.get("coverage").and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
-        let sources: serde_json::Map<String, serde_json::Value> = coverage.into_iter().map(|(name, games)| (name, serde_json::json!({ "games": games }))).collect();
+        let coverage: serde_json::Map<String, serde_json::Value> =
+            meta.get("coverage").and_then(|s| serde_json::from_str(s).ok()).unwrap_or_default();
+        let sources: serde_json::Map<String, serde_json::Value> = coverage
+            .into_iter()
+            .map(|(name, games)| (name, serde_json::json!({ "games": games })))
+            .collect();
         Ok(serde_json::json!({
             "okb_version": meta.get("okb_version"),
             "schema_version": number("schema_version"),
@@ -272,7 +303,9 @@ impl Catalog {
     /// upstream's Last-Modified and ETag) from the records in its `sources/` folder. Only
     /// a source fetched as one file has such a record.
     pub fn with_project(mut self, loaded: &crate::pipeline::Loaded) -> Catalog {
-        let Some(sources) = self.metadata.get_mut("sources").and_then(|s| s.as_object_mut()) else { return self };
+        let Some(sources) = self.metadata.get_mut("sources").and_then(|s| s.as_object_mut()) else {
+            return self;
+        };
         for (name, spec) in &loaded.pipeline.sources {
             let entry = sources.entry(name.clone()).or_insert_with(|| serde_json::json!({}));
             entry["kind"] = spec.kind().name().into();
@@ -292,8 +325,14 @@ impl Catalog {
 
 /// The store file's BLAKE3 as a strong `ETag`; with repertoire reports (which a make
 /// may change without the store), the BLAKE3 of that hash and the reports.
-fn store_etag(path: &Path, repertoires: &repertoire::Repertoires) -> Result<header::HeaderValue, StoreError> {
-    let hashed = || crate::files::hash_own_file(path).map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())));
+fn store_etag(
+    path: &Path,
+    repertoires: &repertoire::Repertoires,
+) -> Result<header::HeaderValue, StoreError> {
+    let hashed = || {
+        crate::files::hash_own_file(path)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
+    };
     let mut hash = match hash_in_manifest(path) {
         Some(hash) => hash,
         None => hashed()?,
@@ -337,25 +376,44 @@ fn examples(
     structures: &structures::StructureIndex,
 ) -> openapi::Examples {
     const SHOWN: usize = 3;
-    let start = by_key.get(&crate::position::key(&shakmaty::Chess::default())).map(|&i| graph.nodes[i as usize].node_id.clone());
+    let start = by_key
+        .get(&crate::position::key(&shakmaty::Chess::default()))
+        .map(|&i| graph.nodes[i as usize].node_id.clone());
     let mut stems: Vec<String> = stems.keys().cloned().collect();
     stems.sort();
     stems.truncate(SHOWN);
-    let mut eco_codes: Vec<String> = graph.nodes.iter().filter_map(|n| n.entry.as_ref().map(|e| e.eco.clone())).collect();
+    let mut eco_codes: Vec<String> =
+        graph.nodes.iter().filter_map(|n| n.entry.as_ref().map(|e| e.eco.clone())).collect();
     eco_codes.sort();
     eco_codes.dedup();
     eco_codes.truncate(SHOWN);
     let evaluated = evaluated_examples(graph, SHOWN);
-    openapi::Examples { node_ids: start.into_iter().collect(), stems, eco_codes, structures: structures.names().to_vec(), evaluated, ..Default::default() }
+    openapi::Examples {
+        node_ids: start.into_iter().collect(),
+        stems,
+        eco_codes,
+        structures: structures.names().to_vec(),
+        evaluated,
+        ..Default::default()
+    }
 }
 
 /// Up to `shown` positions whose evaluation `GET /api/cloud-eval` answers with a move:
 /// the most played first, then the shortest lines (the start position first in a build
 /// without games); each one's line and FEN.
 fn evaluated_examples(graph: &Graph, shown: usize) -> Vec<(String, String)> {
-    let mut evaluated: Vec<&crate::graph::Node> =
-        graph.nodes.iter().filter(|n| n.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty()))).collect();
-    evaluated.sort_by(|a, b| b.games.games().cmp(&a.games.games()).then(a.ply.cmp(&b.ply)).then_with(|| a.epd.cmp(&b.epd)));
+    let mut evaluated: Vec<&crate::graph::Node> = graph
+        .nodes
+        .iter()
+        .filter(|n| n.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty())))
+        .collect();
+    evaluated.sort_by(|a, b| {
+        b.games
+            .games()
+            .cmp(&a.games.games())
+            .then(a.ply.cmp(&b.ply))
+            .then_with(|| a.epd.cmp(&b.epd))
+    });
     evaluated.into_iter().take(shown).map(|n| (n.moves.clone(), n.fen.clone())).collect()
 }
 
@@ -397,7 +455,8 @@ impl ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::json!({ "error": self.message, "status": self.status.as_u16() });
-        (self.status, [(header::CONTENT_TYPE, "application/json")], body.to_string()).into_response()
+        (self.status, [(header::CONTENT_TYPE, "application/json")], body.to_string())
+            .into_response()
     }
 }
 
@@ -446,7 +505,10 @@ impl Served {
 
     /// Answers new requests from `catalog`; requests under way finish on the one before.
     pub fn replace(&self, catalog: Arc<Catalog>) {
-        let old = std::mem::replace(&mut *self.current.write().unwrap_or_else(|e| e.into_inner()), catalog);
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+            catalog,
+        );
         // Dropped outside the lock: the last reference may free a whole graph.
         drop(old);
     }
@@ -469,7 +531,10 @@ fn snapshot(parts: &mut axum::http::request::Parts, served: &Served) -> Arc<Cata
 impl axum::extract::FromRequestParts<Arc<Served>> for Current {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, served: &Arc<Served>) -> Result<Self, Self::Rejection> {
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        served: &Arc<Served>,
+    ) -> Result<Self, Self::Rejection> {
         Ok(Current(snapshot(parts, served)))
     }
 }
@@ -490,7 +555,9 @@ impl Catalog {
         )
             .into_response();
         if let Some((name, compressed)) = compress::encode(how.encoding, &bytes) {
-            response.headers_mut().insert(header::CONTENT_ENCODING, header::HeaderValue::from_static(name));
+            response
+                .headers_mut()
+                .insert(header::CONTENT_ENCODING, header::HeaderValue::from_static(name));
             *response.body_mut() = axum::body::Body::from(compressed);
         }
         response
@@ -499,7 +566,9 @@ impl Catalog {
     /// [`Catalog::answer`] with another content type.
     fn answer_as(&self, how: &Negotiated, bytes: Bytes, content_type: &'static str) -> Response {
         let mut response = self.answer(how, bytes);
-        response.headers_mut().insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
+        response
+            .headers_mut()
+            .insert(header::CONTENT_TYPE, header::HeaderValue::from_static(content_type));
         response
     }
 
@@ -518,20 +587,28 @@ struct Negotiated {
 impl axum::extract::FromRequestParts<Arc<Served>> for Negotiated {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut axum::http::request::Parts, served: &Arc<Served>) -> Result<Self, Response> {
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        served: &Arc<Served>,
+    ) -> Result<Self, Response> {
         let c = snapshot(parts, served);
         let encoding = compress::Encoding::accepted(&parts.headers);
-        let revalidating = matches!(parts.method, axum::http::Method::GET | axum::http::Method::HEAD);
+        let revalidating =
+            matches!(parts.method, axum::http::Method::GET | axum::http::Method::HEAD);
         let etag = c.etag.as_bytes();
         let named = |tag: &str| {
             let tag = tag.trim();
             tag == "*" || tag.strip_prefix("W/").unwrap_or(tag).as_bytes() == etag
         };
-        let values = || parts.headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
+        let values =
+            || parts.headers.get_all(header::IF_NONE_MATCH).iter().filter_map(|v| v.to_str().ok());
         if !revalidating || !values().any(|v| v.split(',').any(named)) {
             return Ok(Negotiated { encoding });
         }
-        let headers = [(header::ETAG, c.etag.clone()), (header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache"))];
+        let headers = [
+            (header::ETAG, c.etag.clone()),
+            (header::CACHE_CONTROL, header::HeaderValue::from_static("no-cache")),
+        ];
         Err((StatusCode::NOT_MODIFIED, headers).into_response())
     }
 }
@@ -561,12 +638,14 @@ pub fn router(served: Arc<Served>) -> Router {
         .route("/assets/app.css", get(page::style))
         .fallback(|| async { ApiError::not_found("no such endpoint (see /openapi.json)") })
         .method_not_allowed_fallback(|| async {
-            ApiError { status: StatusCode::METHOD_NOT_ALLOWED, message: "method not allowed (the API is read-only)".into() }
+            ApiError {
+                status: StatusCode::METHOD_NOT_ALLOWED,
+                message: "method not allowed (the API is read-only)".into(),
+            }
         })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(served)
 }
-
 
 /// Parses a FEN from a URL: `_` and `+` stand for spaces, as in Lichess URLs. Text the
 /// document's `Fen` pattern refuses is a 400; a well-formed FEN that is no legal position
@@ -574,10 +653,13 @@ pub fn router(served: Arc<Served>) -> Router {
 fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
     if !openapi::PATTERNS.fen.is_match(text) {
         let shown = crate::diagnostics::shorten(text, 100);
-        return Err(ApiError::bad_request(format!("invalid FEN {shown:?}: not of the form the Fen pattern of /openapi.json describes")));
+        return Err(ApiError::bad_request(format!(
+            "invalid FEN {shown:?}: not of the form the Fen pattern of /openapi.json describes"
+        )));
     }
     let text = text.replace(['_', '+'], " ");
-    crate::position::parse_fen(&text).map_err(|e| ApiError::not_found(format!("no such position: {e}")))
+    crate::position::parse_fen(&text)
+        .map_err(|e| ApiError::not_found(format!("no such position: {e}")))
 }
 
 /// The OpenAPI document, with examples from the build when the store is small enough to
@@ -586,7 +668,10 @@ async fn openapi_document(how: Negotiated, Current(c): Shared) -> Answer {
     let bytes = match c.walked() {
         Ok(w) => w.openapi.clone(),
         Err(e) if e.status == StatusCode::SERVICE_UNAVAILABLE && c.nodes()? > MAX_WALKED_NODES => {
-            Bytes::from(serde_json::to_vec_pretty(&openapi::document_for(&openapi::Examples::default())).expect("the OpenAPI document serializes"))
+            Bytes::from(
+                serde_json::to_vec_pretty(&openapi::document_for(&openapi::Examples::default()))
+                    .expect("the OpenAPI document serializes"),
+            )
         }
         Err(e) => return Err(e),
     };
@@ -596,11 +681,17 @@ async fn openapi_document(how: Negotiated, Current(c): Shared) -> Answer {
 fn node_answer(catalog: &Catalog, how: &Negotiated, pos: &shakmaty::Chess, asked: &str) -> Answer {
     match catalog.disk.node_json(pos).map_err(ApiError::store)? {
         Some(bytes) => Ok(catalog.answer(how, bytes)),
-        None => Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base"))),
+        None => {
+            Err(ApiError::not_found(format!("position {asked:?} is not in the knowledge base")))
+        }
     }
 }
 
-async fn node_by_fen(how: Negotiated, Current(c): Shared, fen: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn node_by_fen(
+    how: Negotiated,
+    Current(c): Shared,
+    fen: Result<UrlPath<String>, PathRejection>,
+) -> Answer {
     let UrlPath(fen) = fen?;
     let pos = parse_url_fen(&fen)?;
     node_answer(&c, &how, &pos, &fen)
@@ -612,10 +703,15 @@ struct PgnBody {
     moves: String,
 }
 
-async fn node_by_pgn(how: Negotiated, Current(c): Shared, body: Result<Bytes, BytesRejection>) -> Answer {
+async fn node_by_pgn(
+    how: Negotiated,
+    Current(c): Shared,
+    body: Result<Bytes, BytesRejection>,
+) -> Answer {
     let body = body?;
-    let request: PgnBody = serde_json::from_slice(&body)
-        .map_err(|e| ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}")))?;
+    let request: PgnBody = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(format!("body must be {{\"moves\": \"1. e4 e5 …\"}}: {e}"))
+    })?;
     if request.moves.chars().count() > MAX_LINE {
         return Err(ApiError::bad_request(format!("moves must be at most {MAX_LINE} characters")));
     }
@@ -627,7 +723,8 @@ async fn node_by_pgn(how: Negotiated, Current(c): Shared, body: Result<Bytes, By
     }
     // Well-formed moves that cannot be played lead to no position: 404, like a position
     // outside the knowledge base.
-    let pos = crate::eco::line::position_after(&request.moves).map_err(|e| ApiError::not_found(format!("no such position: {e}")))?;
+    let pos = crate::eco::line::position_after(&request.moves)
+        .map_err(|e| ApiError::not_found(format!("no such position: {e}")))?;
     node_answer(&c, &how, &pos, &request.moves)
 }
 
@@ -637,11 +734,18 @@ struct SearchParams {
     limit: Option<usize>,
 }
 
-async fn opening_search(how: Negotiated, Current(c): Shared, params: Result<Query<SearchParams>, QueryRejection>) -> Answer {
+async fn opening_search(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<SearchParams>, QueryRejection>,
+) -> Answer {
     let Query(params) = params?;
     let q = params.q.unwrap_or_default();
     if q.trim().is_empty() || q.chars().count() > crate::search::MAX_QUERY {
-        return Err(ApiError::bad_request(format!("q must be 1 to {} characters, not only spaces", crate::search::MAX_QUERY)));
+        return Err(ApiError::bad_request(format!(
+            "q must be 1 to {} characters, not only spaces",
+            crate::search::MAX_QUERY
+        )));
     }
     let limit = params.limit.unwrap_or(SEARCH_LIMITS.0);
     if limit == 0 || limit > SEARCH_LIMITS.1 {
@@ -666,7 +770,11 @@ fn is_code(code: &str) -> bool {
         && code[3..].bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-async fn structure_openings(how: Negotiated, Current(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn structure_openings(
+    how: Negotiated,
+    Current(c): Shared,
+    name: Result<UrlPath<String>, PathRejection>,
+) -> Answer {
     let UrlPath(name) = name?;
     let w = c.walked()?;
     match w.structures.answer(&name) {
@@ -686,18 +794,27 @@ async fn opening_eco(
 ) -> Answer {
     let (UrlPath(code), Query(params)) = (code?, params?);
     if !is_code(&code) {
-        return Err(ApiError::bad_request(format!("{code:?} is not an ECO code (A00–E99) or SCID code (B03a)")));
+        return Err(ApiError::bad_request(format!(
+            "{code:?} is not an ECO code (A00–E99) or SCID code (B03a)"
+        )));
     }
     let depth = params.depth.unwrap_or(eco_tree::DEFAULT_DEPTH);
     if depth > eco_tree::MAX_DEPTH {
-        return Err(ApiError::bad_request(format!("depth must be at most {}", eco_tree::MAX_DEPTH)));
+        return Err(ApiError::bad_request(format!(
+            "depth must be at most {}",
+            eco_tree::MAX_DEPTH
+        )));
     }
     let min_games = params.min_games.unwrap_or(0);
     if min_games > eco_tree::MAX_MIN_GAMES {
-        return Err(ApiError::bad_request(format!("min_games must be at most {}", eco_tree::MAX_MIN_GAMES)));
+        return Err(ApiError::bad_request(format!(
+            "min_games must be at most {}",
+            eco_tree::MAX_MIN_GAMES
+        )));
     }
     let w = c.walked()?;
-    let root = eco_tree::root_of(&w.graph, &code).ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
+    let root = eco_tree::root_of(&w.graph, &code)
+        .ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
     let tree = eco_tree::tree(&w.graph, root, depth, min_games);
     Ok(c.answer_json(&how, &eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
 }
@@ -716,7 +833,10 @@ async fn opening_tree(
     let (UrlPath(id), Query(params)) = (id?, params?);
     let max_depth = params.max_depth.unwrap_or(openingiq::DEFAULT_MAX_DEPTH);
     if max_depth > openingiq::MAX_API_DEPTH {
-        return Err(ApiError::bad_request(format!("max_depth must be at most {}", openingiq::MAX_API_DEPTH)));
+        return Err(ApiError::bad_request(format!(
+            "max_depth must be at most {}",
+            openingiq::MAX_API_DEPTH
+        )));
     }
     let w = c.walked()?;
     let index = w
@@ -776,7 +896,9 @@ fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Resul
         && !openapi::PATTERNS.uci_line.is_match(play)
     {
         let shown = crate::diagnostics::shorten(play, 100);
-        return Err(ApiError::bad_request(format!("play {shown:?} is not comma-separated UCI moves (e2e4,c7c5)")));
+        return Err(ApiError::bad_request(format!(
+            "play {shown:?} is not comma-separated UCI moves (e2e4,c7c5)"
+        )));
     }
     for (i, text) in play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
         // Well-formed but illegal: the line leads to no position (404, as for a FEN).
@@ -784,7 +906,12 @@ fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Resul
             .parse::<shakmaty::uci::UciMove>()
             .ok()
             .and_then(|u| u.to_move(&pos).ok())
-            .ok_or_else(|| ApiError::not_found(format!("no such position: play: move {} ({text}) is not a legal UCI move here", i + 1)))?;
+            .ok_or_else(|| {
+                ApiError::not_found(format!(
+                    "no such position: play: move {} ({text}) is not a legal UCI move here",
+                    i + 1
+                ))
+            })?;
         shakmaty::Position::play_unchecked(&mut pos, m);
         opening = c.lichess_name(&pos).or(opening);
     }
@@ -793,7 +920,8 @@ fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Resul
 
 /// The spellings of a yes and a no that Lichess's explorer accepts for a boolean
 /// parameter: clients write Python's `True` (berserk) or a form's `on` as well as `true`.
-const FLAG_SPELLINGS: ([&str; 5], [&str; 5]) = (["true", "True", "on", "1", "yes"], ["false", "False", "off", "0", "no"]);
+const FLAG_SPELLINGS: ([&str; 5], [&str; 5]) =
+    (["true", "True", "on", "1", "yes"], ["false", "False", "off", "0", "no"]);
 
 /// A boolean parameter `name` written `text`, in any of the [`FLAG_SPELLINGS`]; else a
 /// 400 naming them.
@@ -806,11 +934,20 @@ fn flag(name: &str, text: &str) -> Result<bool, ApiError> {
         return Ok(false);
     }
     let shown = crate::diagnostics::shorten(text, 100);
-    Err(ApiError::bad_request(format!("{name} must be one of {} (yes) or {} (no), not {shown:?}", yes.join(", "), no.join(", "))))
+    Err(ApiError::bad_request(format!(
+        "{name} must be one of {} (yes) or {} (no), not {shown:?}",
+        yes.join(", "),
+        no.join(", ")
+    )))
 }
 
 /// `value` if within `max`, else a 400 naming `name`.
-fn at_most(name: &str, value: Option<usize>, default: usize, max: usize) -> Result<usize, ApiError> {
+fn at_most(
+    name: &str,
+    value: Option<usize>,
+    default: usize,
+    max: usize,
+) -> Result<usize, ApiError> {
     let value = value.unwrap_or(default);
     if value > max {
         return Err(ApiError::bad_request(format!("{name} must be at most {max}")));
@@ -820,12 +957,18 @@ fn at_most(name: &str, value: Option<usize>, default: usize, max: usize) -> Resu
 
 /// A `since`/`until` year.
 fn year(name: &str, text: &str) -> Result<u16, ApiError> {
-    text.trim().parse::<u16>().ok().filter(|y| *y <= 9999).ok_or_else(|| ApiError::bad_request(format!("{name} must be a year such as 1990, not {text:?}")))
+    text.trim().parse::<u16>().ok().filter(|y| *y <= 9999).ok_or_else(|| {
+        ApiError::bad_request(format!("{name} must be a year such as 1990, not {text:?}"))
+    })
 }
 
 /// A `since`/`until` month (`YYYY-MM`) as `year * 12 + month - 1`.
 fn month(name: &str, text: &str) -> Result<u32, ApiError> {
-    let bad = || ApiError::bad_request(format!("{name} must be a month such as 2013-01 (YYYY-MM), not {text:?}"));
+    let bad = || {
+        ApiError::bad_request(format!(
+            "{name} must be a month such as 2013-01 (YYYY-MM), not {text:?}"
+        ))
+    };
     let (year, m) = text.trim().split_once('-').ok_or_else(bad)?;
     // Four digits, as the OpenAPI document's pattern says (0000-01 included).
     if year.len() != 4 || !year.bytes().all(|b| b.is_ascii_digit()) {
@@ -842,7 +985,8 @@ fn month(name: &str, text: &str) -> Result<u32, ApiError> {
 /// is an empty range that admits no game, as on Lichess (whose ranges bound a key scan),
 /// not an error: both are well-formed values.
 fn range<T: Copy>(since: Option<T>, until: Option<T>, lowest: T, highest: T) -> Option<(T, T)> {
-    (since.is_some() || until.is_some()).then(|| (since.unwrap_or(lowest), until.unwrap_or(highest)))
+    (since.is_some() || until.is_some())
+        .then(|| (since.unwrap_or(lowest), until.unwrap_or(highest)))
 }
 
 /// `speeds` (comma-separated Lichess speed names) as a mask of `1 << code`; `None`:
@@ -851,7 +995,10 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
     let mut speeds = None;
     for name in text.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
         let code = crate::explorer_index::speed_code(name).ok_or_else(|| {
-            ApiError::bad_request(format!("speeds: unknown speed {name:?} (one of {})", crate::explorer_index::SPEEDS.join(", ")))
+            ApiError::bad_request(format!(
+                "speeds: unknown speed {name:?} (one of {})",
+                crate::explorer_index::SPEEDS.join(", ")
+            ))
         })?;
         speeds = Some(speeds.unwrap_or(0u16) | 1 << code);
     }
@@ -859,7 +1006,13 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
 }
 
 /// A filter on a store without the explorer index is refused.
-fn explorer_answer(c: &Catalog, w: &Walked, how: &Negotiated, asked: Asked, q: &masters::Query) -> Answer {
+fn explorer_answer(
+    c: &Catalog,
+    w: &Walked,
+    how: &Negotiated,
+    asked: Asked,
+    q: &masters::Query,
+) -> Answer {
     if (!q.filter.is_all() || q.history) && w.explorer.is_none() {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
@@ -869,28 +1022,54 @@ fn explorer_answer(c: &Catalog, w: &Walked, how: &Negotiated, asked: Asked, q: &
     Ok(c.answer_json(how, &masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q)))
 }
 
-async fn masters(how: Negotiated, Current(c): Shared, params: Result<Query<MastersParams>, QueryRejection>) -> Answer {
+async fn masters(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<MastersParams>, QueryRejection>,
+) -> Answer {
     let Query(params) = params?;
     let w = c.walked()?;
     let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
-    let top_games = at_most("topGames", params.top_games, masters::MASTERS_TOP_GAMES, masters::MASTERS_TOP_GAMES)?;
+    let top_games = at_most(
+        "topGames",
+        params.top_games,
+        masters::MASTERS_TOP_GAMES,
+        masters::MASTERS_TOP_GAMES,
+    )?;
     let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
     let years = range(since, until, 0, u16::MAX);
     let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(&c, w, &how, asked, &masters::Query { filter, moves, top_games, recent_games: None, history: false })
+    explorer_answer(
+        &c,
+        w,
+        &how,
+        asked,
+        &masters::Query { filter, moves, top_games, recent_games: None, history: false },
+    )
 }
 
-async fn lichess(how: Negotiated, Current(c): Shared, params: Result<Query<LichessParams>, QueryRejection>) -> Answer {
+async fn lichess(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<LichessParams>, QueryRejection>,
+) -> Answer {
     let Query(params) = params?;
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
-        return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's knowledge base is standard chess")));
+        return Err(ApiError::bad_request(format!(
+            "variant {v:?} is not available: okb's knowledge base is standard chess"
+        )));
     }
     let w = c.walked()?;
     let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
-    let top_games = at_most("topGames", params.top_games, masters::LICHESS_TOP_GAMES, masters::LICHESS_TOP_GAMES)?;
+    let top_games = at_most(
+        "topGames",
+        params.top_games,
+        masters::LICHESS_TOP_GAMES,
+        masters::LICHESS_TOP_GAMES,
+    )?;
     let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
     let recent_games = at_most("recentGames", params.recent_games, recent_default, recent_max)?;
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
@@ -898,23 +1077,41 @@ async fn lichess(how: Negotiated, Current(c): Shared, params: Result<Query<Liche
     let months = range(since, until, 0, u32::MAX);
     let speeds = speeds(params.speeds.as_deref())?;
     let mut ratings = None;
-    for text in params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
+    for text in
+        params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty())
+    {
         let groups = crate::explorer_index::RATING_GROUPS;
-        let at = text.parse::<u32>().ok().and_then(|r| groups.iter().position(|&g| g == r)).ok_or_else(|| {
-            let list: Vec<String> = groups.iter().map(u32::to_string).collect();
-            ApiError::bad_request(format!("ratings: {text:?} is not a rating group (one of {})", list.join(", ")))
-        })?;
+        let at =
+            text.parse::<u32>().ok().and_then(|r| groups.iter().position(|&g| g == r)).ok_or_else(
+                || {
+                    let list: Vec<String> = groups.iter().map(u32::to_string).collect();
+                    ApiError::bad_request(format!(
+                        "ratings: {text:?} is not a rating group (one of {})",
+                        list.join(", ")
+                    ))
+                },
+            )?;
         ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
     }
     let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
-    let history = params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
-    explorer_answer(&c, w, &how, asked, &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history })
+    let history =
+        params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
+    explorer_answer(
+        &c,
+        w,
+        &how,
+        asked,
+        &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history },
+    )
 }
 
 async fn masters_pgn(Current(c): Shared, id: Result<UrlPath<String>, PathRejection>) -> Answer {
     let UrlPath(id) = id?;
     let text = match &c.walked()?.explorer {
-        Some(e) => e.pgn(&id).map_err(|e| ApiError { status: StatusCode::INTERNAL_SERVER_ERROR, message: e.to_string() })?,
+        Some(e) => e.pgn(&id).map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: e.to_string(),
+        })?,
         None => None,
     };
     let text = text.ok_or_else(|| ApiError::not_found(format!("no game has id {id:?}")))?;
@@ -924,7 +1121,13 @@ async fn masters_pgn(Current(c): Shared, id: Result<UrlPath<String>, PathRejecti
 /// `GET /`: the explorer page for a browser, the store's metadata for a client that asks
 /// for JSON (`Accept: application/json` without `text/html`).
 async fn root(how: Negotiated, Current(c): Shared, headers: header::HeaderMap) -> Answer {
-    let accepts = |kind: &str| headers.get_all(header::ACCEPT).iter().filter_map(|v| v.to_str().ok()).any(|v| v.contains(kind));
+    let accepts = |kind: &str| {
+        headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .any(|v| v.contains(kind))
+    };
     if accepts("application/json") && !accepts("text/html") {
         let mut metadata = c.metadata.clone();
         metadata["nodes"] = c.nodes()?.into();
@@ -957,27 +1160,45 @@ fn modes(text: Option<&str>) -> Result<Option<(bool, bool)>, ApiError> {
         modes = Some(match name {
             "rated" => (true, casual),
             "casual" => (rated, true),
-            _ => return Err(ApiError::bad_request(format!("modes: unknown mode {name:?} (rated, casual)"))),
+            _ => {
+                return Err(ApiError::bad_request(format!(
+                    "modes: unknown mode {name:?} (rated, casual)"
+                )));
+            }
         });
     }
     Ok(modes)
 }
 
-async fn player_games(how: Negotiated, Current(c): Shared, params: Result<Query<PlayerParams>, QueryRejection>) -> Answer {
+async fn player_games(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<PlayerParams>, QueryRejection>,
+) -> Answer {
     let Query(params) = params?;
-    let player = params.player.filter(|p| !p.trim().is_empty()).ok_or_else(|| ApiError::bad_request("player is required: a listed player of a player collection"))?;
+    let player = params.player.filter(|p| !p.trim().is_empty()).ok_or_else(|| {
+        ApiError::bad_request("player is required: a listed player of a player collection")
+    })?;
     let side = match params.color.as_deref() {
         Some("white") => crate::repertoire::Side::White,
         Some("black") => crate::repertoire::Side::Black,
-        other => return Err(ApiError::bad_request(format!("color must be white or black, not {}", other.map_or("missing".into(), |o| format!("{o:?}"))))),
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "color must be white or black, not {}",
+                other.map_or("missing".into(), |o| format!("{o:?}"))
+            )));
+        }
     };
     if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
-        return Err(ApiError::bad_request(format!("variant {v:?} is not available: okb's player collections are standard chess")));
+        return Err(ApiError::bad_request(format!(
+            "variant {v:?} is not available: okb's player collections are standard chess"
+        )));
     }
     let w = c.walked()?;
     let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
-    let recent_games = at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
+    let recent_games =
+        at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
     let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
     let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
     let query = player::PlayerQuery {
@@ -995,13 +1216,21 @@ async fn player_games(how: Negotiated, Current(c): Shared, params: Result<Query<
     Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))
 }
 
-async fn repertoire_report(how: Negotiated, Current(c): Shared, name: Result<UrlPath<String>, PathRejection>) -> Answer {
+async fn repertoire_report(
+    how: Negotiated,
+    Current(c): Shared,
+    name: Result<UrlPath<String>, PathRejection>,
+) -> Answer {
     let UrlPath(name) = name?;
     match c.repertoires.get(&name) {
         Some(bytes) => Ok(c.answer(&how, bytes)),
         None => {
             let names = c.repertoires.names();
-            let known = if names.is_empty() { "none was built beside this store".to_string() } else { format!("known: {}", names.join(", ")) };
+            let known = if names.is_empty() {
+                "none was built beside this store".to_string()
+            } else {
+                format!("known: {}", names.join(", "))
+            };
             Err(ApiError::not_found(format!("no repertoire is named {name:?} ({known})")))
         }
     }
@@ -1010,7 +1239,9 @@ async fn repertoire_report(how: Negotiated, Current(c): Shared, name: Result<Url
 /// The routes over the catalog `served`, with CORS for `cors` (an origin, or `*`) when given.
 pub fn app(served: Arc<Served>, cors: Option<header::HeaderValue>) -> Router {
     match cors {
-        Some(origin) => router(served).layer(axum::middleware::from_fn(move |request, next| page::cors(origin.clone(), request, next))),
+        Some(origin) => router(served).layer(axum::middleware::from_fn(move |request, next| {
+            page::cors(origin.clone(), request, next)
+        })),
         None => router(served),
     }
 }
@@ -1031,11 +1262,18 @@ pub struct Options<'a> {
 /// `project` says of its sources, when the store is the project's own), switching to
 /// each new build a make writes there ([`watch`]). Progress goes to stderr: the open
 /// time, the address actually bound (useful with port 0), each switch.
-pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, options: Options<'_>) -> miette::Result<()> {
+pub fn run(
+    store: &Path,
+    project: Option<&crate::pipeline::Loaded>,
+    options: Options<'_>,
+) -> miette::Result<()> {
     use miette::{IntoDiagnostic, WrapErr};
     let cors = options
         .cors
-        .map(|origin| header::HeaderValue::from_str(origin).map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin")))
+        .map(|origin| {
+            header::HeaderValue::from_str(origin)
+                .map_err(|_| miette::miette!("--cors {origin:?} is not a valid origin"))
+        })
         .transpose()?;
     let started = std::time::Instant::now();
     let open = move || -> Result<Catalog, StoreError> {
@@ -1046,9 +1284,15 @@ pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, options: Opt
         })
     };
     let catalog = Arc::new(open().map_err(|e| miette::miette!("{e}"))?);
-    eprintln!("{:>12} {} in {:.0} ms", "Opened", store.display(), started.elapsed().as_secs_f64() * 1000.0);
+    eprintln!(
+        "{:>12} {} in {:.0} ms",
+        "Opened",
+        store.display(),
+        started.elapsed().as_secs_f64() * 1000.0
+    );
     let served = Arc::new(Served::new(catalog.clone()));
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().into_diagnostic()?;
+    let runtime =
+        tokio::runtime::Builder::new_multi_thread().enable_all().build().into_diagnostic()?;
     let stopped = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         // The in-memory parts load while the first answers are served from disk.
@@ -1059,8 +1303,10 @@ pub fn run(store: &Path, project: Option<&crate::pipeline::Loaded>, options: Opt
             .spawn_scoped(scope, move || watch(store, &watched, open, stopped))
             .into_diagnostic()?;
         let result = runtime.block_on(async move {
-            let listener =
-                tokio::net::TcpListener::bind(options.addr).await.into_diagnostic().wrap_err_with(|| format!("binding {}", options.addr))?;
+            let listener = tokio::net::TcpListener::bind(options.addr)
+                .await
+                .into_diagnostic()
+                .wrap_err_with(|| format!("binding {}", options.addr))?;
             let bound = listener.local_addr().into_diagnostic()?;
             eprintln!("{:>12} on http://{bound} (Ctrl-C stops)", "Listening");
             let shutdown = async {
@@ -1082,7 +1328,12 @@ const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 /// manifest and the repertoire reports beside it, so a switch waits until neither the
 /// store nor the manifest changed for one look. A store that fails to open is reported
 /// and the build before stays served.
-fn watch(store: &Path, served: &Served, open: impl Fn() -> Result<Catalog, StoreError>, stopped: &std::sync::atomic::AtomicBool) {
+fn watch(
+    store: &Path,
+    served: &Served,
+    open: impl Fn() -> Result<Catalog, StoreError>,
+    stopped: &std::sync::atomic::AtomicBool,
+) {
     let manifest = store.parent().unwrap_or(Path::new(".")).join("manifest.json");
     let look = || (FileIdentity::of(store), FileIdentity::of(&manifest));
     let mut seen = look();
@@ -1108,9 +1359,18 @@ fn watch(store: &Path, served: &Served, open: impl Fn() -> Result<Catalog, Store
                 let build = catalog.build();
                 served.replace(Arc::new(catalog));
                 let ms = started.elapsed().as_secs_f64() * 1000.0;
-                log(format_args!("{:>12} to build {} of {} in {ms:.0} ms", "Switched", shown(build), store.display()));
+                log(format_args!(
+                    "{:>12} to build {} of {} in {ms:.0} ms",
+                    "Switched",
+                    shown(build),
+                    store.display()
+                ));
             }
-            Err(e) => log(format_args!("{:>12} build {}: the new store did not open: {e}", "Kept", shown(current.build()))),
+            Err(e) => log(format_args!(
+                "{:>12} build {}: the new store did not open: {e}",
+                "Kept",
+                shown(current.build())
+            )),
         }
     }
 }

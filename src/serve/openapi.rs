@@ -57,7 +57,11 @@ fn cloud_eval_examples(doc: &mut Value, evaluated: &[(String, String)]) {
         .iter()
         .enumerate()
         .map(|(i, (line, fen))| {
-            let summary = if line.is_empty() { "The start position".to_string() } else { format!("After {line}") };
+            let summary = if line.is_empty() {
+                "The start position".to_string()
+            } else {
+                format!("After {line}")
+            };
             (format!("evaluated{}", i + 1), json!({ "summary": summary, "value": fen }))
         })
         .collect();
@@ -66,7 +70,10 @@ fn cloud_eval_examples(doc: &mut Value, evaluated: &[(String, String)]) {
 
 /// The schema of the first parameter of `GET path`.
 fn schema_of<'a>(doc: &'a mut Value, path: &str) -> Option<&'a mut Value> {
-    doc.pointer_mut(&format!("/paths/{}/get/parameters/0/schema", path.replace('~', "~0").replace('/', "~1")))
+    doc.pointer_mut(&format!(
+        "/paths/{}/get/parameters/0/schema",
+        path.replace('~', "~0").replace('/', "~1")
+    ))
 }
 
 /// The document with `examples` from the loaded build.
@@ -92,7 +99,9 @@ pub fn document_for(examples: &Examples) -> Value {
         for path in ["/masters", "/lichess"] {
             let pointer = format!("/paths/{}/get/parameters", path.replace('/', "~1"));
             if let Some(Value::Array(parameters)) = doc.pointer_mut(&pointer) {
-                parameters.retain(|p| !EXPLORER_FILTERS.contains(&p["name"].as_str().unwrap_or_default()));
+                parameters.retain(|p| {
+                    !EXPLORER_FILTERS.contains(&p["name"].as_str().unwrap_or_default())
+                });
             }
         }
     }
@@ -134,24 +143,31 @@ pub struct Patterns {
 pub static PATTERNS: std::sync::LazyLock<Patterns> = std::sync::LazyLock::new(|| {
     let doc = document();
     let compile = |name: &str| {
-        let pattern = doc["components"]["schemas"][name]["pattern"].as_str().unwrap_or_else(|| panic!("schemas/openapi.json: {name} has a pattern"));
-        regex_lite::Regex::new(pattern).unwrap_or_else(|e| panic!("schemas/openapi.json: {name}'s pattern: {e}"))
+        let pattern = doc["components"]["schemas"][name]["pattern"]
+            .as_str()
+            .unwrap_or_else(|| panic!("schemas/openapi.json: {name} has a pattern"));
+        regex_lite::Regex::new(pattern)
+            .unwrap_or_else(|e| panic!("schemas/openapi.json: {name}'s pattern: {e}"))
     };
     Patterns { fen: compile("Fen"), san_line: compile("SanLine"), uci_line: compile("UciLine") }
 });
 
 /// The OpenAPI document.
 pub fn document() -> Value {
-    let mut doc: Value = serde_json::from_str(include_str!("../../schemas/openapi.json")).expect("schemas/openapi.json is JSON");
+    let mut doc: Value = serde_json::from_str(include_str!("../../schemas/openapi.json"))
+        .expect("schemas/openapi.json is JSON");
     // The schema's local references point into its own `$defs`; in the OpenAPI document
     // they live beside it under components/schemas.
-    let relocated = crate::export::openingiq::SCHEMA.replace("\"#/$defs/", "\"#/components/schemas/OpeningIq_");
-    let mut schema: Value = serde_json::from_str(&relocated).expect("schemas/openingiq.schema.json is JSON");
+    let relocated =
+        crate::export::openingiq::SCHEMA.replace("\"#/$defs/", "\"#/components/schemas/OpeningIq_");
+    let mut schema: Value =
+        serde_json::from_str(&relocated).expect("schemas/openingiq.schema.json is JSON");
     let object = schema.as_object_mut().expect("the schema is an object");
     let defs = object.remove("$defs").unwrap_or_default();
     object.remove("$schema");
     object.remove("$id");
-    let schemas = doc["components"]["schemas"].as_object_mut().expect("components/schemas is an object");
+    let schemas =
+        doc["components"]["schemas"].as_object_mut().expect("components/schemas is an object");
     for (name, def) in defs.as_object().into_iter().flatten() {
         schemas.insert(format!("OpeningIq_{name}"), def.clone());
     }

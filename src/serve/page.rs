@@ -24,7 +24,10 @@ pub async fn style() -> Response {
 
 fn asset(content_type: &'static str, bytes: &'static [u8]) -> Response {
     // The bundle changes with the binary: browsers ask again rather than keep an old one.
-    let headers = [(header::CONTENT_TYPE, HeaderValue::from_static(content_type)), (header::CACHE_CONTROL, HeaderValue::from_static("no-cache"))];
+    let headers = [
+        (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ];
     (headers, bytes).into_response()
 }
 
@@ -34,8 +37,14 @@ pub async fn cors(origin: HeaderValue, request: Request, next: Next) -> Response
     let mut response = if request.method() == Method::OPTIONS {
         let mut r = StatusCode::NO_CONTENT.into_response();
         let h = r.headers_mut();
-        h.insert(header::ACCESS_CONTROL_ALLOW_METHODS, HeaderValue::from_static("GET, POST, OPTIONS"));
-        h.insert(header::ACCESS_CONTROL_ALLOW_HEADERS, HeaderValue::from_static("content-type, if-none-match, accept-encoding"));
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_METHODS,
+            HeaderValue::from_static("GET, POST, OPTIONS"),
+        );
+        h.insert(
+            header::ACCESS_CONTROL_ALLOW_HEADERS,
+            HeaderValue::from_static("content-type, if-none-match, accept-encoding"),
+        );
         h.insert(header::ACCESS_CONTROL_MAX_AGE, HeaderValue::from_static("86400"));
         r
     } else {

@@ -205,19 +205,25 @@ impl Tally {
     /// Lichess's performance: FIDE's rating differences by score, interpolated.
     fn performance(&self, side: Side) -> i32 {
         const DELTAS: [f64; 101] = [
-            -800.0, -677.0, -589.0, -538.0, -501.0, -470.0, -444.0, -422.0, -401.0, -383.0, -366.0, -351.0, -336.0, -322.0, -309.0, -296.0, -284.0, -273.0,
-            -262.0, -251.0, -240.0, -230.0, -220.0, -211.0, -202.0, -193.0, -184.0, -175.0, -166.0, -158.0, -149.0, -141.0, -133.0, -125.0, -117.0, -110.0,
-            -102.0, -95.0, -87.0, -80.0, -72.0, -65.0, -57.0, -50.0, -43.0, -36.0, -29.0, -21.0, -14.0, -7.0, 0.0, 7.0, 14.0, 21.0, 29.0, 36.0, 43.0, 50.0,
-            57.0, 65.0, 72.0, 80.0, 87.0, 95.0, 102.0, 110.0, 117.0, 125.0, 133.0, 141.0, 149.0, 158.0, 166.0, 175.0, 184.0, 193.0, 202.0, 211.0, 220.0,
-            230.0, 240.0, 251.0, 262.0, 273.0, 284.0, 296.0, 309.0, 322.0, 336.0, 351.0, 366.0, 383.0, 401.0, 422.0, 444.0, 470.0, 501.0, 538.0, 589.0,
-            677.0, 800.0,
+            -800.0, -677.0, -589.0, -538.0, -501.0, -470.0, -444.0, -422.0, -401.0, -383.0, -366.0,
+            -351.0, -336.0, -322.0, -309.0, -296.0, -284.0, -273.0, -262.0, -251.0, -240.0, -230.0,
+            -220.0, -211.0, -202.0, -193.0, -184.0, -175.0, -166.0, -158.0, -149.0, -141.0, -133.0,
+            -125.0, -117.0, -110.0, -102.0, -95.0, -87.0, -80.0, -72.0, -65.0, -57.0, -50.0, -43.0,
+            -36.0, -29.0, -21.0, -14.0, -7.0, 0.0, 7.0, 14.0, 21.0, 29.0, 36.0, 43.0, 50.0, 57.0,
+            65.0, 72.0, 80.0, 87.0, 95.0, 102.0, 110.0, 117.0, 125.0, 133.0, 141.0, 149.0, 158.0,
+            166.0, 175.0, 184.0, 193.0, 202.0, 211.0, 220.0, 230.0, 240.0, 251.0, 262.0, 273.0,
+            284.0, 296.0, 309.0, 322.0, 336.0, 351.0, 366.0, 383.0, 401.0, 422.0, 444.0, 470.0,
+            501.0, 538.0, 589.0, 677.0, 800.0,
         ];
         let Some(average) = self.average() else { return 0 };
         let [white, draws, black] = self.rated;
         let wins = if side == Side::White { white } else { black };
         let p = (100 * wins + 50 * draws) as f64 / (white + draws + black) as f64;
         let i = p.trunc() as usize;
-        (average + DELTAS[i] * (1.0 - p.fract()) + DELTAS.get(i + 1).copied().unwrap_or(800.0) * p.fract()).round() as i32
+        (average
+            + DELTAS[i] * (1.0 - p.fract())
+            + DELTAS.get(i + 1).copied().unwrap_or(800.0) * p.fract())
+        .round() as i32
     }
 }
 
@@ -236,7 +242,8 @@ impl Players {
         PlayerGameJson {
             id: g.id.clone(),
             winner: [Some("white"), None, Some("black")][outcome(g.winner)],
-            speed: speed_name(if g.speed == 0 { OVER_THE_BOARD } else { g.speed }).unwrap_or("classical"),
+            speed: speed_name(if g.speed == 0 { OVER_THE_BOARD } else { g.speed })
+                .unwrap_or("classical"),
             mode: if c.rated() { "rated" } else { "casual" },
             white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
             black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
@@ -247,7 +254,12 @@ impl Players {
 
     /// Each move's sums over the admitted games of `rows` at position `key`, and those
     /// games as (played, row, move).
-    fn tally(&self, rows: &[u32], key: PositionKey, q: &PlayerQuery) -> (HashMap<MoveKey, Tally>, Vec<(u64, u32, MoveKey)>) {
+    fn tally(
+        &self,
+        rows: &[u32],
+        key: PositionKey,
+        q: &PlayerQuery,
+    ) -> (HashMap<MoveKey, Tally>, Vec<(u64, u32, MoveKey)>) {
         let mut tallies: HashMap<MoveKey, Tally> = HashMap::new();
         let mut recent = Vec::new();
         for &row in rows {
@@ -256,12 +268,15 @@ impl Players {
                 continue;
             }
             // The last move played from the position (Lichess removes loops so).
-            let Some(i) = (0..g.game.moves.len()).rev().find(|&i| g.keys[i] == key) else { continue };
+            let Some(i) = (0..g.game.moves.len()).rev().find(|&i| g.keys[i] == key) else {
+                continue;
+            };
             let (mv, game) = (g.game.moves[i], &g.game.game);
             let t = tallies.entry(mv).or_default();
             let o = outcome(game.winner);
             t.outcomes[o] += 1;
-            let opponent = if q.side == Side::White { game.black_rating } else { game.white_rating };
+            let opponent =
+                if q.side == Side::White { game.black_rating } else { game.white_rating };
             if opponent > 0 {
                 t.rated[o] += 1;
                 t.rating_sum += u64::from(opponent);
@@ -277,16 +292,37 @@ impl Players {
 
     /// The games of `q` at `pos`, one answer named `opening` (graph nodes give the
     /// moves' openings).
-    pub fn answer(&self, graph: &Graph, find: impl Fn(&Chess) -> Option<u32>, pos: &Chess, opening: Option<ExplorerOpening>, q: &PlayerQuery) -> PlayerAnswer {
-        let mut answer = PlayerAnswer { opening, queue_position: 0, white: 0, draws: 0, black: 0, moves: Vec::new(), recent_games: Vec::new() };
+    pub fn answer(
+        &self,
+        graph: &Graph,
+        find: impl Fn(&Chess) -> Option<u32>,
+        pos: &Chess,
+        opening: Option<ExplorerOpening>,
+        q: &PlayerQuery,
+    ) -> PlayerAnswer {
+        let mut answer = PlayerAnswer {
+            opening,
+            queue_position: 0,
+            white: 0,
+            draws: 0,
+            black: 0,
+            moves: Vec::new(),
+            recent_games: Vec::new(),
+        };
         let Some(player) = self.matcher.find(&q.player) else { return answer };
         let Some(rows) = self.by_player.get(&(player.to_string(), q.side)) else { return answer };
         let (tallies, mut recent) = self.tally(rows, crate::position::key(pos), q);
-        let mut moves: Vec<(MoveKey, Tally, String)> =
-            tallies.into_iter().filter_map(|(mv, t)| Some((mv, t, crate::position::uci(&mv.to_move(pos)?)))).collect();
+        let mut moves: Vec<(MoveKey, Tally, String)> = tallies
+            .into_iter()
+            .filter_map(|(mv, t)| Some((mv, t, crate::position::uci(&mv.to_move(pos)?))))
+            .collect();
         moves.sort_by(|a, b| b.1.games().cmp(&a.1.games()).then_with(|| a.2.cmp(&b.2)));
         for (mv, t, uci) in moves.iter() {
-            [answer.white, answer.draws, answer.black] = [answer.white + t.outcomes[0], answer.draws + t.outcomes[1], answer.black + t.outcomes[2]];
+            [answer.white, answer.draws, answer.black] = [
+                answer.white + t.outcomes[0],
+                answer.draws + t.outcomes[1],
+                answer.black + t.outcomes[2],
+            ];
             if answer.moves.len() >= q.moves {
                 continue;
             }
@@ -309,7 +345,12 @@ impl Players {
         answer.recent_games = recent
             .into_iter()
             .take(q.recent_games)
-            .filter_map(|(_, row, mv)| Some(PlayerGameRow { uci: crate::position::uci(&mv.to_move(pos)?), game: self.json(row) }))
+            .filter_map(|(_, row, mv)| {
+                Some(PlayerGameRow {
+                    uci: crate::position::uci(&mv.to_move(pos)?),
+                    game: self.json(row),
+                })
+            })
             .collect();
         answer
     }

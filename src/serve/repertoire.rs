@@ -36,7 +36,10 @@ fn built(manifest: &Path) -> Result<Vec<String>, StoreError> {
     }
     let value = read_json(manifest)?;
     let outputs = value["outputs"].as_array().cloned().unwrap_or_default();
-    let mut names: Vec<String> = outputs.iter().filter_map(|o| o["step"].as_str()?.strip_prefix("repertoire-report:").map(str::to_string)).collect();
+    let mut names: Vec<String> = outputs
+        .iter()
+        .filter_map(|o| o["step"].as_str()?.strip_prefix("repertoire-report:").map(str::to_string))
+        .collect();
     names.sort();
     names.dedup();
     Ok(names)
@@ -44,7 +47,12 @@ fn built(manifest: &Path) -> Result<Vec<String>, StoreError> {
 
 /// Every position of `rep` with moves: its EPD and the moves in UCI.
 fn book(rep: &Repertoire) -> Value {
-    let rows: Vec<Value> = rep.nodes.iter().filter(|n| !n.moves.is_empty()).map(|n| json!({"epd": n.epd, "moves": n.moves.iter().map(|m| &m.uci).collect::<Vec<_>>()})).collect();
+    let rows: Vec<Value> = rep
+        .nodes
+        .iter()
+        .filter(|n| !n.moves.is_empty())
+        .map(|n| json!({"epd": n.epd, "moves": n.moves.iter().map(|m| &m.uci).collect::<Vec<_>>()}))
+        .collect();
     Value::Array(rows)
 }
 
@@ -58,7 +66,13 @@ fn answer(name: &str, dir: &Path) -> Result<Bytes, StoreError> {
     let side = if v["color"] == "white" { Side::White } else { Side::Black };
     let pgn = dir.join("repertoire.pgn");
     let text = std::fs::read(&pgn).map_err(|e| corrupt(&pgn, e))?;
-    let rep = crate::repertoire::parse::parse(name, side, &pgn.display().to_string(), &String::from_utf8_lossy(&text)).map_err(|e| corrupt(&pgn, e))?;
+    let rep = crate::repertoire::parse::parse(
+        name,
+        side,
+        &pgn.display().to_string(),
+        &String::from_utf8_lossy(&text),
+    )
+    .map_err(|e| corrupt(&pgn, e))?;
     v["book"] = book(&rep);
     Ok(Bytes::from(serde_json::to_vec(&v).expect("JSON serializes")))
 }

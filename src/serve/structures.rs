@@ -71,7 +71,11 @@ impl StructureIndex {
         let mut by_structure: HashMap<&str, BTreeMap<OpeningKey, (u32, u32)>> = HashMap::new();
         for (index, node) in graph.nodes.iter().enumerate() {
             let Some(structure) = node.resulting_structure.as_deref() else { continue };
-            let count = by_structure.entry(structure).or_default().entry(opening_key(node)).or_insert((0, index as u32));
+            let count = by_structure
+                .entry(structure)
+                .or_default()
+                .entry(opening_key(node))
+                .or_insert((0, index as u32));
             count.0 += 1;
         }
 
@@ -98,7 +102,8 @@ impl StructureIndex {
             names.push(structure.name.clone());
             let key = lookup_key(&structure.name);
             let answer = StructureOpenings { structure, openings };
-            answers.insert(key, Bytes::from(serde_json::to_vec(&answer).expect("answers serialize")));
+            answers
+                .insert(key, Bytes::from(serde_json::to_vec(&answer).expect("answers serialize")));
         }
         StructureIndex { answers, names }
     }

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use crate::files::Hash;
 use crate::files::FileStates;
+use crate::files::Hash;
 
 use super::{Resolved, Resolver, SourceError, Wanted};
 
@@ -35,7 +35,10 @@ impl Entry {
 pub enum ManifestError {
     /// A line is not `url<TAB>bytes<TAB>blake3`.
     #[error("{file}:{line}: {why}")]
-    #[diagnostic(code(okb::source::collection), help("each line is `url<TAB>bytes<TAB>blake3` (64 lowercase hex digits)"))]
+    #[diagnostic(
+        code(okb::source::collection),
+        help("each line is `url<TAB>bytes<TAB>blake3` (64 lowercase hex digits)")
+    )]
     Line {
         /// The manifest file.
         file: String,
@@ -59,8 +62,11 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Entry>, ManifestError> {
         let [url, size, blake3] = fields[..] else {
             return Err(bad(format!("{} fields, expected 3", fields.len())));
         };
-        let size = size.parse().map_err(|_| bad(format!("size {size:?} is not a number of bytes")))?;
-        if blake3.len() != 64 || !blake3.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+        let size =
+            size.parse().map_err(|_| bad(format!("size {size:?} is not a number of bytes")))?;
+        if blake3.len() != 64
+            || !blake3.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        {
             return Err(bad(format!("blake3 {blake3:?} is not 64 lowercase hex digits")));
         }
         if !url.contains("://") {
@@ -72,24 +78,46 @@ pub fn parse(text: &str, file: &str) -> Result<Vec<Entry>, ManifestError> {
 }
 
 /// The manifest at `path`, verified against `pin` and read.
-pub fn read(name: &str, path: &Path, pin: &str, files: &mut FileStates) -> Result<Vec<Entry>, SourceError> {
-    let io = |source| SourceError::Io { name: name.into(), path: path.display().to_string(), source };
+pub fn read(
+    name: &str,
+    path: &Path,
+    pin: &str,
+    files: &mut FileStates,
+) -> Result<Vec<Entry>, SourceError> {
+    let io =
+        |source| SourceError::Io { name: name.into(), path: path.display().to_string(), source };
     let actual = files.hash(path).map_err(io)?;
     if actual != pin {
-        return Err(SourceError::Mismatch { name: name.into(), location: path.display().to_string(), expected: pin.into(), actual });
+        return Err(SourceError::Mismatch {
+            name: name.into(),
+            location: path.display().to_string(),
+            expected: pin.into(),
+            actual,
+        });
     }
     let text = std::fs::read_to_string(path).map_err(io)?;
-    parse(&text, &path.display().to_string()).map_err(|e| SourceError::Collection { name: name.into(), error: Box::new(e) })
+    parse(&text, &path.display().to_string())
+        .map_err(|e| SourceError::Collection { name: name.into(), error: Box::new(e) })
 }
 
 impl Resolver {
     /// Every file of the collection `entries` of source `name`, in manifest order, each
     /// found and verified as a pinned source named `name:<file name>`.
-    pub fn resolve_collection(&self, name: &str, entries: &[Entry], files: &mut FileStates) -> Result<Vec<(Entry, Resolved)>, SourceError> {
+    pub fn resolve_collection(
+        &self,
+        name: &str,
+        entries: &[Entry],
+        files: &mut FileStates,
+    ) -> Result<Vec<(Entry, Resolved)>, SourceError> {
         let mut resolved = Vec::with_capacity(entries.len());
         for entry in entries {
             let member = format!("{name}:{}", entry.file_name());
-            let wanted = Wanted { name: &member, blake3: Some(&entry.blake3), path: None, url: Some(&entry.url) };
+            let wanted = Wanted {
+                name: &member,
+                blake3: Some(&entry.blake3),
+                path: None,
+                url: Some(&entry.url),
+            };
             resolved.push((entry.clone(), self.resolve(&wanted, files)?));
         }
         Ok(resolved)
@@ -103,9 +131,13 @@ mod tests {
     #[test]
     fn lines_header_and_comments() {
         let pin = "ab".repeat(32);
-        let text = format!("# masters\nurl\tbytes\tblake3\nhttps://h/x/Carlsen.pgn\t12\t{pin}\r\n\n");
+        let text =
+            format!("# masters\nurl\tbytes\tblake3\nhttps://h/x/Carlsen.pgn\t12\t{pin}\r\n\n");
         let entries = parse(&text, "m.tsv").unwrap();
-        assert_eq!(entries, vec![Entry { url: "https://h/x/Carlsen.pgn".into(), size: 12, blake3: pin }]);
+        assert_eq!(
+            entries,
+            vec![Entry { url: "https://h/x/Carlsen.pgn".into(), size: 12, blake3: pin }]
+        );
         assert_eq!(entries[0].file_name(), "Carlsen.pgn");
     }
 

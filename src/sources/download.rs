@@ -42,8 +42,14 @@ impl Failure {
 /// bytes that hash differently never enter the store. Transient failures are retried
 /// after 0.5 s, 1 s, 2 s (`OKB_RETRY_DELAY_MS` sets the first delay), or after the
 /// server's `Retry-After`.
-pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
-    let fail = |reason: String| SourceError::Download { name: name.into(), url: url.into(), reason };
+pub(super) fn download(
+    store: &Path,
+    name: &str,
+    url: &str,
+    pin: Option<&str>,
+) -> Result<(PathBuf, Hash), SourceError> {
+    let fail =
+        |reason: String| SourceError::Download { name: name.into(), url: url.into(), reason };
     let client = client().map_err(|e| fail(e.to_string()))?;
     std::fs::create_dir_all(store).map_err(|e| fail(e.to_string()))?;
     let mut backoff = Backoff::new();
@@ -51,13 +57,18 @@ pub(super) fn download(store: &Path, name: &str, url: &str, pin: Option<&str>) -
         let failure = match try_once(&client, store, url) {
             Ok((tmp, hash, upstream)) => {
                 let kept = keep(store, name, url, pin, tmp, hash)?;
-                super::fetched::write(store, &kept.1, &super::fetched::FetchRecord::now(url, upstream.0, upstream.1));
+                super::fetched::write(
+                    store,
+                    &kept.1,
+                    &super::fetched::FetchRecord::now(url, upstream.0, upstream.1),
+                );
                 return Ok(kept);
             }
             Err(failure) => failure,
         };
         if !failure.transient || attempt == ATTEMPTS {
-            let tries = if attempt > 1 { format!(" (after {attempt} tries)") } else { String::new() };
+            let tries =
+                if attempt > 1 { format!(" (after {attempt} tries)") } else { String::new() };
             return Err(fail(format!("{}{tries}", failure.reason)));
         }
         let wait = backoff.next(failure.retry_after);
@@ -86,13 +97,21 @@ pub(super) fn client() -> reqwest::Result<reqwest::blocking::Client> {
 /// How long a server may send nothing: 60 s, or `OKB_READ_TIMEOUT_SECS` (tests make it
 /// short).
 pub(super) fn read_timeout() -> Duration {
-    std::env::var("OKB_READ_TIMEOUT_SECS").ok().and_then(|v| v.parse().ok()).map_or(READ_TIMEOUT, Duration::from_secs_f64)
+    std::env::var("OKB_READ_TIMEOUT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(READ_TIMEOUT, Duration::from_secs_f64)
 }
 
 /// What a read error says: a timeout names the read timeout, so a stall reads as one.
 pub(super) fn read_error(e: &std::io::Error) -> String {
-    if e.kind() == std::io::ErrorKind::TimedOut || crate::diagnostics::error_chain(e).contains("timed out") {
-        format!("the server sent nothing for {:.0} s (read timeout; OKB_READ_TIMEOUT_SECS sets it)", read_timeout().as_secs_f64())
+    if e.kind() == std::io::ErrorKind::TimedOut
+        || crate::diagnostics::error_chain(e).contains("timed out")
+    {
+        format!(
+            "the server sent nothing for {:.0} s (read timeout; OKB_READ_TIMEOUT_SECS sets it)",
+            read_timeout().as_secs_f64()
+        )
     } else {
         e.to_string()
     }
@@ -108,7 +127,8 @@ pub(super) struct Backoff {
 impl Backoff {
     /// A backoff at its first delay.
     pub(super) fn new() -> Backoff {
-        let ms = std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
+        let ms =
+            std::env::var("OKB_RETRY_DELAY_MS").ok().and_then(|v| v.parse().ok()).unwrap_or(500);
         Backoff { delay: Duration::from_millis(ms) }
     }
 
@@ -123,20 +143,42 @@ impl Backoff {
 
 /// A `Retry-After` in seconds (the HTTP-date form is not read: the backoff applies).
 pub(super) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    headers.get(reqwest::header::RETRY_AFTER)?.to_str().ok()?.trim().parse::<u64>().ok().map(Duration::from_secs)
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
 }
 
 /// Moves a verified download into the store under its hash; a pin mismatch removes it.
-fn keep(store: &Path, name: &str, url: &str, pin: Option<&str>, tmp: PathBuf, hash: Hash) -> Result<(PathBuf, Hash), SourceError> {
+fn keep(
+    store: &Path,
+    name: &str,
+    url: &str,
+    pin: Option<&str>,
+    tmp: PathBuf,
+    hash: Hash,
+) -> Result<(PathBuf, Hash), SourceError> {
     if let Some(pin) = pin
         && pin != hash
     {
         let _ = std::fs::remove_file(&tmp);
-        return Err(SourceError::Mismatch { name: name.into(), location: url.into(), expected: pin.into(), actual: hash });
+        return Err(SourceError::Mismatch {
+            name: name.into(),
+            location: url.into(),
+            expected: pin.into(),
+            actual: hash,
+        });
     }
     let path = store.join(&hash);
-    std::fs::rename(&tmp, &path)
-        .map_err(|e| SourceError::Download { name: name.into(), url: url.into(), reason: e.to_string() })?;
+    std::fs::rename(&tmp, &path).map_err(|e| SourceError::Download {
+        name: name.into(),
+        url: url.into(),
+        reason: e.to_string(),
+    })?;
     Ok((path, hash))
 }
 
@@ -144,7 +186,11 @@ fn keep(store: &Path, name: &str, url: &str, pin: Option<&str>, tmp: PathBuf, ha
 type Upstream = (Option<String>, Option<String>);
 
 /// One GET, streamed into a temporary file in `store`; removed again on any failure.
-fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Result<(PathBuf, Hash, Upstream), Failure> {
+fn try_once(
+    client: &reqwest::blocking::Client,
+    store: &Path,
+    url: &str,
+) -> Result<(PathBuf, Hash, Upstream), Failure> {
     let mut response = client.get(url).send().map_err(|e| {
         let transient = e.is_connect() || e.is_timeout() || e.is_request();
         Failure { reason: crate::diagnostics::error_chain(&e), transient, retry_after: None }
@@ -155,7 +201,13 @@ fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Resu
         let retry_after = retry_after(response.headers());
         return Err(Failure { reason: format!("HTTP {status}"), transient, retry_after });
     }
-    let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+            .map(str::to_string)
+    };
     let upstream = (header(reqwest::header::LAST_MODIFIED), header(reqwest::header::ETAG));
     let expected_len = response.content_length();
     let tmp = crate::files::temp::path(store, "download");
@@ -167,7 +219,11 @@ fn try_once(client: &reqwest::blocking::Client, store: &Path, url: &str) -> Resu
 }
 
 /// Copies the body to `tmp`, hashing it; a short body is a transient failure.
-fn stream_to(response: &mut impl Read, tmp: &Path, expected_len: Option<u64>) -> Result<Hash, Failure> {
+fn stream_to(
+    response: &mut impl Read,
+    tmp: &Path,
+    expected_len: Option<u64>,
+) -> Result<Hash, Failure> {
     let mut file = std::fs::File::create(tmp).map_err(|e| Failure::permanent(e.to_string()))?;
     let mut hasher = blake3::Hasher::new();
     let mut buf = vec![0u8; 1 << 16];
@@ -180,7 +236,12 @@ fn stream_to(response: &mut impl Read, tmp: &Path, expected_len: Option<u64>) ->
                 total += n as u64;
                 file.write_all(&buf[..n]).map_err(|e| Failure::permanent(e.to_string()))?;
             }
-            Err(e) => return Err(Failure::transient(format!("connection broke after {total} bytes: {}", read_error(&e)))),
+            Err(e) => {
+                return Err(Failure::transient(format!(
+                    "connection broke after {total} bytes: {}",
+                    read_error(&e)
+                )));
+            }
         }
     }
     if let Some(len) = expected_len

@@ -23,8 +23,14 @@ pub struct FetchRecord {
 
 impl FetchRecord {
     /// A record of a fetch from `from` now.
-    pub fn now(from: impl Into<String>, last_modified: Option<String>, etag: Option<String>) -> FetchRecord {
-        let fetched_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    pub fn now(
+        from: impl Into<String>,
+        last_modified: Option<String>,
+        etag: Option<String>,
+    ) -> FetchRecord {
+        let fetched_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         FetchRecord { from: from.into(), fetched_at, last_modified, etag }
     }
 

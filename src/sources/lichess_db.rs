@@ -87,7 +87,8 @@ pub fn expand_months(specs: &[String]) -> Result<Vec<String>, String> {
 fn parse_month(text: &str) -> Result<(u32, u32), String> {
     let bad = || format!("months: {text:?} is not YYYY-MM");
     let (year, month) = text.split_once('-').ok_or_else(bad)?;
-    let (year, month): (u32, u32) = (year.parse().map_err(|_| bad())?, month.parse().map_err(|_| bad())?);
+    let (year, month): (u32, u32) =
+        (year.parse().map_err(|_| bad())?, month.parse().map_err(|_| bad())?);
     if year.to_string().len() != 4 || !(1..=12).contains(&month) || text.len() != 7 {
         return Err(bad());
     }
@@ -123,7 +124,8 @@ pub fn record_path(store: &Path, file_name: &str) -> PathBuf {
 
 /// The record of `file_name`, when its file is in the store with the recorded hash.
 pub fn stored(store: &Path, file_name: &str, files: &mut FileStates) -> Option<(PathBuf, Record)> {
-    let record: Record = serde_json::from_slice(&std::fs::read(record_path(store, file_name)).ok()?).ok()?;
+    let record: Record =
+        serde_json::from_slice(&std::fs::read(record_path(store, file_name)).ok()?).ok()?;
     let path = store.join(&record.blake3);
     files.matches(&path, &record.blake3).then_some((path, record))
 }
@@ -138,7 +140,9 @@ struct Published {
 pub fn freshness(db: &LichessDb, store: &Path) -> Vec<String> {
     let describe = |month: &String| {
         let file_name = db.file_name(month);
-        let record: Option<Record> = std::fs::read(record_path(store, &file_name)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let record: Option<Record> = std::fs::read(record_path(store, &file_name))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
         match record.and_then(|r| super::fetched::read(store, &r.blake3)) {
             Some(fetched) => format!("{month}: {}", fetched.describe()),
             None => format!("{month}: not fetched (`okb fetch` gets it)"),
@@ -150,7 +154,12 @@ pub fn freshness(db: &LichessDb, store: &Path) -> Vec<String> {
 impl Resolver {
     /// Every month of `db`, from the store or downloaded (resuming, verified by the
     /// published SHA-256); `pin`, when given, must be the months' manifest hash.
-    pub fn resolve_lichess_db(&self, db: &LichessDb, pin: Option<&str>, files: &mut FileStates) -> Result<Vec<Month>, SourceError> {
+    pub fn resolve_lichess_db(
+        &self,
+        db: &LichessDb,
+        pin: Option<&str>,
+        files: &mut FileStates,
+    ) -> Result<Vec<Month>, SourceError> {
         let mut published: Option<Published> = None;
         let mut months = Vec::with_capacity(db.months.len());
         for month in &db.months {
@@ -163,49 +172,107 @@ impl Resolver {
                     (path, record, true)
                 }
             };
-            let entry = Entry { url: record.url.clone(), size: record.size, blake3: record.blake3.clone() };
+            let entry =
+                Entry { url: record.url.clone(), size: record.size, blake3: record.blake3.clone() };
             months.push(Month { file_name, entry, path, record, fetched_now });
         }
         let (_, actual) = LichessDb::manifest(&months);
         if let Some(pin) = pin
             && pin != actual
         {
-            let location = format!("the manifest of months {} from {}", db.months.join(", "), db.url("list.txt"));
-            return Err(SourceError::Mismatch { name: db.name.clone(), location, expected: pin.into(), actual });
+            let location = format!(
+                "the manifest of months {} from {}",
+                db.months.join(", "),
+                db.url("list.txt")
+            );
+            return Err(SourceError::Mismatch {
+                name: db.name.clone(),
+                location,
+                expected: pin.into(),
+                actual,
+            });
         }
         Ok(months)
     }
 
     /// Downloads one month (listed and summed by `published`, fetched first if needed).
-    fn fetch_month(&self, db: &LichessDb, file_name: &str, published: &mut Option<Published>) -> Result<(PathBuf, Record), SourceError> {
+    fn fetch_month(
+        &self,
+        db: &LichessDb,
+        file_name: &str,
+        published: &mut Option<Published>,
+    ) -> Result<(PathBuf, Record), SourceError> {
         let url = db.url(file_name);
-        let fail = |reason: String| SourceError::Download { name: db.name.clone(), url: url.clone(), reason };
+        let fail = |reason: String| SourceError::Download {
+            name: db.name.clone(),
+            url: url.clone(),
+            reason,
+        };
         if self.offline {
-            let why = format!("{file_name} was never fetched, and --offline (or --locked) forbids downloading (`okb fetch` without --offline gets it)");
-            return Err(SourceError::NotFound { name: db.name.clone(), mirrors: self.describe_mirrors(), why });
+            let why = format!(
+                "{file_name} was never fetched, and --offline (or --locked) forbids downloading (`okb fetch` without --offline gets it)"
+            );
+            return Err(SourceError::NotFound {
+                name: db.name.clone(),
+                mirrors: self.describe_mirrors(),
+                why,
+            });
         }
         if published.is_none() {
             *published = Some(self.published(db)?);
         }
         let listed = published.as_ref().expect("fetched above");
         if !listed.list.lines().any(|l| l.trim().rsplit('/').next() == Some(file_name)) {
-            return Err(fail(format!("{file_name} is not in {} (not published yet, or no such month)", db.url("list.txt"))));
+            return Err(fail(format!(
+                "{file_name} is not in {} (not published yet, or no such month)",
+                db.url("list.txt")
+            )));
         }
         let sha256 = listed
             .sums
             .lines()
-            .find_map(|l| l.split_once(char::is_whitespace).filter(|(_, f)| f.trim().trim_start_matches('*') == file_name).map(|(s, _)| s.to_lowercase()))
-            .ok_or_else(|| fail(format!("{file_name} has no line in {}", db.url("sha256sums.txt"))))?;
-        let fetched = super::resume::download(&self.store, &url, file_name, &sha256).map_err(|reason| fail(reason))?;
-        let resumed = if fetched.resumed_from > 0 { format!(", resumed at byte {}", fetched.resumed_from) } else { String::new() };
-        crate::progress::println(&format!("{:>12} {file_name}: {} bytes received{resumed}, sha256 verified", "Downloaded", fetched.received));
-        let fetched_at = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let record = Record { url: url.clone(), size: fetched.size, sha256, blake3: fetched.blake3, fetched_at, last_modified: fetched.last_modified, etag: fetched.etag };
+            .find_map(|l| {
+                l.split_once(char::is_whitespace)
+                    .filter(|(_, f)| f.trim().trim_start_matches('*') == file_name)
+                    .map(|(s, _)| s.to_lowercase())
+            })
+            .ok_or_else(|| {
+                fail(format!("{file_name} has no line in {}", db.url("sha256sums.txt")))
+            })?;
+        let fetched = super::resume::download(&self.store, &url, file_name, &sha256)
+            .map_err(|reason| fail(reason))?;
+        let resumed = if fetched.resumed_from > 0 {
+            format!(", resumed at byte {}", fetched.resumed_from)
+        } else {
+            String::new()
+        };
+        crate::progress::println(&format!(
+            "{:>12} {file_name}: {} bytes received{resumed}, sha256 verified",
+            "Downloaded", fetched.received
+        ));
+        let fetched_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let record = Record {
+            url: url.clone(),
+            size: fetched.size,
+            sha256,
+            blake3: fetched.blake3,
+            fetched_at,
+            last_modified: fetched.last_modified,
+            etag: fetched.etag,
+        };
         let json = serde_json::to_vec_pretty(&record).map_err(|e| fail(e.to_string()))?;
-        let upstream = super::fetched::FetchRecord { from: url.clone(), fetched_at, last_modified: record.last_modified.clone(), etag: record.etag.clone() };
+        let upstream = super::fetched::FetchRecord {
+            from: url.clone(),
+            fetched_at,
+            last_modified: record.last_modified.clone(),
+            etag: record.etag.clone(),
+        };
         super::fetched::write(&self.store, &record.blake3, &upstream);
         let at = record_path(&self.store, file_name);
-        crate::files::write_atomic(&at, &json).map_err(|e| fail(format!("{}: {e}", at.display())))?;
+        crate::files::write_atomic(&at, &json)
+            .map_err(|e| fail(format!("{}: {e}", at.display())))?;
         Ok((fetched.path, record))
     }
 
@@ -214,7 +281,11 @@ impl Resolver {
         let get = |file: &str| {
             let url = db.url(file);
             let (path, hash) = self.download(&db.name, &url, None)?;
-            let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io { name: db.name.clone(), path: path.display().to_string(), source });
+            let text = std::fs::read_to_string(&path).map_err(|source| SourceError::Io {
+                name: db.name.clone(),
+                path: path.display().to_string(),
+                source,
+            });
             // Lists change every month: not kept in the store.
             let _ = std::fs::remove_file(&path);
             super::fetched::forget(&self.store, &hash);
@@ -232,7 +303,13 @@ mod tests {
     fn months_and_ranges_expand_in_order() {
         let months = expand_months(&["2013-01".into(), "2023-11..2024-02".into()]).unwrap();
         assert_eq!(months, ["2013-01", "2023-11", "2023-12", "2024-01", "2024-02"]);
-        assert!(expand_months(&["2024-13".into()]).unwrap_err().contains("\"2024-13\" is not YYYY-MM"));
-        assert!(expand_months(&["2024-03..2024-01".into()]).unwrap_err().contains("ends before it starts"));
+        assert!(
+            expand_months(&["2024-13".into()]).unwrap_err().contains("\"2024-13\" is not YYYY-MM")
+        );
+        assert!(
+            expand_months(&["2024-03..2024-01".into()])
+                .unwrap_err()
+                .contains("ends before it starts")
+        );
     }
 }

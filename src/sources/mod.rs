@@ -15,8 +15,8 @@ pub mod resume;
 
 use std::path::{Path, PathBuf};
 
-use crate::files::{Hash, write_atomic};
 use crate::files::{FileStates, files_in};
+use crate::files::{Hash, write_atomic};
 
 /// Where a source's bytes were found.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,10 @@ pub struct Resolved {
 pub enum SourceError {
     /// The bytes are not the pinned ones.
     #[error("source {name}: pinned blake3 {expected},\n{location} gave blake3 {actual}")]
-    #[diagnostic(code(okb::source::mismatch), help("if the new bytes are intended, run `okb pin --force {name}`"))]
+    #[diagnostic(
+        code(okb::source::mismatch),
+        help("if the new bytes are intended, run `okb pin --force {name}`")
+    )]
     Mismatch {
         /// Source name.
         name: String,
@@ -71,7 +74,12 @@ pub enum SourceError {
     },
     /// Nowhere to get it from.
     #[error("source {name}: not in sources/, not in any mirror ({mirrors}), and {why}")]
-    #[diagnostic(code(okb::source::missing), help("put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or download it: the same command without --offline or --locked"))]
+    #[diagnostic(
+        code(okb::source::missing),
+        help(
+            "put the file in a mirror folder (--mirror DIR or OKB_MIRROR), or download it: the same command without --offline or --locked"
+        )
+    )]
     NotFound {
         /// Source name.
         name: String,
@@ -130,7 +138,11 @@ pub struct Wanted<'a> {
 impl Resolver {
     /// Finds the bytes of `wanted`, verified against its pin. Sources without a pin must be
     /// local files (`okb pin` computes pins for downloads).
-    pub fn resolve(&self, wanted: &Wanted<'_>, files: &mut FileStates) -> Result<Resolved, SourceError> {
+    pub fn resolve(
+        &self,
+        wanted: &Wanted<'_>,
+        files: &mut FileStates,
+    ) -> Result<Resolved, SourceError> {
         let name = wanted.name.to_string();
         let io = |path: &Path| {
             let path = path.display().to_string();
@@ -173,7 +185,11 @@ impl Resolver {
         if let Some(found) = self.compressed_in_mirrors(wanted.url, pin, files) {
             copy_atomic(&found, &packed).map_err(io(&packed))?;
             files.record_decoded(&packed, pin);
-            fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
+            fetched::write(
+                &self.store,
+                pin,
+                &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None),
+            );
             return Ok(Resolved { path: packed, hash: pin.into(), origin: Origin::Mirror(found) });
         }
         for mirror in &self.mirrors {
@@ -181,8 +197,16 @@ impl Resolver {
                 let bytes = std::fs::read(&found).map_err(io(&found))?;
                 write_atomic(&stored, &bytes).map_err(io(&stored))?;
                 files.record(&stored, pin);
-                fetched::write(&self.store, pin, &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None));
-                return Ok(Resolved { path: stored, hash: pin.into(), origin: Origin::Mirror(found) });
+                fetched::write(
+                    &self.store,
+                    pin,
+                    &fetched::FetchRecord::now(format!("mirror {}", found.display()), None, None),
+                );
+                return Ok(Resolved {
+                    path: stored,
+                    hash: pin.into(),
+                    origin: Origin::Mirror(found),
+                });
             }
         }
         let downloaded = match (wanted.url, self.offline) {
@@ -206,15 +230,24 @@ impl Resolver {
             return Err(e);
         }
         let mirrors = self.describe_mirrors();
-        let why = if wanted.url.is_some() { "--offline (or --locked) forbids downloading" } else { "it has no url" };
+        let why = if wanted.url.is_some() {
+            "--offline (or --locked) forbids downloading"
+        } else {
+            "it has no url"
+        };
         Err(SourceError::NotFound { name, mirrors, why: why.into() })
     }
 
     /// The mirror file whose name is the last segment of the source's url (the longest
     /// match of trailing path segments wins), with its hash.
-    fn same_name_in_mirrors(&self, wanted: &Wanted<'_>, files: &mut FileStates) -> Option<(PathBuf, Hash)> {
+    fn same_name_in_mirrors(
+        &self,
+        wanted: &Wanted<'_>,
+        files: &mut FileStates,
+    ) -> Option<(PathBuf, Hash)> {
         let url = wanted.url?;
-        let segments: Vec<&str> = url.split(['?', '#']).next()?.rsplit('/').take_while(|s| !s.is_empty()).collect();
+        let segments: Vec<&str> =
+            url.split(['?', '#']).next()?.rsplit('/').take_while(|s| !s.is_empty()).collect();
         let file_name = *segments.first()?;
         let mut best: Option<(usize, PathBuf)> = None;
         for mirror in &self.mirrors {
@@ -237,8 +270,14 @@ impl Resolver {
     }
 
     /// A mirror file `<url's file name>.zst` that decompresses to bytes hashing to `pin`.
-    fn compressed_in_mirrors(&self, url: Option<&str>, pin: &str, files: &mut FileStates) -> Option<PathBuf> {
-        let file_name = url?.split(['?', '#']).next()?.rsplit('/').next().filter(|n| !n.is_empty())?;
+    fn compressed_in_mirrors(
+        &self,
+        url: Option<&str>,
+        pin: &str,
+        files: &mut FileStates,
+    ) -> Option<PathBuf> {
+        let file_name =
+            url?.split(['?', '#']).next()?.rsplit('/').next().filter(|n| !n.is_empty())?;
         let packed_name = format!("{file_name}.zst");
         for mirror in &self.mirrors {
             let mut candidates: Vec<PathBuf> = files_in(mirror, true)
@@ -246,7 +285,9 @@ impl Resolver {
                 .filter(|p| p.file_name().and_then(|n| n.to_str()) == Some(packed_name.as_str()))
                 .collect();
             candidates.sort();
-            if let Some(found) = candidates.into_iter().find(|p| files.decoded_hash(p).is_ok_and(|h| h == pin)) {
+            if let Some(found) =
+                candidates.into_iter().find(|p| files.decoded_hash(p).is_ok_and(|h| h == pin))
+            {
                 return Some(found);
             }
         }
@@ -259,13 +300,22 @@ impl Resolver {
             return "none given: pass --mirror DIR or set OKB_MIRROR".to_string();
         }
         let describe = |m: &PathBuf| {
-            if m.is_dir() { m.display().to_string() } else { format!("{} (no such folder)", m.display()) }
+            if m.is_dir() {
+                m.display().to_string()
+            } else {
+                format!("{} (no such folder)", m.display())
+            }
         };
         self.mirrors.iter().map(describe).collect::<Vec<_>>().join(", ")
     }
 
     /// Downloads `url` into the store (retrying transient failures), verified against `pin`.
-    pub fn download(&self, name: &str, url: &str, pin: Option<&str>) -> Result<(PathBuf, Hash), SourceError> {
+    pub fn download(
+        &self,
+        name: &str,
+        url: &str,
+        pin: Option<&str>,
+    ) -> Result<(PathBuf, Hash), SourceError> {
         download::download(&self.store, name, url, pin)
     }
 }

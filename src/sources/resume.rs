@@ -58,7 +58,10 @@ struct Part {
 
 impl Part {
     fn new(store: &Path, file_name: &str) -> Part {
-        Part { path: store.join(format!("{file_name}.part")), etag: store.join(format!("{file_name}.part.etag")) }
+        Part {
+            path: store.join(format!("{file_name}.part")),
+            etag: store.join(format!("{file_name}.part.etag")),
+        }
     }
 
     fn len(&self) -> u64 {
@@ -67,14 +70,20 @@ impl Part {
 
     /// The ETag the part's bytes came with, when upstream sent a strong one.
     fn etag(&self) -> Option<String> {
-        std::fs::read_to_string(&self.etag).ok().map(|e| e.trim().to_string()).filter(|e| !e.is_empty())
+        std::fs::read_to_string(&self.etag)
+            .ok()
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty())
     }
 
     /// Records the ETag of the bytes about to be written. A weak ETag (`W/…`) is not kept:
     /// `If-Range` takes strong validators only.
     fn set_etag(&self, etag: Option<&str>) -> Result<(), String> {
         match etag.filter(|e| !e.starts_with("W/")) {
-            Some(e) if self.etag().as_deref() != Some(e) => crate::files::write_atomic(&self.etag, e.as_bytes()).map_err(|err| format!("{}: {err}", self.etag.display())),
+            Some(e) if self.etag().as_deref() != Some(e) => {
+                crate::files::write_atomic(&self.etag, e.as_bytes())
+                    .map_err(|err| format!("{}: {err}", self.etag.display()))
+            }
             Some(_) => Ok(()),
             None => self.remove_etag(),
         }
@@ -82,7 +91,9 @@ impl Part {
 
     fn remove_etag(&self) -> Result<(), String> {
         match std::fs::remove_file(&self.etag) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("{}: {e}", self.etag.display())),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(format!("{}: {e}", self.etag.display()))
+            }
             _ => Ok(()),
         }
     }
@@ -110,9 +121,14 @@ pub fn download(store: &Path, url: &str, file_name: &str, sha256: &str) -> Resul
     for attempt in 1..=ATTEMPTS {
         let before = received;
         match try_once(&client, url, &part, &label, &mut received, &mut headers)? {
-            Outcome::Complete => return finish(store, url, &part, sha256, received, resumed_from, headers),
+            Outcome::Complete => {
+                return finish(store, url, &part, sha256, received, resumed_from, headers);
+            }
             Outcome::Restart(why) => {
-                crate::progress::println(&format!("{:>12} {url}: {why}: starting again", "Warning"));
+                crate::progress::println(&format!(
+                    "{:>12} {url}: {why}: starting again",
+                    "Warning"
+                ));
                 part.remove()?;
                 last = why;
             }
@@ -131,7 +147,12 @@ pub fn download(store: &Path, url: &str, file_name: &str, sha256: &str) -> Resul
                 ));
                 std::thread::sleep(wait);
             }
-            Outcome::Broken(why, _) => return Err(format!("{url}: {why} (after {ATTEMPTS} tries; {} keeps what came)", part.path.display())),
+            Outcome::Broken(why, _) => {
+                return Err(format!(
+                    "{url}: {why} (after {ATTEMPTS} tries; {} keeps what came)",
+                    part.path.display()
+                ));
+            }
         }
     }
     Err(format!("{url}: started again {ATTEMPTS} times, the last because {last}"))
@@ -151,7 +172,13 @@ fn try_once(
         Err(outcome) => return Ok(outcome),
     };
     let path = &part.path;
-    let mut file = std::fs::OpenOptions::new().create(true).append(start > 0).write(true).truncate(start == 0).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(start > 0)
+        .write(true)
+        .truncate(start == 0)
+        .open(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
     let length = response.content_length();
     // Bytes with a rate and an ETA: a bar on a terminal, periodic lines in logs.
     let bar = crate::progress::start(start + length.unwrap_or(0), label);
@@ -168,11 +195,23 @@ fn try_once(
                 *received += n as u64;
                 bar.inc(n as u64);
             }
-            Err(e) => return Ok(Outcome::Broken(format!("connection broke after {} bytes: {}", start + got, super::download::read_error(&e)), None)),
+            Err(e) => {
+                return Ok(Outcome::Broken(
+                    format!(
+                        "connection broke after {} bytes: {}",
+                        start + got,
+                        super::download::read_error(&e)
+                    ),
+                    None,
+                ));
+            }
         }
     }
     match length {
-        Some(length) if got < length => Ok(Outcome::Broken(format!("connection closed after {} of {} bytes", start + got, start + length), None)),
+        Some(length) if got < length => Ok(Outcome::Broken(
+            format!("connection closed after {} of {} bytes", start + got, start + length),
+            None,
+        )),
         _ => Ok(Outcome::Complete),
     }
 }
@@ -200,29 +239,59 @@ fn ask(
         Err(e) => return Ok(Err(Outcome::Broken(crate::diagnostics::error_chain(&e), None))),
     };
     let status = response.status().as_u16();
-    let header = |name| response.headers().get(name).and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok()).map(str::to_string);
+    let header = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|v: &reqwest::header::HeaderValue| v.to_str().ok())
+            .map(str::to_string)
+    };
     let etag = header(reqwest::header::ETAG);
-    *headers = (header(reqwest::header::LAST_MODIFIED).or(headers.0.take()), etag.clone().or(headers.1.take()));
+    *headers = (
+        header(reqwest::header::LAST_MODIFIED).or(headers.0.take()),
+        etag.clone().or(headers.1.take()),
+    );
     let range = header(reqwest::header::CONTENT_RANGE);
     let start = match status {
         // A part as long as the file (a response that promised more than it had, then
         // closed) is complete; anything else refused is stale.
-        416 if content_range_total(range.as_deref()) == Some(have) => return Ok(Err(Outcome::Complete)),
-        416 => return Ok(Err(Outcome::Restart(format!("the server refused the range of {} (HTTP 416)", part.path.display())))),
-        206 => content_range_start(range.as_deref()).ok_or_else(|| format!("{url}: HTTP 206 without a valid Content-Range"))?,
+        416 if content_range_total(range.as_deref()) == Some(have) => {
+            return Ok(Err(Outcome::Complete));
+        }
+        416 => {
+            return Ok(Err(Outcome::Restart(format!(
+                "the server refused the range of {} (HTTP 416)",
+                part.path.display()
+            ))));
+        }
+        206 => content_range_start(range.as_deref())
+            .ok_or_else(|| format!("{url}: HTTP 206 without a valid Content-Range"))?,
         200 => 0,
-        429 | 500..=599 => return Ok(Err(Outcome::Broken(format!("HTTP {}", response.status()), super::download::retry_after(response.headers())))),
+        429 | 500..=599 => {
+            return Ok(Err(Outcome::Broken(
+                format!("HTTP {}", response.status()),
+                super::download::retry_after(response.headers()),
+            )));
+        }
         _ => return Err(format!("{url}: HTTP {}", response.status())),
     };
-    if let Some(why) = not_our_rest(have, start, validator.as_deref(), etag.as_deref(), range.as_deref()) {
+    if let Some(why) =
+        not_our_rest(have, start, validator.as_deref(), etag.as_deref(), range.as_deref())
+    {
         return Ok(Err(Outcome::Restart(why)));
     }
     if have > 0 && start == 0 {
         let changed = match (&validator, &etag) {
-            (Some(old), Some(new)) if old != new => format!("upstream changed (ETag {old}, now {new})"),
+            (Some(old), Some(new)) if old != new => {
+                format!("upstream changed (ETag {old}, now {new})")
+            }
             _ => "the server ignored the range".to_string(),
         };
-        crate::progress::println(&format!("{:>12} {url}: {changed}: the whole file comes again, replacing the {have} bytes of {}", "Warning", part.path.display()));
+        crate::progress::println(&format!(
+            "{:>12} {url}: {changed}: the whole file comes again, replacing the {have} bytes of {}",
+            "Warning",
+            part.path.display()
+        ));
     }
     part.set_etag(etag.as_deref())?;
     Ok(Ok((response, start)))
@@ -231,12 +300,23 @@ fn ask(
 /// Why a partial answer does not continue the part: it starts at another byte than asked
 /// (a start of 0 is the whole file, taken as such), or it is of another file than the
 /// part's (another ETag: a server that ignored `If-Range`).
-fn not_our_rest(have: u64, start: u64, old: Option<&str>, new: Option<&str>, range: Option<&str>) -> Option<String> {
+fn not_our_rest(
+    have: u64,
+    start: u64,
+    old: Option<&str>,
+    new: Option<&str>,
+    range: Option<&str>,
+) -> Option<String> {
     if start != have && start != 0 {
-        return Some(format!("asked for the bytes from {have}, the server answered HTTP 206 with Content-Range {}", range.unwrap_or("")));
+        return Some(format!(
+            "asked for the bytes from {have}, the server answered HTTP 206 with Content-Range {}",
+            range.unwrap_or("")
+        ));
     }
     match (old, new) {
-        (Some(old), Some(new)) if start > 0 && old != new => Some(format!("upstream changed (ETag {old}, now {new}) but the server sent the rest of the new file")),
+        (Some(old), Some(new)) if start > 0 && old != new => Some(format!(
+            "upstream changed (ETag {old}, now {new}) but the server sent the rest of the new file"
+        )),
         _ => None,
     }
 }
@@ -252,11 +332,22 @@ fn content_range_total(value: Option<&str>) -> Option<u64> {
 }
 
 /// Verifies the whole part against `sha256`, then renames it into the store.
-fn finish(store: &Path, url: &str, part: &Part, sha256: &str, received: u64, resumed_from: u64, headers: (Option<String>, Option<String>)) -> Result<Fetched, String> {
-    let (actual_sha, blake3, size) = hash_both(&part.path).map_err(|e| format!("{}: {e}", part.path.display()))?;
+fn finish(
+    store: &Path,
+    url: &str,
+    part: &Part,
+    sha256: &str,
+    received: u64,
+    resumed_from: u64,
+    headers: (Option<String>, Option<String>),
+) -> Result<Fetched, String> {
+    let (actual_sha, blake3, size) =
+        hash_both(&part.path).map_err(|e| format!("{}: {e}", part.path.display()))?;
     if actual_sha != sha256 {
         let _ = part.remove();
-        return Err(format!("{url}: published sha256 {sha256}, the downloaded {size} bytes have sha256 {actual_sha} (removed; the next try starts again)"));
+        return Err(format!(
+            "{url}: published sha256 {sha256}, the downloaded {size} bytes have sha256 {actual_sha} (removed; the next try starts again)"
+        ));
     }
     let path = store.join(&blake3);
     std::fs::rename(&part.path, &path).map_err(|e| format!("{}: {e}", path.display()))?;

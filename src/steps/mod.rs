@@ -81,12 +81,20 @@ mod tests {
 
     /// The rules whose fingerprint changes when `file`'s bytes change.
     fn invalidated_by(file: &str) -> BTreeSet<&'static str> {
-        let edited: Vec<(&str, String, &[u16])> =
-            FILES.iter().map(|&(path, hash, deps)| (path, if path == file { format!("{hash}-edited") } else { hash.to_string() }, deps)).collect();
-        let edited: Vec<(&str, &str, &[u16])> = edited.iter().map(|(p, h, d)| (*p, h.as_str(), *d)).collect();
+        let edited: Vec<(&str, String, &[u16])> = FILES
+            .iter()
+            .map(|&(path, hash, deps)| {
+                (path, if path == file { format!("{hash}-edited") } else { hash.to_string() }, deps)
+            })
+            .collect();
+        let edited: Vec<(&str, &str, &[u16])> =
+            edited.iter().map(|(p, h, d)| (*p, h.as_str(), *d)).collect();
         assert!(edited.iter().any(|f| f.0 == file), "{file} is not a source file");
         rules()
-            .filter(|rule| fingerprint(FILES, CARGO_LOCK, rule.file) != fingerprint(&edited, CARGO_LOCK, rule.file))
+            .filter(|rule| {
+                fingerprint(FILES, CARGO_LOCK, rule.file)
+                    != fingerprint(&edited, CARGO_LOCK, rule.file)
+            })
             .map(|rule| rule.name)
             .collect()
     }
@@ -99,12 +107,18 @@ mod tests {
         // One export format: that export only.
         assert_eq!(invalidated_by("src/export/csv.rs"), BTreeSet::from(["export:csv"]));
         // (the repertoire's Polyglot book is written by the same code)
-        assert_eq!(invalidated_by("src/export/polyglot.rs"), BTreeSet::from(["export:polyglot", "repertoire-export"]));
+        assert_eq!(
+            invalidated_by("src/export/polyglot.rs"),
+            BTreeSet::from(["export:polyglot", "repertoire-export"])
+        );
         // A repertoire's reports: not the knowledge base.
         assert_eq!(invalidated_by("src/repertoire/flow.rs"), BTreeSet::from(["repertoire-report"]));
         // The tree's code: the tree and the steps whose code uses it, never the phases before it.
         let tree = invalidated_by("src/tree.rs");
-        assert!(tree.contains("tree") && tree.contains("store") && tree.contains("structures"), "{tree:?}");
+        assert!(
+            tree.contains("tree") && tree.contains("store") && tree.contains("structures"),
+            "{tree:?}"
+        );
         for earlier in ["parse", "eco", "games-file", "games", "export:eco-json"] {
             assert!(!tree.contains(earlier), "{earlier} does not use the tree's code: {tree:?}");
         }
@@ -123,7 +137,11 @@ mod tests {
     fn every_rule_is_declared_in_its_own_file_of_this_folder() {
         for rule in rules() {
             assert!(rule.file.starts_with("src/steps/"), "{}", rule.file);
-            assert!(FILES.iter().any(|f| f.0 == rule.file), "{} missing from the fingerprint table", rule.file);
+            assert!(
+                FILES.iter().any(|f| f.0 == rule.file),
+                "{} missing from the fingerprint table",
+                rule.file
+            );
         }
         let names: BTreeSet<&str> = rules().map(|r| r.name).collect();
         assert_eq!(names.len(), rules().count(), "rule names are unique");

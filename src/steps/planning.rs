@@ -181,7 +181,13 @@ impl Planning<'_> {
     /// `unpinned` for a cloud source without `blake3`), in pipeline order.
     pub fn eval_sources(&self) -> Vec<(String, String, String)> {
         let dumps = self.eval_files().map(|f| (f.name.clone(), evals_id(&f.name), f.hash.clone()));
-        let clouds = self.clouds.iter().map(|c| (c.name.clone(), cloud_eval_id(&c.name), c.pin.clone().unwrap_or_else(|| "unpinned".into())));
+        let clouds = self.clouds.iter().map(|c| {
+            (
+                c.name.clone(),
+                cloud_eval_id(&c.name),
+                c.pin.clone().unwrap_or_else(|| "unpinned".into()),
+            )
+        });
         dumps.chain(clouds).collect()
     }
 
@@ -193,7 +199,10 @@ impl Planning<'_> {
     /// The counting parts the `games` step merges: every counting step but the game files
     /// of sources that keep a counts state.
     pub fn merged_parts(&self) -> Vec<(String, String)> {
-        self.counting_parts().into_iter().filter(|(source, id)| !(self.keeps_state(source) && id.starts_with("games:"))).collect()
+        self.counting_parts()
+            .into_iter()
+            .filter(|(source, id)| !(self.keeps_state(source) && id.starts_with("games:")))
+            .collect()
     }
 
     /// The game files whose counts accumulate in the counts state, in the order they are
@@ -209,7 +218,10 @@ impl Planning<'_> {
     }
 
     /// The sources of `kind` with their specs, in pipeline order.
-    pub fn sources_of_kind(&self, kind: SourceKind) -> impl Iterator<Item = (&String, &SourceSpec)> {
+    pub fn sources_of_kind(
+        &self,
+        kind: SourceKind,
+    ) -> impl Iterator<Item = (&String, &SourceSpec)> {
         self.loaded.pipeline.sources.iter().filter(move |(_, s)| s.kind() == kind)
     }
 
@@ -217,7 +229,8 @@ impl Planning<'_> {
     /// the parts the `games` step merges, none when the tree has no games.
     pub fn counting_parts(&self) -> Vec<(String, String)> {
         let files = self.game_files.iter().map(|g| (g.source.clone(), g.id()));
-        let counts = self.files_of_kind(SourceKind::Counts).map(|f| (f.name.clone(), counts_id(&f.name)));
+        let counts =
+            self.files_of_kind(SourceKind::Counts).map(|f| (f.name.clone(), counts_id(&f.name)));
         let crawls = self.crawls.iter().map(|(name, _)| (name.clone(), crawl_id(name)));
         files.chain(counts).chain(crawls).collect()
     }
@@ -242,7 +255,11 @@ impl Planning<'_> {
 
     /// The game files of the named sources: (path, shown name, BLAKE3).
     pub fn files_of(&self, sources: &[String]) -> Vec<(PathBuf, String, String)> {
-        self.game_files.iter().filter(|g| sources.contains(&g.source)).map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone())).collect()
+        self.game_files
+            .iter()
+            .filter(|g| sources.contains(&g.source))
+            .map(|g| (g.path.clone(), g.shown.clone(), g.hash.clone()))
+            .collect()
     }
 
     /// The store's file.
@@ -258,7 +275,9 @@ impl Planning<'_> {
     /// Where a make writes its manifest: `manifest.json` beside the store.
     pub fn manifest_path(&self) -> PathBuf {
         let store = self.store_path();
-        store.parent().map_or_else(|| self.loaded.path("manifest.json"), |dir| dir.join("manifest.json"))
+        store
+            .parent()
+            .map_or_else(|| self.loaded.path("manifest.json"), |dir| dir.join("manifest.json"))
     }
 
     /// The project's cache folder.

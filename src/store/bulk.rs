@@ -24,13 +24,19 @@ pub struct BulkInsert<'conn> {
 
 impl<'conn> BulkInsert<'conn> {
     /// Prepares `sql` (one statement with `columns` parameters) on `conn`.
-    pub fn new(conn: &'conn Connection, sql: &str, columns: usize) -> rusqlite::Result<BulkInsert<'conn>> {
+    pub fn new(
+        conn: &'conn Connection,
+        sql: &str,
+        columns: usize,
+    ) -> rusqlite::Result<BulkInsert<'conn>> {
         let text = CString::new(sql).map_err(|_| rusqlite::Error::InvalidQuery)?;
         // SAFETY: the handle is valid while `conn` is borrowed, which `'conn` ensures.
         let db = unsafe { conn.handle() };
         let mut stmt = std::ptr::null_mut();
         // SAFETY: `db` is a valid connection and `text` a NUL-terminated string.
-        let rc = unsafe { ffi::sqlite3_prepare_v2(db, text.as_ptr(), -1, &mut stmt, std::ptr::null_mut()) };
+        let rc = unsafe {
+            ffi::sqlite3_prepare_v2(db, text.as_ptr(), -1, &mut stmt, std::ptr::null_mut())
+        };
         if rc != ffi::SQLITE_OK {
             return Err(error(db, rc));
         }
@@ -115,25 +121,42 @@ mod tests {
     #[test]
     fn rows_are_written_with_their_values_and_errors_name_the_constraint() {
         let conn = Connection::open_in_memory().unwrap();
-        conn.execute_batch("CREATE TABLE t (a TEXT PRIMARY KEY, b INTEGER, c REAL, d TEXT)").unwrap();
-        let mut insert = BulkInsert::new(&conn, "INSERT INTO t VALUES (?1, ?2, ?3, ?4)", 4).unwrap();
+        conn.execute_batch("CREATE TABLE t (a TEXT PRIMARY KEY, b INTEGER, c REAL, d TEXT)")
+            .unwrap();
+        let mut insert =
+            BulkInsert::new(&conn, "INSERT INTO t VALUES (?1, ?2, ?3, ?4)", 4).unwrap();
         for i in 0..100 {
             // Each row's text is freed right after its insert: SQLite must not keep it.
             let key = format!("key {i}");
             let note = (i % 2 == 0).then(|| "é".repeat(i));
-            insert.row(&[Cell::from(&key), Cell::Int(i as i64), Cell::Real(i as f64 / 4.0), note.as_ref().into()]).unwrap();
+            insert
+                .row(&[
+                    Cell::from(&key),
+                    Cell::Int(i as i64),
+                    Cell::Real(i as f64 / 4.0),
+                    note.as_ref().into(),
+                ])
+                .unwrap();
         }
-        let duplicate = insert.row(&[Cell::Text("key 7"), Cell::Null, Cell::Null, Cell::Null]).unwrap_err();
+        let duplicate =
+            insert.row(&[Cell::Text("key 7"), Cell::Null, Cell::Null, Cell::Null]).unwrap_err();
         assert!(duplicate.to_string().contains("UNIQUE constraint failed: t.a"), "{duplicate}");
-        assert!(matches!(insert.row(&[Cell::Null]), Err(rusqlite::Error::InvalidParameterCount(1, 4))));
+        assert!(matches!(
+            insert.row(&[Cell::Null]),
+            Err(rusqlite::Error::InvalidParameterCount(1, 4))
+        ));
         // The statement is usable after an error.
         insert.row(&[Cell::Text("last"), true.into(), Cell::Null, Cell::Null]).unwrap();
         drop(insert);
-        let (count, sum): (i64, i64) = conn.query_row("SELECT count(*), sum(b) FROM t", [], |r| Ok((r.get(0)?, r.get(1)?))).unwrap();
+        let (count, sum): (i64, i64) = conn
+            .query_row("SELECT count(*), sum(b) FROM t", [], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap();
         assert_eq!((count, sum), (101, (0..100).sum::<i64>() + 1));
-        let note: String = conn.query_row("SELECT d FROM t WHERE a = 'key 4'", [], |r| r.get(0)).unwrap();
+        let note: String =
+            conn.query_row("SELECT d FROM t WHERE a = 'key 4'", [], |r| r.get(0)).unwrap();
         assert_eq!(note, "éééé");
-        let quarter: f64 = conn.query_row("SELECT c FROM t WHERE a = 'key 3'", [], |r| r.get(0)).unwrap();
+        let quarter: f64 =
+            conn.query_row("SELECT c FROM t WHERE a = 'key 3'", [], |r| r.get(0)).unwrap();
         assert_eq!(quarter, 0.75);
         assert!(BulkInsert::new(&conn, "INSERT INTO t VALUES (?1)", 1).is_err());
         assert!(matches!(

@@ -14,12 +14,18 @@ fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 /// Writes `index` on `conn`; `node_ids[i]` is the id of tree node `i`.
-pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &ExplorerIndex) -> Result<(), StoreError> {
+pub fn write(
+    conn: &mut Connection,
+    path: &str,
+    node_ids: &[&str],
+    index: &ExplorerIndex,
+) -> Result<(), StoreError> {
     let tx = conn.transaction().map_err(sql(path))?;
     {
         let mut order: Vec<usize> = (0..index.nodes.len().min(node_ids.len())).collect();
         order.sort_by_key(|&i| node_ids[i]);
-        let mut insert = tx.prepare("INSERT INTO explorer_nodes VALUES (?1, ?2)").map_err(sql(path))?;
+        let mut insert =
+            tx.prepare("INSERT INTO explorer_nodes VALUES (?1, ?2)").map_err(sql(path))?;
         let mut bytes = Vec::new();
         for i in order {
             let node = &index.nodes[i];
@@ -27,7 +33,8 @@ pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &Explo
                 continue;
             }
             bytes.clear();
-            bytes = postcard::to_extend(node, std::mem::take(&mut bytes)).expect("serializing to memory does not fail");
+            bytes = postcard::to_extend(node, std::mem::take(&mut bytes))
+                .expect("serializing to memory does not fail");
             insert.execute(params![node_ids[i], bytes]).map_err(sql(path))?;
         }
         let mut insert = tx
@@ -54,7 +61,8 @@ pub fn write(conn: &mut Connection, path: &str, node_ids: &[&str], index: &Explo
                 ])
                 .map_err(sql(path))?;
         }
-        let mut insert = tx.prepare("INSERT INTO explorer_pgn VALUES (?1, ?2)").map_err(sql(path))?;
+        let mut insert =
+            tx.prepare("INSERT INTO explorer_pgn VALUES (?1, ?2)").map_err(sql(path))?;
         for (i, block) in index.blocks.iter().enumerate() {
             insert.execute(params![i as i64, block]).map_err(sql(path))?;
         }
@@ -75,7 +83,11 @@ pub struct Loaded {
 /// Whether the store on `conn` has the explorer tables.
 fn has_tables(conn: &Connection, path: &str) -> Result<bool, StoreError> {
     let found: Option<i64> = conn
-        .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'explorer_nodes'", [], |r| r.get(0))
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'explorer_nodes'",
+            [],
+            |r| r.get(0),
+        )
         .optional()
         .map_err(sql(path))?;
     Ok(found.is_some())
@@ -93,7 +105,8 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     while let Some(r) = rows.next().map_err(sql(path))? {
         let id: String = r.get(0).map_err(sql(path))?;
         let data: Vec<u8> = r.get(1).map_err(sql(path))?;
-        let node: NodeIndex = postcard::from_bytes(&data).map_err(|e| StoreError::Corrupt(format!("{path}: explorer node {id}: {e}")))?;
+        let node: NodeIndex = postcard::from_bytes(&data)
+            .map_err(|e| StoreError::Corrupt(format!("{path}: explorer node {id}: {e}")))?;
         loaded.nodes.push((id, node));
     }
     if loaded.nodes.is_empty() {
@@ -106,7 +119,14 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
         )
         .map_err(sql(path))?;
     let games = stmt
-        .query_map([], |r| Ok(GameRef { block: r.get(11)?, start: r.get(12)?, len: r.get(13)?, ..reference(r, 0)? }))
+        .query_map([], |r| {
+            Ok(GameRef {
+                block: r.get(11)?,
+                start: r.get(12)?,
+                len: r.get(13)?,
+                ..reference(r, 0)?
+            })
+        })
         .map_err(sql(path))?;
     loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
     Ok(Some(loaded))
@@ -134,7 +154,9 @@ pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result
 
 /// The compressed PGN block `block`.
 pub fn pgn_block(conn: &Connection, path: &str, block: u32) -> Result<Option<Vec<u8>>, StoreError> {
-    conn.query_row("SELECT data FROM explorer_pgn WHERE block = ?1", [block], |r| r.get(0)).optional().map_err(sql(path))
+    conn.query_row("SELECT data FROM explorer_pgn WHERE block = ?1", [block], |r| r.get(0))
+        .optional()
+        .map_err(sql(path))
 }
 
 /// A read-only connection for PGN blocks, shared by the server's request handlers.
@@ -148,7 +170,8 @@ impl PgnReader {
     /// Opens the store at `path` for PGN reads.
     pub fn open(path: &std::path::Path) -> Result<PgnReader, StoreError> {
         let shown = path.display().to_string();
-        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(sql(&shown))?;
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(sql(&shown))?;
         Ok(PgnReader { conn: std::sync::Mutex::new(conn), path: shown })
     }
 
@@ -159,7 +182,9 @@ impl PgnReader {
             pgn_block(&conn, &self.path, game.block)?
         };
         let Some(block) = block else { return Ok(None) };
-        let bytes = crate::explorer_index::decompress(&block).map_err(|e| StoreError::Corrupt(format!("{}: PGN block {}: {e}", self.path, game.block)))?;
+        let bytes = crate::explorer_index::decompress(&block).map_err(|e| {
+            StoreError::Corrupt(format!("{}: PGN block {}: {e}", self.path, game.block))
+        })?;
         Ok(crate::explorer_index::game_pgn(game, &bytes))
     }
 }

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use rusqlite::Connection;
 
 use super::StoreError;
-use crate::games::stats::Outcomes;
 use super::row::{node_columns, read_node};
+use crate::games::stats::Outcomes;
 use crate::graph::{Edge, Engine, Entry, Graph, Node};
 use crate::record::NodeRecord;
 
@@ -27,7 +27,9 @@ pub fn node_at(conn: &Connection, path: &str, epd: &str) -> Result<Option<Node>,
     let err = |source| StoreError::Sqlite { path: path.to_string(), source };
     let mut stmt = conn.prepare_cached(&node_select("n.position_key = ?1")).map_err(err)?;
     let entry_at = super::row::stored_count();
-    let mut rows = stmt.query_map([epd], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?))).map_err(err)?;
+    let mut rows = stmt
+        .query_map([epd], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?)))
+        .map_err(err)?;
     rows.next().transpose().map_err(err)
 }
 
@@ -41,7 +43,8 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
         .map_err(err)?
         .collect::<Result<_, _>>()
         .map_err(err)?;
-    let index: HashMap<String, u32> = nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i as u32)).collect();
+    let index: HashMap<String, u32> =
+        nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i as u32)).collect();
     let mut stmt = conn
         .prepare(
             "SELECT parent_id, child_id, move_san, move_uci, white_wins, draws, black_wins, avg_rating
@@ -53,7 +56,9 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
         let parent: String = r.get(0).map_err(err)?;
         let child: String = r.get(1).map_err(err)?;
         // Foreign keys are not enforced by SQLite; an edge to nowhere is skipped, not trusted.
-        let (Some(&parent), Some(&child)) = (index.get(&parent), index.get(&child)) else { continue };
+        let (Some(&parent), Some(&child)) = (index.get(&parent), index.get(&child)) else {
+            continue;
+        };
         let count = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64).map_err(err);
         let edge = Edge {
             child,
@@ -64,7 +69,8 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
         };
         nodes[parent as usize].children.push(edge);
     }
-    Graph::new(nodes).ok_or_else(|| StoreError::Corrupt(format!("{path} (it has no start position)")))
+    Graph::new(nodes)
+        .ok_or_else(|| StoreError::Corrupt(format!("{path} (it has no start position)")))
 }
 
 /// The node's own entry, from the entry columns at `at` (none when the node has none).
@@ -75,7 +81,10 @@ fn entry(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Option<Entry>> {
         eco: r.get(at + 1)?,
         scid: r.get(at + 2)?,
         name: r.get(at + 3)?,
-        aliases: r.get::<_, Option<String>>(at + 4)?.and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default(),
+        aliases: r
+            .get::<_, Option<String>>(at + 4)?
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or_default(),
         is_eco_root: r.get(at + 5)?,
     }))
 }
@@ -90,7 +99,10 @@ fn graph_node(row: NodeRecord, entry: Option<Entry>) -> Node {
         best_uci: row.best_move_uci,
         is_dubious: row.is_dubious.unwrap_or(false),
         is_busted: row.is_busted.unwrap_or(false),
-        lines: row.stockfish_lines.and_then(|text| serde_json::from_str(&text.0).ok()).unwrap_or_default(),
+        lines: row
+            .stockfish_lines
+            .and_then(|text| serde_json::from_str(&text.0).ok())
+            .unwrap_or_default(),
         source: row.eval_source,
         nodes: row.eval_nodes.unwrap_or(0),
     });

@@ -16,12 +16,22 @@ fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 /// Writes `collections` on `conn`.
-pub fn write(conn: &mut Connection, path: &str, collections: &Collections) -> Result<(), StoreError> {
+pub fn write(
+    conn: &mut Connection,
+    path: &str,
+    collections: &Collections,
+) -> Result<(), StoreError> {
     let tx = conn.transaction().map_err(sql(path))?;
     {
-        let mut insert = tx.prepare("INSERT INTO player_names VALUES (?1, ?2)").map_err(sql(path))?;
+        let mut insert =
+            tx.prepare("INSERT INTO player_names VALUES (?1, ?2)").map_err(sql(path))?;
         for p in &collections.players {
-            insert.execute(params![p.name, serde_json::to_string(&p.spellings).expect("names serialize")]).map_err(sql(path))?;
+            insert
+                .execute(params![
+                    p.name,
+                    serde_json::to_string(&p.spellings).expect("names serialize")
+                ])
+                .map_err(sql(path))?;
         }
         let mut insert = tx
             .prepare("INSERT INTO player_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
@@ -55,18 +65,29 @@ pub fn write(conn: &mut Connection, path: &str, collections: &Collections) -> Re
 
 /// Reads the player collections, `None` when the store has none.
 pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreError> {
-    let found: Option<i64> =
-        conn.query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'player_games'", [], |r| r.get(0)).optional().map_err(sql(path))?;
+    let found: Option<i64> = conn
+        .query_row(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'player_games'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(sql(path))?;
     if found.is_none() {
         return Ok(None);
     }
     let corrupt = |what: String| StoreError::Corrupt(format!("{path}: {what}"));
     let mut out = Collections::default();
-    let mut stmt = conn.prepare("SELECT name, spellings FROM player_names ORDER BY name").map_err(sql(path))?;
-    let names = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(sql(path))?;
+    let mut stmt = conn
+        .prepare("SELECT name, spellings FROM player_names ORDER BY name")
+        .map_err(sql(path))?;
+    let names = stmt
+        .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+        .map_err(sql(path))?;
     for row in names {
         let (name, spellings) = row.map_err(sql(path))?;
-        let spellings = serde_json::from_str(&spellings).map_err(|e| corrupt(format!("player_names {name}: {e}")))?;
+        let spellings = serde_json::from_str(&spellings)
+            .map_err(|e| corrupt(format!("player_names {name}: {e}")))?;
         out.players.push(Listed { name, spellings });
     }
     let mut stmt = conn
@@ -80,7 +101,8 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreE
             let game = super::explorer::reference(r, 2)?;
             let moves: Vec<u8> = r.get(13)?;
             let side = if r.get::<_, String>(1)? == "white" { Side::White } else { Side::Black };
-            let moves = moves.chunks_exact(2).map(|b| MoveKey(u16::from_le_bytes([b[0], b[1]]))).collect();
+            let moves =
+                moves.chunks_exact(2).map(|b| MoveKey(u16::from_le_bytes([b[0], b[1]]))).collect();
             Ok(CollectionGame { player: r.get(0)?, side, game, moves })
         })
         .map_err(sql(path))?;

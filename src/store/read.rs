@@ -89,7 +89,10 @@ impl Serialize for NodeJson {
 impl NodeJson {
     /// The full name (`Opening: Variation`), own or inherited.
     pub fn full_name(&self) -> Option<String> {
-        crate::graph::full_name(self.node.opening_name.as_deref(), self.node.variation_name.as_deref())
+        crate::graph::full_name(
+            self.node.opening_name.as_deref(),
+            self.node.variation_name.as_deref(),
+        )
     }
 }
 
@@ -138,12 +141,15 @@ impl Store {
         }
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
             .map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
-        conn.pragma_update(None, "mmap_size", mmap).map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
+        conn.pragma_update(None, "mmap_size", mmap)
+            .map_err(|source| StoreError::Sqlite { path: shown.clone(), source })?;
         Ok(Store { conn, path: shown })
     }
 
     /// The player collections' games, if the store has them ([`super::players`]).
-    pub fn players(&self) -> Result<Option<crate::repertoire::collection::Collections>, StoreError> {
+    pub fn players(
+        &self,
+    ) -> Result<Option<crate::repertoire::collection::Collections>, StoreError> {
         super::players::load(&self.conn, &self.path)
     }
 
@@ -156,7 +162,9 @@ impl Store {
     /// source covers (`coverage`, JSON), by key.
     pub fn meta(&self) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM meta").map_err(self.err())?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))).map_err(self.err())?;
+        let rows = stmt
+            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+            .map_err(self.err())?;
         rows.collect::<Result<_, _>>().map_err(self.err())
     }
 
@@ -186,7 +194,10 @@ impl Store {
 
     /// How many nodes the store has.
     pub fn node_count(&self) -> Result<u64, StoreError> {
-        self.conn.query_row("SELECT count(*) FROM opening_nodes", [], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(self.err())
+        self.conn
+            .query_row("SELECT count(*) FROM opening_nodes", [], |r| r.get::<_, i64>(0))
+            .map(|n| n.max(0) as u64)
+            .map_err(self.err())
     }
 
     /// The graph node on position identity `epd`, without its edges (their children are
@@ -207,23 +218,45 @@ impl Store {
             .prepare("SELECT name, description, white_plans, black_plans FROM pawn_structures ORDER BY name")
             .map_err(self.err())?;
         let rows = stmt
-            .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get::<_, String>(3)?)))
+            .query_map([], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ))
+            })
             .map_err(self.err())?;
         let plans = |text: String| -> Result<Vec<String>, StoreError> {
-            serde_json::from_str(&text).map_err(|e| StoreError::Corrupt(format!("{}: pawn_structures plans: {e}", self.path)))
+            serde_json::from_str(&text).map_err(|e| {
+                StoreError::Corrupt(format!("{}: pawn_structures plans: {e}", self.path))
+            })
         };
         let mut structures = Vec::new();
         for row in rows {
             let (name, description, white, black) = row.map_err(self.err())?;
-            structures.push(StructureJson { name, description, white_plans: plans(white)?, black_plans: plans(black)? });
+            structures.push(StructureJson {
+                name,
+                description,
+                white_plans: plans(white)?,
+                black_plans: plans(black)?,
+            });
         }
         Ok(structures)
     }
 
-    fn query_nodes(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
+    fn query_nodes(
+        &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<NodeJson>, StoreError> {
         let mut nodes = self.node_rows(condition, args)?;
         for node in &mut nodes {
-            node.children = self.child_rows("c.parent_id = ?1", &[&node.node.node_id])?.into_iter().map(|r| r.1).collect();
+            node.children = self
+                .child_rows("c.parent_id = ?1", &[&node.node.node_id])?
+                .into_iter()
+                .map(|r| r.1)
+                .collect();
             let parents = self.transposition_rows("c.child_id = ?1", &[&node.node.node_id])?;
             node.transpositions = only_transpositions(parents.into_iter().map(|r| r.1).collect());
         }
@@ -231,7 +264,11 @@ impl Store {
     }
 
     /// Node rows matching `condition`, without children and transpositions.
-    fn node_rows(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<NodeJson>, StoreError> {
+    fn node_rows(
+        &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<NodeJson>, StoreError> {
         let sql = format!(
             "SELECT {}, e.scid, e.aliases FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
              WHERE {condition} ORDER BY n.ply, n.moves",
@@ -245,7 +282,9 @@ impl Store {
                 Ok(NodeJson {
                     node: read_node(r)?,
                     scid: r.get(stored)?,
-                    aliases: aliases.and_then(|a| serde_json::from_str(&a).ok()).unwrap_or_default(),
+                    aliases: aliases
+                        .and_then(|a| serde_json::from_str(&a).ok())
+                        .unwrap_or_default(),
                     children: Vec::new(),
                     transpositions: Vec::new(),
                 })
@@ -255,7 +294,11 @@ impl Store {
     }
 
     /// Child edges matching `condition`, each with its parent's id, in rank order.
-    fn child_rows(&self, condition: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<(String, ChildJson)>, StoreError> {
+    fn child_rows(
+        &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(String, ChildJson)>, StoreError> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!(
@@ -270,19 +313,22 @@ impl Store {
                 let games: i64 = r.get(3)?;
                 let white: i64 = r.get(4)?;
                 let draws: i64 = r.get(5)?;
-                Ok((r.get(9)?, ChildJson {
-                    node_id: r.get(0)?,
-                    pgn_move: r.get(1)?,
-                    uci: r.get(2)?,
-                    game_count: games,
-                    white_win_pct: crate::record::pct(white as u64, games as u64),
-                    draw_pct: crate::record::pct(draws as u64, games as u64),
-                    avg_rating: r.get(6)?,
-                    opening_name: r.get(7)?,
-                    variation_name: r.get(8)?,
-                    stockfish_eval: r.get(10)?,
-                    is_dubious: r.get(11)?,
-                }))
+                Ok((
+                    r.get(9)?,
+                    ChildJson {
+                        node_id: r.get(0)?,
+                        pgn_move: r.get(1)?,
+                        uci: r.get(2)?,
+                        game_count: games,
+                        white_win_pct: crate::record::pct(white as u64, games as u64),
+                        draw_pct: crate::record::pct(draws as u64, games as u64),
+                        avg_rating: r.get(6)?,
+                        opening_name: r.get(7)?,
+                        variation_name: r.get(8)?,
+                        stockfish_eval: r.get(10)?,
+                        is_dubious: r.get(11)?,
+                    },
+                ))
             })
             .map_err(self.err())?;
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
@@ -315,14 +361,17 @@ impl Store {
                 };
                 let opening: Option<String> = r.get(4)?;
                 let variation: Option<String> = r.get(5)?;
-                Ok((r.get(6)?, TranspositionJson {
-                    node_id: r.get(0)?,
-                    moves: line,
-                    opening_name: opening.map(|o| match variation {
-                        Some(v) => format!("{o}: {v}"),
-                        None => o,
-                    }),
-                }))
+                Ok((
+                    r.get(6)?,
+                    TranspositionJson {
+                        node_id: r.get(0)?,
+                        moves: line,
+                        opening_name: opening.map(|o| match variation {
+                            Some(v) => format!("{o}: {v}"),
+                            None => o,
+                        }),
+                    },
+                ))
             })
             .map_err(self.err())?;
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
@@ -333,4 +382,3 @@ impl Store {
 fn only_transpositions(all: Vec<TranspositionJson>) -> Vec<TranspositionJson> {
     if all.len() >= 2 { all } else { Vec::new() }
 }
-

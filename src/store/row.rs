@@ -55,7 +55,9 @@ pub fn read_node(row: &rusqlite::Row<'_>) -> rusqlite::Result<NodeRecord> {
 /// A value read from SQLite as the node row's [`Cell`]; `None` for a blob, which no node
 /// column holds. The store's changelog compares values read back this way with the
 /// cells a rebuild writes, so both take their text from [`Cell::as_text`].
-pub fn cell_of(value: rusqlite::types::ValueRef<'_>) -> Result<Option<Cell<'_>>, std::str::Utf8Error> {
+pub fn cell_of(
+    value: rusqlite::types::ValueRef<'_>,
+) -> Result<Option<Cell<'_>>, std::str::Utf8Error> {
     use rusqlite::types::ValueRef;
     Ok(Some(match value {
         ValueRef::Null => Cell::Null,
@@ -67,7 +69,11 @@ pub fn cell_of(value: rusqlite::types::ValueRef<'_>) -> Result<Option<Cell<'_>>,
 }
 
 fn bad_cell(index: usize, name: &str, why: String) -> rusqlite::Error {
-    rusqlite::Error::FromSqlConversionFailure(index, rusqlite::types::Type::Null, format!("opening_nodes.{name}: {why}").into())
+    rusqlite::Error::FromSqlConversionFailure(
+        index,
+        rusqlite::types::Type::Null,
+        format!("opening_nodes.{name}: {why}").into(),
+    )
 }
 
 #[cfg(test)]
@@ -118,13 +124,17 @@ mod tests {
     fn a_node_row_reads_back_as_written() {
         let conn = rusqlite::Connection::open_in_memory().unwrap();
         conn.execute_batch(crate::store::schema::schema()).unwrap();
-        for record in [full_record(), NodeRecord { node_id: "empty".into(), ..NodeRecord::default() }] {
+        for record in
+            [full_record(), NodeRecord { node_id: "empty".into(), ..NodeRecord::default() }]
+        {
             let mut cells = Vec::new();
             node_cells(&record, &mut cells);
-            let mut insert = super::super::bulk::BulkInsert::new(&conn, &node_insert(), stored_count()).unwrap();
+            let mut insert =
+                super::super::bulk::BulkInsert::new(&conn, &node_insert(), stored_count()).unwrap();
             insert.row(&cells).unwrap();
             drop(insert);
-            let sql = format!("SELECT {} FROM opening_nodes n WHERE n.node_id = ?1", node_columns("n"));
+            let sql =
+                format!("SELECT {} FROM opening_nodes n WHERE n.node_id = ?1", node_columns("n"));
             let back = conn.query_row(&sql, [&record.node_id], |r| read_node(r)).unwrap();
             assert_eq!(back, record);
         }

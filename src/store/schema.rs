@@ -19,7 +19,9 @@ PRAGMA cache_size = -2048;
 /// [`crate::record::COLUMNS`], between [`TABLES_BEFORE_NODES`] and [`TABLES_AFTER_NODES`].
 pub fn schema() -> &'static str {
     static SCHEMA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    SCHEMA.get_or_init(|| format!("{TABLES_BEFORE_NODES}{}{TABLES_AFTER_NODES}", super::row::node_table()))
+    SCHEMA.get_or_init(|| {
+        format!("{TABLES_BEFORE_NODES}{}{TABLES_AFTER_NODES}", super::row::node_table())
+    })
 }
 
 /// The store's settings and its first table, before the node table.

@@ -8,12 +8,14 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
-use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS, schema};
+use super::schema::{
+    EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS, schema,
+};
+use crate::eco::EcoSkeleton;
+use crate::engine::Annotations;
 use crate::position;
 use crate::record::NodeRecord;
 use crate::record::column::Column;
-use crate::eco::EcoSkeleton;
-use crate::engine::Annotations;
 use crate::structure::StructureTags;
 use crate::tree::Tree;
 use crate::validate::report::StubNode;
@@ -46,7 +48,10 @@ fn open_writer(path: &Path) -> Result<Connection, StoreError> {
 
 /// The columns of [`TRACKED_FIELDS`], in its order.
 fn tracked_columns() -> Vec<&'static Column<NodeRecord>> {
-    TRACKED_FIELDS.iter().map(|name| crate::record::column(name).expect("tracked fields are node columns")).collect()
+    TRACKED_FIELDS
+        .iter()
+        .map(|name| crate::record::column(name).expect("tracked fields are node columns"))
+        .collect()
 }
 
 /// The `tracked` columns of `record` as text, as the changelog records them.
@@ -54,11 +59,16 @@ fn tracked_values(tracked: &[&Column<NodeRecord>], r: &NodeRecord) -> Vec<Option
     tracked.iter().map(|column| (column.cell)(r).as_text()).collect()
 }
 
-type PreviousStore = (HashMap<String, Vec<Option<String>>>, Vec<(i64, String, String, Option<String>, Option<String>)>, i64);
+type PreviousStore = (
+    HashMap<String, Vec<Option<String>>>,
+    Vec<(i64, String, String, Option<String>, Option<String>)>,
+    i64,
+);
 
 /// Reads the tracked values and the changelog of an existing store, if it is readable.
 fn read_previous(path: &Path) -> Option<PreviousStore> {
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
+    let conn =
+        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
     let columns = TRACKED_FIELDS.join(", ");
     let mut stmt = conn.prepare(&format!("SELECT node_id, {columns} FROM opening_nodes")).ok()?;
     let mut values = HashMap::new();
@@ -67,7 +77,8 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
             let id: String = row.get(0)?;
             let mut v = Vec::with_capacity(TRACKED_FIELDS.len());
             for i in 1..=TRACKED_FIELDS.len() {
-                let cell = super::row::cell_of(row.get_ref(i)?).map_err(|e| rusqlite::Error::Utf8Error(i, e))?;
+                let cell = super::row::cell_of(row.get_ref(i)?)
+                    .map_err(|e| rusqlite::Error::Utf8Error(i, e))?;
                 v.push(cell.and_then(Cell::as_text));
             }
             Ok((id, v))
@@ -78,7 +89,9 @@ fn read_previous(path: &Path) -> Option<PreviousStore> {
         values.insert(id, v);
     }
     let mut stmt = conn
-        .prepare("SELECT build, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid")
+        .prepare(
+            "SELECT build, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid",
+        )
         .ok()?;
     let log = stmt
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
@@ -111,9 +124,12 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     conn.execute_batch(schema()).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     {
-        let mut insert =
-            BulkInsert::new(&tx, "INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", 9)
-                .map_err(sql(&tmp))?;
+        let mut insert = BulkInsert::new(
+            &tx,
+            "INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            9,
+        )
+        .map_err(sql(&tmp))?;
         let mut aliases = Vec::new();
         // Primary-key order makes every insert an append to the b-tree.
         for i in id_order(&ids) {
@@ -195,7 +211,8 @@ pub fn write_records(
     }
     // Both named by the process that writes them, so a killed make's are swept away.
     let tmp = crate::files::temp::for_file(path);
-    let side = crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-side.sqlite");
+    let side =
+        crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-side.sqlite");
     let previous = if path.exists() { read_previous(path) } else { None };
     // Stubs come after the tree's nodes, so tree indices stay record indices.
     let mut records = std::borrow::Cow::Borrowed(records);
@@ -216,8 +233,10 @@ pub fn write_records(
     // The entry part already holds the schema and the full entry table:
     // a copy of it is the start of the store (a file copy, where a transfer would
     // re-insert every cell).
-    std::fs::copy(entries, &tmp).map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
-    let mut summary = WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
+    std::fs::copy(entries, &tmp)
+        .map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
+    let mut summary =
+        WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
 
     let (main, side_rows) = std::thread::scope(|scope| {
         let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
@@ -226,15 +245,22 @@ pub fn write_records(
     });
     let mut conn = main?;
     summary.edges = side_rows?;
-    let side_text = side.to_str().ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")))?;
+    let side_text =
+        side.to_str().ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")))?;
     conn.execute("ATTACH DATABASE ?1 AS side", [side_text]).map_err(sql(&tmp))?;
     let tx = conn.transaction().map_err(sql(&tmp))?;
     tx.execute_batch(EDGE_INDEXES).map_err(sql(&tmp))?;
-    tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;").map_err(sql(&tmp))?;
+    tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;")
+        .map_err(sql(&tmp))?;
     tx.commit().map_err(sql(&tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
     if let Some(index) = parts.explorer {
-        super::explorer::write(&mut conn, &tmp.display().to_string(), &ids.text[..tree.nodes.len()], index)?;
+        super::explorer::write(
+            &mut conn,
+            &tmp.display().to_string(),
+            &ids.text[..tree.nodes.len()],
+            index,
+        )?;
     }
     if let Some(players) = parts.players {
         super::players::write(&mut conn, &tmp.display().to_string(), players)?;
@@ -264,7 +290,9 @@ fn write_main(
     let build = previous.map_or(1, |p| p.2 + 1);
     let tx = conn.transaction().map_err(sql(tmp))?;
     {
-        let mut insert_node = BulkInsert::new(&tx, &super::row::node_insert(), super::row::stored_count()).map_err(sql(tmp))?;
+        let mut insert_node =
+            BulkInsert::new(&tx, &super::row::node_insert(), super::row::stored_count())
+                .map_err(sql(tmp))?;
         let mut cells = Vec::new();
         // Primary-key order makes every insert an append to the b-tree.
         for r in ids.order.iter().map(|&i| &records[i]) {
@@ -273,14 +301,19 @@ fn write_main(
             insert_node.row(&cells).map_err(sql(tmp))?;
         }
         let mut insert_transposition =
-            BulkInsert::new(&tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3).map_err(sql(tmp))?;
+            BulkInsert::new(&tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3)
+                .map_err(sql(tmp))?;
         for (target, a, b) in tree.transpositions() {
             let (a, b) = (ids.text[a as usize], ids.text[b as usize]);
             let (a, b) = if a < b { (a, b) } else { (b, a) };
-            insert_transposition.row(&[a.into(), b.into(), ids.text[target as usize].into()]).map_err(sql(tmp))?;
+            insert_transposition
+                .row(&[a.into(), b.into(), ids.text[target as usize].into()])
+                .map_err(sql(tmp))?;
             summary.transpositions += 1;
         }
-        let mut insert_log = tx.prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)").map_err(sql(tmp))?;
+        let mut insert_log = tx
+            .prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)")
+            .map_err(sql(tmp))?;
         if let Some((old_values, old_log, _)) = previous {
             for row in old_log {
                 insert_log.execute(params![row.0, row.1, row.2, row.3, row.4]).map_err(sql(tmp))?;
@@ -304,7 +337,8 @@ fn write_main(
                 }
             }
             let current: std::collections::HashSet<&str> = ids.text.iter().copied().collect();
-            let mut removed: Vec<&String> = old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
+            let mut removed: Vec<&String> =
+                old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
             removed.sort();
             for id in removed {
                 insert_log
@@ -342,8 +376,11 @@ impl<'a> NodeIds<'a> {
 /// with dashes at fixed places, so its text order is the order of its 128-bit value,
 /// which sorts several times faster than the text.
 fn id_order<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
-    let values: Option<Vec<(u128, usize)>> =
-        ids.iter().enumerate().map(|(i, id)| Some((uuid::Uuid::try_parse(id.as_ref()).ok()?.as_u128(), i))).collect();
+    let values: Option<Vec<(u128, usize)>> = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| Some((uuid::Uuid::try_parse(id.as_ref()).ok()?.as_u128(), i)))
+        .collect();
     match values {
         Some(mut values) => {
             values.sort_unstable();
@@ -367,23 +404,33 @@ struct StubEdge<'a> {
 /// The side database: the same schema, holding only the edge rows (in primary key
 /// order, so that every insert, and later every transferred cell, is an append) and
 /// their index. Returns the number of edges.
-fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side: &Path) -> Result<usize, StoreError> {
+fn write_side(
+    tree: &Tree,
+    ids: &NodeIds<'_>,
+    stub_edges: &[StubEdge<'_>],
+    side: &Path,
+) -> Result<usize, StoreError> {
     let mut conn = open_writer(side)?;
     conn.execute_batch(schema()).map_err(sql(side))?;
     let tx = conn.transaction().map_err(sql(side))?;
     let mut edges = 0;
     {
-        let mut insert_edge =
-            BulkInsert::new(&tx, "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)", 10)
-                .map_err(sql(side))?;
+        let mut insert_edge = BulkInsert::new(
+            &tx,
+            "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            10,
+        )
+        .map_err(sql(side))?;
         // Stubs (after the tree's nodes) have no children of their own.
         for &i in ids.order.iter().filter(|&&i| i < tree.nodes.len()) {
             let node = &tree.nodes[i];
-            let mut children: Vec<(usize, &crate::tree::Edge)> = node.children.iter().enumerate().collect();
+            let mut children: Vec<(usize, &crate::tree::Edge)> =
+                node.children.iter().enumerate().collect();
             children.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
             for (rank, edge) in children {
                 let s = edge.stats.unwrap_or_default();
-                let avg = (s.rated_games > 0).then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
+                let avg = (s.rated_games > 0)
+                    .then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
                     .row(&[
                         ids.text[i].into(),
@@ -404,7 +451,9 @@ fn write_side(tree: &Tree, ids: &NodeIds<'_>, stub_edges: &[StubEdge<'_>], side:
         // Ranked after the tree's moves: a stub is what the tree lacks, not what is played most.
         let mut next_rank: HashMap<u32, usize> = HashMap::new();
         for e in stub_edges {
-            let rank = next_rank.entry(e.parent).or_insert_with(|| tree.nodes[e.parent as usize].children.len());
+            let rank = next_rank
+                .entry(e.parent)
+                .or_insert_with(|| tree.nodes[e.parent as usize].children.len());
             let o = e.stub.outcomes;
             insert_edge
                 .row(&[
@@ -435,7 +484,12 @@ fn insert_structures(tx: &rusqlite::Transaction<'_>) -> rusqlite::Result<()> {
     let mut insert = tx.prepare("INSERT INTO pawn_structures VALUES (?1, ?2, ?3, ?4)")?;
     for s in crate::structure::STRUCTURES.iter().chain([&crate::structure::UNKNOWN]) {
         let plans = |p: &[&str]| serde_json::to_string(p).expect("plans serialize");
-        insert.execute(params![s.name, s.description, plans(s.white_plans), plans(s.black_plans)])?;
+        insert.execute(params![
+            s.name,
+            s.description,
+            plans(s.white_plans),
+            plans(s.black_plans)
+        ])?;
     }
     Ok(())
 }
@@ -446,8 +500,17 @@ mod tests {
 
     #[test]
     fn id_order_is_text_order() {
-        let epds = ["a", "b", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -", "x y z", "", "0", "ff"];
-        let ids: Vec<String> = (0..500).map(|i| position::node_id(&format!("{}{i}", epds[i % epds.len()]))).collect();
+        let epds = [
+            "a",
+            "b",
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -",
+            "x y z",
+            "",
+            "0",
+            "ff",
+        ];
+        let ids: Vec<String> =
+            (0..500).map(|i| position::node_id(&format!("{}{i}", epds[i % epds.len()]))).collect();
         let mut by_text: Vec<usize> = (0..ids.len()).collect();
         by_text.sort_by(|&a, &b| ids[a].cmp(&ids[b]));
         assert_eq!(id_order(&ids), by_text);

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use shakmaty::{Bitboard, Board, Chess, Color, Position, Rank};
 
 pub use catalog::{STRUCTURES, Structure, UNKNOWN};
-pub use rules::{RULES, Rule};
 use pattern::SidePattern;
+pub use rules::{RULES, Rule};
 use skeleton::{Skeleton, SkeletonTable};
 
 /// A rule with both sides compiled.
@@ -38,8 +38,10 @@ static COMPILED: LazyLock<Vec<Compiled>> = LazyLock::new(|| {
         .map(|rule| Compiled {
             rule,
             // The table is code, checked by this module's tests; a bad token is a bug.
-            white: SidePattern::parse(rule.white).unwrap_or_else(|e| panic!("rule {}: {e}", rule.id)),
-            black: SidePattern::parse(rule.black).unwrap_or_else(|e| panic!("rule {}: {e}", rule.id)),
+            white: SidePattern::parse(rule.white)
+                .unwrap_or_else(|e| panic!("rule {}: {e}", rule.id)),
+            black: SidePattern::parse(rule.black)
+                .unwrap_or_else(|e| panic!("rule {}: {e}", rule.id)),
         })
         .collect()
 });
@@ -91,16 +93,22 @@ impl Tag {
 /// 1. f4 and 1...f5 fight for the centre as much as the d- and e-pawns do.
 pub fn centre_is_engaged(board: &Board) -> bool {
     let home = |color: Color| {
-        let rank = Bitboard::from_rank(if color == Color::White { Rank::Second } else { Rank::Seventh });
+        let rank =
+            Bitboard::from_rank(if color == Color::White { Rank::Second } else { Rank::Seventh });
         let centre = Bitboard(0x3c3c_3c3c_3c3c_3c3c); // the c-, d-, e- and f-files
         rank & centre
     };
-    [Color::White, Color::Black].into_iter().all(|c| !(board.pawns() & board.by_color(c)).is_superset(home(c)))
+    [Color::White, Color::Black]
+        .into_iter()
+        .all(|c| !(board.pawns() & board.by_color(c)).is_superset(home(c)))
 }
 
 /// The first rule whose conditions hold for both sides of `board` (no centre check).
 pub fn by_rules(board: &Board) -> Option<&'static Rule> {
-    COMPILED.iter().find(|c| c.white.matches(board, Color::White) && c.black.matches(board, Color::Black)).map(|c| c.rule)
+    COMPILED
+        .iter()
+        .find(|c| c.white.matches(board, Color::White) && c.black.matches(board, Color::Black))
+        .map(|c| c.rule)
 }
 
 /// Names structures: a pipeline's labels over okb's table and rules.
@@ -116,7 +124,11 @@ impl Classifier {
         let board = pos.board();
         let skeleton = Skeleton::of(board);
         if let Some(entry) = self.labels.exact(&skeleton) {
-            return Tag { structure: entry.structure, confidence: Some(Confidence::Label), rule: None };
+            return Tag {
+                structure: entry.structure,
+                confidence: Some(Confidence::Label),
+                rule: None,
+            };
         }
         if !centre_is_engaged(board) {
             return Tag::UNKNOWN;
@@ -130,11 +142,19 @@ impl Classifier {
         // names something else, its explicit conditions (the Catalan's g3 against the
         // Semi-Slav's g2 one square back) outrank a one-pawn resemblance.
         match (table.near(&skeleton), by_rules(board)) {
-            (Some(entry), Some(rule)) if entry.structure.name == rule.structure => {
-                Tag { structure: entry.structure, confidence: Some(Confidence::Near), rule: Some(rule) }
+            (Some(entry), Some(rule)) if entry.structure.name == rule.structure => Tag {
+                structure: entry.structure,
+                confidence: Some(Confidence::Near),
+                rule: Some(rule),
+            },
+            (_, Some(rule)) => Tag {
+                structure: structure(rule.structure),
+                confidence: Some(Confidence::Rule),
+                rule: Some(rule),
+            },
+            (Some(entry), None) => {
+                Tag { structure: entry.structure, confidence: Some(Confidence::Near), rule: None }
             }
-            (_, Some(rule)) => Tag { structure: structure(rule.structure), confidence: Some(Confidence::Rule), rule: Some(rule) },
-            (Some(entry), None) => Tag { structure: entry.structure, confidence: Some(Confidence::Near), rule: None },
             (None, None) => Tag::UNKNOWN,
         }
     }
@@ -213,8 +233,13 @@ pub fn tag_tree(tree: &crate::tree::Tree, classifier: &Classifier) -> StructureT
         .filter(|(_, n)| n.children.is_empty())
         .map(|(i, n)| {
             // Node FENs are written by okb itself; an unreadable one is still tagged.
-            let tag = crate::position::parse_fen(&n.fen).map_or(Tag::UNKNOWN, |pos| classifier.classify(&pos));
-            NodeTag { node: i as u32, structure: tag.structure.name.to_string(), confidence: tag.confidence }
+            let tag = crate::position::parse_fen(&n.fen)
+                .map_or(Tag::UNKNOWN, |pos| classifier.classify(&pos));
+            NodeTag {
+                node: i as u32,
+                structure: tag.structure.name.to_string(),
+                confidence: tag.confidence,
+            }
         })
         .collect();
     StructureTags { terminal }
@@ -229,7 +254,13 @@ mod tests {
         for rule in RULES {
             SidePattern::parse(rule.white).unwrap();
             SidePattern::parse(rule.black).unwrap();
-            assert_ne!(structure(rule.structure).name, UNKNOWN.name, "rule {} names {:?}", rule.id, rule.structure);
+            assert_ne!(
+                structure(rule.structure).name,
+                UNKNOWN.name,
+                "rule {} names {:?}",
+                rule.id,
+                rule.structure
+            );
         }
         for s in STRUCTURES {
             assert!(RULES.iter().any(|r| r.structure == s.name), "{} has no rule", s.name);

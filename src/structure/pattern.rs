@@ -36,7 +36,9 @@ fn square(text: &str) -> Result<Square, PatternError> {
 }
 
 fn squares(text: &str) -> Result<Bitboard, PatternError> {
-    text.split('|').map(square).try_fold(Bitboard::EMPTY, |set, sq| Ok(set | Bitboard::from_square(sq?)))
+    text.split('|')
+        .map(square)
+        .try_fold(Bitboard::EMPTY, |set, sq| Ok(set | Bitboard::from_square(sq?)))
 }
 
 impl SidePattern {
@@ -56,7 +58,11 @@ impl SidePattern {
             } else if let Some(rest) = token.strip_prefix('-') {
                 pattern.no_pawns |= match rest.len() {
                     1 => {
-                        let file = rest.chars().next().and_then(File::from_char).ok_or_else(|| PatternError(token.to_string()))?;
+                        let file = rest
+                            .chars()
+                            .next()
+                            .and_then(File::from_char)
+                            .ok_or_else(|| PatternError(token.to_string()))?;
                         Bitboard::from_file(file)
                     }
                     _ => squares(rest)?,
@@ -90,8 +96,17 @@ mod tests {
         let p = SidePattern::parse("d4 -c -f4 e2|e3 B:f4|g3").unwrap();
         assert_eq!(p.pawns, Bitboard::from_square(Square::D4));
         assert_eq!(p.no_pawns, Bitboard::from_file(File::C) | Bitboard::from_square(Square::F4));
-        assert_eq!(p.some_pawn, vec![Bitboard::from_square(Square::E2) | Bitboard::from_square(Square::E3)]);
-        assert_eq!(p.some_piece, vec![(Role::Bishop, Bitboard::from_square(Square::F4) | Bitboard::from_square(Square::G3))]);
+        assert_eq!(
+            p.some_pawn,
+            vec![Bitboard::from_square(Square::E2) | Bitboard::from_square(Square::E3)]
+        );
+        assert_eq!(
+            p.some_piece,
+            vec![(
+                Role::Bishop,
+                Bitboard::from_square(Square::F4) | Bitboard::from_square(Square::G3)
+            )]
+        );
     }
 
     #[test]

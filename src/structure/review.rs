@@ -59,7 +59,9 @@ pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags, classifier: &Classifi
         .filter(|t| t.structure == UNKNOWN.name || t.confidence == Some(Confidence::Near))
         .map(|t| {
             let n = &tree.nodes[t.node as usize];
-            let nearest = crate::position::parse_fen(&n.fen).ok().and_then(|pos| classifier.nearest(&pos).map(|(e, d)| (e.structure.name, e.origin.clone(), d)));
+            let nearest = crate::position::parse_fen(&n.fen).ok().and_then(|pos| {
+                classifier.nearest(&pos).map(|(e, d)| (e.structure.name, e.origin.clone(), d))
+            });
             ReviewEntry {
                 node_id: crate::position::node_id(&n.epd),
                 fen: &n.fen,
@@ -75,8 +77,19 @@ pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags, classifier: &Classifi
             }
         })
         .collect();
-    unknown.sort_by(|a, b| (a.confidence.is_some(), b.game_count, a.moves).cmp(&(b.confidence.is_some(), a.game_count, b.moves)));
-    Review { terminal_nodes: tags.terminal.len(), by_structure: tags.counts(), by_confidence: by_confidence(tags), unknown }
+    unknown.sort_by(|a, b| {
+        (a.confidence.is_some(), b.game_count, a.moves).cmp(&(
+            b.confidence.is_some(),
+            a.game_count,
+            b.moves,
+        ))
+    });
+    Review {
+        terminal_nodes: tags.terminal.len(),
+        by_structure: tags.counts(),
+        by_confidence: by_confidence(tags),
+        unknown,
+    }
 }
 
 fn by_confidence(tags: &StructureTags) -> Vec<(&'static str, usize)> {
@@ -104,8 +117,14 @@ impl Review<'_> {
         }
         let how: Vec<String> = self.by_confidence.iter().map(|(c, n)| format!("{c} {n}")).collect();
         out.push_str(&format!("\nfound by: {}\n", how.join(", ")));
-        out.push_str(&format!("\nPositions to review ({}): Unknown, then near skeletons, most played first\n\n", self.unknown.len()));
-        out.push_str(&format!("{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n", "games", "eco", "structure", "nearest", "dist", "moves"));
+        out.push_str(&format!(
+            "\nPositions to review ({}): Unknown, then near skeletons, most played first\n\n",
+            self.unknown.len()
+        ));
+        out.push_str(&format!(
+            "{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n",
+            "games", "eco", "structure", "nearest", "dist", "moves"
+        ));
         for e in &self.unknown {
             let cut = |s: &str| s.chars().take(24).collect::<String>();
             let distance = e.distance.map_or("-".to_string(), |d| d.to_string());
@@ -125,8 +144,22 @@ impl Review<'_> {
     /// The form to fill in: tab-separated, an empty `label` column first, the position
     /// (`fen`, `moves`) and what helps decide. `structure-labels` sources read it back.
     pub fn to_form(&self) -> Vec<u8> {
-        let mut writer = csv::WriterBuilder::new().delimiter(b'\t').quote_style(csv::QuoteStyle::Never).from_writer(Vec::new());
-        let header = ["label", "games", "structure", "confidence", "nearest", "distance", "eco", "opening", "moves", "fen"];
+        let mut writer = csv::WriterBuilder::new()
+            .delimiter(b'\t')
+            .quote_style(csv::QuoteStyle::Never)
+            .from_writer(Vec::new());
+        let header = [
+            "label",
+            "games",
+            "structure",
+            "confidence",
+            "nearest",
+            "distance",
+            "eco",
+            "opening",
+            "moves",
+            "fen",
+        ];
         writer.write_record(header).expect("writing to memory");
         for e in &self.unknown {
             let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");

@@ -52,7 +52,10 @@ impl Skeleton {
 
 /// `now` is `was` with one pawn of `color` moved forward on the a-, b-, g- or h-file.
 fn wing_pawn_advanced(now: Bitboard, was: Bitboard, color: Color) -> bool {
-    let (Some(to), Some(from)) = ((now & !was).single_square(), (was & !now).single_square()) else { return false };
+    let (Some(to), Some(from)) = ((now & !was).single_square(), (was & !now).single_square())
+    else {
+        return false;
+    };
     let wing = matches!(to.file(), File::A | File::B | File::G | File::H);
     let forward = match color {
         Color::White => to.rank() > from.rank(),
@@ -117,7 +120,8 @@ impl SkeletonTable {
 /// The position a SAN movetext (`1. e4 c5 2. Nf3`) reaches from the start.
 pub fn position_after(movetext: &str) -> Result<Chess, String> {
     let tokens = crate::eco::line::move_tokens(movetext);
-    let moves = crate::eco::line::play_san(&tokens).map_err(|e| format!("move {} {:?}: {}", e.ply + 1, e.token, e.reason))?;
+    let moves = crate::eco::line::play_san(&tokens)
+        .map_err(|e| format!("move {} {:?}: {}", e.ply + 1, e.token, e.reason))?;
     let mut pos = Chess::default();
     for m in &moves {
         pos.play_unchecked(*m);
@@ -133,14 +137,25 @@ const BUILTIN_TSV: &str = include_str!("skeletons.tsv");
 pub fn builtin() -> &'static SkeletonTable {
     static TABLE: LazyLock<SkeletonTable> = LazyLock::new(|| {
         let mut table = SkeletonTable::default();
-        for (at, row) in BUILTIN_TSV.lines().enumerate().skip(1).filter(|(_, l)| !l.trim().is_empty()) {
+        for (at, row) in
+            BUILTIN_TSV.lines().enumerate().skip(1).filter(|(_, l)| !l.trim().is_empty())
+        {
             // The file is code, checked by this module's tests: a bad row is a bug.
-            let (name, moves) = row.split_once('\t').unwrap_or_else(|| panic!("skeletons.tsv:{}: no tab", at + 1));
+            let (name, moves) =
+                row.split_once('\t').unwrap_or_else(|| panic!("skeletons.tsv:{}: no tab", at + 1));
             let structure = super::structure(name);
-            assert_ne!(structure.name, super::UNKNOWN.name, "skeletons.tsv:{}: unknown structure {name:?}", at + 1);
-            let pos = position_after(moves).unwrap_or_else(|e| panic!("skeletons.tsv:{}: {e}", at + 1));
+            assert_ne!(
+                structure.name,
+                super::UNKNOWN.name,
+                "skeletons.tsv:{}: unknown structure {name:?}",
+                at + 1
+            );
+            let pos =
+                position_after(moves).unwrap_or_else(|e| panic!("skeletons.tsv:{}: {e}", at + 1));
             let origin = format!("skeletons.tsv:{}", at + 1);
-            if let Err(first) = table.insert(Entry { skeleton: Skeleton::of(pos.board()), structure, origin }) {
+            if let Err(first) =
+                table.insert(Entry { skeleton: Skeleton::of(pos.board()), structure, origin })
+            {
                 panic!("skeletons.tsv:{}: skeleton already labelled at {}", at + 1, first.origin);
             }
         }
@@ -169,7 +184,10 @@ mod tests {
         assert!(!classical.is_near(&najdorf), "...a6 not yet played");
         assert!(!e5.is_near(&najdorf), "a centre pawn moved");
         assert!(!najdorf.is_near(&najdorf), "exact is not near");
-        assert_eq!((classical.distance(&najdorf), e5.distance(&najdorf), h3.distance(&najdorf)), (1, 1, 1));
+        assert_eq!(
+            (classical.distance(&najdorf), e5.distance(&najdorf), h3.distance(&najdorf)),
+            (1, 1, 1)
+        );
     }
 
     #[test]
@@ -186,7 +204,12 @@ mod tests {
             let (name, moves) = row.split_once('\t').unwrap();
             let pos = position_after(moves).unwrap();
             assert!(super::super::centre_is_engaged(pos.board()), "skeletons.tsv:{}", at + 1);
-            assert_eq!(super::super::by_rules(pos.board()).map(|r| r.structure), Some(name), "skeletons.tsv:{}: {moves}", at + 1);
+            assert_eq!(
+                super::super::by_rules(pos.board()).map(|r| r.structure),
+                Some(name),
+                "skeletons.tsv:{}: {moves}",
+                at + 1
+            );
         }
     }
 
@@ -196,11 +219,18 @@ mod tests {
         assert!(table.entries().len() >= super::super::STRUCTURES.len());
         for s in super::super::STRUCTURES {
             // London and Colle share skeletons and differ by a bishop: rules only.
-            let by_pieces = super::super::RULES.iter().filter(|r| r.structure == s.name).all(|r| r.white.contains(':') || r.black.contains(':'));
+            let by_pieces = super::super::RULES
+                .iter()
+                .filter(|r| r.structure == s.name)
+                .all(|r| r.white.contains(':') || r.black.contains(':'));
             if by_pieces {
                 continue;
             }
-            assert!(table.entries().iter().any(|e| e.structure.name == s.name), "no labelled skeleton for {}", s.name);
+            assert!(
+                table.entries().iter().any(|e| e.structure.name == s.name),
+                "no labelled skeleton for {}",
+                s.name
+            );
         }
     }
 }

@@ -20,9 +20,9 @@ use shakmaty::Move;
 
 use crate::eco::EcoSkeleton;
 use crate::games::GamesError;
+use crate::games::filter::GameResult;
 use crate::games::input::{Chunk, ChunkBatches, DEFAULT_CHUNK_BYTES};
 use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
-use crate::games::filter::GameResult;
 use crate::games::report::BadGames;
 use crate::games::stats::Outcomes;
 use crate::position::KeyMap;
@@ -68,7 +68,8 @@ impl TreeNames {
         for (i, node) in tree.nodes.iter().enumerate() {
             let Ok(pos) = crate::position::parse_fen(&node.fen) else { continue };
             t.nodes.insert(crate::position::key(&pos).0, i as u32);
-            let mut names: Vec<String> = node.opening.iter().map(|o| normalise(o.name.trim_end_matches(" (i)"))).collect();
+            let mut names: Vec<String> =
+                node.opening.iter().map(|o| normalise(o.name.trim_end_matches(" (i)"))).collect();
             if let Some(e) = node.entry.and_then(|e| skeleton.entries.get(e as usize)) {
                 names.push(normalise(&e.name));
                 names.extend(e.aliases.values().map(|a| normalise(a)));
@@ -187,7 +188,9 @@ fn tag_value<'a>(game: &'a [u8], name: &str) -> Option<&'a str> {
             break;
         }
         let rest = &line[1..];
-        if rest.starts_with(name.as_bytes()) && rest.get(name.len()).is_some_and(u8::is_ascii_whitespace) {
+        if rest.starts_with(name.as_bytes())
+            && rest.get(name.len()).is_some_and(u8::is_ascii_whitespace)
+        {
             let value = rest[name.len()..].trim_ascii().strip_prefix(b"\"")?;
             let end = value.iter().rposition(|&b| b == b'"')?;
             return std::str::from_utf8(&value[..end]).ok();
@@ -207,7 +210,9 @@ fn validate_chunk(names: &TreeNames, max_ply: usize, file: &str, chunk: &Chunk) 
         if end != GameEnd::Done {
             return;
         }
-        let Some(tag) = tag_value(&data[offset..], "Opening").filter(|t| !t.trim().is_empty() && *t != "?") else {
+        let Some(tag) =
+            tag_value(&data[offset..], "Opening").filter(|t| !t.trim().is_empty() && *t != "?")
+        else {
             return;
         };
         counts.games_tagged += 1;
@@ -224,7 +229,12 @@ fn validate_chunk(names: &TreeNames, max_ply: usize, file: &str, chunk: &Chunk) 
                     Some(GameResult::BlackWins) => outcomes.black = 1,
                     Some(GameResult::Unknown) | None => {}
                 }
-                let pair = Pair { games: 1, line: g.moves[..exit].to_vec(), eco: BTreeMap::from([(eco, 1)]), outcomes };
+                let pair = Pair {
+                    games: 1,
+                    line: g.moves[..exit].to_vec(),
+                    eco: BTreeMap::from([(eco, 1)]),
+                    outcomes,
+                };
                 pairs.push(((g.keys[exit], tag.trim().to_string()), pair));
             }
         }
@@ -237,11 +247,19 @@ fn validate_chunk(names: &TreeNames, max_ply: usize, file: &str, chunk: &Chunk) 
 }
 
 /// Validates the games of `paths` (in order) against `names`.
-pub fn validate_files(names: &TreeNames, paths: &[PathBuf], max_ply: usize) -> Result<Validation, GamesError> {
+pub fn validate_files(
+    names: &TreeNames,
+    paths: &[PathBuf],
+    max_ply: usize,
+) -> Result<Validation, GamesError> {
     let mut total = Validation::default();
-    let mut batches = ChunkBatches::new(paths, DEFAULT_CHUNK_BYTES, 2 * rayon::current_num_threads().max(1));
+    let mut batches =
+        ChunkBatches::new(paths, DEFAULT_CHUNK_BYTES, 2 * rayon::current_num_threads().max(1));
     while let Some(batch) = batches.next_batch()? {
-        let parts: Vec<Validation> = batch.par_iter().map(|(file, chunk)| validate_chunk(names, max_ply, file, chunk)).collect();
+        let parts: Vec<Validation> = batch
+            .par_iter()
+            .map(|(file, chunk)| validate_chunk(names, max_ply, file, chunk))
+            .collect();
         for part in parts {
             total.merge(part);
         }

@@ -77,7 +77,12 @@ pub struct StubNode {
 }
 
 /// Builds the report of `validation` over `tree`.
-pub fn build(validation: &Validation, tree: &Tree, names: &TreeNames, params: &ValidateParams) -> ValidationReport {
+pub fn build(
+    validation: &Validation,
+    tree: &Tree,
+    names: &TreeNames,
+    params: &ValidateParams,
+) -> ValidationReport {
     let mut missing = Vec::new();
     let mut below = 0;
     for key in &validation.order {
@@ -105,7 +110,11 @@ pub fn build(validation: &Validation, tree: &Tree, names: &TreeNames, params: &V
                 .and_then(|&i| tree.nodes[i as usize].opening.as_ref())
                 .map(|o| o.name.clone());
         }
-        let eco = pair.eco.iter().max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0))).map_or("?".into(), |(e, _)| e.clone());
+        let eco = pair
+            .eco
+            .iter()
+            .max_by(|a, b| a.1.cmp(b.1).then(b.0.cmp(a.0)))
+            .map_or("?".into(), |(e, _)| e.clone());
         missing.push(MissingVariation {
             name: key.1.clone(),
             eco,
@@ -156,9 +165,17 @@ impl ValidationReport {
         let c = &self.counts;
         let mut out = format!(
             "Validation against Opening tags: {} games read, {} tagged, {} known, {} renamed, {} missing, {} corrupt\n",
-            c.games_read, c.games_tagged, c.games_known, c.games_renamed, c.games_missing, self.corrupt_games
+            c.games_read,
+            c.games_tagged,
+            c.games_known,
+            c.games_renamed,
+            c.games_missing,
+            self.corrupt_games
         );
-        out.push_str(&format!("Named variations the tree lacks, reached by at least {} games", self.min_games));
+        out.push_str(&format!(
+            "Named variations the tree lacks, reached by at least {} games",
+            self.min_games
+        ));
         // The pairs under the threshold are counted, never listed: say so, and how to see them.
         match self.pairs_below_threshold {
             0 => out.push_str(":\n\n"),
@@ -189,7 +206,10 @@ impl ValidationReport {
         for m in self.missing.iter().filter(|m| m.stub) {
             // The moves were written from legal moves above; a line that does not replay
             // (a report edited by hand and read back) is no stub.
-            let Ok(moves) = crate::eco::line::play_san(&crate::eco::line::move_tokens(&m.moves)) else { continue };
+            let Ok(moves) = crate::eco::line::play_san(&crate::eco::line::move_tokens(&m.moves))
+            else {
+                continue;
+            };
             let Some((last, before)) = moves.split_last() else { continue };
             let mut parent = Chess::default();
             for mv in before {
@@ -223,7 +243,12 @@ impl ValidationReport {
     pub fn to_stub_tsv(&self) -> Vec<u8> {
         let mut out = String::from("eco\tname\tpgn\n");
         for m in &self.missing {
-            out.push_str(&format!("{}\t{} (stub)\t{}\n", m.eco, m.name.replace('\t', " "), m.moves));
+            out.push_str(&format!(
+                "{}\t{} (stub)\t{}\n",
+                m.eco,
+                m.name.replace('\t', " "),
+                m.moves
+            ));
         }
         out.into_bytes()
     }

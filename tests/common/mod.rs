@@ -29,7 +29,10 @@ pub fn mini_sources() -> String {
 /// fixtures/games/classify.pgn: games with Opening tags, a transposition, an illegal
 /// game, and two games of a line no taxonomy names ("Mystery Gambit").
 pub fn classify_games() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/games/classify.pgn").display().to_string()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/games/classify.pgn")
+        .display()
+        .to_string()
 }
 
 /// The hand-written taxonomies (with pgn-extract's mini eco.pgn) and [`classify_games`]
@@ -64,9 +67,9 @@ impl Run {
             .lines()
             .filter_map(|l| {
                 let l = l.trim_start();
-                l.strip_prefix(word).and_then(|rest| rest.strip_prefix(' ')).map(|rest| {
-                    rest.split([' ', ',']).next().unwrap_or("").to_string()
-                })
+                l.strip_prefix(word)
+                    .and_then(|rest| rest.strip_prefix(' '))
+                    .map(|rest| rest.split([' ', ',']).next().unwrap_or("").to_string())
             })
             .collect()
     }
@@ -138,8 +141,11 @@ impl Project {
         let p = Project::with_pipeline(FULL_PIPELINE);
         std::fs::create_dir_all(p.path("src")).unwrap();
         for f in ["a", "b", "c", "d", "e"] {
-            std::fs::copy(shared_sources().join(format!("lichess-chess-openings/{f}.tsv")), p.path(&format!("src/{f}.tsv")))
-                .unwrap();
+            std::fs::copy(
+                shared_sources().join(format!("lichess-chess-openings/{f}.tsv")),
+                p.path(&format!("src/{f}.tsv")),
+            )
+            .unwrap();
         }
         std::fs::copy(shared_sources().join("scid/scid.eco"), p.path("src/scid.eco")).unwrap();
         p
@@ -157,7 +163,10 @@ impl Project {
 
     pub fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new(env!("CARGO_BIN_EXE_okb"));
-        c.args(args).current_dir(self.dir.path()).env("OKB_MIRROR", shared_sources()).env_remove("NO_COLOR");
+        c.args(args)
+            .current_dir(self.dir.path())
+            .env("OKB_MIRROR", shared_sources())
+            .env_remove("NO_COLOR");
         c
     }
 
@@ -176,7 +185,8 @@ impl Project {
 
     /// Starts `okb make` and kills it (SIGKILL) after `delay_ms`, wherever it is.
     pub fn kill_make_after(&self, delay_ms: u64) {
-        let mut child = self.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
+        let mut child =
+            self.command(&["make"]).stderr(std::process::Stdio::null()).spawn().unwrap();
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
@@ -214,7 +224,10 @@ pub fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.push((p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+                out.push((
+                    p.strip_prefix(dir).unwrap().display().to_string(),
+                    std::fs::read(&p).unwrap(),
+                ));
             }
         }
     }
@@ -226,8 +239,17 @@ pub fn tree_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// both projects.
 pub fn assert_same_outputs(a: &Project, b: &Project, paths: &[&str]) {
     for rel in paths {
-        let same = if a.path(rel).is_dir() { tree_bytes(&a.path(rel)) == tree_bytes(&b.path(rel)) } else { a.read(rel) == b.read(rel) };
-        assert!(same, "{rel} differs between {} and {}", a.dir.path().display(), b.dir.path().display());
+        let same = if a.path(rel).is_dir() {
+            tree_bytes(&a.path(rel)) == tree_bytes(&b.path(rel))
+        } else {
+            a.read(rel) == b.read(rel)
+        };
+        assert!(
+            same,
+            "{rel} differs between {} and {}",
+            a.dir.path().display(),
+            b.dir.path().display()
+        );
     }
 }
 
@@ -282,7 +304,11 @@ impl Server {
         use std::io::BufRead;
         let okb = p.command(&[&["serve", "--addr", "127.0.0.1:0"][..], args].concat());
         let mut cmd = Command::new("sh");
-        cmd.arg("-c").arg(STOPS_WITH_THE_TESTS).arg("okb-test-server").arg(okb.get_program()).args(okb.get_args());
+        cmd.arg("-c")
+            .arg(STOPS_WITH_THE_TESTS)
+            .arg("okb-test-server")
+            .arg(okb.get_program())
+            .args(okb.get_args());
         cmd.current_dir(p.dir.path());
         for (key, value) in okb.get_envs() {
             match value {
@@ -293,10 +319,15 @@ impl Server {
         if let Some(dir) = cleanup {
             cmd.env("OKB_TEST_CLEANUP", dir);
         }
-        cmd.envs(env.iter().copied()).stdin(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).stdout(std::process::Stdio::null());
+        cmd.envs(env.iter().copied())
+            .stdin(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let base = stderr.lines().map_while(Result::ok).find_map(|l| l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string()));
+        let base = stderr.lines().map_while(Result::ok).find_map(|l| {
+            l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string())
+        });
         Server { child, base: base.expect("okb serve printed its address") }
     }
 
@@ -338,7 +369,8 @@ pub fn flat(text: &str) -> String {
 pub fn python_check(script: &str, args: &[&str]) -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join(script);
     let out = Command::new("python3").arg(path).args(args).output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) =
+        (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{script} {}:\n{stdout}{stderr}", args.first().unwrap_or(&""));
     stdout.into_owned()
 }
@@ -348,8 +380,17 @@ pub fn eval_columns(p: &Project) -> Vec<Vec<String>> {
     let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
     let mut rows = csv.lines();
     let header: Vec<&str> = rows.next().unwrap().split(',').collect();
-    let keep = ["position_key", "stockfish_eval", "stockfish_depth", "best_move", "best_move_uci", "is_dubious", "is_busted"];
-    let index: Vec<usize> = keep.iter().map(|k| header.iter().position(|h| h == k).unwrap()).collect();
+    let keep = [
+        "position_key",
+        "stockfish_eval",
+        "stockfish_depth",
+        "best_move",
+        "best_move_uci",
+        "is_dubious",
+        "is_busted",
+    ];
+    let index: Vec<usize> =
+        keep.iter().map(|k| header.iter().position(|h| h == k).unwrap()).collect();
     // No field of the mini tree's rows holds a comma inside quotes before these columns.
     rows.map(|r| {
         let cells: Vec<&str> = r.split(',').collect();
@@ -361,7 +402,16 @@ pub fn eval_columns(p: &Project) -> Vec<Vec<String>> {
 /// Master files of the repertoire projects' knowledge base: Kasparov's (the player
 /// collection) and players of his era who met the Najdorf and the King's Indian from
 /// both sides.
-pub const MASTERS: [&str; 8] = ["Kasparov.pgn.zst", "Karpov.pgn.zst", "Anand.pgn.zst", "Shirov.pgn.zst", "Topalov.pgn.zst", "Ivanchuk.pgn.zst", "Gelfand.pgn.zst", "Kramnik.pgn.zst"];
+pub const MASTERS: [&str; 8] = [
+    "Kasparov.pgn.zst",
+    "Karpov.pgn.zst",
+    "Anand.pgn.zst",
+    "Shirov.pgn.zst",
+    "Topalov.pgn.zst",
+    "Ivanchuk.pgn.zst",
+    "Gelfand.pgn.zst",
+    "Kramnik.pgn.zst",
+];
 
 /// A master's file of ../shared/corpus/masters.
 pub fn masters_file(name: &str) -> PathBuf {
@@ -391,7 +441,8 @@ pub fn repertoire_project() -> Project {
     std::fs::copy(masters_file(MASTERS[0]), p.path("players/Kasparov.pgn.zst")).unwrap();
     let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/repertoire");
     for side in ["black", "white"] {
-        std::fs::copy(fixtures.join(format!("{side}.pgn")), p.path(&format!("rep/{side}.pgn"))).unwrap();
+        std::fs::copy(fixtures.join(format!("{side}.pgn")), p.path(&format!("rep/{side}.pgn")))
+            .unwrap();
     }
     p
 }

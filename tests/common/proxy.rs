@@ -43,7 +43,8 @@ impl Misbehaving {
         let (l, a) = (log.clone(), allow.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (upstream, log, allow, script) = (upstream.clone(), l.clone(), a.clone(), script.clone());
+                let (upstream, log, allow, script) =
+                    (upstream.clone(), l.clone(), a.clone(), script.clone());
                 std::thread::spawn(move || serve_one(stream, &upstream, &log, &allow, &script));
             }
         });
@@ -74,7 +75,11 @@ fn serve_one(
     let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
     let seen = log.lock().unwrap().len();
     let refused = allow.lock().unwrap().is_some_and(|n| seen >= n);
-    let fault = if refused { Fault::Status(401, None) } else { script.lock().unwrap().pop_front().unwrap_or(Fault::Pass) };
+    let fault = if refused {
+        Fault::Status(401, None)
+    } else {
+        script.lock().unwrap().pop_front().unwrap_or(Fault::Pass)
+    };
     let status = match &fault {
         Fault::Pass | Fault::Truncated | Fault::Slow(_) | Fault::Invalid => 200,
         Fault::Status(code, _) => *code,
@@ -109,4 +114,3 @@ pub fn forward(upstream: &str, path: &str) -> Vec<u8> {
     out.splice(at..at, b"Connection: close\r\n".iter().copied());
     out
 }
-

@@ -41,11 +41,16 @@ pub fn run(args: &AnnotateArgs) -> miette::Result<()> {
     let path = resolve_engine(args.engine.as_deref()).map_err(miette::Report::new)?;
     check_binary(&queue, &args.queue, &path)?;
     let entries = queue.part(args.part);
-    let engines = args.engines.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let engines = args
+        .engines
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     let config = queue.config(path, engines.min(entries.len().max(1)));
     // The binary is the queue's, so its name is too: no engine starts just to say it.
     let cache = EngineCache::in_memory().map_err(miette::Report::new)?;
-    cache.set_engine_name(&queue.identity.binary_blake3, &queue.identity.id_name).map_err(miette::Report::new)?;
+    cache
+        .set_engine_name(&queue.identity.binary_blake3, &queue.identity.id_name)
+        .map_err(miette::Report::new)?;
     let report = search(&entries, &config, &cache)?;
     let results = Results::collect(queue.identity.clone(), &entries, &report);
     results::write(&args.output, &results).map_err(miette::Report::new)?;
@@ -65,7 +70,12 @@ pub fn run(args: &AnnotateArgs) -> miette::Result<()> {
         eprintln!("{} {}: {}", paint("warning", "33"), failure.epd, failure.reason);
     }
     match &report.stopped {
-        Some(why) => Err(miette!("stopped early ({why}): {} positions not searched; the {} results are in {}", report.left, results.results.len(), args.output.display())),
+        Some(why) => Err(miette!(
+            "stopped early ({why}): {} positions not searched; the {} results are in {}",
+            report.left,
+            results.results.len(),
+            args.output.display()
+        )),
         None => Ok(()),
     }
 }
@@ -88,7 +98,11 @@ fn check_binary(queue: &Queue, queue_path: &Path, engine: &Path) -> miette::Resu
 }
 
 /// Searches `entries` on the engine pool, with a progress bar on a terminal.
-fn search(entries: &[&queue::Entry], config: &crate::engine::EngineConfig, cache: &EngineCache) -> miette::Result<AnnotationReport> {
+fn search(
+    entries: &[&queue::Entry],
+    config: &crate::engine::EngineConfig,
+    cache: &EngineCache,
+) -> miette::Result<AnnotationReport> {
     let jobs = entries.iter().map(|e| e.job()).collect();
     let bar = crate::progress::start(entries.len() as u64, "engine positions");
     let report = crate::engine::annotate(jobs, config, cache, &[], &|p| {

@@ -34,7 +34,11 @@ pub fn run(args: &ImportArgs, loaded: &Loaded) -> miette::Result<()> {
         let written = results.import(&cache).map_err(miette::Report::new)?;
         imported += written;
         failed += results.failures.len();
-        let failures = if results.failures.is_empty() { String::new() } else { format!(", {} failed positions left for `okb make`", results.failures.len()) };
+        let failures = if results.failures.is_empty() {
+            String::new()
+        } else {
+            format!(", {} failed positions left for `okb make`", results.failures.len())
+        };
         eprintln!("{} {} ({written} results{failures})", paint("Imported", "32"), file.display());
     }
     eprintln!(
@@ -42,7 +46,11 @@ pub fn run(args: &ImportArgs, loaded: &Loaded) -> miette::Result<()> {
         paint("Finished", "32"),
         all.len(),
         cache.path().display(),
-        if failed > 0 { format!("; {failed} positions failed and are searched by the next `okb make`") } else { String::new() }
+        if failed > 0 {
+            format!("; {failed} positions failed and are searched by the next `okb make`")
+        } else {
+            String::new()
+        }
     );
     Ok(())
 }

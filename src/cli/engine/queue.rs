@@ -42,7 +42,11 @@ pub fn run(args: &QueueArgs, loaded: &Loaded) -> miette::Result<()> {
     };
     let sources = Sources { mirror: &args.mirror, offline: args.offline, locked: false };
     let _lock = build_adapted(loaded, &sources, false, |r| print_step(r, false), &adapt)?;
-    let planned = out.lock().unwrap_or_else(|p| p.into_inner()).take().ok_or_else(|| miette!("the engine-queue step did not run"))?;
+    let planned = out
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .ok_or_else(|| miette!("the engine-queue step did not run"))?;
     queue::write(&args.output, &planned.queue).map_err(miette::Report::new)?;
     let q = &planned.queue;
     eprintln!(

@@ -166,7 +166,11 @@ fn single_tag(s: &MoveStats) -> Option<u8> {
         1 => Some(1),
         _ => None,
     };
-    Some(result | known(s.rated_games, s.rating_sum)? << 2 | known(s.opponent_rated_games, s.opponent_rating_sum)? << 3)
+    Some(
+        result
+            | known(s.rated_games, s.rating_sum)? << 2
+            | known(s.opponent_rated_games, s.opponent_rating_sum)? << 3,
+    )
 }
 
 fn put_stats(out: &mut Vec<u8>, s: &MoveStats) {
@@ -183,7 +187,15 @@ fn put_stats(out: &mut Vec<u8>, s: &MoveStats) {
         None => {
             out.push(MULTI);
             let o = &s.outcomes;
-            for v in [o.white, o.draws, o.black, s.rating_sum, s.rated_games, s.opponent_rating_sum, s.opponent_rated_games] {
+            for v in [
+                o.white,
+                o.draws,
+                o.black,
+                s.rating_sum,
+                s.rated_games,
+                s.opponent_rating_sum,
+                s.opponent_rated_games,
+            ] {
                 put_varint(out, v);
             }
         }
@@ -217,7 +229,8 @@ impl<'a> Decoder<'a> {
             return Ok(false);
         }
         let start = self.at;
-        self.read(group).ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
+        self.read(group)
+            .ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
         Ok(true)
     }
 
@@ -231,12 +244,17 @@ impl<'a> Decoder<'a> {
         let header = self.varint()?;
         let moves = usize::try_from(header >> 2).ok().filter(|&n| n <= 4096)?;
         let explicit = match header & 3 {
-            2 => Some(Outcomes { white: self.varint()?, draws: self.varint()?, black: self.varint()? }),
+            2 => Some(Outcomes {
+                white: self.varint()?,
+                draws: self.varint()?,
+                black: self.varint()?,
+            }),
             0 | 1 => None,
             _ => return None,
         };
         for _ in 0..moves {
-            let mv = MoveKey(u16::from_le_bytes(self.bytes.get(self.at..self.at + 2)?.try_into().ok()?));
+            let mv =
+                MoveKey(u16::from_le_bytes(self.bytes.get(self.at..self.at + 2)?.try_into().ok()?));
             self.at += 2;
             let stats = self.stats()?;
             group.moves.push((mv, stats));
@@ -255,7 +273,13 @@ impl<'a> Decoder<'a> {
         if tag == MULTI {
             let mut v = || self.varint();
             let outcomes = Outcomes { white: v()?, draws: v()?, black: v()? };
-            return Some(MoveStats { outcomes, rating_sum: v()?, rated_games: v()?, opponent_rating_sum: v()?, opponent_rated_games: v()? });
+            return Some(MoveStats {
+                outcomes,
+                rating_sum: v()?,
+                rated_games: v()?,
+                opponent_rating_sum: v()?,
+                opponent_rated_games: v()?,
+            });
         }
         if tag & !0x0f != 0 {
             return None;
@@ -297,17 +321,42 @@ mod tests {
     use super::*;
 
     fn stats(white: u64, draws: u64, black: u64, rated: u64, rating_sum: u64) -> MoveStats {
-        MoveStats { outcomes: Outcomes { white, draws, black }, rating_sum, rated_games: rated, opponent_rating_sum: rating_sum / 2, opponent_rated_games: rated }
+        MoveStats {
+            outcomes: Outcomes { white, draws, black },
+            rating_sum,
+            rated_games: rated,
+            opponent_rating_sum: rating_sum / 2,
+            opponent_rated_games: rated,
+        }
     }
 
     fn sample() -> Vec<Group> {
         let k = |hi: u64, check: u8| (u128::from(hi) << 64) | (u128::from(check) << 56);
         vec![
-            Group { key: k(5, 0), position: Some(Outcomes { white: 1, draws: 0, black: 0 }), moves: vec![(MoveKey(7), stats(1, 0, 0, 1, 1500))] },
+            Group {
+                key: k(5, 0),
+                position: Some(Outcomes { white: 1, draws: 0, black: 0 }),
+                moves: vec![(MoveKey(7), stats(1, 0, 0, 1, 1500))],
+            },
             // Told apart from the next by the check byte alone.
-            Group { key: k(9, 1), position: Some(Outcomes { white: 3, draws: 1, black: 0 }), moves: vec![(MoveKey(1), stats(1, 1, 0, 2, 3000)), (MoveKey(2), stats(1, 0, 0, 0, 0))] },
-            Group { key: k(9, 2), position: Some(Outcomes { white: 0, draws: 0, black: 4 }), moves: vec![] },
-            Group { key: k(u64::MAX, 255), position: None, moves: vec![(MoveKey(u16::MAX), stats(0, 0, 1, 1, 2900))] },
+            Group {
+                key: k(9, 1),
+                position: Some(Outcomes { white: 3, draws: 1, black: 0 }),
+                moves: vec![
+                    (MoveKey(1), stats(1, 1, 0, 2, 3000)),
+                    (MoveKey(2), stats(1, 0, 0, 0, 0)),
+                ],
+            },
+            Group {
+                key: k(9, 2),
+                position: Some(Outcomes { white: 0, draws: 0, black: 4 }),
+                moves: vec![],
+            },
+            Group {
+                key: k(u64::MAX, 255),
+                position: None,
+                moves: vec![(MoveKey(u16::MAX), stats(0, 0, 1, 1, 2900))],
+            },
         ]
     }
 
@@ -352,7 +401,7 @@ mod tests {
         b.moves.insert(0, (MoveKey(0), stats(0, 1, 0, 0, 0)));
         b.position = Some(Outcomes { white: 3, draws: 2, black: 0 });
         a.add(&b);
-        assert_eq!(a.moves.iter().map(|m| m.0 .0).collect::<Vec<_>>(), vec![0, 1, 2]);
+        assert_eq!(a.moves.iter().map(|m| m.0.0).collect::<Vec<_>>(), vec![0, 1, 2]);
         assert_eq!(a.moves[1].1.outcomes, Outcomes { white: 2, draws: 2, black: 0 });
         assert_eq!(a.position, Some(Outcomes { white: 6, draws: 3, black: 0 }));
     }

@@ -81,7 +81,10 @@ pub enum MergeError {
 
 /// A shard found malformed, as a shard error.
 pub fn malformed(name: &str, e: Malformed) -> MergeError {
-    MergeError::Shard { shard: name.to_string(), source: io::Error::new(io::ErrorKind::InvalidData, e) }
+    MergeError::Shard {
+        shard: name.to_string(),
+        source: io::Error::new(io::ErrorKind::InvalidData, e),
+    }
 }
 
 /// A month's (or any runs') counts as groups in key order: position and move runs read
@@ -98,17 +101,27 @@ pub struct RunGroups<'a> {
 
 impl<'a> RunGroups<'a> {
     /// Groups of the two sorted runs.
-    pub fn new(mut positions: Source<'a, PosRecord>, mut moves: Source<'a, MoveRecord>) -> Result<RunGroups<'a>, RunError> {
+    pub fn new(
+        mut positions: Source<'a, PosRecord>,
+        mut moves: Source<'a, MoveRecord>,
+    ) -> Result<RunGroups<'a>, RunError> {
         let (next_position, next_move) = (positions()?, moves()?);
         Ok(RunGroups { positions, moves, next_position, next_move, collisions: 0 })
     }
 
     /// Groups of the runs stored as `positions` and `moves` in `store` (read as step
     /// `step`'s, for messages).
-    pub fn open(store: &'a dyn RunStore, step: &str, positions: &str, moves: &str) -> Result<RunGroups<'a>, RunError> {
+    pub fn open(
+        store: &'a dyn RunStore,
+        step: &str,
+        positions: &str,
+        moves: &str,
+    ) -> Result<RunGroups<'a>, RunError> {
         let (p, m) = (positions.to_string(), moves.to_string());
-        let positions = runs::from_reader::<PosRecord, _>(step.to_string(), move || store.open_run(&p))()?;
-        let moves = runs::from_reader::<MoveRecord, _>(step.to_string(), move || store.open_run(&m))()?;
+        let positions =
+            runs::from_reader::<PosRecord, _>(step.to_string(), move || store.open_run(&p))()?;
+        let moves =
+            runs::from_reader::<MoveRecord, _>(step.to_string(), move || store.open_run(&m))()?;
         RunGroups::new(positions, moves)
     }
 
@@ -150,7 +163,10 @@ impl<'a> RunGroups<'a> {
 
 /// Groups of `groups` encoded shard by shard: (shard, bytes) for every shard the groups
 /// touch, in order.
-pub fn slices<'s, 'a: 's>(groups: &'s mut RunGroups<'a>, shards: usize) -> impl Iterator<Item = Result<(usize, Vec<u8>), RunError>> + Send + 's {
+pub fn slices<'s, 'a: 's>(
+    groups: &'s mut RunGroups<'a>,
+    shards: usize,
+) -> impl Iterator<Item = Result<(usize, Vec<u8>), RunError>> + Send + 's {
     let mut group = Group::default();
     let mut pending: Option<Result<bool, RunError>> = None;
     std::iter::from_fn(move || {
@@ -230,7 +246,12 @@ pub struct MergeReport {
 /// Adds the groups of `month` to the shards of `state` (one entry per shard, `None` when
 /// empty): each touched shard is merged and stored, noted in `progress`, and the shard it
 /// replaces removed. Returns the new shards.
-pub fn add_month(state: &[Option<Shard>], month: &mut RunGroups<'_>, store: &dyn ShardStore, progress: &Path) -> Result<(Vec<Option<Shard>>, MergeReport), MergeError> {
+pub fn add_month(
+    state: &[Option<Shard>],
+    month: &mut RunGroups<'_>,
+    store: &dyn ShardStore,
+    progress: &Path,
+) -> Result<(Vec<Option<Shard>>, MergeReport), MergeError> {
     let done = read_progress(progress);
     let shards = state.len();
     let new: Mutex<Vec<Option<Shard>>> = Mutex::new(state.to_vec());
@@ -260,16 +281,31 @@ pub fn add_month(state: &[Option<Shard>], month: &mut RunGroups<'_>, store: &dyn
 }
 
 /// Shard `old` (if any) merged with the month's slice and stored; with the bytes read.
-fn merge_one(old: Option<&Shard>, month: &[u8], store: &dyn ShardStore) -> Result<(Shard, u64), MergeError> {
+fn merge_one(
+    old: Option<&Shard>,
+    month: &[u8],
+    store: &dyn ShardStore,
+) -> Result<(Shard, u64), MergeError> {
     let old_bytes = match old {
-        Some(s) => store.read(&s.name).map_err(|source| MergeError::Shard { shard: s.name.clone(), source })?,
+        Some(s) => store
+            .read(&s.name)
+            .map_err(|source| MergeError::Shard { shard: s.name.clone(), source })?,
         None => Vec::new(),
     };
     let mut out = Vec::with_capacity(old_bytes.len() + month.len());
     let name = old.map_or("new", |s| s.name.as_str());
     let encoder = merge_bytes(&old_bytes, month, &mut out).map_err(|e| malformed(name, e))?;
-    let stored = store.write(&out).map_err(|source| MergeError::Shard { shard: "new".into(), source })?;
-    Ok((Shard { name: stored, groups: encoder.groups, moves: encoder.moves, bytes: out.len() as u64 }, old_bytes.len() as u64 + month.len() as u64))
+    let stored =
+        store.write(&out).map_err(|source| MergeError::Shard { shard: "new".into(), source })?;
+    Ok((
+        Shard {
+            name: stored,
+            groups: encoder.groups,
+            moves: encoder.moves,
+            bytes: out.len() as u64,
+        },
+        old_bytes.len() as u64 + month.len() as u64,
+    ))
 }
 
 /// The shards a run of this merge finished before it was stopped.
@@ -298,10 +334,18 @@ impl ProgressLog {
             if let Some(dir) = self.path.parent() {
                 std::fs::create_dir_all(dir).map_err(err)?;
             }
-            self.file = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path).map_err(err)?);
+            self.file = Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(&self.path)
+                    .map_err(err)?,
+            );
         }
         let line = format!("{shard} {} {} {} {}\n", s.name, s.groups, s.moves, s.bytes);
         let file = self.file.as_mut().expect("opened above");
-        file.write_all(line.as_bytes()).and_then(|()| file.flush()).map_err(|source| MergeError::Progress { path: self.path.clone(), source })
+        file.write_all(line.as_bytes())
+            .and_then(|()| file.flush())
+            .map_err(|source| MergeError::Progress { path: self.path.clone(), source })
     }
 }

@@ -51,7 +51,10 @@ impl CountsState {
 
     /// Positions, (position, move) pairs and bytes held.
     pub fn size(&self) -> (u64, u64, u64) {
-        self.shards.iter().flatten().fold((0, 0, 0), |(g, m, b), s| (g + s.groups, m + s.moves, b + s.bytes))
+        self.shards
+            .iter()
+            .flatten()
+            .fold((0, 0, 0), |(g, m, b), s| (g + s.groups, m + s.moves, b + s.bytes))
     }
 }
 
@@ -83,11 +86,17 @@ pub fn kept(
         .map(|(i, other)| -> Result<_, MergeError> {
             let other = other.transpose()?.unwrap_or_default();
             let (name, bytes) = match &state.shards[i] {
-                Some(s) => (s.name.as_str(), store.read(&s.name).map_err(|source| MergeError::Shard { shard: s.name.clone(), source })?),
+                Some(s) => (
+                    s.name.as_str(),
+                    store
+                        .read(&s.name)
+                        .map_err(|source| MergeError::Shard { shard: s.name.clone(), source })?,
+                ),
                 None => ("none", Vec::new()),
             };
             let mut out = (Vec::new(), Vec::new());
-            merge::merge_groups(&bytes, &other, |group| keep_group(group, keep, &mut out)).map_err(|e| merge::malformed(name, e))?;
+            merge::merge_groups(&bytes, &other, |group| keep_group(group, keep, &mut out))
+                .map_err(|e| merge::malformed(name, e))?;
             Ok((i, out))
         })
         .collect::<Result<Vec<_>, _>>()?;
@@ -100,7 +109,11 @@ pub fn kept(
     Ok((positions, moves))
 }
 
-fn keep_group(group: &Group, keep: &dyn Fn(u128, u64) -> bool, (positions, moves): &mut (Vec<PosRecord>, Vec<MoveRecord>)) {
+fn keep_group(
+    group: &Group,
+    keep: &dyn Fn(u128, u64) -> bool,
+    (positions, moves): &mut (Vec<PosRecord>, Vec<MoveRecord>),
+) {
     let key = group.position_key();
     if let Some(p) = group.position.filter(|p| keep(group.key, p.games())) {
         positions.push((key, p));
@@ -131,7 +144,12 @@ mod tests {
 
     impl ShardStore for Memory {
         fn read(&self, name: &str) -> std::io::Result<Vec<u8>> {
-            self.blobs.lock().unwrap().get(name).cloned().ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, name.to_string()))
+            self.blobs
+                .lock()
+                .unwrap()
+                .get(name)
+                .cloned()
+                .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, name.to_string()))
         }
         fn write(&self, bytes: &[u8]) -> std::io::Result<String> {
             let name = blake3::hash(bytes).to_hex().to_string();
@@ -159,15 +177,29 @@ mod tests {
         let (mut positions, mut moves) = (BTreeMap::new(), BTreeMap::new());
         for _ in 0..games {
             let result = next() % 3;
-            let outcome = Outcomes { white: u64::from(result == 0), draws: u64::from(result == 1), black: u64::from(result == 2) };
+            let outcome = Outcomes {
+                white: u64::from(result == 0),
+                draws: u64::from(result == 1),
+                black: u64::from(result == 2),
+            };
             for _ in 0..4 {
                 let hi = next() % 40; // few keys: every count from 1 up occurs
-                let key = PositionKey((u128::from(hi) << 120) | (u128::from(next() % 2) << 56) | u128::from(hi));
+                let key = PositionKey(
+                    (u128::from(hi) << 120) | (u128::from(next() % 2) << 56) | u128::from(hi),
+                );
                 positions.entry(key).or_insert_with(Outcomes::default).add(&outcome);
                 let rated = next() % 2;
-                let stats = MoveStats { outcomes: outcome, rating_sum: rated * (1000 + next() % 2000), rated_games: rated, ..Default::default() };
+                let stats = MoveStats {
+                    outcomes: outcome,
+                    rating_sum: rated * (1000 + next() % 2000),
+                    rated_games: rated,
+                    ..Default::default()
+                };
                 let mv = MoveKey((next() % 3) as u16);
-                crate::games::state::codec::add_stats(moves.entry((key, mv)).or_insert_with(MoveStats::default), &stats);
+                crate::games::state::codec::add_stats(
+                    moves.entry((key, mv)).or_insert_with(MoveStats::default),
+                    &stats,
+                );
             }
         }
         (positions.into_iter().collect(), moves.into_iter().map(|((k, m), s)| (k, m, s)).collect())
@@ -178,18 +210,32 @@ mod tests {
         Box::new(move || Ok(it.next()))
     }
 
-    fn naive(months: &[(Vec<PosRecord>, Vec<MoveRecord>)], keep: &dyn Fn(u128, u64) -> bool) -> (Vec<PosRecord>, Vec<MoveRecord>) {
+    fn naive(
+        months: &[(Vec<PosRecord>, Vec<MoveRecord>)],
+        keep: &dyn Fn(u128, u64) -> bool,
+    ) -> (Vec<PosRecord>, Vec<MoveRecord>) {
         let (mut positions, mut moves) = (BTreeMap::new(), BTreeMap::new());
         for (p, m) in months {
             for (k, o) in p {
                 positions.entry(codec::state_key(*k)).or_insert_with(Outcomes::default).add(o);
             }
             for (k, mv, s) in m {
-                codec::add_stats(moves.entry((codec::state_key(*k), *mv)).or_insert_with(MoveStats::default), s);
+                codec::add_stats(
+                    moves.entry((codec::state_key(*k), *mv)).or_insert_with(MoveStats::default),
+                    s,
+                );
             }
         }
-        let positions = positions.into_iter().filter(|(k, o)| keep(*k, o.games())).map(|(k, o)| (PositionKey(k), o)).collect();
-        let moves = moves.into_iter().filter(|((k, _), s)| keep(*k, s.outcomes.games())).map(|((k, mv), s)| (PositionKey(k), mv, s)).collect();
+        let positions = positions
+            .into_iter()
+            .filter(|(k, o)| keep(*k, o.games()))
+            .map(|(k, o)| (PositionKey(k), o))
+            .collect();
+        let moves = moves
+            .into_iter()
+            .filter(|((k, _), s)| keep(*k, s.outcomes.games()))
+            .map(|((k, mv), s)| (PositionKey(k), mv, s))
+            .collect();
         (positions, moves)
     }
 
@@ -200,7 +246,11 @@ mod tests {
         for min_games in [1, 5, 12, 40] {
             let keep = |key: u128, games: u64| games >= min_games || key == skeleton;
             let want = naive(&months, &keep);
-            for (shards, order) in [(1, vec![0, 1, 2, 3, 4, 5]), (7, vec![5, 3, 1, 0, 2, 4]), (64, vec![2, 0, 5, 4, 1, 3])] {
+            for (shards, order) in [
+                (1, vec![0, 1, 2, 3, 4, 5]),
+                (7, vec![5, 3, 1, 0, 2, 4]),
+                (64, vec![2, 0, 5, 4, 1, 3]),
+            ] {
                 let store = Memory::default();
                 let dir = tempfile::tempdir().unwrap();
                 let mut state = CountsState::empty(shards);
@@ -208,9 +258,14 @@ mod tests {
                     let (p, m) = months[i].clone();
                     let mut groups = RunGroups::new(source(p), source(m)).unwrap();
                     let progress = dir.path().join(format!("{i}.progress"));
-                    state.shards = add_month(&state.shards, &mut groups, &store, &progress).unwrap().0;
+                    state.shards =
+                        add_month(&state.shards, &mut groups, &store, &progress).unwrap().0;
                 }
-                assert_eq!(kept(&state, &store, None, &keep).unwrap(), want, "{shards} shards, min_games {min_games}");
+                assert_eq!(
+                    kept(&state, &store, None, &keep).unwrap(),
+                    want,
+                    "{shards} shards, min_games {min_games}"
+                );
                 // Only the current shards are stored: replaced ones were removed.
                 assert_eq!(store.blobs.lock().unwrap().len(), state.objects().len());
             }
@@ -223,8 +278,13 @@ mod tests {
         let b = PositionKey(0xABCD << 112 | 0x0F << 56 | 2); // the same top 72 bits
         let c = PositionKey(0xABCD << 112 | 0x0E << 56 | 3); // another check byte
         let one = Outcomes { white: 1, draws: 0, black: 0 };
-        let mv = |k: PositionKey| (k, MoveKey(5), MoveStats { outcomes: one, ..Default::default() });
-        let mut groups = RunGroups::new(source(vec![(c, one), (a, one), (b, one)]), source(vec![mv(c), mv(a), mv(b)])).unwrap();
+        let mv =
+            |k: PositionKey| (k, MoveKey(5), MoveStats { outcomes: one, ..Default::default() });
+        let mut groups = RunGroups::new(
+            source(vec![(c, one), (a, one), (b, one)]),
+            source(vec![mv(c), mv(a), mv(b)]),
+        )
+        .unwrap();
         let mut seen = Vec::new();
         let mut g = codec::Group::default();
         while groups.next_into(&mut g).unwrap() {
@@ -243,7 +303,10 @@ mod tests {
         let mut state = CountsState::empty(5);
         for (i, (p, m)) in months[..2].iter().cloned().enumerate() {
             let mut groups = RunGroups::new(source(p), source(m)).unwrap();
-            state.shards = add_month(&state.shards, &mut groups, &store, &dir.path().join(format!("{i}"))).unwrap().0;
+            state.shards =
+                add_month(&state.shards, &mut groups, &store, &dir.path().join(format!("{i}")))
+                    .unwrap()
+                    .0;
         }
         let (p, m) = months[2].clone();
         let others = RunGroups::new(source(p), source(m)).unwrap();
@@ -255,9 +318,13 @@ mod tests {
         let months: Vec<_> = (1..=2).map(|m| month(m, 60)).collect();
         let store = Memory::default();
         let dir = tempfile::tempdir().unwrap();
-        let run = |store: &Memory, before: &[Option<Shard>], i: usize, progress: &std::path::Path| {
+        let run = |store: &Memory,
+                   before: &[Option<Shard>],
+                   i: usize,
+                   progress: &std::path::Path| {
             let (p, m) = months[i].clone();
-            add_month(before, &mut RunGroups::new(source(p), source(m)).unwrap(), store, progress).unwrap()
+            add_month(before, &mut RunGroups::new(source(p), source(m)).unwrap(), store, progress)
+                .unwrap()
         };
         let first = run(&store, &CountsState::empty(8).shards, 0, &dir.path().join("a")).0;
         let before_second = store.blobs.lock().unwrap().clone();

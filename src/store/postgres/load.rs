@@ -27,7 +27,9 @@ const JSON_COLUMNS: &[(&str, &str)] = &[
 /// queryable with `->>`; unlike `jsonb` it keeps the text as written, so answers stay
 /// byte-identical). The node row's JSON columns are those of its JSON shape.
 fn is_json(table: &str, column: &str) -> bool {
-    let of_node_row = || crate::record::column(column).is_some_and(|c| c.shape == crate::record::column::Shape::Json);
+    let of_node_row = || {
+        crate::record::column(column).is_some_and(|c| c.shape == crate::record::column::Shape::Json)
+    };
     if table == "opening_nodes" { of_node_row() } else { JSON_COLUMNS.contains(&(table, column)) }
 }
 
@@ -97,7 +99,12 @@ pub(super) fn columns(conn: &rusqlite::Connection, table: &str) -> rusqlite::Res
     let mut stmt = conn.prepare(&format!("PRAGMA table_info({table})"))?;
     let rows = stmt.query_map([], |r| {
         let declared: String = r.get(2)?;
-        Ok(Column { name: r.get(1)?, kind: Kind::of(&declared), not_null: r.get::<_, i64>(3)? != 0, pk: r.get::<_, i64>(5)? as usize })
+        Ok(Column {
+            name: r.get(1)?,
+            kind: Kind::of(&declared),
+            not_null: r.get::<_, i64>(3)? != 0,
+            pk: r.get::<_, i64>(5)? as usize,
+        })
     })?;
     rows.collect()
 }
@@ -115,7 +122,11 @@ enum Cell<'a> {
 }
 
 impl ToSql for Cell<'_> {
-    fn to_sql(&self, ty: &Type, out: &mut bytes::BytesMut) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
         match self {
             Cell::Text(v) => v.to_sql(ty, out),
             Cell::Json(None) => Ok(IsNull::Yes),
@@ -166,10 +177,16 @@ pub struct LoadSummary {
 /// Copies the SQLite store at `sqlite` into `target`'s schema, replacing what was there
 /// in one transaction.
 pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
-    let local = |what: &str, e: &dyn std::fmt::Display| PgError::Local { target: target.shown(), what: what.into(), message: e.to_string() };
-    let conn = rusqlite::Connection::open_with_flags(sqlite, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
-        .map_err(|e| local(&format!("opening {}", sqlite.display()), &e))?;
-    let objects = sqlite_objects(&conn).map_err(|e| local(&format!("reading {}", sqlite.display()), &e))?;
+    let local = |what: &str, e: &dyn std::fmt::Display| PgError::Local {
+        target: target.shown(),
+        what: what.into(),
+        message: e.to_string(),
+    };
+    let conn =
+        rusqlite::Connection::open_with_flags(sqlite, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| local(&format!("opening {}", sqlite.display()), &e))?;
+    let objects =
+        sqlite_objects(&conn).map_err(|e| local(&format!("reading {}", sqlite.display()), &e))?;
     let mut client = target.connect()?;
     let staging = format!("{}__okb_new", target.schema);
     // One transaction: a single commit (one WAL flush, not one per statement), and an
@@ -182,13 +199,17 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
     for object in objects.iter().filter(|o| o.kind == "table") {
         let rows = copy_table(&conn, &mut client, &staging, object).map_err(|e| match e {
             CopyError::Pg(e) => target.error(&format!("loading table {}", object.name), e),
-            CopyError::Sqlite(e) => local(&format!("reading table {} of {}", object.name, sqlite.display()), &e),
+            CopyError::Sqlite(e) => {
+                local(&format!("reading table {} of {}", object.name, sqlite.display()), &e)
+            }
         })?;
         summary.tables += 1;
         summary.rows += rows;
     }
     save_schema(&mut client, target, &staging, &objects)?;
-    for sql in finishing_ddl(&conn, &staging, &objects).map_err(|e| local("reading the keys of the SQLite store", &e))? {
+    for sql in finishing_ddl(&conn, &staging, &objects)
+        .map_err(|e| local("reading the keys of the SQLite store", &e))?
+    {
         client.batch_execute(&sql).map_err(|e| target.error(&format!("running {sql}"), e))?;
     }
     swap(&mut client, target, &staging)?;
@@ -216,7 +237,9 @@ fn sqlite_objects(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<SqliteObj
         "SELECT type, name, tbl_name, sql FROM sqlite_master
          WHERE type IN ('table', 'index') AND sql IS NOT NULL AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
     )?;
-    let rows = stmt.query_map([], |r| Ok(SqliteObject { kind: r.get(0)?, name: r.get(1)?, table: r.get(2)?, sql: r.get(3)? }))?;
+    let rows = stmt.query_map([], |r| {
+        Ok(SqliteObject { kind: r.get(0)?, name: r.get(1)?, table: r.get(2)?, sql: r.get(3)? })
+    })?;
     rows.collect()
 }
 
@@ -238,27 +261,55 @@ impl From<rusqlite::Error> for CopyError {
 }
 
 /// Creates `table` in `staging` and copies its rows; returns how many.
-fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Transaction<'_>, staging: &str, table: &SqliteObject) -> Result<u64, CopyError> {
+fn copy_table(
+    conn: &rusqlite::Connection,
+    client: &mut postgres::Transaction<'_>,
+    staging: &str,
+    table: &SqliteObject,
+) -> Result<u64, CopyError> {
     let columns = columns(conn, &table.name)?;
     let json: Vec<bool> = columns.iter().map(|c| is_json(&table.name, &c.name)).collect();
     let mut defs: Vec<String> = columns
         .iter()
         .zip(&json)
-        .map(|(c, &j)| format!("{} {}{}", c.name, if j { "json" } else { c.kind.sql() }, if c.not_null { " NOT NULL" } else { "" }))
+        .map(|(c, &j)| {
+            format!(
+                "{} {}{}",
+                c.name,
+                if j { "json" } else { c.kind.sql() },
+                if c.not_null { " NOT NULL" } else { "" }
+            )
+        })
         .collect();
     let mut names: Vec<String> = columns.iter().map(|c| c.name.clone()).collect();
-    let mut types: Vec<Type> = columns.iter().zip(&json).map(|(c, &j)| if j { Type::JSON } else { c.kind.pg_type() }).collect();
+    let mut types: Vec<Type> = columns
+        .iter()
+        .zip(&json)
+        .map(|(c, &j)| if j { Type::JSON } else { c.kind.pg_type() })
+        .collect();
     let rowid = table.has_rowid();
     if rowid {
         defs.push("sqlite_rowid bigint NOT NULL".into());
         names.push("sqlite_rowid".into());
         types.push(Type::INT8);
     }
-    client.batch_execute(&format!("CREATE TABLE {staging}.{} ({})", table.name, defs.join(", ")))?;
-    let writer = client.copy_in(&format!("COPY {staging}.{} ({}) FROM STDIN (FORMAT binary)", table.name, names.join(", ")))?;
+    client.batch_execute(&format!(
+        "CREATE TABLE {staging}.{} ({})",
+        table.name,
+        defs.join(", ")
+    ))?;
+    let writer = client.copy_in(&format!(
+        "COPY {staging}.{} ({}) FROM STDIN (FORMAT binary)",
+        table.name,
+        names.join(", ")
+    ))?;
     let mut writer = BinaryCopyInWriter::new(writer, &types);
     let selected = if rowid { format!("{}, rowid", quoted(&columns)) } else { quoted(&columns) };
-    let mut stmt = conn.prepare(&format!("SELECT {selected} FROM {} ORDER BY {}", table.name, if rowid { "rowid" } else { "1" }))?;
+    let mut stmt = conn.prepare(&format!(
+        "SELECT {selected} FROM {} ORDER BY {}",
+        table.name,
+        if rowid { "rowid" } else { "1" }
+    ))?;
     let mut rows = stmt.query([])?;
     let mut count = 0;
     while let Some(row) = rows.next()? {
@@ -272,7 +323,8 @@ fn copy_table(conn: &rusqlite::Connection, client: &mut postgres::Transaction<'_
         if rowid {
             cells.push(Cell::Int(Some(row.get(columns.len())?)));
         }
-        let refs: Vec<&(dyn ToSql + Sync)> = cells.iter().map(|c| c as &(dyn ToSql + Sync)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            cells.iter().map(|c| c as &(dyn ToSql + Sync)).collect();
         writer.write(&refs)?;
         count += 1;
     }
@@ -285,32 +337,52 @@ fn quoted(columns: &[Column]) -> String {
 }
 
 /// Records the SQLite DDL in `okb_sqlite_schema`, for the copy back.
-fn save_schema(client: &mut postgres::Transaction<'_>, target: &PgTarget, staging: &str, objects: &[SqliteObject]) -> Result<(), PgError> {
+fn save_schema(
+    client: &mut postgres::Transaction<'_>,
+    target: &PgTarget,
+    staging: &str,
+    objects: &[SqliteObject],
+) -> Result<(), PgError> {
     let what = "recording the SQLite schema";
     client
         .batch_execute(&format!("CREATE TABLE {staging}.okb_sqlite_schema (position integer PRIMARY KEY, type text NOT NULL, name text NOT NULL, tbl_name text NOT NULL, sql text NOT NULL)"))
         .map_err(|e| target.error(what, e))?;
     let insert = format!("INSERT INTO {staging}.okb_sqlite_schema VALUES ($1, $2, $3, $4, $5)");
     for (i, o) in objects.iter().enumerate() {
-        client.execute(&insert, &[&(i as i32), &o.kind, &o.name, &o.table, &o.sql]).map_err(|e| target.error(what, e))?;
+        client
+            .execute(&insert, &[&(i as i32), &o.kind, &o.name, &o.table, &o.sql])
+            .map_err(|e| target.error(what, e))?;
     }
     Ok(())
 }
 
 /// The DDL that follows the load: primary keys, the SQLite store's indexes and okb's
 /// extra ones.
-fn finishing_ddl(conn: &rusqlite::Connection, staging: &str, objects: &[SqliteObject]) -> rusqlite::Result<Vec<String>> {
+fn finishing_ddl(
+    conn: &rusqlite::Connection,
+    staging: &str,
+    objects: &[SqliteObject],
+) -> rusqlite::Result<Vec<String>> {
     let mut ddl = Vec::new();
     for table in objects.iter().filter(|o| o.kind == "table") {
-        let mut key: Vec<Column> = columns(conn, &table.name)?.into_iter().filter(|c| c.pk > 0).collect();
+        let mut key: Vec<Column> =
+            columns(conn, &table.name)?.into_iter().filter(|c| c.pk > 0).collect();
         key.sort_by_key(|c| c.pk);
         if !key.is_empty() {
             let names: Vec<&str> = key.iter().map(|c| c.name.as_str()).collect();
-            ddl.push(format!("ALTER TABLE {staging}.{} ADD PRIMARY KEY ({})", table.name, names.join(", ")));
+            ddl.push(format!(
+                "ALTER TABLE {staging}.{} ADD PRIMARY KEY ({})",
+                table.name,
+                names.join(", ")
+            ));
         }
     }
     for index in objects.iter().filter(|o| o.kind == "index") {
-        ddl.push(index.sql.replacen(&format!(" ON {} ", index.table), &format!(" ON {staging}.{} ", index.table), 1));
+        ddl.push(index.sql.replacen(
+            &format!(" ON {} ", index.table),
+            &format!(" ON {staging}.{} ", index.table),
+            1,
+        ));
     }
     // No ANALYZE: it took as long as the rest of the load; autovacuum gathers the
     // statistics soon after, and the lookups are by key.
@@ -319,14 +391,23 @@ fn finishing_ddl(conn: &rusqlite::Connection, staging: &str, objects: &[SqliteOb
 }
 
 /// Puts `staging` in place of the target schema (inside the load's transaction).
-fn swap(tx: &mut postgres::Transaction<'_>, target: &PgTarget, staging: &str) -> Result<(), PgError> {
+fn swap(
+    tx: &mut postgres::Transaction<'_>,
+    target: &PgTarget,
+    staging: &str,
+) -> Result<(), PgError> {
     let (schema, old) = (&target.schema, format!("{}__okb_old", target.schema));
     let what = format!("replacing schema {schema}");
-    let exists = tx.query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema]).map_err(|e| target.error(&what, e))?.is_some();
+    let exists = tx
+        .query_opt("SELECT 1 FROM pg_namespace WHERE nspname = $1", &[schema])
+        .map_err(|e| target.error(&what, e))?
+        .is_some();
     let mut sql = format!("DROP SCHEMA IF EXISTS {old} CASCADE;");
     if exists {
         sql.push_str(&format!("ALTER SCHEMA {schema} RENAME TO {old};"));
     }
-    sql.push_str(&format!("ALTER SCHEMA {staging} RENAME TO {schema}; DROP SCHEMA IF EXISTS {old} CASCADE;"));
+    sql.push_str(&format!(
+        "ALTER SCHEMA {staging} RENAME TO {schema}; DROP SCHEMA IF EXISTS {old} CASCADE;"
+    ));
     tx.batch_execute(&sql).map_err(|e| target.error(&what, e))
 }

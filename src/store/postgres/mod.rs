@@ -89,7 +89,8 @@ impl PgTarget {
                 None => rest.push(pair),
             }
         }
-        let url = if rest.is_empty() { base.to_string() } else { format!("{base}?{}", rest.join("&")) };
+        let url =
+            if rest.is_empty() { base.to_string() } else { format!("{base}?{}", rest.join("&")) };
         PgTarget::new(&url, &schema, None)
     }
 
@@ -102,7 +103,9 @@ impl PgTarget {
             return Err(bad("a password does not belong in the URL (or pipeline.toml): set PGPASSWORD, [store] password_env, or ~/.pgpass".into()));
         }
         if !is_identifier(schema) {
-            return Err(bad(format!("schema {schema:?} must be a lowercase identifier (letters, digits, _)")));
+            return Err(bad(format!(
+                "schema {schema:?} must be a lowercase identifier (letters, digits, _)"
+            )));
         }
         if config.get_dbname().is_none() {
             return Err(bad("no database name (postgres://user@host:port/DATABASE)".into()));
@@ -131,7 +134,11 @@ impl PgTarget {
         };
         let port = self.config.get_ports().first().copied().unwrap_or(5432).to_string();
         let db = self.config.get_dbname().unwrap_or("").to_string();
-        let user = self.config.get_user().map(str::to_string).unwrap_or_else(|| std::env::var("USER").unwrap_or_default());
+        let user = self
+            .config
+            .get_user()
+            .map(str::to_string)
+            .unwrap_or_else(|| std::env::var("USER").unwrap_or_default());
         [host, port, db, user]
     }
 
@@ -148,7 +155,9 @@ impl PgTarget {
     /// The password: `$password_env`, else `$PGPASSWORD`, else the first matching line
     /// of the password file (`$PGPASSFILE` or `~/.pgpass`).
     fn password(&self, password_env: Option<&str>) -> Option<Vec<u8>> {
-        let from_env = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(|v| v.into_encoded_bytes());
+        let from_env = |name: &str| {
+            std::env::var_os(name).filter(|v| !v.is_empty()).map(|v| v.into_encoded_bytes())
+        };
         if let Some(found) = password_env.and_then(from_env).or_else(|| from_env("PGPASSWORD")) {
             return Some(found);
         }
@@ -214,8 +223,14 @@ mod tests {
 
     #[test]
     fn urls_with_passwords_are_refused_and_never_shown() {
-        let err = PgTarget::new("postgres://okb:s3cret@db.example:5433/kb", "okb", None).err().unwrap().to_string();
-        assert!(err.contains("postgres://okb@db.example:5433/kb") && !err.contains("s3cret"), "{err}");
+        let err = PgTarget::new("postgres://okb:s3cret@db.example:5433/kb", "okb", None)
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("postgres://okb@db.example:5433/kb") && !err.contains("s3cret"),
+            "{err}"
+        );
         assert!(PgTarget::new("postgres://okb@h/kb", "Bad-Name", None).is_err());
         assert!(PgTarget::new("postgres://okb@h", "okb", None).is_err());
         let target = PgTarget::new("postgres://okb@db.example:5433/kb", "okb", None).unwrap();
@@ -224,8 +239,12 @@ mod tests {
 
     #[test]
     fn pgpass_lines_match_with_wildcards_and_escapes() {
-        let file = "# comment\nother:5432:kb:okb:no\ndb.example:*:kb:okb:pa\\:ss\n*:*:*:*:fallback\n";
-        assert_eq!(pgpass_lookup(file, ["db.example", "5433", "kb", "okb"]), Some(b"pa:ss".to_vec()));
+        let file =
+            "# comment\nother:5432:kb:okb:no\ndb.example:*:kb:okb:pa\\:ss\n*:*:*:*:fallback\n";
+        assert_eq!(
+            pgpass_lookup(file, ["db.example", "5433", "kb", "okb"]),
+            Some(b"pa:ss".to_vec())
+        );
         assert_eq!(pgpass_lookup(file, ["else", "1", "x", "y"]), Some(b"fallback".to_vec()));
         assert_eq!(pgpass_lookup("a:b:c:d:e\n", ["x", "b", "c", "d"]), None);
     }

@@ -14,31 +14,47 @@ use super::{PgError, PgTarget};
 
 /// Writes the knowledge base in `target`'s schema to a new SQLite file at `file`.
 pub fn materialize(target: &PgTarget, file: &Path) -> Result<u64, PgError> {
-    let local = |what: &str, e: &dyn std::fmt::Display| PgError::Local { target: target.shown(), what: what.into(), message: e.to_string() };
+    let local = |what: &str, e: &dyn std::fmt::Display| PgError::Local {
+        target: target.shown(),
+        what: what.into(),
+        message: e.to_string(),
+    };
     let mut client = target.connect()?;
     let schema = &target.schema;
     let objects = recorded_objects(&mut client, target)?;
-    let mut conn = rusqlite::Connection::open(file).map_err(|e| local(&format!("creating {}", file.display()), &e))?;
-    conn.execute_batch(crate::store::schema::WRITER_PRAGMAS).map_err(|e| local("setting up the local copy", &e))?;
+    let mut conn = rusqlite::Connection::open(file)
+        .map_err(|e| local(&format!("creating {}", file.display()), &e))?;
+    conn.execute_batch(crate::store::schema::WRITER_PRAGMAS)
+        .map_err(|e| local("setting up the local copy", &e))?;
     let mut rows = 0;
     for table in objects.iter().filter(|o| o.kind == "table") {
-        conn.execute_batch(&table.sql).map_err(|e| local(&format!("creating table {}", table.name), &e))?;
+        conn.execute_batch(&table.sql)
+            .map_err(|e| local(&format!("creating table {}", table.name), &e))?;
         rows += copy_back(&mut client, &mut conn, target, table).map_err(|e| match e {
             Fault::Pg(e) => target.error(&format!("reading table {schema}.{}", table.name), e),
-            Fault::Sqlite(e) => local(&format!("writing table {} to {}", table.name, file.display()), &e),
+            Fault::Sqlite(e) => {
+                local(&format!("writing table {} to {}", table.name, file.display()), &e)
+            }
         })?;
     }
     for index in objects.iter().filter(|o| o.kind == "index") {
-        conn.execute_batch(&index.sql).map_err(|e| local(&format!("creating index {}", index.name), &e))?;
+        conn.execute_batch(&index.sql)
+            .map_err(|e| local(&format!("creating index {}", index.name), &e))?;
     }
     Ok(rows)
 }
 
 /// The SQLite DDL the load recorded, in its original order.
-fn recorded_objects(client: &mut postgres::Client, target: &PgTarget) -> Result<Vec<SqliteObject>, PgError> {
+fn recorded_objects(
+    client: &mut postgres::Client,
+    target: &PgTarget,
+) -> Result<Vec<SqliteObject>, PgError> {
     let schema = &target.schema;
     let exists = client
-        .query_opt("SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'okb_sqlite_schema'", &[schema])
+        .query_opt(
+            "SELECT 1 FROM pg_tables WHERE schemaname = $1 AND tablename = 'okb_sqlite_schema'",
+            &[schema],
+        )
         .map_err(|e| target.error("looking for the knowledge base", e))?
         .is_some();
     if !exists {
@@ -49,9 +65,17 @@ fn recorded_objects(client: &mut postgres::Client, target: &PgTarget) -> Result<
         });
     }
     let rows = client
-        .query(&format!("SELECT type, name, tbl_name, sql FROM {schema}.okb_sqlite_schema ORDER BY position"), &[])
+        .query(
+            &format!(
+                "SELECT type, name, tbl_name, sql FROM {schema}.okb_sqlite_schema ORDER BY position"
+            ),
+            &[],
+        )
         .map_err(|e| target.error("reading the recorded schema", e))?;
-    Ok(rows.iter().map(|r| SqliteObject { kind: r.get(0), name: r.get(1), table: r.get(2), sql: r.get(3) }).collect())
+    Ok(rows
+        .iter()
+        .map(|r| SqliteObject { kind: r.get(0), name: r.get(1), table: r.get(2), sql: r.get(3) })
+        .collect())
 }
 
 enum Fault {
@@ -60,18 +84,29 @@ enum Fault {
 }
 
 /// Copies one table's rows from PostgreSQL into the SQLite table of the same name.
-fn copy_back(client: &mut postgres::Client, conn: &mut rusqlite::Connection, target: &PgTarget, table: &SqliteObject) -> Result<u64, Fault> {
+fn copy_back(
+    client: &mut postgres::Client,
+    conn: &mut rusqlite::Connection,
+    target: &PgTarget,
+    table: &SqliteObject,
+) -> Result<u64, Fault> {
     let cols = columns(conn, &table.name).map_err(Fault::Sqlite)?;
     let rowid = table.has_rowid();
     // json comes back as its text; everything else in its own binary type.
-    let mut selected: Vec<String> = cols.iter().map(|c| format!("{}::{}", c.name, pg_cast(c.kind))).collect();
+    let mut selected: Vec<String> =
+        cols.iter().map(|c| format!("{}::{}", c.name, pg_cast(c.kind))).collect();
     let mut types: Vec<postgres::types::Type> = cols.iter().map(|c| c.kind.pg_type()).collect();
     if rowid {
         selected.push("sqlite_rowid".into());
         types.push(postgres::types::Type::INT8);
     }
     let order = if rowid { "ORDER BY sqlite_rowid" } else { "" };
-    let query = format!("COPY (SELECT {} FROM {}.{} {order}) TO STDOUT (FORMAT binary)", selected.join(", "), target.schema, table.name);
+    let query = format!(
+        "COPY (SELECT {} FROM {}.{} {order}) TO STDOUT (FORMAT binary)",
+        selected.join(", "),
+        target.schema,
+        table.name
+    );
     let reader = client.copy_out(&query).map_err(Fault::Pg)?;
     let mut rows = BinaryCopyOutIter::new(reader, &types);
     let mut names: Vec<String> = cols.iter().map(|c| format!("\"{}\"", c.name)).collect();
@@ -82,8 +117,14 @@ fn copy_back(client: &mut postgres::Client, conn: &mut rusqlite::Connection, tar
     let tx = conn.transaction().map_err(Fault::Sqlite)?;
     let mut count = 0;
     {
-        let mut insert =
-            tx.prepare(&format!("INSERT INTO {} ({}) VALUES ({})", table.name, names.join(", "), marks.join(", "))).map_err(Fault::Sqlite)?;
+        let mut insert = tx
+            .prepare(&format!(
+                "INSERT INTO {} ({}) VALUES ({})",
+                table.name,
+                names.join(", "),
+                marks.join(", ")
+            ))
+            .map_err(Fault::Sqlite)?;
         while let Some(row) = rows.next().map_err(Fault::Pg)? {
             let mut values: Vec<Value> = Vec::with_capacity(types.len());
             for (i, c) in cols.iter().enumerate() {
@@ -109,7 +150,11 @@ fn pg_cast(kind: Kind) -> &'static str {
     }
 }
 
-fn value(kind: Kind, row: &postgres::binary_copy::BinaryCopyOutRow, i: usize) -> Result<Value, postgres::Error> {
+fn value(
+    kind: Kind,
+    row: &postgres::binary_copy::BinaryCopyOutRow,
+    i: usize,
+) -> Result<Value, postgres::Error> {
     Ok(match kind {
         Kind::Text => row.try_get::<Option<String>>(i)?.map_or(Value::Null, Value::Text),
         Kind::Int => row.try_get::<Option<i64>>(i)?.map_or(Value::Null, Value::Integer),
@@ -126,10 +171,15 @@ pub struct LocalCopy {
 impl LocalCopy {
     /// Copies `target`'s knowledge base into a new temporary folder.
     pub fn new(target: &PgTarget) -> Result<LocalCopy, PgError> {
-        let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
         let dir = std::env::temp_dir().join(format!("okb-pg-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| PgError::Local { target: target.shown(), what: format!("creating {}", dir.display()), message: e.to_string() })?;
+        std::fs::create_dir_all(&dir).map_err(|e| PgError::Local {
+            target: target.shown(),
+            what: format!("creating {}", dir.display()),
+            message: e.to_string(),
+        })?;
         let copy = LocalCopy { dir };
         materialize(target, &copy.path())?;
         Ok(copy)
