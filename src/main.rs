@@ -246,6 +246,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    okb::release::manifest::Tool::record_commit(env!("OKB_COMMIT"));
     cli::alloc::sqlite_uses_mimalloc();
     cli::output::end_quietly_on_closed_stdout();
     let Cli { pipeline: file, profile, color, quiet, verbose, command } = parse();

@@ -675,7 +675,7 @@ sources = ["dump", "cloud", "cloud-plain"]
     /// (snapshots taken from that code), or every step would rerun.
     #[test]
     fn sources_serialize_as_before() {
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/every-step.toml");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/every-step.toml");
         let every_step = parameters(std::fs::read_to_string(&fixture).expect("fixture"), &fixture);
         let every_kind = parameters(EVERY_KIND.into(), Path::new("pipeline.toml"));
         insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {

@@ -118,7 +118,9 @@ pub fn parse_line(line: &[u8]) -> Result<Entry, String> {
                 (Some(cp), None) => Score::Cp(cp),
                 (None, Some(mate)) => Score::Mate(mate),
                 _ => {
-                    return Err(format!("evals[{i}].pvs[{j}] needs exactly one of `cp` and `mate`"));
+                    return Err(format!(
+                        "evals[{i}].pvs[{j}] needs exactly one of `cp` and `mate`"
+                    ));
                 }
             };
             pvs.push(Pv { score, line: capped(&pv.line) });

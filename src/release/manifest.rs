@@ -45,10 +45,20 @@ pub struct Tool {
     pub commit: String,
 }
 
+/// The commit the running binary was built from, recorded by `main` at start-up (the
+/// stamp is the binary's, so that a commit does not recompile this library).
+static BUILT_FROM: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
 impl Tool {
-    /// This binary.
+    /// Records the commit this binary was built from (`OKB_COMMIT`); the first call wins.
+    pub fn record_commit(commit: &'static str) {
+        let _ = BUILT_FROM.set(commit);
+    }
+
+    /// This binary (`unknown` commit when none was recorded, as in the library's tests).
     pub fn this() -> Tool {
-        Tool { version: env!("CARGO_PKG_VERSION").into(), commit: env!("OKB_COMMIT").into() }
+        let commit = BUILT_FROM.get().copied().unwrap_or("unknown");
+        Tool { version: env!("CARGO_PKG_VERSION").into(), commit: commit.into() }
     }
 }
 
