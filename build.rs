@@ -1,7 +1,7 @@
 //! The commit stamp, `OKB_COMMIT`, for `okb --version` and the build manifest: the commit
 //! of the source tree (with `-dirty` when it has changes), or "unknown" outside a git
 //! checkout. It lives in this package (the binary and its tests) and not in the library's
-//! (crates/okb-core), so that a commit recompiles `src/main.rs` and nothing of the library.
+//! (src/Cargo.toml), so that a commit recompiles `src/main.rs` and nothing of the library.
 
 fn main() {
     let git = |args: &[&str]| {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use miette::{Diagnostic, NamedSource, SourceSpan};
 use serde::{Deserialize, Serialize};
 
+pub mod layout;
 mod source;
 
 pub use source::{
@@ -265,6 +266,11 @@ pub struct Loaded {
 }
 
 impl Loaded {
+    /// Where the project's files live.
+    pub fn layout(&self) -> layout::Layout {
+        layout::Layout::of(self)
+    }
+
     /// Resolves `relative` against the pipeline's directory.
     pub fn path(&self, relative: &str) -> PathBuf {
         self.root.join(relative)
@@ -675,7 +681,7 @@ sources = ["dump", "cloud", "cloud-plain"]
     /// (snapshots taken from that code), or every step would rerun.
     #[test]
     fn sources_serialize_as_before() {
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/every-step.toml");
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/every-step.toml");
         let every_step = parameters(std::fs::read_to_string(&fixture).expect("fixture"), &fixture);
         let every_kind = parameters(EVERY_KIND.into(), Path::new("pipeline.toml"));
         insta::with_settings!({ snapshot_path => "../snapshots", prepend_module_to_snapshot => false }, {

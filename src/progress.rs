@@ -9,6 +9,7 @@ use std::io::IsTerminal;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use anstyle::{AnsiColor, Style};
 use indicatif::{ProgressBar, ProgressStyle};
 
 static ACTIVE: Mutex<Option<ProgressBar>> = Mutex::new(None);
@@ -27,11 +28,33 @@ fn quiet() -> bool {
 }
 
 /// Prints a note on stderr (`Note`, `Fetched`, `Crawled`: what happened on the way, not
-/// a warning), under the status word `word`; nothing under `--quiet`.
+/// a warning), under the status word `word` in cyan; nothing under `--quiet`.
 pub fn note(word: &str, text: &str) {
     if !quiet() {
-        println(&format!("{word:>12} {text}"));
+        println(&format!("{} {text}", paint(word, "36")));
     }
+}
+
+/// Prints a warning on stderr under a yellow `Warning`, `--quiet` or not.
+pub fn warn(text: &str) {
+    println(&format!("{} {text}", paint("Warning", "33")));
+}
+
+/// A status word right-aligned in 12 columns, bold and coloured when stderr takes colour
+/// (a terminal, `NO_COLOR` unset, or `--color always`). `color` is an ANSI code: 32
+/// green, 33 yellow, 36 cyan, 31 red.
+pub fn paint(status: &str, color: &str) -> String {
+    if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
+        return format!("{status:>12}");
+    }
+    let ansi = match color {
+        "31" => AnsiColor::Red,
+        "33" => AnsiColor::Yellow,
+        "36" => AnsiColor::Cyan,
+        _ => AnsiColor::Green,
+    };
+    let style = Style::new().bold().fg_color(Some(ansi.into()));
+    format!("{style}{status:>12}{style:#}")
 }
 
 /// Removes the bar when dropped.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent checks of okb serve's explorer answers, run by tests/serve_explorer.rs.
+"""Independent checks of okb serve's explorer answers, run by tests/it/serve_explorer.rs.
 
   check_explorer.py counts MAX_PLY QUERIES OUT PGN...
       Counts, with python-chess, the games of the PGN files (.zst read through `zstd -dc`)

@@ -92,7 +92,7 @@ mod tests {
     fn parses_polyglot_like_options_and_writes_a_book() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("twic.bin");
-        let pgn = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/corpus/twic/twic0920.pgn");
+        let pgn = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/corpus/twic/twic0920.pgn");
         let cli = Cli::parse_from([
             "okb",
             "-o",

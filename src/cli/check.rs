@@ -47,8 +47,8 @@ pub fn run(
     if !args.no_build {
         build(&loaded, args)?;
     }
-    let store = crate::store::read::Store::open(&loaded.path(&loaded.pipeline.store.path))
-        .map_err(|e| miette!("{e}"))?;
+    let store =
+        crate::store::read::Store::open(&loaded.layout().store).map_err(|e| miette!("{e}"))?;
     let folder = loaded.path(&spec.snapshots);
     let results = compare(&store, spec, &folder);
     let mut failing = 0;

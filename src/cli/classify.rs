@@ -48,16 +48,13 @@ pub fn run(args: &ClassifyArgs, store: PathBuf) -> miette::Result<()> {
         Some(path) if is_bgn(path) => return to_bgn(&classifier, &paths, path, &pool, start),
         Some(path) => {
             // Written beside the target and renamed: an interrupted run leaves no torn file.
-            let tmp = crate::files::temp::for_file(path);
-            let file = std::fs::File::create(&tmp)
+            let mut out = crate::files::write::AtomicFile::create(path)
                 .into_diagnostic()
-                .wrap_err_with(|| format!("creating {}", tmp.display()))?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+                .wrap_err_with(|| format!("creating {}", path.display()))?;
             let report = pool
                 .install(|| classify_files(&classifier, &paths, &mut out))
                 .map_err(|e| miette!("{e}"))?;
-            drop(out);
-            std::fs::rename(&tmp, path)
+            out.commit()
                 .into_diagnostic()
                 .wrap_err_with(|| format!("writing {}", path.display()))?;
             report

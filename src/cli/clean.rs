@@ -39,11 +39,11 @@ pub fn run(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
     if args.unused {
         return unused(loaded, args);
     }
-    let cache = make::cache_dir(loaded);
+    let cache = loaded.layout().cache;
     let _lock = ProjectLock::acquire(&cache)
         .map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;
     let mut removed = Vec::new();
-    let store = loaded.path(&loaded.pipeline.store.path);
+    let store = loaded.layout().store;
     let mut targets = vec![store];
     targets.extend(loaded.pipeline.exports.values().map(|e| loaded.path(&e.output)));
     targets.extend(make::side_outputs(loaded));
@@ -93,7 +93,7 @@ fn cache_entries(cache: &std::path::Path) -> std::io::Result<Vec<std::path::Path
 /// `okb clean --unused`: a dry run of the plan finds what the build uses (every step
 /// must be fresh, or what it will need is unknown), then the rest goes.
 fn unused(loaded: &Loaded, args: &CleanArgs) -> miette::Result<()> {
-    let cache = make::cache_dir(loaded);
+    let cache = loaded.layout().cache;
     // No make may write records while they are being swept.
     let _lock = ProjectLock::acquire(&cache)
         .map_err(|e| miette!("taking the project lock in {}: {e}", cache.display()))?;

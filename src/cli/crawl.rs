@@ -78,8 +78,8 @@ pub fn run(loaded: &Loaded, args: &CrawlArgs) -> miette::Result<()> {
             loaded.file.display()
         ));
     }
-    let archive = Archive::new(&loaded.path("sources"), &crate::sources::mirrors(&args.mirror));
-    let _lock = crate::dataflow::lock::ProjectLock::acquire(&crate::make::cache_dir(loaded))
+    let archive = Archive::new(&loaded.layout().sources, &crate::sources::mirrors(&args.mirror));
+    let _lock = crate::dataflow::lock::ProjectLock::acquire(&loaded.layout().cache)
         .map_err(|e| miette!("taking the project lock: {e}"))?;
     for source in chosen {
         let started = std::time::Instant::now();

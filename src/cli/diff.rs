@@ -83,13 +83,13 @@ pub fn print(old: &Snapshot, new: &Snapshot, args: &DiffArgs) -> miette::Result<
 
 /// The store and manifest a make replaced last (kept in `cache/previous/`).
 pub fn previous_build(loaded: &Loaded) -> miette::Result<Snapshot> {
-    let previous = crate::make::previous_dir(loaded);
+    let previous = loaded.layout().previous;
     side(&previous.join("store.sqlite"), Some(&previous.join("manifest.json")))
 }
 
 /// The project's store and manifest.
 pub fn current_build(loaded: &Loaded) -> miette::Result<Snapshot> {
-    side(&loaded.path(&loaded.pipeline.store.path), Some(&crate::make::manifest_path(loaded)))
+    side(&loaded.layout().store, Some(&loaded.layout().manifest))
 }
 
 fn side(store: &Path, manifest: Option<&Path>) -> miette::Result<Snapshot> {

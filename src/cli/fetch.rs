@@ -89,14 +89,11 @@ fn fetch_lichess_db(
 /// `okb fetch`: makes every pinned source available in `sources/`, verified, and every
 /// explorer crawl complete (a pinned one's missing answers, an unpinned one walked).
 pub fn run(loaded: &Loaded, args: &FetchArgs) -> miette::Result<()> {
-    let resolver = Resolver {
-        store: loaded.path("sources"),
-        mirrors: crate::sources::mirrors(&args.mirror),
-        offline: args.offline,
-    };
-    let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
+    let resolver =
+        crate::make::resolver(loaded, &crate::sources::mirrors(&args.mirror), args.offline);
+    let mut files = FileStates::load(loaded.layout().file_states);
     let mut failures = 0;
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &resolver.mirrors);
+    let archive = crate::crawl::archive::Archive::new(&loaded.layout().sources, &resolver.mirrors);
     for source in super::crawl::crawl_sources(loaded, &[])? {
         let how = crate::crawl::source::How { offline: args.offline, refresh: false };
         match source.make_available(&archive, how) {

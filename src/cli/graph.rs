@@ -55,7 +55,7 @@ pub fn run(args: &GraphArgs, loaded: &Loaded) -> miette::Result<()> {
         dry_run: true,
         replay_warnings: false,
     };
-    let build = Build::new(make::cache_dir(loaded), true, Box::new(|_| {}));
+    let build = Build::new(loaded.layout().cache, true, Box::new(|_| {}));
     let plan = make::plan(loaded, &options, &build, &mut Vec::new())?;
     plan.run(&build).into_diagnostic()?;
     let reports: BTreeMap<String, StepReport> = build

@@ -212,7 +212,7 @@ pub(crate) fn build_adapted(
     on_report: impl FnMut(&crate::dataflow::StepReport) + Clone + Send + 'static,
     adapt: &make::Adapt,
 ) -> miette::Result<(crate::dataflow::lock::ProjectLock, MakeSummary)> {
-    let lock = crate::dataflow::lock::ProjectLock::acquire(&make::cache_dir(loaded))
+    let lock = crate::dataflow::lock::ProjectLock::acquire(&loaded.layout().cache)
         .into_diagnostic()
         .wrap_err("taking the project lock")?;
     if sources.locked {
@@ -270,7 +270,7 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
 /// store did not change); true when they differ.
 fn print_diff(loaded: &Loaded, summary: &MakeSummary) -> miette::Result<bool> {
     let store_built = summary.steps.iter().any(|s| s.id == "store" && s.status == Status::Built);
-    if !store_built || !make::previous_dir(loaded).join("store.sqlite").exists() {
+    if !store_built || !loaded.layout().previous.join("store.sqlite").exists() {
         eprintln!("{} the knowledge base did not change", paint("Same", "32"));
         return Ok(false);
     }

@@ -57,7 +57,7 @@ pub fn store_path(
         Some(path) => Ok(StoreFile { path, _copy: None }),
         None => {
             let loaded = load()?;
-            Ok(StoreFile { path: loaded.path(&loaded.pipeline.store.path), _copy: None })
+            Ok(StoreFile { path: loaded.layout().store, _copy: None })
         }
     }
 }

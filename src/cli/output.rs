@@ -3,7 +3,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use anstyle::{AnsiColor, Style};
 use serde_json::json;
 
 use crate::dataflow::{Status, StepReport};
@@ -46,22 +45,7 @@ pub fn verbose() -> bool {
     VERBOSE.load(Ordering::Relaxed)
 }
 
-/// A status word right-aligned in 12 columns, bold and coloured when stderr takes colour
-/// (a terminal, `NO_COLOR` unset, or `--color always`). `color` is an ANSI code: 32
-/// green, 33 yellow, 36 cyan, 31 red.
-pub fn paint(status: &str, color: &str) -> String {
-    if anstream::AutoStream::choice(&std::io::stderr()) == anstream::ColorChoice::Never {
-        return format!("{status:>12}");
-    }
-    let ansi = match color {
-        "31" => AnsiColor::Red,
-        "33" => AnsiColor::Yellow,
-        "36" => AnsiColor::Cyan,
-        _ => AnsiColor::Green,
-    };
-    let style = Style::new().bold().fg_color(Some(ansi.into()));
-    format!("{style}{status:>12}{style:#}")
-}
+pub use crate::progress::paint;
 
 /// Whether a step is one game file's parse: many of them, so fresh ones are counted
 /// instead of listed.

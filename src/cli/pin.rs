@@ -34,8 +34,8 @@ enum Outcome {
 /// bytes changed. Writes pipeline.toml once, atomically, and only when a pin changed.
 pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     let names = chosen_sources(loaded, &args.sources)?;
-    let resolver = Resolver { store: loaded.path("sources"), mirrors: Vec::new(), offline: false };
-    let mut files = FileStates::load(loaded.path("cache").join("file-states.json"));
+    let resolver = crate::make::resolver(loaded, &[], false);
+    let mut files = FileStates::load(loaded.layout().file_states);
     let mut doc: DocumentMut = loaded.text.parse().map_err(|e| {
         miette!("{}: not valid TOML, cannot write pins: {e}", loaded.file.display())
     })?;
@@ -161,7 +161,7 @@ fn pin_lichess_db(
 /// has a pin, showing what changed.
 fn pin_crawl(loaded: &Loaded, name: &str, force: bool) -> miette::Result<Outcome> {
     let mut source = super::crawl::crawl_sources(loaded, &[name.to_string()])?.remove(0);
-    let archive = crate::crawl::archive::Archive::new(&loaded.path("sources"), &[]);
+    let archive = crate::crawl::archive::Archive::new(&loaded.layout().sources, &[]);
     let Some(old) = source.pin.take() else {
         return Ok(Outcome::Pinned(walk_journal(&archive, &source)?.0));
     };

@@ -46,18 +46,14 @@ fn collection_files(
             .map_err(|e| miette!("player collection {name}: {e}"));
     };
     let manifest = loaded.path(manifest);
-    let mut states = crate::files::FileStates::load(loaded.path("cache").join("file-states.json"));
+    let mut states = crate::files::FileStates::load(loaded.layout().file_states);
     let pin = match spec.blake3() {
         Some(pin) => pin.to_string(),
         None => states
             .hash(&manifest)
             .map_err(|e| miette!("player collection {name}: {}: {e}", manifest.display()))?,
     };
-    let resolver = crate::sources::Resolver {
-        store: loaded.path("sources"),
-        mirrors: crate::sources::mirrors(&[]),
-        offline: true,
-    };
+    let resolver = crate::make::resolver(loaded, &crate::sources::mirrors(&[]), true);
     let entries = crate::sources::collection::read(name, &manifest, &pin, &mut states)
         .map_err(miette::Report::new)?;
     let resolved = resolver.resolve_collection(name, &entries, &mut states).map_err(|e| {

@@ -72,7 +72,7 @@ pub fn run(args: &ReviewArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
             &super::make::Sources { mirror: &args.mirror, offline: args.offline, locked: false },
         )?;
     }
-    let store = loaded.path(&loaded.pipeline.store.path);
+    let store = loaded.layout().store;
     let dir = store.parent().map(Path::to_path_buf).unwrap_or_default();
     let read = |name: &str| {
         let path = dir.join(name);

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 use miette::miette;
 
 use super::output::{paint, print_json};
-use crate::make;
 use crate::pipeline::Loaded;
 use crate::release::Manifest;
 use crate::release::verify::{Checked, FileState, check_files, differences};
@@ -40,13 +39,13 @@ pub fn run(
     load: impl Fn() -> miette::Result<Loaded>,
 ) -> miette::Result<ExitCode> {
     let mut loaded = load()?;
-    let path = args.manifest.clone().unwrap_or_else(|| make::manifest_path(&loaded));
+    let path = args.manifest.clone().unwrap_or_else(|| loaded.layout().manifest);
     let expected = Manifest::load(&path)
         .map_err(|e| miette!(help = "`okb make` writes one beside the store", "{e}"))?;
     let files = check_files(&expected, &loaded.root);
     let changed: Vec<&Checked> = files.iter().filter(|c| c.state != FileState::Same).collect();
     // Read before the rebuild, which finishes a make and clears the mark.
-    let unfinished = crate::dataflow::mark::UnfinishedMark::is_set(&make::cache_dir(&loaded));
+    let unfinished = crate::dataflow::mark::UnfinishedMark::is_set(&loaded.layout().cache);
     let rebuilt = if args.no_build { None } else { Some(rebuild(&mut loaded, args)?) };
     // The store carries its build history (build number, change log): only its bytes on
     // disk are checked, not a rebuild's.
@@ -111,7 +110,7 @@ fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
         summary.steps.len(),
         if args.fresh { "with an empty cache" } else { "(the rest fresh in the cache)" }
     );
-    Manifest::load(&make::manifest_path(loaded)).map_err(|e| miette!("{e}"))
+    Manifest::load(&loaded.layout().manifest).map_err(|e| miette!("{e}"))
 }
 
 fn report(

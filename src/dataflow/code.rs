@@ -2,7 +2,7 @@
 //! so editing a phase's source reruns exactly the steps whose code changed. Nobody bumps
 //! a version number by hand.
 //!
-//! `crates/okb-core/build.rs` hashes every file under `src/` and records which files each one uses
+//! `fingerprints.rs` (the library's build script) hashes every file under `src/` and records which files each one uses
 //! ([`super::scan`]). A rule names the file that declares it (`file!()`); its code is
 //! that file and everything it uses, transitively: the declaration of `tree` in
 //! `src/steps/tree.rs` uses `src/tree.rs`, which uses `src/position.rs`, and so on.

@@ -267,7 +267,7 @@ const UNKNOWN: &str = "?";
 impl Build {
     /// A build over the cache in `cache_dir`; `on_report` sees each step as it finishes.
     pub fn new(cache_dir: PathBuf, dry_run: bool, on_report: OnReport) -> Build {
-        let files = Mutex::new(FileStates::load(cache_dir.join("file-states.json")));
+        let files = Mutex::new(FileStates::load(cache_dir.join(crate::files::states::FILE_NAME)));
         Build {
             cache: Cache::new(cache_dir),
             files,

@@ -1,6 +1,6 @@
 //! Which source files a Rust source file uses: the input of code fingerprints.
 //!
-//! `crates/okb-core/build.rs` runs this over `src/` (it includes this file with `#[path]`, so it must
+//! `fingerprints.rs` (the library's build script) runs this over `src/` (it includes this file with `#[path]`, so it must
 //! depend on `std` only) and writes, for every file, its content hash and the files it
 //! uses; [`super::code`] turns that into one fingerprint per step rule. A file *uses*:
 //! - the module file of every `crate::a::b` path it names (the longest prefix that is a

@@ -16,20 +16,6 @@ use serde::Serialize;
 
 pub use load::Snapshot;
 
-/// Keeps `file` (if it exists) as `kept` before a make replaces it, so `okb diff` can
-/// compare against it: a hard link, as okb replaces files by renaming a new one over
-/// them (a copy where links are not possible).
-pub fn keep_previous(file: &Path, kept: &Path) -> std::io::Result<()> {
-    if !file.exists() {
-        return Ok(());
-    }
-    if let Some(folder) = kept.parent() {
-        std::fs::create_dir_all(folder)?;
-    }
-    let _ = std::fs::remove_file(kept);
-    std::fs::hard_link(file, kept).or_else(|_| std::fs::copy(file, kept).map(|_| ()))
-}
-
 /// One position of a build, as far as a diff looks.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct NodeFacts {

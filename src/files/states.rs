@@ -13,6 +13,10 @@ use serde::{Deserialize, Serialize};
 use super::hash::{Hash, hash_file};
 use super::write::write_atomic;
 
+/// The stat cache's file name, in the build cache (a make, `okb fetch` and `okb pin`
+/// share it).
+pub const FILE_NAME: &str = "file-states.json";
+
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 struct Stamp {
     len: u64,

@@ -4,13 +4,11 @@
 //! games of its player collections judged by `repertoire-games:<name>`, and exported by
 //! `repertoire-export:<name>`.
 
-use std::path::{Path, PathBuf};
-
 use super::MakeError;
 use crate::dataflow::Build;
 use crate::pipeline::Loaded;
 use crate::release::{self, Manifest};
-use crate::sources::{Origin, Resolver, Wanted};
+use crate::sources::{Origin, Wanted};
 use crate::steps::planning::{RepertoireFile, repertoire_id};
 
 /// Every repertoire's file, resolved like a pinned source (its facts recorded).
@@ -21,11 +19,7 @@ pub(super) fn files(
     fetched: &mut Vec<String>,
     facts: &mut Manifest,
 ) -> Result<Vec<RepertoireFile>, MakeError> {
-    let resolver = Resolver {
-        store: loaded.path("sources"),
-        mirrors: options.mirrors.clone(),
-        offline: options.offline,
-    };
+    let resolver = super::resolver(loaded, &options.mirrors, options.offline);
     let mut out = Vec::new();
     for (name, spec) in &loaded.pipeline.repertoires {
         let source = repertoire_id(name);
@@ -61,9 +55,4 @@ pub(super) fn files(
         });
     }
     Ok(out)
-}
-
-/// The folder of repertoire `name`'s reports under `build_dir`.
-pub fn report_dir(build_dir: &Path, name: &str) -> PathBuf {
-    build_dir.join(format!("repertoire-{name}"))
 }

@@ -49,15 +49,10 @@ fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<D
 }
 
 fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, crate::dataflow::BuildError> {
-    if let Some(dir) = target.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| cx.fail(format!("{}: {e}", dir.display())))?;
-    }
-    let tmp = crate::files::temp::for_file(target);
-    let file = std::fs::File::create(&tmp).map_err(|e| cx.fail(format!("{}: {e}", tmp.display())))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let failed = |e: std::io::Error| cx.fail(format!("{}: {e}", target.display()));
+    let mut out = crate::files::write::AtomicFile::create(target).map_err(failed)?;
     let report = crate::classify::files::classify_files(classifier, paths, &mut out).map_err(|e| cx.fail(e))?;
-    drop(out);
-    std::fs::rename(&tmp, target).map_err(|e| cx.fail(format!("{}: {e}", target.display())))?;
+    out.commit().map_err(failed)?;
     Ok(format!(
         "{} games, {} classified, {} without a known position, {} unreadable",
         report.games,

@@ -68,7 +68,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
             manifest.store = Some(single(cx, &root, step, file)?);
         }
         let kept = previous.join("manifest.json");
-        crate::diff::keep_previous(&written, &kept).map_err(|e| cx.fail(format!("keeping the previous manifest as {}: {e}", kept.display())))?;
+        crate::files::write::keep_previous(&written, &kept).map_err(|e| cx.fail(format!("keeping the previous manifest as {}: {e}", kept.display())))?;
         let summary = format!("{} output files", manifest.outputs.len() + usize::from(manifest.store.is_some()));
         Ok((vec![ExportFile { name: String::new(), bytes: manifest.to_bytes() }], summary))
     };

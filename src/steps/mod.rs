@@ -131,6 +131,10 @@ mod tests {
         assert!(invalidated_by("src/dataflow/schedule.rs").is_empty());
         assert!(invalidated_by("src/cli/make.rs").is_empty());
         assert!(invalidated_by("src/make.rs").is_empty());
+        // `okb diff`'s comparison: no build step (the store keeps its previous copy
+        // through files::write).
+        assert!(invalidated_by("src/diff/mod.rs").is_empty());
+        assert!(invalidated_by("src/diff/render.rs").is_empty());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! parameters by path), so it is left out of the rules' code fingerprints
 //! ([`crate::dataflow::code`]): editing it reruns no step by itself.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Decl, Declaring, Rule};
 use crate::eco::EcoFormat;
@@ -262,47 +262,49 @@ impl Planning<'_> {
             .collect()
     }
 
+    /// Where the project's files live.
+    pub fn layout(&self) -> crate::pipeline::layout::Layout {
+        self.loaded.layout()
+    }
+
     /// The store's file.
     pub fn store_path(&self) -> PathBuf {
-        self.loaded.path(&self.loaded.pipeline.store.path)
+        self.layout().store
     }
 
     /// The folder beside the store where a make writes its reports and manifest.
     pub fn build_dir(&self) -> PathBuf {
-        self.store_path().parent().map(Path::to_path_buf).unwrap_or_default()
+        self.layout().build
     }
 
     /// Where a make writes its manifest: `manifest.json` beside the store.
     pub fn manifest_path(&self) -> PathBuf {
-        let store = self.store_path();
-        store
-            .parent()
-            .map_or_else(|| self.loaded.path("manifest.json"), |dir| dir.join("manifest.json"))
+        self.layout().manifest
     }
 
     /// The project's cache folder.
     pub fn cache_dir(&self) -> PathBuf {
-        self.loaded.cache.clone()
+        self.layout().cache
     }
 
     /// Where a make keeps the store and the manifest it replaced (for `okb diff`).
     pub fn previous_dir(&self) -> PathBuf {
-        self.cache_dir().join("previous")
+        self.layout().previous
     }
 
     /// The store's entries, written by `store:entries` into the cache for the store step.
     pub fn store_entries(&self) -> PathBuf {
-        self.cache_dir().join("store-entries.sqlite")
+        self.layout().store_entries
     }
 
     /// The folder of repertoire `name`'s reports, beside the store.
     pub fn repertoire_dir(&self, name: &str) -> PathBuf {
-        self.build_dir().join(format!("repertoire-{name}"))
+        self.layout().repertoire_dir(name)
     }
 
     /// The project's engine cache.
     pub fn engine_cache(&self) -> PathBuf {
-        self.cache_dir().join("engine.sqlite")
+        self.layout().engine_cache
     }
 
     /// A planning error of step `step`.

@@ -36,7 +36,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
         let kept = previous.join("store.sqlite");
-        crate::diff::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
+        crate::files::write::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
         let tree = cx.get(&tree)?;
         let records = cx.get(&records)?;
         let stubs = validation.as_ref().map(|v| cx.get(v)).transpose()?.map(|v| v.stub_nodes()).unwrap_or_default();

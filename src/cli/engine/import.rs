@@ -20,7 +20,7 @@ pub struct ImportArgs {
 /// Runs `okb engine import`: every file is read and checked before any is imported.
 pub fn run(args: &ImportArgs, loaded: &Loaded) -> miette::Result<()> {
     let config = make::engine_config(loaded)?.ok_or_else(|| super::no_engine(loaded))?;
-    let cache = EngineCache::open(&make::engine_cache(loaded)).map_err(miette::Report::new)?;
+    let cache = EngineCache::open(&loaded.layout().engine_cache).map_err(miette::Report::new)?;
     let path = config.path.clone().expect("engine_config resolves the path");
     let (expected, _) = Identity::of(&path, &config, &cache).map_err(miette::Report::new)?;
     let mut all: Vec<(PathBuf, Results)> = Vec::new();

@@ -1,0 +1,187 @@
+//! The counts state (`state = true` game sources): files added one make at a time give the
+//! same knowledge base as one make over them all, in any order and with any shard count,
+//! as the per-file runs do; a make killed during a merge resumes and ends identical.
+
+use crate::common;
+use common::{Project, tree_bytes};
+
+const LICHESS: &str = "../shared/corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn";
+
+/// The Lichess sample cut into `n` "months" of whole games, written into `p`'s `games/`.
+fn months(p: &Project, n: usize) -> Vec<String> {
+    let text =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(LICHESS))
+            .unwrap();
+    let games: Vec<&str> = text.split("\n\n[Event ").collect();
+    std::fs::create_dir_all(p.path("games")).unwrap();
+    let per = games.len().div_ceil(n);
+    (0..n)
+        .map(|i| {
+            let part: Vec<&str> = games.iter().skip(i * per).take(per).copied().collect();
+            let mut body = part.join("\n\n[Event ");
+            if i > 0 {
+                body = format!("[Event {body}");
+            }
+            let name = format!("games/2013-{:02}.pgn", i + 1);
+            std::fs::write(p.path(&name), body + "\n\n").unwrap();
+            name
+        })
+        .collect()
+}
+
+/// A project whose `lichess` source lists `files` (with `state`), beside a masters file
+/// kept as runs, pruned low so that many keys sit near the threshold.
+fn project(files: &[String], state: bool, shards: usize) -> Project {
+    let p = Project::full();
+    months(&p, 4);
+    let masters = common::masters_file("Adams.pgn.zst");
+    let list: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
+    let mut text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    text.push_str(&format!(
+        "[sources.lichess]\nkind = \"pgn\"\npaths = [{}]\nstate = {state}\n\
+         [sources.masters]\nkind = \"pgn\"\npaths = [{:?}]\n\
+         [tree]\nmin_games = 4\n[games]\nmemory_budget_mb = 1\nstate_shards = {shards}\n\
+         [exports.book]\nformat = \"polyglot\"\noutput = \"out/book.bin\"\n",
+        list.join(", "),
+        masters.display().to_string()
+    ));
+    std::fs::write(p.path("pipeline.toml"), text).unwrap();
+    p
+}
+
+fn set_files(p: &Project, files: &[String]) {
+    let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let start = text.find("[sources.lichess]\nkind = \"pgn\"\npaths = [").unwrap();
+    let end = start + text[start..].find("]\nstate").unwrap();
+    let list: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
+    let text = format!(
+        "{}[sources.lichess]\nkind = \"pgn\"\npaths = [{}{}",
+        &text[..start],
+        list.join(", "),
+        &text[end..]
+    );
+    std::fs::write(p.path("pipeline.toml"), text).unwrap();
+}
+
+fn names() -> Vec<String> {
+    (1..=4).map(|i| format!("games/2013-{i:02}.pgn")).collect()
+}
+
+#[test]
+fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
+    let all = names();
+    let runs = project(&all, false, 1);
+    runs.make(&[]);
+    let reference = tree_bytes(&runs.path("out"));
+    assert!(reference.iter().any(|(name, _)| name.ends_with("book.bin")));
+
+    let at_once = project(&all, true, 1);
+    let made = at_once.make(&[]);
+    assert!(
+        made.steps("Building").iter().any(|s| s.starts_with("state:lichess:")),
+        "{}",
+        made.stderr
+    );
+    assert_eq!(tree_bytes(&at_once.path("out")), reference, "state, one make");
+
+    let reversed: Vec<String> = all.iter().rev().cloned().collect();
+    let other_order = project(&reversed, true, 7);
+    other_order.make(&["-j", "1"]);
+    assert_eq!(tree_bytes(&other_order.path("out")), reference, "state, other order, 7 shards");
+
+    let monthly = project(&all[..1], true, 16);
+    monthly.make(&[]);
+    for n in 2..=4 {
+        set_files(&monthly, &all[..n]);
+        let made = monthly.make(&[]);
+        // Only the new month is counted and merged; the states before are fresh.
+        let counted: Vec<String> = made
+            .steps("Building")
+            .into_iter()
+            .filter(|s| s.starts_with("games:") || s.starts_with("state:"))
+            .collect();
+        assert_eq!(
+            counted,
+            vec![format!("games:lichess:{}", all[n - 1]), format!("state:lichess:{}", all[n - 1])],
+            "{}",
+            made.stderr
+        );
+    }
+    assert_eq!(tree_bytes(&monthly.path("out")), reference, "state, a month a make");
+    let again = monthly.make(&[]);
+    assert!(again.steps("Building").is_empty(), "{}", again.stderr);
+
+    // A threshold change re-cuts from the state: nothing is counted or merged again.
+    let text = std::fs::read_to_string(monthly.path("pipeline.toml"))
+        .unwrap()
+        .replace("min_games = 4", "min_games = 6");
+    std::fs::write(monthly.path("pipeline.toml"), text).unwrap();
+    let recut = monthly.make(&[]);
+    assert!(
+        !recut.steps("Building").iter().any(|s| s.starts_with("games:") || s.starts_with("state:")),
+        "{}",
+        recut.stderr
+    );
+
+    // Removing a month in the middle rebuilds the state from the first month: the states
+    // and runs it was made of are gone, so every month is counted again.
+    let without: Vec<String> = [&all[..1], &all[2..]].concat();
+    set_files(&monthly, &without);
+    let removed = monthly.make(&[]);
+    assert!(removed.stderr.contains("Finished"), "{}", removed.stderr);
+    let recounted = removed
+        .steps("Building")
+        .into_iter()
+        .filter(|s| s.starts_with("games:"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert_eq!(recounted, 3, "{}", removed.stderr);
+    let fresh = project(&without, true, 16);
+    let text = std::fs::read_to_string(fresh.path("pipeline.toml"))
+        .unwrap()
+        .replace("min_games = 4", "min_games = 6");
+    std::fs::write(fresh.path("pipeline.toml"), text).unwrap();
+    fresh.make(&[]);
+    assert_eq!(
+        tree_bytes(&monthly.path("out")),
+        tree_bytes(&fresh.path("out")),
+        "after removing a month"
+    );
+}
+
+#[test]
+fn a_make_killed_during_the_merges_resumes_and_ends_identical() {
+    let all = names();
+    let reference = project(&all, true, 32);
+    reference.make(&[]);
+    let want = tree_bytes(&reference.path("out"));
+    for delay_ms in [400u64, 900, 1500] {
+        let p = project(&all, true, 32);
+        p.kill_make_after(delay_ms);
+        let run = p.make(&[]);
+        assert!(run.stderr.contains("Finished"), "{}", run.stderr);
+        assert_eq!(tree_bytes(&p.path("out")), want, "after a kill at {delay_ms} ms");
+        let left: Vec<String> = tree_bytes(&p.path(""))
+            .into_iter()
+            .map(|(n, _)| n)
+            .filter(|n| n.contains("okb-tmp") || n.ends_with(".progress"))
+            .collect();
+        assert!(left.is_empty(), "after a kill at {delay_ms} ms: {left:?}");
+    }
+}
+
+#[test]
+fn the_same_month_under_two_names_is_refused_naming_both() {
+    let all = names();
+    let p = project(&all[..2], true, 4);
+    std::fs::copy(p.path(&all[0]), p.path("games/copy.pgn")).unwrap();
+    set_files(&p, &[all[0].clone(), all[1].clone(), "games/copy.pgn".into()]);
+    let run = p.okb(&["make"]);
+    assert_ne!(run.status, 0, "{}", run.stderr);
+    assert!(
+        common::flat(&run.stderr)
+            .contains("games/copy.pgn holds the same games as games/2013-01.pgn"),
+        "{}",
+        run.stderr
+    );
+}
