@@ -188,6 +188,11 @@ fn one_counted_file_is_written_as_a_full_merge_writes_it() {
     assert!(counted.stats.moves.len() > 1000, "{} moves", counted.stats.moves.len());
     let (merged, _) = count("2048", &[&adams, "empty.pgn"]);
     assert_eq!(one, merged, "merging the runs again writes the same file");
+    // A single counts file given to --merge is copied through as well.
+    std::fs::rename(p.path("one.okbc"), p.path("part.okbc")).unwrap();
+    let run = p.okb(&["count", "--merge", "-o", "one.okbc", "part.okbc"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(one, std::fs::read(p.path("one.okbc")).unwrap(), "one part merged");
     let (_, spilled) = count("1", &[&adams]);
     assert_eq!((counted.stats, counted.counters), (spilled.stats, spilled.counters));
 }
