@@ -287,11 +287,15 @@ pub fn count_file(
             receive.into_iter().par_bridge().try_for_each(|c| process(c?))
         })?;
     }
-    for acc in accs {
-        let acc = acc.into_inner().unwrap_or_else(|e| e.into_inner());
-        counted.bad.merge(&acc.bad);
-        counted.counters.merge(&acc.counters);
-        let (p, m) = acc.finish();
+    // Each worker's tables are sorted on a core of their own (in the order of the slots:
+    // the runs' order never changes the merged counts, but keeps the work repeatable).
+    let finished: Vec<_> = accs
+        .into_par_iter()
+        .map(|acc| acc.into_inner().unwrap_or_else(|e| e.into_inner()).finish())
+        .collect();
+    for (bad, counters, p, m) in finished {
+        counted.bad.merge(&bad);
+        counted.counters.merge(&counters);
         counted.positions.extend(p);
         counted.moves.extend(m);
     }
@@ -457,6 +461,10 @@ struct ChunkContext<'a> {
     max_ply: usize,
     format: Format,
 }
+
+/// A worker's bad games, counters, and sorted position and move runs ([`Accumulator::finish`]).
+type Finished =
+    (BadGames, Counters, Vec<Opener<'static, PosRecord>>, Vec<Opener<'static, MoveRecord>>);
 
 /// One worker's counts: tables in memory plus sorted runs spilled to disk.
 struct Accumulator {
@@ -656,9 +664,9 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Sorted runs of everything counted: the spilled ones and what is still in memory.
-    #[allow(clippy::type_complexity)]
-    fn finish(mut self) -> (Vec<Opener<'static, PosRecord>>, Vec<Opener<'static, MoveRecord>>) {
+    /// The report and sorted runs of everything counted: the spilled runs and what is
+    /// still in memory.
+    fn finish(mut self) -> Finished {
         let (p, m) = self.sorted();
         let mut positions = vec![in_memory(p)];
         let mut moves = vec![in_memory(m)];
@@ -666,7 +674,7 @@ impl Accumulator {
             positions.push(p.opener());
             moves.push(m.opener());
         }
-        (positions, moves)
+        (self.bad, self.counters, positions, moves)
     }
 }
 

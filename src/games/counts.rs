@@ -206,6 +206,8 @@ struct Spilled {
     max_ply: u32,
     positions: Opener<'static, PosRecord>,
     moves: Opener<'static, MoveRecord>,
+    /// Records in `positions` and in `moves`.
+    lengths: (u64, u64),
     bad: BadGames,
     counters: Counters,
 }
@@ -214,14 +216,15 @@ impl Spilled {
     fn read(path: &Path, dir: &Path) -> Result<Spilled, CountsError> {
         let mut reader = CountsReader::open(path)?;
         let (path, max_ply) = (reader.path.clone(), reader.max_ply);
-        let (positions, _) = spill_sequence::<PosRecord>(&mut reader, dir)?;
-        let (moves, _) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
+        let (positions, n_positions) = spill_sequence::<PosRecord>(&mut reader, dir)?;
+        let (moves, n_moves) = spill_sequence::<MoveRecord>(&mut reader, dir)?;
         let (bad, counters) = reader.finish()?;
         Ok(Spilled {
             path,
             max_ply,
             positions: positions.opener(),
             moves: moves.opener(),
+            lengths: (n_positions, n_moves),
             bad,
             counters,
         })
@@ -242,6 +245,9 @@ pub struct Parts {
     pub counters: Counters,
     /// The parts' ply limit (the first part's; the others must match it).
     pub max_ply: Option<u32>,
+    /// Records in each part's position and move run, in the order added: with one part,
+    /// [`Parts::write`] copies its runs into the file without merging them again.
+    lengths: Vec<(u64, u64)>,
 }
 
 impl Parts {
@@ -273,6 +279,7 @@ impl Parts {
             self.same_ply(&part.path, part.max_ply)?;
             self.positions.push(part.positions);
             self.moves.push(part.moves);
+            self.lengths.push(part.lengths);
             self.bad.merge(&part.bad);
             self.counters.merge(&part.counters);
         }
@@ -297,8 +304,14 @@ impl Parts {
             path: path.into(),
             source: std::io::Error::other(e.to_string()),
         };
-        self.positions.push(merge_to_spill(positions, plan).map_err(failed)?.0);
-        self.moves.push(merge_to_spill(moves, plan).map_err(failed)?.0);
+        // The two sequences merge at once, on two threads.
+        let (positions, moves) =
+            rayon::join(|| merge_to_spill(positions, plan), || merge_to_spill(moves, plan));
+        let ((positions, n_positions), (moves, n_moves)) =
+            (positions.map_err(failed)?, moves.map_err(failed)?);
+        self.positions.push(positions);
+        self.moves.push(moves);
+        self.lengths.push((n_positions, n_moves));
         self.bad.merge(bad);
         self.counters.merge(counters);
         Ok(())
@@ -306,7 +319,8 @@ impl Parts {
 
     /// Merges every run and writes the counts file `path` (named `name` inside), never
     /// holding the counts: each sequence is merged into a spill file first (a counts file
-    /// states its length before its records), then copied into the file's zstd stream.
+    /// states its length before its records; a single part's runs are merged already),
+    /// then copied into the file's zstd stream.
     /// Returns the number of positions and moves written.
     pub fn write(
         self,
@@ -320,13 +334,22 @@ impl Parts {
             path: out.clone(),
             source: std::io::Error::other(e.to_string()),
         };
-        // The two sequences merge at once, on two threads.
-        let (positions, moves) = rayon::join(
-            || merge_to_spill(self.positions, plan),
-            || merge_to_spill(self.moves, plan),
-        );
-        let ((positions, n_pos), (moves, n_moves)) =
-            (positions.map_err(runs)?, moves.map_err(runs)?);
+        let ((positions, n_pos), (moves, n_moves)) = match self.lengths[..] {
+            // One part (`okb count` of one game file): its runs are already merged.
+            [(n_pos, n_moves)] if self.positions.len() == 1 && self.moves.len() == 1 => {
+                let (mut positions, mut moves) = (self.positions, self.moves);
+                let one = "one run each";
+                ((positions.pop().expect(one), n_pos), (moves.pop().expect(one), n_moves))
+            }
+            _ => {
+                // The two sequences merge at once, on two threads.
+                let (positions, moves) = rayon::join(
+                    || merge_to_spill(self.positions, plan),
+                    || merge_to_spill(self.moves, plan),
+                );
+                (positions.map_err(runs)?, moves.map_err(runs)?)
+            }
+        };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         let tmp = crate::files::temp::path(dir, "counts");
         let written = (|| -> Result<(), CountsError> {

@@ -44,6 +44,11 @@ fn broken_lines(data: &[u8]) -> Vec<(usize, Vec<usize>)> {
             continue;
         }
         let end = memchr(b'\n', &data[start..]).map_or(data.len(), |e| start + e);
+        // An inner quote makes three quotes on the line at least; nearly every tag line
+        // has two, and this count is cheaper than reading the line as a tag.
+        if data[start..end].iter().filter(|&&b| b == b'"').count() < 3 {
+            continue;
+        }
         if let Some(quotes) = inner_quotes(&data[start..end]) {
             found.push((start, quotes.into_iter().map(|q| start + q).collect()));
         }

@@ -168,6 +168,34 @@ fn counting_and_merging_spill_past_the_budget_and_write_the_same_file() {
 }
 
 #[test]
+fn one_counted_file_is_written_as_a_full_merge_writes_it() {
+    // One game file's runs go into the counts file as they are (no second merge); beside
+    // an empty file (a part with no records) the runs are merged again: same bytes (a
+    // counts file holds its own name, so each is written as one.okbc in turn).
+    let adams = format!("{}/../shared/corpus/masters/Adams.pgn.zst", env!("CARGO_MANIFEST_DIR"));
+    let p = from_counts("all.okbc");
+    std::fs::write(p.path("empty.pgn"), "").unwrap();
+    let count = |budget: &str, files: &[&str]| {
+        let args = [&["count", "--memory-budget-mb", budget, "-o", "one.okbc"][..], files].concat();
+        let run = p.okb(&args);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let bytes = std::fs::read(p.path("one.okbc")).unwrap();
+        (bytes, okb::games::counts::read(&p.path("one.okbc")).unwrap())
+    };
+    let (one, counted) = count("2048", &[&adams]);
+    assert!(counted.stats.moves.len() > 1000, "{} moves", counted.stats.moves.len());
+    let (merged, _) = count("2048", &[&adams, "empty.pgn"]);
+    assert_eq!(one, merged, "merging the runs again writes the same file");
+    // A single counts file given to --merge is copied through as well.
+    std::fs::rename(p.path("one.okbc"), p.path("part.okbc")).unwrap();
+    let run = p.okb(&["count", "--merge", "-o", "one.okbc", "part.okbc"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(one, std::fs::read(p.path("one.okbc")).unwrap(), "one part merged");
+    let (_, spilled) = count("1", &[&adams]);
+    assert_eq!((counted.stats, counted.counters), (spilled.stats, spilled.counters));
+}
+
+#[test]
 fn counting_a_large_file_reports_how_far_it_has_read() {
     // 68 MiB of real Lichess games: past the size where counting reports its progress.
     let p = Project::with_pipeline("");
