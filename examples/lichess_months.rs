@@ -85,7 +85,7 @@ impl Trie {
                 None => {
                     let child = self.children.len();
                     self.children.push(Vec::new());
-                    self.children[node].push((m.clone(), child, 1));
+                    self.children[node].push((*m, child, 1));
                     child
                 }
             };
@@ -126,7 +126,7 @@ fn games_of(text: &str, limit: usize, out: &mut Vec<Vec<Move>>) {
             }
             let Ok(san) = token.parse::<SanPlus>() else { break };
             let Ok(m) = san.san.to_move(&pos) else { break };
-            pos.play_unchecked(m.clone());
+            pos.play_unchecked(m);
             moves.push(m);
             if moves.len() >= PLIES {
                 break;
@@ -224,11 +224,11 @@ impl Generator<'_> {
         for (i, c) in children.iter().enumerate() {
             x -= weight(i, c.2);
             if x <= 0.0 {
-                return (c.0.clone(), c.1);
+                return (c.0, c.1);
             }
         }
         let last = children.last().expect("picked from a node with children");
-        (last.0.clone(), last.1)
+        (last.0, last.1)
     }
 
     /// The move of rank `zipf` in the order a hash of the position and quarter gives.
@@ -244,7 +244,7 @@ impl Generator<'_> {
             .collect();
         ranked.sort_unstable();
         let r = self.zipf(legal.len().min(6));
-        Some(legal[ranked[r].1].clone())
+        Some(legal[ranked[r].1])
     }
 
     fn game(&mut self) -> Game {
@@ -279,7 +279,7 @@ impl Generator<'_> {
                     }
                 }
             };
-            pos.play_unchecked(m.clone());
+            pos.play_unchecked(m);
             moves.push(m);
             if pos.is_game_over() {
                 break;
@@ -300,7 +300,7 @@ impl Generator<'_> {
 
 fn random_move(pos: &Chess, rng: &mut Rng) -> Option<Move> {
     let legal = pos.legal_moves();
-    (!legal.is_empty()).then(|| legal[rng.below(legal.len())].clone())
+    (!legal.is_empty()).then(|| legal[rng.below(legal.len())])
 }
 
 fn mix(mut z: u64) -> u64 {
@@ -359,7 +359,7 @@ fn write_game(
     let mut pos = Chess::default();
     let mut clock = [base, base];
     for (ply, m) in g.moves.iter().enumerate() {
-        let san = SanPlus::from_move_and_play_unchecked(&mut pos, m.clone());
+        let san = SanPlus::from_move_and_play_unchecked(&mut pos, *m);
         let side = ply % 2;
         clock[side] = clock[side].saturating_sub(rng.below(6) as u32);
         let c = clock[side];
@@ -388,7 +388,7 @@ impl Tally {
             if seen.insert((key.0, uci)) {
                 *self.pairs.entry((key.0, uci)).or_default() += 1;
             }
-            pos.play_unchecked(m.clone());
+            pos.play_unchecked(*m);
         }
         self.games += 1;
     }

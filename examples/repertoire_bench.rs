@@ -59,7 +59,7 @@ fn emit(
 ) {
     let Some(kids) = chosen.get(&at).filter(|_| written.insert(at)) else { return };
     let number = |ply: usize, first: bool| {
-        if ply % 2 == 0 {
+        if ply.is_multiple_of(2) {
             format!("{}. ", ply / 2 + 1)
         } else if first {
             format!("{}... ", ply / 2 + 1)
@@ -74,7 +74,7 @@ fn emit(
         out.push_str(") ");
     }
     // After variations, Black's move needs its number again.
-    if ply % 2 == 0 && kids.len() > 1 {
+    if ply.is_multiple_of(2) && kids.len() > 1 {
         out.push_str(&format!("{}... ", ply / 2 + 1));
     }
     emit(chosen, kids[0].1, ply + 1, out, written);

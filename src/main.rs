@@ -55,9 +55,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Build the knowledge base: store and exports (only what changed).
-    Make(okb::cli::make::MakeArgs),
+    Make(cli::make::MakeArgs),
     /// Show which steps are stale and why, without building anything.
-    Status(okb::cli::status::StatusArgs),
+    Status(cli::status::StatusArgs),
     /// Print the pipeline's step graph with each step's state (fresh, or stale and why)
     ///
     ///   okb graph                          # one line per step
@@ -65,7 +65,7 @@ enum Command {
     ///   okb graph --rules --format mermaid # the shape of the pipeline, for docs
     ///   okb graph --format json            # reads, files, parameters, outputs
     #[command(verbatim_doc_comment)]
-    Graph(okb::cli::graph::GraphArgs),
+    Graph(cli::graph::GraphArgs),
     /// Build, then compare the answers [check] names with their snapshot files
     ///
     /// Each line, FEN or opening in [check] has a text file in the snapshots folder
@@ -77,7 +77,7 @@ enum Command {
     ///   okb check --accept     # take the new answers (write, update, remove orphans)
     ///   okb check --locked     # as in a release build
     #[command(verbatim_doc_comment)]
-    Check(okb::cli::check::CheckArgs),
+    Check(cli::check::CheckArgs),
     /// What changed in the knowledge base between two builds (exit 1 when different)
     ///
     /// Positions added and removed, names and ECO codes, aliases, transpositions, game
@@ -89,7 +89,7 @@ enum Command {
     ///   okb diff old.sqlite            # a store → this project's
     ///   okb diff --json | jq .diff.added
     #[command(verbatim_doc_comment)]
-    Diff(okb::cli::diff::DiffArgs),
+    Diff(cli::diff::DiffArgs),
     /// Check a build against a release manifest (build/manifest.json by default)
     ///
     /// Compares every output file on disk with the BLAKE3 and size the manifest records,
@@ -101,15 +101,15 @@ enum Command {
     ///   okb verify --fresh                  # rebuild everything with an empty cache
     ///   okb verify --no-build               # only the files on disk
     #[command(verbatim_doc_comment)]
-    Verify(okb::cli::verify::VerifyArgs),
+    Verify(cli::verify::VerifyArgs),
     /// Build, then list what okb could not decide, most played first, as a form to fill in
     ///
     ///   okb review structures -o structures/labels.tsv
     #[command(verbatim_doc_comment)]
-    Review(okb::cli::review::ReviewArgs),
+    Review(cli::review::ReviewArgs),
     /// Download (or copy from a mirror) and verify every pinned source; finish every
     /// explorer crawl (a pinned crawl's missing answers, an unpinned crawl walked).
-    Fetch(okb::cli::fetch::FetchArgs),
+    Fetch(cli::fetch::FetchArgs),
     /// Crawl the pipeline's Lichess opening explorer sources now
     ///
     /// One request per position, breadth first from the root, politely (one request in
@@ -122,26 +122,26 @@ enum Command {
     ///   okb crawl --refresh explorer  # crawl again from nothing; diff against the pin
     ///   okb pin --force explorer      # then record the new crawl
     #[command(verbatim_doc_comment)]
-    Crawl(okb::cli::crawl::CrawlArgs),
+    Crawl(cli::crawl::CrawlArgs),
     /// Write the blake3 pin of sources into pipeline.toml (comments and layout kept)
     ///
     ///   okb pin                      # pin every source that has no pin yet
     ///   okb pin --force lichess-a    # fetch lichess-a again; re-pin it if its bytes changed
     ///   okb pin --force              # the same for every source
     #[command(verbatim_doc_comment)]
-    Pin(okb::cli::pin::PinArgs),
+    Pin(cli::pin::PinArgs),
     /// Remove build outputs (the store, exports, manifest and reports), or the cache's unused entries
     ///
     ///   okb clean                    # the store, the exports, the manifest and reports
     ///   okb clean --cache            # and the whole cache (the next make starts over)
     ///   okb clean --unused           # only what the current build no longer uses
     #[command(verbatim_doc_comment)]
-    Clean(okb::cli::clean::CleanArgs),
+    Clean(cli::clean::CleanArgs),
     /// Build a Polyglot opening book straight from PGN files (no pipeline needed).
     ///
     /// With --weights polyglot (the default) the book equals `polyglot make-book`'s
     /// for the same --max-ply and --min-game, entry for entry.
-    Book(okb::cli::book::BookArgs),
+    Book(cli::book::BookArgs),
     /// Count game files into a portable counts file, or merge counts files
     ///
     /// A counts file (.okbc) holds the per-position and per-move counts of some games, to
@@ -152,7 +152,7 @@ enum Command {
     ///   okb count --merge -o all.okbc part*.okbc
     ///   # pipeline.toml: [sources.lichess] kind = "counts", path = "all.okbc"
     #[command(verbatim_doc_comment)]
-    Count(okb::cli::count::CountArgs),
+    Count(cli::count::CountArgs),
     /// Engine annotation on other machines: queue the searches, annotate, import results
     ///
     /// The engine step of a large pipeline can run elsewhere (other machines, a Spark
@@ -166,7 +166,7 @@ enum Command {
     ///   okb engine annotate --part 2/2 -o part-2.okbr queue.okbq   # on machine 2
     ///   okb engine import part-*.okbr && okb make
     #[command(verbatim_doc_comment)]
-    Engine(okb::cli::engine::EngineArgs),
+    Engine(cli::engine::EngineArgs),
     /// Give each game of PGN files its opening from the knowledge base
     ///
     /// Every game gets the ECO code and name of the deepest known position it reaches,
@@ -178,7 +178,7 @@ enum Command {
     ///   okb classify -o classified.pgn games/*.pgn.zst
     ///   okb classify -o classified.bgn games.pgn
     #[command(verbatim_doc_comment)]
-    Classify(okb::cli::classify::ClassifyArgs),
+    Classify(cli::classify::ClassifyArgs),
     /// Name the pawn structure of a position (Isolated Queen's Pawn, Carlsbad, ...)
     ///
     /// Prints the structure's name, or with --json how it was found (exact or near pawn
@@ -189,7 +189,7 @@ enum Command {
     ///   okb structure "r1bqkb1r/pp3ppp/2n2n2/3p4/3P4/2N2N2/PP3PPP/R1BQKB1R w KQkq - 0 7"
     ///   okb structure --list            # the 78 structures okb names
     #[command(verbatim_doc_comment)]
-    Structure(okb::cli::structure::StructureArgs),
+    Structure(cli::structure::StructureArgs),
     /// Prepare for an opponent: their games from the pipeline's player collections
     ///
     /// The positions they reach most with that colour, their moves there and their
@@ -197,7 +197,7 @@ enum Command {
     ///
     ///   okb prep --player "Kasparov, Gary" --side black --since 1990
     #[command(verbatim_doc_comment)]
-    Prep(okb::cli::prep::PrepArgs),
+    Prep(cli::prep::PrepArgs),
     /// Serve the built store over HTTP: the opening explorer at / and the JSON API
     ///
     /// Loads the store into memory, then answers until Ctrl-C: the explorer page (a board
@@ -207,20 +207,20 @@ enum Command {
     /// /structure/{name}/openings and /openapi.json (every endpoint with its parameters:
     /// docs/store-and-api.md#endpoints). Restart it after `okb make` to serve the new
     /// build. --cors ORIGIN lets pages on another origin call the API.
-    Serve(okb::cli::serve::ServeArgs),
+    Serve(cli::serve::ServeArgs),
     /// Write OpeningIQ JSON trees (one file per named opening) from the built store
     ///
     /// The same files as an `[exports.X] format = "openingiq"` step, without a rebuild:
     ///
     ///   okb openingiq -o bundles --max-depth 12
     #[command(verbatim_doc_comment)]
-    Openingiq(okb::cli::openingiq::OpeningiqArgs),
+    Openingiq(cli::openingiq::OpeningiqArgs),
     /// Decode a packed move-record file into a table (or --json).
     ///
     /// Each entry is a position's Polyglot key and a 64-bit record: the move, White's
     /// average Elo, the Elo difference, the most frequent result with its share, the game
     /// count and the weight (docs/exports.md: "Packed move records").
-    Inspect(okb::cli::inspect::InspectArgs),
+    Inspect(cli::inspect::InspectArgs),
     /// Convert games between PGN and BGN, or into packed move records
     ///
     /// PGN → BGN (JSON lines, optionally bz2 and split), BGN → PGN, games → packed:
@@ -236,11 +236,11 @@ enum Command {
     /// BGN → PGN gives the same game back. Unreadable games are skipped and reported with
     /// file:line; --strict makes that exit status 3.
     #[command(verbatim_doc_comment)]
-    Convert(okb::cli::convert::ConvertArgs),
+    Convert(cli::convert::ConvertArgs),
     /// Read the built store.
-    Query(okb::cli::query::QueryCommand),
+    Query(cli::query::QueryCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
-    Completions(okb::cli::completions::CompletionsArgs),
+    Completions(cli::completions::CompletionsArgs),
     /// Print okb's man page (roff): `okb man > okb.1 && man ./okb.1`
     Man,
 }
@@ -337,8 +337,12 @@ struct Row {
     /// elsewhere a broken pipe is a real failure (an engine that died, a download cut off).
     prints: bool,
     /// Runs it with its arguments, to its exit status.
-    run: Box<dyn FnOnce(&Load<'_>) -> miette::Result<ExitCode>>,
+    run: RunCommand,
 }
+
+/// What runs a command: its arguments (captured) and the loaded pipeline, to its exit
+/// status.
+type RunCommand = Box<dyn FnOnce(&Load<'_>) -> miette::Result<ExitCode>>;
 
 /// A row of the table.
 fn row(

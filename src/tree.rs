@@ -408,7 +408,7 @@ fn edge(
     p: &Pending,
     m: MoveKey,
     child: &PositionKey,
-    stats: Option<crate::games::stats::MoveStats>,
+    stats: Option<MoveStats>,
     index_of: &KeyMap<PositionKey, u32>,
     skeleton: &EcoSkeleton,
 ) -> Edge {

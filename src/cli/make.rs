@@ -183,7 +183,7 @@ pub(crate) struct Sources<'a> {
 /// a command runs before it reads the store (`check`, `review`).
 pub(crate) fn build_and_report(loaded: &Loaded, sources: &Sources<'_>) -> miette::Result<()> {
     let (_lock, summary) = build(loaded, sources, false, |r| print_step(r, false))?;
-    let built = summary.steps.iter().filter(|s| s.status != crate::dataflow::Status::Fresh).count();
+    let built = summary.steps.iter().filter(|s| s.status != Status::Fresh).count();
     eprintln!(
         "{} {built} steps built, {} fresh",
         paint("Finished", "32"),

@@ -282,7 +282,7 @@ impl Ctx<'_> {
 
     /// The output hash of `input`: for a step that writes one file itself
     /// ([`Action::File`]), that file's BLAKE3, so a reader need not hash it again.
-    pub fn hash_of<T>(&self, input: &Input<T>) -> super::cache::Hash {
+    pub fn hash_of<T>(&self, input: &Input<T>) -> Hash {
         self.plan.output(&input.id).hash.clone()
     }
 

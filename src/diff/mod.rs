@@ -10,7 +10,6 @@ pub mod load;
 pub mod render;
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
 use serde::Serialize;
 

@@ -437,7 +437,7 @@ struct Search<'a> {
     tasks: &'a [Task],
     /// The identity of each task's position.
     epds: &'a [String],
-    path: &'a std::path::Path,
+    path: &'a Path,
     config: &'a EngineConfig,
     cache: &'a EngineCache,
     /// When the phase started (the time budget counts from here).

@@ -150,7 +150,7 @@ mod tests {
         // MultiPV 1: the deepest wins, and only one line is kept.
         let (i, x) = pick(&both, start, 20, 1).unwrap();
         assert_eq!((i, x.stockfish_depth, x.best_move_uci.as_deref()), (0, 50, Some("d2d4")));
-        let (_, x) = pick(&[a.clone()], start, 20, 2).unwrap();
+        let (_, x) = pick(std::slice::from_ref(&a), start, 20, 2).unwrap();
         assert_eq!(x.lines.iter().map(|l| l.multipv).collect::<Vec<_>>(), vec![1, 2]);
         // Too shallow for the request: not served.
         assert!(pick(&[a], start, 51, 1).is_none());

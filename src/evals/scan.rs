@@ -148,12 +148,13 @@ fn scan_chunk(chunk: &Chunk, want: &Wanted<'_>) -> ChunkResult {
     result
 }
 
+/// A candidate line read: its position and evaluations when the position is wanted, and
+/// the principal variations left out.
+type Kept = (Option<(String, Vec<Eval>)>, Vec<String>);
+
 /// Parses a candidate line: its evaluations when its position is wanted (those with an
 /// illegal principal variation left out), and what was left out.
-fn keep(
-    line: &[u8],
-    want: &Wanted<'_>,
-) -> Result<(Option<(String, Vec<Eval>)>, Vec<String>), String> {
+fn keep(line: &[u8], want: &Wanted<'_>) -> Result<Kept, String> {
     let entry = dump::parse_line(line)?;
     let pos = position::parse_fen(&entry.fen).map_err(|e| format!("fen {:?}: {e}", entry.fen))?;
     let epd = position::epd(&pos);

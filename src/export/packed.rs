@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(r.count, 4095, "saturates");
         assert_eq!(r.weight, 64);
         // Promotions count N = 1 … Q = 4.
-        let promo = crate::position::parse_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
+        let promo = position::parse_fen("8/4P3/8/8/8/8/k7/4K3 w - - 0 1").unwrap();
         let r = MoveRecord::from_stats(
             key(&promo, "e7e8n"),
             Color::White,

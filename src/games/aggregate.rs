@@ -714,7 +714,7 @@ mod tests {
             .unwrap()
             .write_all(b"counts")
             .unwrap_err();
-        let message = spill_err(crate::games::runs::RunError::Output(error)).to_string();
+        let message = spill_err(RunError::Output(error)).to_string();
         assert!(
             message.starts_with("writing the merged counts: No space left on device"),
             "{message}"

@@ -307,7 +307,7 @@ impl Chunker {
     /// [`Chunker::broken`] tells a caller that keeps those games where the break was.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, GamesError> {
         if let Some(b) = &self.broken {
-            let source = std::io::Error::other(b.reason.clone());
+            let source = io::Error::other(b.reason.clone());
             return Err(GamesError::Read {
                 path: self.path.clone(),
                 line: b.line,

@@ -43,7 +43,7 @@ impl<K: TableKey, V: Copy + Default> CountTable<K, V> {
 
     /// Bytes allocated.
     pub(super) fn bytes(&self) -> usize {
-        self.slots.len() * std::mem::size_of::<(K, V)>()
+        self.slots.len() * size_of::<(K, V)>()
     }
 
     /// Whether adding `more` new keys would double the table (it does when three

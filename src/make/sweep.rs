@@ -34,7 +34,7 @@ pub(super) fn sweep_own_temporaries(loaded: &Loaded) {
 /// Runs `sweep` over the folders okb writes: the cache (with its subfolders), the source
 /// store and the output folders. Returns what it removed.
 fn sweep_written_folders(loaded: &Loaded, sweep: fn(&Path, bool) -> Vec<PathBuf>) -> Vec<PathBuf> {
-    let mut removed = sweep(&&loaded.layout().cache, true);
+    let mut removed = sweep(&loaded.layout().cache, true);
     let mut folders = vec![loaded.layout().sources];
     let outputs = std::iter::once(&loaded.pipeline.store.path)
         .chain(loaded.pipeline.exports.values().map(|e| &e.output));

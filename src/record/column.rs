@@ -105,7 +105,10 @@ impl Field for String {
     }
     fn set(&mut self, cell: Cell<'_>) -> Result<(), String> {
         match cell {
-            Cell::Text(s) => Ok(*self = s.to_string()),
+            Cell::Text(s) => {
+                *self = s.to_string();
+                Ok(())
+            }
             other => Err(mismatch(other, "text")),
         }
     }
@@ -118,7 +121,10 @@ impl Field for bool {
     }
     fn set(&mut self, cell: Cell<'_>) -> Result<(), String> {
         match cell {
-            Cell::Int(n) => Ok(*self = n != 0),
+            Cell::Int(n) => {
+                *self = n != 0;
+                Ok(())
+            }
             other => Err(mismatch(other, "0 or 1")),
         }
     }
@@ -152,8 +158,14 @@ impl Field for f64 {
     }
     fn set(&mut self, cell: Cell<'_>) -> Result<(), String> {
         match cell {
-            Cell::Real(x) => Ok(*self = x),
-            Cell::Int(n) => Ok(*self = n as f64),
+            Cell::Real(x) => {
+                *self = x;
+                Ok(())
+            }
+            Cell::Int(n) => {
+                *self = n as f64;
+                Ok(())
+            }
             other => Err(mismatch(other, "a number")),
         }
     }

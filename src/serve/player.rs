@@ -47,6 +47,9 @@ pub struct Players {
     by_player: HashMap<(String, Side), Vec<u32>>,
 }
 
+/// A player query's games through the position: (when played, game row, move played).
+type RecentGames = Vec<(u64, u32, MoveKey)>;
+
 impl Players {
     /// Indexes `collections`; a game whose moves do not replay is cut where they stop.
     pub fn new(collections: Collections) -> Players {
@@ -259,7 +262,7 @@ impl Players {
         rows: &[u32],
         key: PositionKey,
         q: &PlayerQuery,
-    ) -> (HashMap<MoveKey, Tally>, Vec<(u64, u32, MoveKey)>) {
+    ) -> (HashMap<MoveKey, Tally>, RecentGames) {
         let mut tallies: HashMap<MoveKey, Tally> = HashMap::new();
         let mut recent = Vec::new();
         for &row in rows {

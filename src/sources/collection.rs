@@ -1,6 +1,6 @@
 //! A collection of many files pinned as one unit: a manifest file, committed beside
 //! pipeline.toml and pinned there by its BLAKE3, that lists each file's URL, size and
-//! BLAKE3 (tab-separated, a `url	bytes	blake3` header, `#` comments). Pinning the
+//! BLAKE3 (tab-separated, a `url<TAB>bytes<TAB>blake3` header, `#` comments). Pinning the
 //! manifest pins every byte of every file it names; each file is then resolved like any
 //! pinned source (store, mirrors — compressed copies included — download).
 

@@ -239,8 +239,8 @@ impl Resolver {
             .ok_or_else(|| {
                 fail(format!("{file_name} has no line in {}", db.url("sha256sums.txt")))
             })?;
-        let fetched = super::resume::download(&self.store, &url, file_name, &sha256)
-            .map_err(|reason| fail(reason))?;
+        let fetched =
+            super::resume::download(&self.store, &url, file_name, &sha256).map_err(&fail)?;
         let resumed = if fetched.resumed_from > 0 {
             format!(", resumed at byte {}", fetched.resumed_from)
         } else {

@@ -36,7 +36,7 @@ fn source_refs(p: &Planning<'_>, d: &mut Declaring<'_>, config: &EngineConfig) -
 }
 
 /// The evaluation sources' selections, in `[engine] sources` order.
-fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, crate::dataflow::BuildError> {
+fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, BuildError> {
     sources
         .iter()
         .map(|s| Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection: cx.get(&s.step)? }))

@@ -48,7 +48,7 @@ fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<D
     Ok(d.writes_file(target, run).priority(200))
 }
 
-fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, crate::dataflow::BuildError> {
+fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, BuildError> {
     let failed = |e: std::io::Error| cx.fail(format!("{}: {e}", target.display()));
     let mut out = crate::files::write::AtomicFile::create(target).map_err(failed)?;
     let report = crate::classify::files::classify_files(classifier, paths, &mut out).map_err(|e| cx.fail(e))?;
@@ -62,7 +62,7 @@ fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std
     ))
 }
 
-fn to_bgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, crate::dataflow::BuildError> {
+fn to_bgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, BuildError> {
     let lookup = crate::convert::FromKnowledgeBase::new(classifier);
     let sink = crate::convert::SplitWriter::single(target);
     let converted = crate::convert::pgn_to_bgn(paths, &lookup, sink)

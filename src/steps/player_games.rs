@@ -48,7 +48,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
 /// The doubts about each source's `players` (in pipeline.toml, shown as `shown`), from
 /// what its files' games name: `owners[i]` is the source of `specs[i]`.
 fn doubts(owners: &[String], specs: &[CollectionFile], named: &[Named], shown: &str) -> Vec<Warning> {
-    let mut by_source: std::collections::BTreeMap<&str, (Named, &[crate::repertoire::players::PlayerSpec])> = std::collections::BTreeMap::new();
+    let mut by_source: std::collections::BTreeMap<&str, (Named, &[players::PlayerSpec])> = std::collections::BTreeMap::new();
     for ((owner, spec), file) in owners.iter().zip(specs).zip(named) {
         by_source.entry(owner.as_str()).or_insert_with(|| (Named::default(), spec.2.as_slice())).0.add(file);
     }

@@ -60,7 +60,7 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
         let progress = cache.root().join("state").join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));
         let added = (|| -> Result<_, MergeError> {
             let mut groups = RunGroups::open(cache, month.id(), &counts.positions.name, &counts.moves.name)?;
-            Ok(merge::add_month(&state.shards, &mut groups, cache, &progress)?)
+            merge::add_month(&state.shards, &mut groups, cache, &progress)
         })();
         let (shards, report) = added.map_err(|e| failed(cx, before.as_ref(), &month, e))?;
         state.shards = shards;

@@ -160,7 +160,7 @@ impl Store {
 
     /// The `meta` table: schema version, build number, okb version and what each game
     /// source covers (`coverage`, JSON), by key.
-    pub fn meta(&self) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+    pub fn meta(&self) -> Result<BTreeMap<String, String>, StoreError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM meta").map_err(self.err())?;
         let rows = stmt
             .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))

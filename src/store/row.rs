@@ -135,7 +135,7 @@ mod tests {
             drop(insert);
             let sql =
                 format!("SELECT {} FROM opening_nodes n WHERE n.node_id = ?1", node_columns("n"));
-            let back = conn.query_row(&sql, [&record.node_id], |r| read_node(r)).unwrap();
+            let back = conn.query_row(&sql, [&record.node_id], read_node).unwrap();
             assert_eq!(back, record);
         }
     }
@@ -147,7 +147,7 @@ mod tests {
         conn.execute_batch(crate::store::schema::schema()).unwrap();
         conn.execute("INSERT INTO opening_nodes (node_id, position_key, fen, ply, moves, stockfish_depth) VALUES ('x', 'k', 'f', 1, 'm', 'deep')", []).unwrap();
         let sql = format!("SELECT {} FROM opening_nodes n", node_columns("n"));
-        let error = conn.query_row(&sql, [], |r| read_node(r)).unwrap_err().to_string();
+        let error = conn.query_row(&sql, [], read_node).unwrap_err().to_string();
         assert!(error.contains("opening_nodes.stockfish_depth"), "{error}");
     }
 }

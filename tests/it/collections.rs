@@ -150,7 +150,7 @@ fn a_wrong_manifest_pin_or_file_pin_or_line_is_named() {
     // A file whose bytes are not its line's pin names the URL and both hashes.
     let other = blake3::hash(b"other").to_hex().to_string();
     let wrong = text.replace(&blake3::hash(&files[1].1).to_hex().to_string(), &other);
-    let p = project(&wrong, &blake3::hash(wrong.as_bytes()).to_hex().to_string());
+    let p = project(&wrong, blake3::hash(wrong.as_bytes()).to_hex().as_ref());
     let run = okb(&p, None, &["make"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     let stderr = flat(&run.stderr);
@@ -162,7 +162,7 @@ fn a_wrong_manifest_pin_or_file_pin_or_line_is_named() {
     );
     // A malformed line is named by file and line.
     let bad = format!("{text}https://example.org/x.pgn\t12\n");
-    let p = project(&bad, &blake3::hash(bad.as_bytes()).to_hex().to_string());
+    let p = project(&bad, blake3::hash(bad.as_bytes()).to_hex().as_ref());
     let run = okb(&p, None, &["make"]);
     assert_eq!(run.status, 1, "{}", run.stderr);
     assert!(flat(&run.stderr).contains("two.tsv:5: 2 fields, expected 3"), "{}", run.stderr);
@@ -181,8 +181,8 @@ fn pin_writes_the_manifest_pin_and_fetch_gets_every_file() {
     let run = okb(&p, None, &["make", "--locked"]);
     assert_eq!(run.status, 1, "a release build needs the pin: {}", run.stderr);
     assert!(
-        common::flat(&run.stderr).contains("3 sources have no blake3 pin in")
-            && common::flat(&run.stderr).contains("pipeline.toml: lichess, masters, scid"),
+        flat(&run.stderr).contains("3 sources have no blake3 pin in")
+            && flat(&run.stderr).contains("pipeline.toml: lichess, masters, scid"),
         "{}",
         run.stderr
     );

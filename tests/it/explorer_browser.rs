@@ -80,7 +80,7 @@ fn the_explorer_plays_searches_transposes_and_reloads_in_chromium() {
 
 #[test]
 fn cors_is_off_by_default_and_answers_preflights_when_asked() {
-    let p = common::Project::with_pipeline(&common::mini_sources());
+    let p = Project::with_pipeline(&common::mini_sources());
     p.make(&[]);
     let client = reqwest::blocking::Client::new();
     let plain = Server::start(&p, &[], &[]);

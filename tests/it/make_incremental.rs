@@ -195,7 +195,7 @@ fn a_make_killed_at_many_points_leaves_no_temporary_file_after_the_next() {
 
 /// Temporary files anywhere in a project (by any naming: okb's own, or a `.tmp` or
 /// `-side` name written by hand), and a set make-under-way mark.
-fn leftovers(p: &common::Project) -> Vec<String> {
+fn leftovers(p: &Project) -> Vec<String> {
     let all = tree_bytes(&p.path(""));
     all.into_iter()
         .filter(|(name, bytes)| {

@@ -27,8 +27,7 @@ fn gaps_and_coverage_agree_with_python_chess() {
     let p = project();
     p.make(&[]);
     let dir = p.path("build/repertoire-black");
-    let gaps: serde_json::Value =
-        serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
+    let gaps: Value = serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
     assert!(gaps["gaps"].as_array().unwrap().len() >= 5, "{gaps}");
     let arg = |name: &str| dir.join(name).display().to_string();
     let store = p.path("build/okb.sqlite").display().to_string();
@@ -176,8 +175,7 @@ fn a_repertoire_is_scoped_to_the_opponent_moves_it_covers_inferred_or_declared()
 fn transpositions_into_prepared_lines_are_covered() {
     let p = project();
     p.make(&[]);
-    let gaps: serde_json::Value =
-        serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
+    let gaps: Value = serde_json::from_slice(&p.read("build/repertoire-black/gaps.json")).unwrap();
     let lines: Vec<&str> =
         gaps["gaps"].as_array().unwrap().iter().map(|g| g["line"].as_str().unwrap()).collect();
     // 1. c4 Nf6 2. Nc3 g6 3. e4 d6 4. d4 is the King's Indian of 1. d4 Nf6 2. c4 g6 3.
@@ -186,7 +184,7 @@ fn transpositions_into_prepared_lines_are_covered() {
         !lines.iter().any(|l| l.starts_with("1. c4 Nf6 2. Nc3 g6 3. e4 d6 4. d4")),
         "{lines:?}"
     );
-    let coverage: serde_json::Value =
+    let coverage: Value =
         serde_json::from_slice(&p.read("build/repertoire-black/coverage.json")).unwrap();
     let points = coverage["coverage"].as_array().unwrap();
     let at =
@@ -252,8 +250,7 @@ fn a_bad_move_names_the_file_line_and_move() {
 fn a_players_games_are_judged_against_the_repertoire() {
     let p = project();
     p.make(&[]);
-    let json: serde_json::Value =
-        serde_json::from_slice(&p.read("build/repertoire-black/games.json")).unwrap();
+    let json: Value = serde_json::from_slice(&p.read("build/repertoire-black/games.json")).unwrap();
     let judged = json["judged"].as_array().unwrap();
     assert!(judged.len() > 500, "Kasparov's games with Black: {}", judged.len());
     assert!(
@@ -299,7 +296,7 @@ fn prep_shows_the_opponents_moves_and_where_they_leave_my_repertoire() {
     // The black repertoire is for his colour: not compared.
     assert!(!out.contains("Against repertoire black"), "{out}");
     let json = p.okb(&["prep", "--player", "Kasparov,G", "--side", "black", "--json"]);
-    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let v: Value = serde_json::from_str(&json.stdout).unwrap();
     assert!(v["games"].as_u64().unwrap() > 800, "{v}");
 }
 
@@ -599,7 +596,8 @@ fn player_answers_count_as_python_chess_in_the_lichess_shape() {
             );
         }
         let recent = answer["recentGames"].as_array().unwrap();
-        assert_eq!(recent.len(), 3.min(moves.len().max(3)), "{at}");
+        // Every position asked here has at least three games: a full page of three.
+        assert_eq!(recent.len(), 3, "{at}");
         let months: Vec<&str> = recent.iter().map(|g| g["month"].as_str().unwrap()).collect();
         assert!(months.windows(2).all(|w| w[0] >= w[1]), "{at}: latest first: {months:?}");
         let side = if *color == "white" { "white" } else { "black" };

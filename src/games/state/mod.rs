@@ -196,10 +196,7 @@ mod tests {
                     ..Default::default()
                 };
                 let mv = MoveKey((next() % 3) as u16);
-                crate::games::state::codec::add_stats(
-                    moves.entry((key, mv)).or_insert_with(MoveStats::default),
-                    &stats,
-                );
+                codec::add_stats(moves.entry((key, mv)).or_insert_with(MoveStats::default), &stats);
             }
         }
         (positions.into_iter().collect(), moves.into_iter().map(|((k, m), s)| (k, m, s)).collect())
@@ -286,7 +283,7 @@ mod tests {
         )
         .unwrap();
         let mut seen = Vec::new();
-        let mut g = codec::Group::default();
+        let mut g = Group::default();
         while groups.next_into(&mut g).unwrap() {
             seen.push((g.key, g.position_games(), g.moves.len(), g.moves[0].1.outcomes.games()));
         }
