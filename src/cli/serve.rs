@@ -16,17 +16,23 @@ pub struct ServeArgs {
     /// browser: Access-Control-Allow-Origin on every answer, preflight requests answered.
     #[arg(long, value_name = "ORIGIN")]
     pub cors: Option<String>,
-    /// Seconds a client has to send a request's headers before its connection is closed
-    /// (a client sending a byte now and then holds nothing for long).
+    /// Seconds a client has to send a request's headers, and again its body, before its
+    /// connection is closed (a client sending a byte now and then holds nothing for long).
     #[arg(long, default_value_t = 10.0, value_name = "SECS", value_parser = positive_secs)]
     pub header_timeout: f64,
-    /// Seconds a connection may move no byte either way before it is closed.
+    /// Seconds a connection may move no byte either way before it is closed (a kept-alive
+    /// connection waiting for its next request too).
     #[arg(long, default_value_t = 60.0, value_name = "SECS", value_parser = positive_secs)]
     pub idle_timeout: f64,
     /// Connections open at once; at the limit a new one replaces the open connection that
-    /// has waited longest without a request in progress.
-    #[arg(long, default_value_t = 512, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_connections: u32,
+    /// has waited longest without a request being answered. Default: 512, or fewer when
+    /// the descriptor limit (ulimit -n) is lower: 64 descriptors below it, at least half.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_connections: Option<u32>,
+    /// MiB of answers held for clients still reading them; past it, the connections whose
+    /// answers have waited longest on their reader are closed.
+    #[arg(long, default_value_t = crate::serve::limits::DEFAULT_SEND_MB as u32, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
+    pub send_buffer_mb: u32,
     /// MiB of node answers kept in memory (the answers of the positions asked most
     /// recently); the rest are read from the store file per request.
     #[arg(long, default_value_t = crate::serve::disk::DEFAULT_CACHE_MB, value_name = "MIB")]
@@ -50,7 +56,10 @@ pub fn run(
     let limits = crate::serve::limits::Limits {
         header_timeout: std::time::Duration::from_secs_f64(args.header_timeout),
         idle_timeout: std::time::Duration::from_secs_f64(args.idle_timeout),
-        max_connections: args.max_connections as usize,
+        max_connections: args
+            .max_connections
+            .map_or_else(crate::serve::limits::default_max_connections, |n| n as usize),
+        send_bytes: (args.send_buffer_mb as usize).saturating_mul(1 << 20),
     };
     let options = crate::serve::Options {
         addr: args.addr,

@@ -85,9 +85,13 @@ const UNFINISHED: &str = "the last make here did not finish (it failed or was ki
 /// `okb make --locked` (offline), with an empty temporary cache when `--fresh`; returns
 /// the manifest that build wrote.
 fn rebuild(loaded: &mut Loaded, args: &VerifyArgs) -> miette::Result<Manifest> {
-    let scratch = args
-        .fresh
-        .then(|| Scratch(std::env::temp_dir().join(format!("okb-verify-{}", std::process::id()))));
+    // Named so that a later okb sweeps it when this one is killed before its drop.
+    let scratch = match args.fresh {
+        true => Some(Scratch(crate::files::temp::scratch_dir("okb-verify").map_err(|e| {
+            miette!("creating a scratch folder in {}: {e}", std::env::temp_dir().display())
+        })?)),
+        false => None,
+    };
     if let Some(dir) = &scratch {
         loaded.cache = dir.0.join("cache");
     }

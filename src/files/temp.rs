@@ -5,6 +5,10 @@
 //! its temporary one. The name carries the writer's process id, so that [`sweep`] removes
 //! the files of processes that have ended and keeps those of an okb still running (an
 //! `okb fetch` beside a make, another project sharing an output folder).
+//!
+//! Scratch folders in the system's temporary folder (the local copy of a PostgreSQL
+//! store, `okb verify --fresh`'s cache) are named the same way ([`scratch_dir`]), and the
+//! ones of ended processes are swept when a new one is made ([`sweep_scratch`]).
 
 use std::path::{Path, PathBuf};
 
@@ -59,6 +63,34 @@ pub fn sweep(dir: &Path, recursive: bool) -> Vec<PathBuf> {
 /// Only for when nothing else in this process is writing. Returns the files removed.
 pub fn sweep_own(dir: &Path, recursive: bool) -> Vec<PathBuf> {
     remove_where(dir, recursive, |pid| pid == std::process::id())
+}
+
+/// A new scratch folder `.{what}.{process id}.{serial}.okb-tmp` in the system's temporary
+/// folder (created); the caller removes it when done, and [`sweep_scratch`] removes it
+/// after the process ended without doing so (killed).
+pub fn scratch_dir(what: &str) -> std::io::Result<PathBuf> {
+    let root = std::env::temp_dir();
+    sweep_scratch(&root);
+    let dir = path(&root, what);
+    std::fs::create_dir_all(&dir)?;
+    Ok(dir)
+}
+
+/// Removes from `root` the scratch folders ([`scratch_dir`]) of processes that have
+/// ended. Returns the folders removed, sorted.
+pub fn sweep_scratch(root: &Path) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut removed: Vec<PathBuf> = entries
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|kind| kind.is_dir()))
+        .map(|entry| entry.path())
+        .filter(|dir| {
+            let pid = dir.file_name().and_then(|name| name.to_str()).and_then(writer);
+            pid.is_some_and(|pid| !may_be_running(pid)) && std::fs::remove_dir_all(dir).is_ok()
+        })
+        .collect();
+    removed.sort();
+    removed
 }
 
 /// Removes the temporary files under `dir` whose writer `remove` accepts, sorted.
@@ -140,5 +172,20 @@ mod tests {
         own.sort();
         assert_eq!(sweep_own(root.path(), true), own);
         assert!(other.iter().all(|f| f.exists()));
+    }
+
+    #[test]
+    fn sweep_scratch_removes_only_the_folders_of_ended_processes() {
+        let root = tempfile::tempdir().unwrap();
+        let dead = ended_pid();
+        let abandoned = root.path().join(format!(".okb-pg.{dead}.0{SUFFIX}"));
+        let live = path(root.path(), "okb-pg");
+        let other = root.path().join("okb-pg-12-34");
+        for dir in [&abandoned, &live, &other] {
+            std::fs::create_dir_all(dir.join("sub")).unwrap();
+            std::fs::write(dir.join("sub/okb.sqlite"), b"x").unwrap();
+        }
+        assert_eq!(sweep_scratch(root.path()), vec![abandoned.clone()]);
+        assert!(!abandoned.exists() && live.exists() && other.exists());
     }
 }

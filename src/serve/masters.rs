@@ -25,7 +25,11 @@
 //! - over-the-board games (no `TimeControl`) are indexed by year only: a month filter
 //!   counts them in January, a speed or rating filter leaves them out;
 //! - a legal position outside the knowledge base answers zero counts, as Lichess does for
-//!   positions nobody played.
+//!   positions nobody played; when a position with zero counts lies deeper than every
+//!   position the knowledge base counted games for (the tree counts to its `max_ply`),
+//!   the answer also says so in
+//!   `okbBeyondDepth`, a field Lichess does not send, so that zero is not read as "never
+//!   played".
 
 use std::collections::HashMap;
 
@@ -146,6 +150,31 @@ pub struct ExplorerAnswer {
     /// `/lichess` with `history=true`: the admitted games per month.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub history: Option<Vec<HistoryMonth>>,
+    /// okb's own: the position's counts are zero and it is deeper than every position
+    /// the knowledge base counted games for, so they say nothing of how often it was played.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub okb_beyond_depth: Option<BeyondDepth>,
+}
+
+/// A position deeper than the knowledge base counted: its ply, and the deepest ply with
+/// counted games.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct BeyondDepth {
+    /// The position's ply (half-moves from the start, from its move number and side).
+    pub ply: u32,
+    /// The ply of the deepest position the knowledge base counted games for.
+    pub counted_to_ply: u32,
+}
+
+impl BeyondDepth {
+    /// Some when `pos` lies deeper than `deepest`, the deepest ply with counted games.
+    pub fn of(pos: &shakmaty::Chess, deepest: u32) -> Option<BeyondDepth> {
+        use shakmaty::Position;
+        let black = u32::from(pos.turn() == shakmaty::Color::Black);
+        let ply = (pos.fullmoves().get() - 1).saturating_mul(2) + black;
+        (ply > deepest).then_some(BeyondDepth { ply, counted_to_ply: deepest })
+    }
 }
 
 /// One month of `history`: the games that reached the position that month.
@@ -387,6 +416,7 @@ pub fn answer(
         recent_games: q.recent_games.map(|_| Vec::new()),
         opening,
         history: q.history.then(Vec::new),
+        okb_beyond_depth: None,
     };
     let Some(index) = index else { return empty };
     let node = graph.node(index);

@@ -118,6 +118,10 @@ pub struct Walked {
     explorer: Option<masters::Explorer>,
     /// The player collections (`GET /player`; none in a store built without them).
     players: player::Players,
+    /// The ply of the deepest position the knowledge base counted games for (the tree's
+    /// `max_ply` in practice): an explorer answer for a position deeper than that says so
+    /// ([`masters::BeyondDepth`]).
+    deepest: u32,
 }
 
 /// What tells one store file from another at the same path: a build replaces the file
@@ -261,6 +265,13 @@ impl Walked {
         examples.players = players.some_player().map(str::to_string).into_iter().collect();
         examples.repertoires = repertoires.names().iter().map(|n| n.to_string()).collect();
         Ok(Walked {
+            deepest: graph
+                .nodes
+                .iter()
+                .filter(|n| n.games.white + n.games.draws + n.games.black > 0)
+                .map(|n| n.ply)
+                .max()
+                .unwrap_or(0),
             explorer,
             players,
             structures,
@@ -1019,7 +1030,12 @@ fn explorer_answer(
         ));
     }
     let index = w.find(&asked.pos);
-    Ok(c.answer_json(how, &masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q)))
+    let mut answer = masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q);
+    // Zero counts, either outside the tree or on a named position past the counted plies.
+    if answer.white + answer.draws + answer.black == 0 {
+        answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, w.deepest);
+    }
+    Ok(c.answer_json(how, &answer))
 }
 
 async fn masters(

@@ -378,3 +378,33 @@ fn the_position_s_opening_is_named_by_lichess_s_rule() {
         "{indian}"
     );
 }
+
+/// A position deeper than the knowledge base counted answers zero counts, as Lichess's
+/// shape has it, and says why (issue 44, item 7); a shallow position does not.
+#[test]
+fn a_position_deeper_than_the_knowledge_base_says_so() {
+    let (_p, server) = served();
+    // The Sicilian's sixth ply: the tree counts to ply 4.
+    for endpoint in ["/masters", "/lichess"] {
+        let (status, body) =
+            fetch(&server, &format!("{endpoint}?play=e2e4,c7c5,g1f3,d7d6,d2d4,c5d4"));
+        assert_eq!(status, 200, "{body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(
+            (&answer["white"], &answer["draws"], &answer["black"]),
+            (&0.into(), &0.into(), &0.into())
+        );
+        assert_eq!(answer["moves"], serde_json::json!([]), "{body}");
+        assert_eq!(
+            answer["okbBeyondDepth"],
+            serde_json::json!({"ply": 6, "countedToPly": 4}),
+            "{body}"
+        );
+        // Within the counted plies, zero or not, nothing is added.
+        for play in ["e2e4,c7c5", "b1a3,b8a6,a3b1,a6b8"] {
+            let (_, body) = fetch(&server, &format!("{endpoint}?play={play}"));
+            let answer: Value = serde_json::from_str(&body).unwrap();
+            assert!(answer.get("okbBeyondDepth").is_none(), "{play}: {body}");
+        }
+    }
+}

@@ -206,3 +206,41 @@ fn the_manifest_names_the_engine_and_where_each_evaluation_came_from() {
         "{text}"
     );
 }
+
+/// The folders in `dir`.
+fn folders(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    found.sort();
+    found
+}
+
+#[test]
+fn a_killed_verify_fresh_leaves_its_scratch_folder_to_the_next_okb() {
+    let p = relocatable_project();
+    pin(&p);
+    p.make(&["--locked"]);
+    // Its own temporary folder, watched: killed once its scratch folder exists.
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = p
+        .command(&["verify", "--fresh"])
+        .env("TMPDIR", tmp.path())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while folders(tmp.path()).is_empty() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left = folders(tmp.path());
+    assert_eq!(left.len(), 1, "the killed verify's scratch folder: {left:?}");
+    // Named after the temporary-file convention: the process that wrote it, then .okb-tmp.
+    let name = left[0].file_name().unwrap().to_str().unwrap().to_string();
+    assert!(name.ends_with(".okb-tmp") && name.contains(&format!(".{}.", child.id())), "{name}");
+    // The next okb making a scratch folder sweeps it, and removes its own.
+    let run: common::Run =
+        p.command(&["verify", "--fresh"]).env("TMPDIR", tmp.path()).output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(folders(tmp.path()), Vec::<std::path::PathBuf>::new());
+}

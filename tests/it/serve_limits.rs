@@ -248,3 +248,160 @@ fn a_huge_fen_is_not_echoed_whole() {
         &answer[..answer.len().min(600)]
     );
 }
+
+/// A connection that sent a complete `POST /node/pgn` head announcing a body, then
+/// drips the body a byte every 300 ms (issue 44, item 19).
+fn slow_body(addr: SocketAddr) -> Option<TcpStream> {
+    let mut tcp = TcpStream::connect_timeout(&addr, Duration::from_millis(500)).ok()?;
+    let head = "POST /node/pgn HTTP/1.1\r\nHost: okb\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n";
+    tcp.write_all(head.as_bytes()).ok()?;
+    let dripping = tcp.try_clone().ok()?;
+    std::thread::spawn(move || {
+        let mut tcp = dripping;
+        while tcp.write_all(b" ").is_ok() {
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    Some(tcp)
+}
+
+#[test]
+fn slow_request_bodies_are_cut_and_do_not_shut_the_server_out() {
+    let _one = one_at_a_time();
+    let p = store();
+    let server = Served::start(&p, 1024, &["--header-timeout", "2", "--max-connections", "20"]);
+    // Twice the connection limit, each with a request whose body never ends.
+    let mut held: Vec<TcpStream> = (0..40).filter_map(|_| slow_body(server.addr)).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(server.addr), "a new client is answered while slow bodies hold every connection");
+    // A body sent a byte at a time is cut like a header sent a byte at a time.
+    let mut slow = slow_body(server.addr).unwrap();
+    assert!(closed_within(&mut slow, Duration::from_secs(15)), "the slow body is still read");
+    held.clear();
+}
+
+#[test]
+fn the_default_connection_limit_follows_the_descriptor_limit() {
+    let _one = one_at_a_time();
+    let p = store();
+    // 256 descriptors (macOS's default) and no --max-connections: a limit of 512 would
+    // never be reached, and connections holding descriptors would starve the server.
+    let server = Served::start(&p, 256, &["--header-timeout", "60"]);
+    let held: Vec<TcpStream> = (0..400)
+        .filter_map(|_| {
+            let mut tcp =
+                TcpStream::connect_timeout(&server.addr, Duration::from_millis(500)).ok()?;
+            tcp.write_all(b"GET /opening/eco/B20 HTTP/1.1\r\nHost: okb\r\n").ok()?;
+            Some(tcp)
+        })
+        .collect();
+    assert!(held.len() >= 300, "{} connections opened", held.len());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(ask(server.addr), "a new client is answered while 400 half-sent headers are held");
+}
+
+#[test]
+fn an_idle_kept_alive_connection_waits_for_the_idle_timeout_not_the_header_timeout() {
+    let _one = one_at_a_time();
+    let p = store();
+    let server = Served::start(&p, 1024, &["--header-timeout", "1", "--idle-timeout", "5"]);
+    let mut kept = TcpStream::connect(server.addr).unwrap();
+    kept.write_all(b"GET /opening/eco/B20 HTTP/1.1\r\nHost: okb\r\n\r\n").unwrap();
+    let mut head = [0u8; 12];
+    kept.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    assert!(
+        !closed_within(&mut kept, Duration::from_secs(3)),
+        "closed by the 1 s header timeout although the idle timeout is 5 s"
+    );
+    assert!(closed_within(&mut kept, Duration::from_secs(15)), "the idle connection stays open");
+}
+
+/// A store whose `/opening/eco/B00?depth=15` answer is 14 MB (more than the kernel's
+/// socket buffers take): the mini taxonomies and ../shared's 5,297 Lichess games to ply 20.
+fn store_with_large_answers() -> Project {
+    let games = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn");
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmax_ply = 20\nmin_games = 1\n",
+        mini_sources(),
+        games.display()
+    ));
+    p.make(&[]);
+    p
+}
+
+/// Resident memory of process `pid`, in bytes.
+fn resident(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap() * 1024
+}
+
+#[test]
+fn slow_readers_of_large_answers_hold_a_bounded_memory() {
+    const LARGE: &[u8] =
+        b"GET /opening/eco/B00?depth=15 HTTP/1.1\r\nHost: okb\r\nConnection: close\r\n\r\n";
+    let _one = one_at_a_time();
+    let p = store_with_large_answers();
+    let server = Served::start(&p, 1024, &["--send-buffer-mb", "8"]);
+    let whole = {
+        let mut tcp = TcpStream::connect(server.addr).unwrap();
+        tcp.write_all(LARGE).unwrap();
+        let mut answer = Vec::new();
+        tcp.read_to_end(&mut answer).unwrap();
+        answer.len()
+    };
+    assert!(whole > 10_000_000, "the large answer is {whole} bytes");
+    let before = resident(server.child.id());
+    // 60 clients ask for it and read a little every 200 ms (840 MB of answers if held),
+    // until every answer has begun (or its connection was closed).
+    let mut readers: Vec<(TcpStream, usize, bool)> = (0..60)
+        .map(|_| {
+            let mut tcp = TcpStream::connect(server.addr).unwrap();
+            tcp.write_all(LARGE).unwrap();
+            tcp.set_nonblocking(true).unwrap();
+            (tcp, 0, false)
+        })
+        .collect();
+    let mut peak = before;
+    let started = Instant::now();
+    while readers.iter().any(|(_, read, ended)| *read == 0 && !ended)
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        std::thread::sleep(Duration::from_millis(200));
+        for (tcp, read, ended) in readers.iter_mut() {
+            let mut buf = [0u8; 16];
+            match tcp.read(&mut buf) {
+                Ok(0) => *ended = true,
+                Ok(n) => *read += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => *ended = true,
+            }
+        }
+        peak = peak.max(resident(server.child.id()));
+    }
+    // Then each reads on to the end: the whole answer, or what it had before it was cut.
+    let cut = readers
+        .into_iter()
+        .filter(|(tcp, read, _)| {
+            let mut tcp = tcp.try_clone().unwrap();
+            tcp.set_nonblocking(false).unwrap();
+            tcp.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+            let mut rest = Vec::new();
+            tcp.read_to_end(&mut rest).is_err() || read + rest.len() < whole
+        })
+        .count();
+    // The budget (8 MiB), hyper's buffer of each connection and what building answers
+    // takes meanwhile (90-140 MB, kept by the allocator); held whole, the 60 answers took
+    // 856 MB more.
+    assert!(
+        peak < before + (300 << 20),
+        "slow readers took the server from {} MB to {} MB",
+        before >> 20,
+        peak >> 20
+    );
+    eprintln!("resident memory {} MB, {} MB with 60 slow readers", before >> 20, peak >> 20);
+    assert!(cut >= 45, "{cut} of 60 slow readers were cut off before the whole answer");
+    assert!(ask(server.addr), "and the server answers new clients");
+}

@@ -424,3 +424,36 @@ fn server_faults_name_the_server_never_the_password_and_lose_nothing() {
     );
     assert!(flat(&run.stderr).contains("no okb knowledge base there"), "{}", run.stderr);
 }
+
+#[test]
+fn a_killed_server_leaves_its_local_copy_to_the_next_okb() {
+    let pg = Cluster::start();
+    let p = Project::with_pipeline(&pipeline(&pg.url("kb"), 3));
+    let run = okb(&p, &["make"], Some(PASSWORD));
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let store = format!("{}?schema=kb_test", pg.url("kb"));
+    let tmp = tempfile::tempdir().unwrap();
+    let tmpdir = tmp.path().to_str().unwrap();
+    let listed = || -> Vec<PathBuf> {
+        let mut found: Vec<_> =
+            std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
+        found.sort();
+        found
+    };
+    // Stopped by SIGKILL (what the test server's drop sends): no destructor runs.
+    let server =
+        Server::start(&p, &["--store", &store], &[("PGPASSWORD", PASSWORD), ("TMPDIR", tmpdir)]);
+    let copies = listed();
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert!(copies[0].join("okb.sqlite").exists());
+    drop(server);
+    assert_eq!(listed(), copies, "the killed server's copy is left");
+    let name = copies[0].file_name().unwrap().to_str().unwrap();
+    assert!(name.ends_with(".okb-tmp"), "named so that it is swept: {name}");
+    // The next reader of a PostgreSQL store sweeps it, and removes its own copy.
+    let mut cmd = p.command(&["query", "--store", &store, "eco", "B20"]);
+    cmd.env("PGPASSWORD", PASSWORD).env("TMPDIR", tmpdir);
+    let run: common::Run = cmd.output().unwrap().into();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(listed(), Vec::<PathBuf>::new());
+}

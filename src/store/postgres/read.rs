@@ -171,13 +171,10 @@ pub struct LocalCopy {
 impl LocalCopy {
     /// Copies `target`'s knowledge base into a new temporary folder.
     pub fn new(target: &PgTarget) -> Result<LocalCopy, PgError> {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
-        let dir = std::env::temp_dir().join(format!("okb-pg-{}-{nanos}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| PgError::Local {
+        // Named so that a later okb sweeps it when this one is killed before its drop.
+        let dir = crate::files::temp::scratch_dir("okb-pg").map_err(|e| PgError::Local {
             target: target.shown(),
-            what: format!("creating {}", dir.display()),
+            what: format!("creating a scratch folder in {}", std::env::temp_dir().display()),
             message: e.to_string(),
         })?;
         let copy = LocalCopy { dir };
