@@ -16,7 +16,7 @@ use crate::steps::planning::{GameFile, Planning, SourceFile};
 /// The project's source resolver: its source store, the mirrors and whether it may
 /// download (a dry run never does).
 pub fn resolver(loaded: &Loaded, mirrors: &[PathBuf], offline: bool) -> Resolver {
-    Resolver { store: loaded.layout().sources, mirrors: mirrors.to_vec(), offline }
+    Resolver::new(loaded.layout().sources, mirrors.to_vec(), offline)
 }
 
 /// What the step modules plan from: the pipeline's sources resolved (found, fetched or

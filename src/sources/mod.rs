@@ -122,6 +122,14 @@ pub struct Resolver {
     pub offline: bool,
 }
 
+impl Resolver {
+    /// A resolver over the source store `store`, searching `mirrors` before downloading
+    /// (never, when `offline`).
+    pub fn new(store: PathBuf, mirrors: Vec<PathBuf>, offline: bool) -> Resolver {
+        Resolver { store, mirrors, offline }
+    }
+}
+
 /// What pipeline.toml says about one source file.
 #[derive(Clone, Debug)]
 pub struct Wanted<'a> {
