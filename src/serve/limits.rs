@@ -84,7 +84,7 @@ fn descriptor_limit() -> Option<usize> {
     let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit only writes the struct it is given.
     let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0;
-    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then(|| limit.rlim_cur as usize)
+    (ok && limit.rlim_cur != libc::RLIM_INFINITY).then_some(limit.rlim_cur as usize)
 }
 
 /// A connection's phases: receiving a request's headers (since it was accepted, or since
