@@ -141,11 +141,14 @@ pub struct Visit<'a> {
 pub struct Graph {
     /// Nodes sorted by [`Node::epd`].
     pub nodes: Vec<Node>,
-    /// Index of the start position.
+    /// Index of the start position (of the piece's root in a [`Graph::piece`]).
     pub root: u32,
     by_id: HashMap<String, u32>,
     parents: Vec<Vec<u32>>,
 }
+
+/// The `child` of an edge of a [`Graph::piece`] that leads to a node outside the piece.
+pub const OUTSIDE: u32 = u32::MAX;
 
 /// The mover's average rating over `stats`, rounded to one decimal as the store keeps it.
 pub fn avg_rating(stats: &MoveStats) -> Option<f64> {
@@ -167,6 +170,23 @@ impl Graph {
         let mut graph = Graph { nodes, root: 0, by_id, parents };
         graph.root = graph.find_epd(&start)?;
         Some(graph)
+    }
+
+    /// A piece of a graph, read from the store below one node ([`crate::store::graph::piece`]):
+    /// `nodes` sorted by identity, some edges of which lead out of the piece (their
+    /// `child` is [`OUTSIDE`]); `root` is the piece's root, not the start position. The
+    /// tree-shaped answers ([`Graph::fold_tree`]) follow only edges of nodes expanded
+    /// above their depth, whose children the piece holds, so they are the same as over
+    /// the whole graph.
+    pub fn piece(nodes: Vec<Node>, root: u32) -> Graph {
+        let by_id = nodes.iter().enumerate().map(|(i, n)| (n.node_id.clone(), i as u32)).collect();
+        let mut parents = vec![Vec::new(); nodes.len()];
+        for (i, node) in nodes.iter().enumerate() {
+            for edge in node.children.iter().filter(|e| e.child != OUTSIDE) {
+                parents[edge.child as usize].push(i as u32);
+            }
+        }
+        Graph { nodes, root, by_id, parents }
     }
 
     /// The graph of a build's phase outputs.

@@ -1,6 +1,8 @@
 //! Answers read from the store file per request, for the endpoints that look up one
-//! position (`GET /node/fen`, `POST /node/pgn`, `GET /api/cloud-eval`): the server's
-//! start-up and memory do not grow with the number of nodes.
+//! position (`GET /node/fen`, `POST /node/pgn`, `GET /api/cloud-eval`), and, on a store
+//! too large to hold in memory, the pieces of it the trees below a node read
+//! ([`Disk::piece`]): the server's start-up and memory do not grow with the number of
+//! nodes.
 //!
 //! A lookup takes a read-only connection from a small pool (SQLite connections are not
 //! shared between threads; all are opened at once, so they read the same file even after
@@ -16,6 +18,7 @@ use axum::body::Bytes;
 
 use crate::position::{KeyMap, PositionKey};
 use crate::store::StoreError;
+use crate::store::graph::{Cut, Piece};
 use crate::store::read::Store;
 
 /// The default budget of the cache of node answers, in MiB (`okb serve --cache-mb`).
@@ -25,11 +28,18 @@ pub const DEFAULT_CACHE_MB: usize = 64;
 /// the budget bounds the memory and not only the answers' bytes.
 const ENTRY_OVERHEAD: usize = 64;
 
+/// The most nodes a tree answered from disk may read ([`Disk::piece`]): about 1.3 KB
+/// each in memory, so about 130 MB, for at most one tree per pooled connection at once.
+pub const MAX_PIECE_NODES: usize = 100_000;
+
 /// Node lookups on one store file.
 pub struct Disk {
     idle: Mutex<Vec<Store>>,
     returned: Condvar,
     cache: Mutex<AnswerCache>,
+    /// The named openings' node ids by file stem, read on first use: one entry per name
+    /// of the Lichess taxonomy (about 3,800), whatever the number of nodes.
+    stems: std::sync::OnceLock<std::collections::HashMap<String, String>>,
 }
 
 impl Disk {
@@ -43,6 +53,7 @@ impl Disk {
             idle: Mutex::new(stores),
             returned: Condvar::new(),
             cache: Mutex::new(AnswerCache::new(cache_bytes)),
+            stems: std::sync::OnceLock::new(),
         })
     }
 
@@ -78,6 +89,52 @@ impl Disk {
         let bytes = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
         Ok(Some(bytes))
+    }
+
+    /// The piece of the store a tree below node `root_id` reads, at most
+    /// [`MAX_PIECE_NODES`] nodes.
+    pub fn piece(
+        &self,
+        root_id: &str,
+        max_depth: u32,
+        min_games: u64,
+    ) -> Result<Piece, StoreError> {
+        let cut = Cut { root_id, max_depth, min_games, limit: MAX_PIECE_NODES };
+        self.with_store(|store| store.piece(cut))
+    }
+
+    /// The node id of ECO or SCID code `code`'s root ([`super::eco_tree::root_of`]).
+    pub fn eco_root(&self, code: &str) -> Result<Option<String>, StoreError> {
+        let nodes = self.with_store(|store| store.entries_coded(code))?;
+        let candidates =
+            nodes.iter().map(|n| ((n.eco.as_str(), n.is_eco_root, n.ply, n.moves.as_str()), n));
+        Ok(super::eco_tree::best_root(code, candidates).map(|n| n.node_id.clone()))
+    }
+
+    /// The node id of the named opening whose OpeningIQ file is `<stem>.json`.
+    pub fn stem(&self, stem: &str) -> Result<Option<String>, StoreError> {
+        if let Some(stems) = self.stems.get() {
+            return Ok(stems.get(stem).cloned());
+        }
+        let nodes = self.with_store(Store::entries_named)?;
+        let named = crate::export::named::select(nodes.iter().enumerate().map(|(i, n)| {
+            crate::export::named::Candidate {
+                node: i as u32,
+                eco: &n.eco,
+                name: &n.name,
+                ply: n.ply as usize,
+                movetext: &n.moves,
+            }
+        }));
+        let stems = self.stems.get_or_init(|| {
+            named.into_iter().map(|o| (o.stem, nodes[o.node as usize].node_id.clone())).collect()
+        });
+        Ok(stems.get(stem).cloned())
+    }
+
+    /// Whether the store has an explorer index.
+    pub fn has_explorer(&self) -> Result<bool, StoreError> {
+        self.with_store(Store::has_explorer)
     }
 
     /// How many nodes the store has.

@@ -66,18 +66,28 @@ pub struct TreeNode<'a> {
 /// The root of ECO code `code` (or SCID code such as `B03a`): its ECO-root entry, else
 /// the named node of that code with the shortest line.
 pub fn root_of(graph: &Graph, code: &str) -> Option<u32> {
-    let mut candidates: Vec<(bool, u32, &str, u32)> = graph
-        .nodes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, n)| {
+    best_root(
+        code,
+        graph.nodes.iter().enumerate().filter_map(|(i, n)| {
             let e = n.entry.as_ref()?;
-            (e.eco == code || e.scid.as_deref() == Some(code))
-                .then(|| (!(e.is_eco_root && e.eco == code), n.ply, n.moves.as_str(), i as u32))
-        })
-        .collect();
-    candidates.sort();
-    candidates.first().map(|c| c.3)
+            let coded = e.eco == code || e.scid.as_deref() == Some(code);
+            coded.then(|| ((e.eco.as_str(), e.is_eco_root, n.ply, n.moves.as_str()), i as u32))
+        }),
+    )
+}
+
+/// Of `candidates`, nodes whose own entry has code `code`, each as (its entry's ECO
+/// code, whether that entry is an ECO root, its line's plies, its line) with what names
+/// it, in identity order: the code's ECO-root entry, else the shortest line (then the
+/// first line, then the first candidate).
+pub fn best_root<'a, T>(
+    code: &str,
+    candidates: impl IntoIterator<Item = ((&'a str, bool, u32, &'a str), T)>,
+) -> Option<T> {
+    candidates
+        .into_iter()
+        .min_by_key(|&((eco, is_root, ply, moves), _)| (!(is_root && eco == code), ply, moves))
+        .map(|(_, named)| named)
 }
 
 /// The tree below `root`, `depth` plies deep, following moves played in at least

@@ -355,7 +355,7 @@ impl Explorer {
 
 /// A move's `opening`, as Lichess gives it: the position's own name in the Lichess
 /// taxonomy, or none (a SCID or inherited name is one Lichess never shows there).
-pub(super) fn move_opening(node: &Node) -> Option<ExplorerOpening> {
+pub fn move_opening(node: &Node) -> Option<ExplorerOpening> {
     let entry = node.entry.as_ref().filter(|e| e.src == "eco_tsv")?;
     Some(ExplorerOpening { eco: entry.eco.clone(), name: entry.name.clone() })
 }

@@ -4,7 +4,9 @@
 //! `GET /api/cloud-eval`) from the store file, through a cache of hot answers
 //! ([`disk`]), so start-up and memory do not grow with the number of nodes; the endpoints
 //! that walk the tree answer from the graph held in memory (loaded in the background, for
-//! stores of at most [`MAX_WALKED_NODES`] nodes). When a make writes a new store, the
+//! stores of at most [`MAX_WALKED_NODES`] nodes); on a larger store, the ECO and opening
+//! trees read the piece of the store below their root ([`disk::Disk::piece`]), and the
+//! other walking endpoints answer 503. When a make writes a new store, the
 //! server switches to it whole ([`Served`]): requests under way finish on the old one.
 //!
 //! Every error is JSON (`{"error": "...", "status": N}`): input the OpenAPI document
@@ -60,7 +62,8 @@ pub const SEARCH_LIMITS: (usize, usize) = (20, 100);
 /// so it takes the same time at any number of nodes. The endpoints that walk the tree
 /// (ECO and opening trees, the explorer, search, structures, players, the OpenAPI
 /// document's examples) answer from [`Walked`], loaded once in memory: in the background
-/// from start-up, and only for a store of at most [`MAX_WALKED_NODES`] nodes.
+/// from start-up, and only for a store of at most [`MAX_WALKED_NODES`] nodes (on a larger
+/// one, the trees below a node are read from disk: [`Catalog::piece`]).
 pub struct Catalog {
     /// The store file.
     pub store_path: std::path::PathBuf,
@@ -213,6 +216,43 @@ impl Catalog {
             .take()
             .ok_or("the store's in-memory parts failed to load before")?;
         Walked::load(&store, &self.store_path, &self.repertoires).map_err(|e| e.to_string())
+    }
+
+    /// The in-memory parts when the store is small enough to hold them
+    /// ([`MAX_WALKED_NODES`]); `None` for a larger store, whose trees are read from disk
+    /// ([`Catalog::piece`]).
+    fn in_memory(&self) -> Result<Option<&Walked>, ApiError> {
+        if self.nodes()? > MAX_WALKED_NODES {
+            return Ok(None);
+        }
+        self.walked().map(Some)
+    }
+
+    /// The piece of the store that a tree below node `root_id`, `max_depth` plies deep
+    /// along moves played in at least `min_games` games, reads ([`disk::Disk::piece`]);
+    /// `None` when the store has no such node, a 503 when the piece is over
+    /// [`disk::MAX_PIECE_NODES`].
+    fn piece(
+        &self,
+        root_id: &str,
+        max_depth: u32,
+        min_games: u64,
+    ) -> Result<Option<Graph>, ApiError> {
+        use crate::store::graph::Piece;
+        let read = tokio::task::block_in_place(|| self.disk.piece(root_id, max_depth, min_games));
+        match read.map_err(ApiError::store)? {
+            Piece::Read(graph) => Ok(Some(graph)),
+            Piece::Missing => Ok(None),
+            Piece::TooLarge => Err(ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "the tree below node {root_id} to depth {max_depth} holds more than {} nodes, \
+                     the most okb serve reads from disk for one answer: ask for a smaller depth \
+                     (or a larger min_games)",
+                    disk::MAX_PIECE_NODES
+                ),
+            }),
+        }
     }
 
     /// How many nodes the store has (counted on first use).
@@ -823,11 +863,20 @@ async fn opening_eco(
             eco_tree::MAX_MIN_GAMES
         )));
     }
-    let w = c.walked()?;
-    let root = eco_tree::root_of(&w.graph, &code)
-        .ok_or_else(|| ApiError::not_found(format!("no opening has code {code}")))?;
-    let tree = eco_tree::tree(&w.graph, root, depth, min_games);
-    Ok(c.answer_json(&how, &eco_tree::EcoTreeAnswer { code, depth, min_games, tree }))
+    let tree_of = |graph: &Graph, root: u32| {
+        let tree = eco_tree::tree(graph, root, depth, min_games);
+        c.answer_json(&how, &eco_tree::EcoTreeAnswer { code: code.clone(), depth, min_games, tree })
+    };
+    let no_root = || ApiError::not_found(format!("no opening has code {code}"));
+    if let Some(w) = c.in_memory()? {
+        let root = eco_tree::root_of(&w.graph, &code).ok_or_else(no_root)?;
+        return Ok(tree_of(&w.graph, root));
+    }
+    let root = tokio::task::block_in_place(|| c.disk.eco_root(&code))
+        .map_err(ApiError::store)?
+        .ok_or_else(no_root)?;
+    let graph = c.piece(&root, depth, min_games)?.ok_or_else(no_root)?;
+    Ok(tree_of(&graph, graph.root))
 }
 
 #[derive(Deserialize)]
@@ -849,13 +898,25 @@ async fn opening_tree(
             openingiq::MAX_API_DEPTH
         )));
     }
-    let w = c.walked()?;
-    let index = w
-        .graph
-        .find_id(&id)
-        .or_else(|| w.stems.get(&id).copied())
-        .ok_or_else(|| ApiError::not_found(format!("no node id or named opening {id:?}")))?;
-    Ok(c.answer_json(&how, &openingiq::opening_file(&w.graph, index, max_depth)))
+    let file_of = |graph: &Graph, root: u32| {
+        c.answer_json(&how, &openingiq::opening_file(graph, root, max_depth))
+    };
+    let unknown = || ApiError::not_found(format!("no node id or named opening {id:?}"));
+    if let Some(w) = c.in_memory()? {
+        let index =
+            w.graph.find_id(&id).or_else(|| w.stems.get(&id).copied()).ok_or_else(unknown)?;
+        return Ok(file_of(&w.graph, index));
+    }
+    let graph = match c.piece(&id, max_depth, 0)? {
+        Some(graph) => graph,
+        None => {
+            let root = tokio::task::block_in_place(|| c.disk.stem(&id))
+                .map_err(ApiError::store)?
+                .ok_or_else(unknown)?;
+            c.piece(&root, max_depth, 0)?.ok_or_else(unknown)?
+        }
+    };
+    Ok(file_of(&graph, graph.root))
 }
 
 #[derive(Deserialize)]
@@ -897,12 +958,16 @@ struct Asked {
 /// The position after `play` (comma-separated UCI moves) from `fen` (default: the start),
 /// named as Lichess's explorer names it: by the last position on the way, `fen`'s
 /// included, that the Lichess taxonomy names.
-fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Result<Asked, ApiError> {
+fn explorer_position(
+    c: &Explore<'_>,
+    fen: Option<&str>,
+    play: Option<&str>,
+) -> Result<Asked, ApiError> {
     let mut pos = match fen {
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
-    let mut opening = c.lichess_name(&pos);
+    let mut opening = c.lichess_name(&pos)?;
     if let Some(play) = play
         && !openapi::PATTERNS.uci_line.is_match(play)
     {
@@ -924,7 +989,7 @@ fn explorer_position(c: &Walked, fen: Option<&str>, play: Option<&str>) -> Resul
                 ))
             })?;
         shakmaty::Position::play_unchecked(&mut pos, m);
-        opening = c.lichess_name(&pos).or(opening);
+        opening = c.lichess_name(&pos)?.or(opening);
     }
     Ok(Asked { pos, opening })
 }
@@ -1016,24 +1081,93 @@ fn speeds(text: Option<&str>) -> Result<Option<u16>, ApiError> {
     Ok(speeds)
 }
 
+/// Where an explorer request's answer comes from: the graph in memory, or, on a store
+/// too large for it (and without an explorer index, which is read into memory), the
+/// node and its moves read from the store file.
+enum Explore<'a> {
+    Memory(&'a Walked),
+    Disk(&'a Catalog),
+}
+
+impl Catalog {
+    /// Where this store's explorer answers come from; a 503 for a store too large to
+    /// hold in memory that has an explorer index.
+    fn explore(&self) -> Result<Explore<'_>, ApiError> {
+        if let Some(w) = self.in_memory()? {
+            return Ok(Explore::Memory(w));
+        }
+        if tokio::task::block_in_place(|| self.disk.has_explorer()).map_err(ApiError::store)? {
+            return Err(ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "this store has more than {MAX_WALKED_NODES} nodes and an explorer index, which okb serve holds in memory only for smaller stores"
+                ),
+            });
+        }
+        Ok(Explore::Disk(self))
+    }
+}
+
+impl Explore<'_> {
+    /// The Lichess taxonomy's own name of `pos` ([`Walked::lichess_name`]).
+    fn lichess_name(
+        &self,
+        pos: &shakmaty::Chess,
+    ) -> Result<Option<masters::ExplorerOpening>, ApiError> {
+        match self {
+            Explore::Memory(w) => Ok(w.lichess_name(pos)),
+            Explore::Disk(c) => {
+                let node = tokio::task::block_in_place(|| c.disk.node(pos));
+                Ok(node.map_err(ApiError::store)?.as_ref().and_then(masters::move_opening))
+            }
+        }
+    }
+}
+
 /// A filter on a store without the explorer index is refused.
 fn explorer_answer(
     c: &Catalog,
-    w: &Walked,
+    e: &Explore<'_>,
     how: &Negotiated,
     asked: Asked,
     q: &masters::Query,
 ) -> Answer {
-    if (!q.filter.is_all() || q.history) && w.explorer.is_none() {
+    let indexed = matches!(e, Explore::Memory(w) if w.explorer.is_some());
+    if (!q.filter.is_all() || q.history) && !indexed {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
-    let index = w.find(&asked.pos);
-    let mut answer = masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q);
+    let (mut answer, deepest) = match e {
+        Explore::Memory(w) => {
+            let index = w.find(&asked.pos);
+            (
+                masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q),
+                Some(w.deepest),
+            )
+        }
+        Explore::Disk(c) => {
+            let node = tokio::task::block_in_place(|| c.disk.node(&asked.pos));
+            let answer = match node.map_err(ApiError::store)? {
+                // The node and its moves: the answer reads their counts and names.
+                Some(node) => match c.piece(&node.node_id, 1, 0)? {
+                    Some(graph) => {
+                        masters::answer(&graph, None, Some(graph.root), asked.opening, q)
+                    }
+                    None => masters::answer(&Graph::default(), None, None, asked.opening, q),
+                },
+                None => masters::answer(&Graph::default(), None, None, asked.opening, q),
+            };
+            // A store read from disk does not know its deepest counted ply without a
+            // scan of every node: it does not say `okbBeyondDepth`.
+            (answer, None)
+        }
+    };
     // Zero counts, either outside the tree or on a named position past the counted plies.
-    if answer.white + answer.draws + answer.black == 0 {
-        answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, w.deepest);
+    if answer.white + answer.draws + answer.black == 0
+        && let Some(deepest) = deepest
+    {
+        answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, deepest);
     }
     Ok(c.answer_json(how, &answer))
 }
@@ -1044,8 +1178,8 @@ async fn masters(
     params: Result<Query<MastersParams>, QueryRejection>,
 ) -> Answer {
     let Query(params) = params?;
-    let w = c.walked()?;
-    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
+    let e = c.explore()?;
+    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most(
         "topGames",
@@ -1059,7 +1193,7 @@ async fn masters(
     let filter = masters::Filter { years, ..Default::default() };
     explorer_answer(
         &c,
-        w,
+        &e,
         &how,
         asked,
         &masters::Query { filter, moves, top_games, recent_games: None, history: false },
@@ -1077,8 +1211,8 @@ async fn lichess(
             "variant {v:?} is not available: okb's knowledge base is standard chess"
         )));
     }
-    let w = c.walked()?;
-    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
+    let e = c.explore()?;
+    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most(
         "topGames",
@@ -1114,7 +1248,7 @@ async fn lichess(
         params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
     explorer_answer(
         &c,
-        w,
+        &e,
         &how,
         asked,
         &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history },
@@ -1211,7 +1345,8 @@ async fn player_games(
         )));
     }
     let w = c.walked()?;
-    let asked = explorer_position(w, params.fen.as_deref(), params.play.as_deref())?;
+    let asked =
+        explorer_position(&Explore::Memory(w), params.fen.as_deref(), params.play.as_deref())?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
     let recent_games =
         at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;

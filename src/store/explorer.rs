@@ -93,6 +93,15 @@ fn has_tables(conn: &Connection, path: &str) -> Result<bool, StoreError> {
     Ok(found.is_some())
 }
 
+/// Whether the store has an explorer index ([`load`] would read one), without reading it.
+pub fn present(conn: &Connection, path: &str) -> Result<bool, StoreError> {
+    if !has_tables(conn, path)? {
+        return Ok(false);
+    }
+    conn.query_row("SELECT EXISTS (SELECT 1 FROM explorer_nodes)", [], |r| r.get(0))
+        .map_err(sql(path))
+}
+
 /// Reads the explorer index, `None` when the store has none (built without `[explorer]`,
 /// or of an older schema).
 pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError> {

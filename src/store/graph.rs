@@ -1,5 +1,7 @@
 //! Loading a built store into a [`Graph`], in two table scans (the server's endpoints that
-//! walk the tree keep the whole read-only knowledge base in memory), or one node of it.
+//! walk the tree keep a small store's whole knowledge base in memory), one node of it, or
+//! the piece of it below one node that a tree-shaped answer reads ([`piece`]: a large
+//! store's trees are answered from disk).
 
 use std::collections::HashMap;
 
@@ -59,18 +61,167 @@ pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
         let (Some(&parent), Some(&child)) = (index.get(&parent), index.get(&child)) else {
             continue;
         };
-        let count = |i: usize| r.get::<_, i64>(i).map(|v| v.max(0) as u64).map_err(err);
-        let edge = Edge {
-            child,
-            san: r.get(2).map_err(err)?,
-            uci: r.get(3).map_err(err)?,
-            games: Outcomes { white: count(4)?, draws: count(5)?, black: count(6)? },
-            avg_rating: r.get(7).map_err(err)?,
-        };
-        nodes[parent as usize].children.push(edge);
+        nodes[parent as usize].children.push(Edge { child, ..edge(r, 2).map_err(err)? });
     }
     Graph::new(nodes)
         .ok_or_else(|| StoreError::Corrupt(format!("{path} (it has no start position)")))
+}
+
+/// The edge whose `move_san, move_uci, white_wins, draws, black_wins, avg_rating` are
+/// the columns from `at`, its child left at 0.
+fn edge(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<Edge> {
+    let count = |i: usize| r.get::<_, i64>(at + i).map(|v| v.max(0) as u64);
+    Ok(Edge {
+        child: 0,
+        san: r.get(at)?,
+        uci: r.get(at + 1)?,
+        games: Outcomes { white: count(2)?, draws: count(3)?, black: count(4)? },
+        avg_rating: r.get(at + 5)?,
+    })
+}
+
+/// Which piece of the store [`piece`] reads.
+#[derive(Clone, Copy, Debug)]
+pub struct Cut<'a> {
+    /// The node at the piece's root.
+    pub root_id: &'a str,
+    /// Plies below the root.
+    pub max_depth: u32,
+    /// Edges played in fewer games are not followed.
+    pub min_games: u64,
+    /// The most nodes the piece may hold.
+    pub limit: usize,
+}
+
+/// What [`piece`] read.
+#[derive(Debug)]
+pub enum Piece {
+    /// The store has no node with the root's id.
+    Missing,
+    /// The piece holds more than the cut's limit of nodes.
+    TooLarge,
+    /// The piece: its `root` is the cut's root.
+    Read(Graph),
+}
+
+/// The piece of the store on `conn` (`path` names it in errors) that the tree-shaped
+/// answers below a node read, as a [`Graph::piece`]: the nodes within `max_depth` plies
+/// below the root along edges played in at least `min_games` games (breadth-first, so
+/// each at its shallowest depth, and expanded only above the cut's depth), and the
+/// root's parents (its last move); each node with all its edges, in rank order, as
+/// [`load`] reads them. Memory is bounded by the cut's limit, not by the store.
+pub fn piece(conn: &Connection, path: &str, cut: Cut<'_>) -> Result<Piece, StoreError> {
+    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let mut reader = PieceReader::new(conn).map_err(err)?;
+    if !reader.add(cut.root_id).map_err(err)? {
+        return Ok(Piece::Missing);
+    }
+    let mut queue = std::collections::VecDeque::from([(0usize, 0u32)]);
+    while let Some((at, depth)) = queue.pop_front() {
+        if depth >= cut.max_depth {
+            continue;
+        }
+        let kept: Vec<String> = reader.nodes[at]
+            .1
+            .iter()
+            .filter(|(_, e)| e.games.games() >= cut.min_games)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for child in kept {
+            if !reader.index.contains_key(&child) && reader.add(&child).map_err(err)? {
+                queue.push_back((reader.nodes.len() - 1, depth + 1));
+            }
+            if reader.nodes.len() > cut.limit {
+                return Ok(Piece::TooLarge);
+            }
+        }
+    }
+    let parents: Vec<String> = reader
+        .parents
+        .query_map([cut.root_id], |r| r.get(0))
+        .map_err(err)?
+        .collect::<Result<_, _>>()
+        .map_err(err)?;
+    for parent in parents {
+        if !reader.index.contains_key(&parent) {
+            reader.add(&parent).map_err(err)?;
+        }
+    }
+    if reader.nodes.len() > cut.limit {
+        return Ok(Piece::TooLarge);
+    }
+    Ok(Piece::Read(reader.graph(cut.root_id)))
+}
+
+/// The statements and the nodes of one [`piece`] being read.
+struct PieceReader<'c> {
+    node: rusqlite::CachedStatement<'c>,
+    edges: rusqlite::CachedStatement<'c>,
+    parents: rusqlite::CachedStatement<'c>,
+    /// Each node read, with its edges by child id.
+    nodes: Vec<(Node, Vec<(String, Edge)>)>,
+    /// Where each node read is in `nodes`, by id.
+    index: HashMap<String, usize>,
+}
+
+impl<'c> PieceReader<'c> {
+    fn new(conn: &'c Connection) -> rusqlite::Result<PieceReader<'c>> {
+        Ok(PieceReader {
+            node: conn.prepare_cached(&node_select("n.node_id = ?1"))?,
+            // Joined with the child's row as [`load`] keeps only edges between two nodes.
+            edges: conn.prepare_cached(
+                "SELECT c.child_id, c.move_san, c.move_uci, c.white_wins, c.draws, c.black_wins, c.avg_rating
+                 FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id
+                 WHERE c.parent_id = ?1 ORDER BY c.rank",
+            )?,
+            parents: conn.prepare_cached(
+                "SELECT c.parent_id FROM node_children c JOIN opening_nodes n ON n.node_id = c.parent_id
+                 WHERE c.child_id = ?1",
+            )?,
+            nodes: Vec::new(),
+            index: HashMap::new(),
+        })
+    }
+
+    /// Reads node `id` with its edges; false when the store has no such node.
+    fn add(&mut self, id: &str) -> rusqlite::Result<bool> {
+        let entry_at = super::row::stored_count();
+        let node = self
+            .node
+            .query_map([id], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?)))?
+            .next()
+            .transpose()?;
+        let Some(node) = node else { return Ok(false) };
+        let edges = self
+            .edges
+            .query_map([id], |r| Ok((r.get::<_, String>(0)?, edge(r, 1)?)))?
+            .collect::<Result<Vec<_>, _>>()?;
+        self.index.insert(id.to_string(), self.nodes.len());
+        self.nodes.push((node, edges));
+        Ok(true)
+    }
+
+    /// The nodes read as a [`Graph::piece`] rooted at `root_id` (one of them).
+    fn graph(self, root_id: &str) -> Graph {
+        let mut nodes = self.nodes;
+        nodes.sort_by(|a, b| a.0.epd.cmp(&b.0.epd));
+        let at: HashMap<&str, u32> =
+            nodes.iter().enumerate().map(|(i, n)| (n.0.node_id.as_str(), i as u32)).collect();
+        let root = at[root_id];
+        let children: Vec<Vec<Edge>> = nodes
+            .iter()
+            .map(|(_, edges)| {
+                let child = |id: &str| at.get(id).copied().unwrap_or(crate::graph::OUTSIDE);
+                edges.iter().map(|(id, e)| Edge { child: child(id), ..e.clone() }).collect()
+            })
+            .collect();
+        let nodes = nodes
+            .into_iter()
+            .zip(children)
+            .map(|((node, _), children)| Node { children, ..node })
+            .collect();
+        Graph::piece(nodes, root)
+    }
 }
 
 /// The node's own entry, from the entry columns at `at` (none when the node has none).

@@ -109,6 +109,31 @@ pub struct StructureJson {
     pub black_plans: Vec<String>,
 }
 
+/// The page cache of a lookup connection ([`Store::open_for_lookups`]), in KiB: enough
+/// for the interior pages of the node table and the indexes a lookup descends (about
+/// 24 MB at 5 M nodes), so that a random lookup reads only its leaf pages from the file.
+/// With less, each descent read its interior pages again through a system call and a
+/// 16 KiB copy. The server opens one connection per thread, so this bounds its memory.
+pub const LOOKUP_CACHE_KIB: i64 = 64 * 1024;
+
+/// A node with an entry of its own, as the choices among entries (an ECO code's root, the
+/// named openings) read it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryNode {
+    /// The node's id.
+    pub node_id: String,
+    /// Its entry's ECO code.
+    pub eco: String,
+    /// Its entry's name.
+    pub name: String,
+    /// Its entry is the root of its ECO code.
+    pub is_eco_root: bool,
+    /// Plies of the node's line.
+    pub ply: u32,
+    /// The node's line.
+    pub moves: String,
+}
+
 /// A read-only handle on a store.
 pub struct Store {
     conn: Connection,
@@ -124,12 +149,21 @@ impl Store {
     }
 
     /// Opens the store at `path` read-only for lookups of a few rows at a time (the
-    /// server's answers from disk): a small page cache and no mapping, so that the
-    /// process's memory does not grow with the pages that random lookups touch over a
-    /// large store (the kernel's page cache keeps the hot pages either way).
+    /// server's answers from disk): a page cache of [`LOOKUP_CACHE_KIB`] and no mapping,
+    /// so that the process's memory does not grow with the pages that random lookups
+    /// touch over a large store (the kernel's page cache keeps the hot pages either way).
+    ///
+    /// The query planner's stability guarantee is on: the bundled SQLite is built with
+    /// STAT4, under which a statement whose plan may depend on a bound value is parsed
+    /// and planned again each time a new value is bound, so every lookup paid a full
+    /// prepare of each of its three statements (a tenth of the server's time at 5 M nodes).
     pub fn open_for_lookups(path: &Path) -> Result<Store, StoreError> {
         let store = Store::open_mapping(path, 0)?;
-        store.conn.pragma_update(None, "cache_size", -4096i64).map_err(store.err())?;
+        store
+            .conn
+            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
+            .map_err(store.err())?;
+        store.conn.pragma_update(None, "cache_size", -LOOKUP_CACHE_KIB).map_err(store.err())?;
         Ok(store)
     }
 
@@ -151,6 +185,11 @@ impl Store {
         &self,
     ) -> Result<Option<crate::repertoire::collection::Collections>, StoreError> {
         super::players::load(&self.conn, &self.path)
+    }
+
+    /// Whether the store has an explorer index, without reading it.
+    pub fn has_explorer(&self) -> Result<bool, StoreError> {
+        super::explorer::present(&self.conn, &self.path)
     }
 
     /// The explorer index, if the store has one ([`super::explorer`]).
@@ -206,6 +245,53 @@ impl Store {
         super::graph::node_at(&self.conn, &self.path, epd)
     }
 
+    /// The piece of the store below one node that tree-shaped answers read
+    /// ([`super::graph::piece`]).
+    pub fn piece(&self, cut: super::graph::Cut<'_>) -> Result<super::graph::Piece, StoreError> {
+        super::graph::piece(&self.conn, &self.path, cut)
+    }
+
+    /// The nodes whose own entry has ECO code or SCID code `code`, in identity order.
+    pub fn entries_coded(&self, code: &str) -> Result<Vec<EntryNode>, StoreError> {
+        self.entry_nodes("e.eco = ?1 OR e.scid = ?1", &[&code])
+    }
+
+    /// The nodes whose own entry comes from the Lichess taxonomy (`eco_tsv`: the named
+    /// openings), in identity order.
+    pub fn entries_named(&self) -> Result<Vec<EntryNode>, StoreError> {
+        self.entry_nodes("e.src = 'eco_tsv'", &[])
+    }
+
+    fn entry_nodes(
+        &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<EntryNode>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                // CROSS JOIN keeps the entries outside: ordered by the position index
+                // instead, SQLite's plan walked every node of the store.
+                "SELECT n.node_id, e.eco, e.name, e.is_eco_root, n.ply, n.moves
+                 FROM opening_entries e CROSS JOIN opening_nodes n ON n.node_id = e.node_id
+                 WHERE {condition} ORDER BY n.position_key"
+            ))
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map(args, |r| {
+                Ok(EntryNode {
+                    node_id: r.get(0)?,
+                    eco: r.get(1)?,
+                    name: r.get(2)?,
+                    is_eco_root: r.get(3)?,
+                    ply: r.get::<_, i64>(4)?.max(0) as u32,
+                    moves: r.get(5)?,
+                })
+            })
+            .map_err(self.err())?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
+    }
+
     /// The whole store as an in-memory [`Graph`](crate::graph::Graph).
     pub fn graph(&self) -> Result<crate::graph::Graph, StoreError> {
         super::graph::load(&self.conn, &self.path)
@@ -257,10 +343,25 @@ impl Store {
                 .into_iter()
                 .map(|r| r.1)
                 .collect();
+            // Most nodes have one parent: counted from the child index alone, they skip
+            // reading their edge and their parent's row (two pages at random in a large
+            // store) for a list that would be empty.
+            if self.parent_edges(&node.node.node_id)? < 2 {
+                continue;
+            }
             let parents = self.transposition_rows("c.child_id = ?1", &[&node.node.node_id])?;
             node.transpositions = only_transpositions(parents.into_iter().map(|r| r.1).collect());
         }
         Ok(nodes)
+    }
+
+    /// How many edges lead into node `id` (from the index `node_children_child`).
+    fn parent_edges(&self, id: &str) -> Result<u64, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT count(*) FROM node_children WHERE child_id = ?1")
+            .map_err(self.err())?;
+        stmt.query_row([id], |r| r.get::<_, i64>(0)).map(|n| n.max(0) as u64).map_err(self.err())
     }
 
     /// Node rows matching `condition`, without children and transpositions.

@@ -45,6 +45,7 @@ mod readme;
 mod release;
 mod repertoire;
 mod serve_api;
+mod serve_disk_trees;
 mod serve_explorer;
 mod serve_limits;
 mod serve_swap;
