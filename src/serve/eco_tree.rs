@@ -71,7 +71,7 @@ pub fn root_of(graph: &Graph, code: &str) -> Option<u32> {
         graph.nodes.iter().enumerate().filter_map(|(i, n)| {
             let e = n.entry.as_ref()?;
             let coded = e.eco == code || e.scid.as_deref() == Some(code);
-            coded.then(|| ((e.eco.as_str(), e.is_eco_root, n.ply, n.moves.as_str()), i as u32))
+            coded.then_some(((e.eco.as_str(), e.is_eco_root, n.ply, n.moves.as_str()), i as u32))
         }),
     )
 }
