@@ -187,7 +187,10 @@ pub fn build_streaming<E>(
     games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>,
 ) -> Result<Tree, E> {
     let (pending, root_key) = skeleton_pending(skeleton);
-    let cut_skeleton = pending.keys().map(|k| k.0 & crate::games::state::codec::KEY_MASK).collect();
+    let mut cut_skeleton: Vec<u128> =
+        pending.keys().map(|k| crate::games::state::codec::state_key(*k)).collect();
+    cut_skeleton.sort_unstable();
+    cut_skeleton.dedup();
     let stats = games(&Needed { skeleton: &pending, cut_skeleton, min_games: params.min_games })?;
     Ok(finish(pending, root_key, skeleton, Some(&stats), params))
 }
@@ -198,8 +201,9 @@ pub fn build_streaming<E>(
 /// it keeps was reached by every game that played the move, so its own count passes too.
 pub struct Needed<'a> {
     skeleton: &'a KeyMap<PositionKey, Pending>,
-    /// The skeleton's keys as a counts state keys them (`games::state::codec::state_key`).
-    cut_skeleton: std::collections::HashSet<u128>,
+    /// The skeleton's keys as a counts state keys them (`games::state::codec::state_key`),
+    /// sorted.
+    cut_skeleton: Vec<u128>,
     min_games: u64,
 }
 
@@ -210,9 +214,9 @@ impl Needed<'_> {
         games >= self.min_games || self.skeleton.contains_key(&key)
     }
 
-    /// [`Needed::keeps`] for a key cut to a counts state's 72 bits.
-    pub fn keeps_state_key(&self, key: u128, games: u64) -> bool {
-        games >= self.min_games || self.cut_skeleton.contains(&key)
+    /// [`Needed::keeps`] for keys cut to a counts state's 72 bits.
+    pub fn of_state(&self) -> crate::games::state::Wanted<'_> {
+        crate::games::state::Wanted { min_games: self.min_games, pinned: &self.cut_skeleton }
     }
 }
 

@@ -197,6 +197,14 @@ impl Cache {
         &self.root
     }
 
+    /// Where a side file of object `hash` is kept: something derived from the object
+    /// alone (a shard's hot cut), `kind` naming what and `suffix` telling versions apart.
+    /// It is no step's output: readers verify it or derive it again, and `okb clean
+    /// --unused` removes it with its object.
+    pub fn side_path(&self, kind: &str, hash: &str, suffix: &str) -> PathBuf {
+        self.root.join("sides").join(kind).join(format!("{hash}-{suffix}"))
+    }
+
     /// Where blob `hash` is stored.
     pub fn object_path(&self, hash: &str) -> PathBuf {
         self.root.join("objects").join(hash)

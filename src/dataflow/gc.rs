@@ -63,7 +63,30 @@ pub fn sweep(root: &Path, used: &Used, dry_run: bool) -> std::io::Result<Swept> 
             remove(&entry.path)?;
         }
     }
+    sweep_sides(root, used, dry_run, &mut swept)?;
     Ok(swept)
+}
+
+/// Side files (`sides/<kind>/<object>-<suffix>`, see [`super::cache::Cache::side_path`])
+/// go with their object.
+fn sweep_sides(root: &Path, used: &Used, dry_run: bool, swept: &mut Swept) -> std::io::Result<()> {
+    for kind in entries(&root.join("sides"))?.into_iter().filter(|e| e.is_dir) {
+        for entry in entries(&kind.path)?.into_iter().filter(|e| !e.is_dir) {
+            let object = entry.name.rsplit_once('-').map_or(entry.name.as_str(), |(o, _)| o);
+            let keep = used.objects.contains(object);
+            let (count, bytes) = if keep {
+                (&mut swept.objects_kept, &mut swept.bytes_kept)
+            } else {
+                (&mut swept.objects_removed, &mut swept.bytes_removed)
+            };
+            *count += 1;
+            *bytes += entry.len;
+            if !keep && !dry_run {
+                remove(&entry.path)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A file or folder of the cache, temporary files left out.

@@ -20,6 +20,7 @@ use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule
 use crate::games::runs::RunError;
 use crate::games::state::merge::{self, MergeError, MergeReport, RunGroups, RunStore, ShardStore};
 use crate::games::state::CountsState;
+use crate::games::state::hot::HotCut;
 use crate::games::stored::StoredCounts;
 
 /// The rule.
@@ -47,6 +48,9 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
     let before: Option<Input<CountsState>> = previous.map(|id| d.input(id));
     let month: Input<StoredCounts> = d.input(file.id());
     let (shown, hash) = (file.shown.clone(), file.hash.clone());
+    // Not a parameter: the threshold decides only which hot cut the merge writes beside
+    // each shard (the tree cuts any other itself), never the state.
+    let hot_at = p.loaded.pipeline.tree.min_games;
     let run = move |cx: &Ctx<'_>| {
         let mut state = match &before {
             Some(input) => CountsState::clone(&*cx.get(input)?),
@@ -60,7 +64,7 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
         let progress = cache.root().join("state").join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));
         let added = (|| -> Result<_, MergeError> {
             let mut groups = RunGroups::open(cache, month.id(), &counts.positions.name, &counts.moves.name)?;
-            merge::add_month(&state.shards, &mut groups, cache, &progress)
+            merge::add_month(&state.shards, &mut groups, cache, &progress, Some(hot_at))
         })();
         let (shards, report) = added.map_err(|e| failed(cx, before.as_ref(), &month, e))?;
         state.shards = shards;
@@ -155,8 +159,37 @@ impl ShardStore for Cache {
 
     fn remove(&self, name: &str) {
         let _ = std::fs::remove_file(self.object_path(name));
+        let folder = self.side_path(HOT, name, "0").with_file_name("");
+        let Ok(cuts) = std::fs::read_dir(folder) else { return };
+        let prefix = format!("{name}-");
+        for cut in cuts.flatten().filter(|c| c.file_name().to_string_lossy().starts_with(&prefix)) {
+            let _ = std::fs::remove_file(cut.path());
+        }
+    }
+
+    fn read_at(&self, name: &str, offset: u64, len: u64) -> std::io::Result<Vec<u8>> {
+        use std::io::{Seek, SeekFrom};
+        self.mark(name);
+        let mut file = std::fs::File::open(self.object_path(name))?;
+        file.seek(SeekFrom::Start(offset))?;
+        let mut bytes = vec![0; len as usize];
+        file.read_exact(&mut bytes)?;
+        Ok(bytes)
+    }
+
+    fn put_hot(&self, name: &str, cut: &HotCut) -> std::io::Result<()> {
+        let path = self.side_path(HOT, name, &cut.min_games.to_string());
+        crate::files::write::write_atomic(&path, &cut.to_bytes())
+    }
+
+    fn get_hot(&self, name: &str, min_games: u64) -> Option<HotCut> {
+        let path = self.side_path(HOT, name, &min_games.to_string());
+        HotCut::from_bytes(&std::fs::read(path).ok()?)
     }
 }
+
+/// The kind of side file a shard's hot cut is (`games::state::hot`).
+const HOT: &str = "hot";
 
 impl RunStore for Cache {
     fn open_run(&self, name: &str) -> std::io::Result<Box<dyn Read + Send>> {

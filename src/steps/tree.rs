@@ -73,7 +73,7 @@ fn from_state(cx: &Ctx<'_>, input: &Input<CountsState>, games: Option<&Input<Mer
             Some(m) => Some(RunGroups::open(cache, "games", &m.positions.name, &m.moves.name)?),
             None => None,
         };
-        state::kept(&counts_state, cache, others, &|key, games| needed.keeps_state_key(key, games))
+        state::kept(&counts_state, cache, others, &needed.of_state())
     })();
     use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
     let lost = |kind| matches!(kind, InvalidData | NotFound | UnexpectedEof);

@@ -32,21 +32,45 @@ fn months(p: &Project, n: usize) -> Vec<String> {
 /// A project whose `lichess` source lists `files` (with `state`), beside a masters file
 /// kept as runs, pruned low so that many keys sit near the threshold.
 fn project(files: &[String], state: bool, shards: usize) -> Project {
+    let masters = common::masters_file("Adams.pgn.zst");
+    let masters = format!("[sources.masters]\nkind = \"pgn\"\npaths = [{masters:?}]\n");
+    project_with(files, state, shards, &masters)
+}
+
+/// [`project`] with `others` (more sources) beside the `lichess` one.
+fn project_with(files: &[String], state: bool, shards: usize, others: &str) -> Project {
     let p = Project::full();
     months(&p, 4);
-    let masters = common::masters_file("Adams.pgn.zst");
     let list: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
     let mut text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
     text.push_str(&format!(
-        "[sources.lichess]\nkind = \"pgn\"\npaths = [{}]\nstate = {state}\n\
-         [sources.masters]\nkind = \"pgn\"\npaths = [{:?}]\n\
+        "[sources.lichess]\nkind = \"pgn\"\npaths = [{}]\nstate = {state}\n{others}\
          [tree]\nmin_games = 4\n[games]\nmemory_budget_mb = 1\nstate_shards = {shards}\n\
          [exports.book]\nformat = \"polyglot\"\noutput = \"out/book.bin\"\n",
         list.join(", "),
-        masters.display().to_string()
     ));
     std::fs::write(p.path("pipeline.toml"), text).unwrap();
     p
+}
+
+fn set_min_games(p: &Project, min_games: u64) {
+    let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let text = text.replace("min_games = 4", &format!("min_games = {min_games}"));
+    std::fs::write(p.path("pipeline.toml"), text).unwrap();
+}
+
+/// The hot cuts in `p`'s cache: (shard, threshold), sorted.
+fn hot_cuts(p: &Project) -> Vec<(String, String)> {
+    let mut cuts: Vec<(String, String)> = std::fs::read_dir(p.path("cache/sides/hot"))
+        .map(|dir| {
+            dir.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter_map(|n| n.rsplit_once('-').map(|(s, t)| (s.to_string(), t.to_string())))
+                .collect()
+        })
+        .unwrap_or_default();
+    cuts.sort();
+    cuts
 }
 
 fn set_files(p: &Project, files: &[String]) {
@@ -147,6 +171,44 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
         tree_bytes(&fresh.path("out")),
         "after removing a month"
     );
+}
+
+/// Alone, a state is read through the hot cuts its merges wrote (no shard read whole
+/// again by the tree); a threshold change cuts each shard once more, nothing recounted.
+#[test]
+fn a_state_alone_is_read_through_the_hot_cuts_its_merges_wrote() {
+    let all = names();
+    let runs = project_with(&all, false, 1, "");
+    runs.make(&[]);
+    let monthly = project_with(&all[..1], true, 8, "");
+    monthly.make(&[]);
+    for n in 2..=4 {
+        set_files(&monthly, &all[..n]);
+        monthly.make(&[]);
+    }
+    assert_eq!(tree_bytes(&monthly.path("out")), tree_bytes(&runs.path("out")));
+    // One cut per live shard, at the make's threshold; replaced shards' cuts are gone.
+    let cuts = hot_cuts(&monthly);
+    assert!((1..=8).contains(&cuts.len()), "{cuts:?}");
+    for (shard, at) in &cuts {
+        assert_eq!(at, "4");
+        assert!(monthly.path(&format!("cache/objects/{shard}")).exists(), "{shard}");
+    }
+
+    set_min_games(&monthly, 6);
+    let recut = monthly.make(&[]);
+    let counted = recut.steps("Building");
+    assert!(
+        !counted.iter().any(|s| s.starts_with("games:") || s.starts_with("state:")),
+        "{counted:?}"
+    );
+    set_min_games(&runs, 6);
+    runs.make(&[]);
+    assert_eq!(tree_bytes(&monthly.path("out")), tree_bytes(&runs.path("out")), "at 6");
+    let shards: Vec<&String> = cuts.iter().map(|(s, _)| s).collect();
+    let now = hot_cuts(&monthly);
+    let at_six: Vec<&String> = now.iter().filter(|(_, at)| at == "6").map(|(s, _)| s).collect();
+    assert_eq!(at_six, shards);
 }
 
 #[test]

@@ -116,6 +116,11 @@ pub struct Encoder {
 const MULTI: u8 = 0x80;
 
 impl Encoder {
+    /// The key's top 64 bits of the last group written (0 before the first).
+    pub fn prev_hi(&self) -> u64 {
+        self.prev_hi
+    }
+
     /// Appends `group` (whose key is not below the previous group's) to `out`.
     pub fn put(&mut self, group: &Group, out: &mut Vec<u8>) {
         let hi = (group.key >> 64) as u64;
@@ -221,6 +226,21 @@ impl<'a> Decoder<'a> {
     /// A decoder of `bytes` from their start.
     pub fn new(bytes: &'a [u8]) -> Decoder<'a> {
         Decoder { bytes, at: 0, prev_hi: 0 }
+    }
+
+    /// A decoder of groups cut out of a shard, the one before them of key top `prev_hi`.
+    pub fn resume(bytes: &'a [u8], prev_hi: u64) -> Decoder<'a> {
+        Decoder { bytes, at: 0, prev_hi }
+    }
+
+    /// Where the next group starts.
+    pub fn offset(&self) -> usize {
+        self.at
+    }
+
+    /// The key's top 64 bits of the last group read.
+    pub fn prev_hi(&self) -> u64 {
+        self.prev_hi
     }
 
     /// Reads the next group into `group`; `false` at the end.

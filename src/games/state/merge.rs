@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::codec::{Decoder, Encoder, Group, Malformed, state_key};
+use super::hot::{Cutter, HotCut};
 use crate::games::runs::{self, MoveRecord, PosRecord, RunError, Source};
 
 /// Where shards are kept, by name (the build keeps them as cache blobs).
@@ -24,8 +25,14 @@ pub trait ShardStore: Sync {
     fn write(&self, bytes: &[u8]) -> io::Result<String>;
     /// Whether shard `name` is present (not verified).
     fn exists(&self, name: &str) -> bool;
-    /// Removes shard `name` (a version no step will read again).
+    /// Removes shard `name` (a version no step will read again) and its hot cuts.
     fn remove(&self, name: &str);
+    /// `len` bytes of shard `name` from `offset`, not verified (a block's check does).
+    fn read_at(&self, name: &str, offset: u64, len: u64) -> io::Result<Vec<u8>>;
+    /// Stores shard `name`'s hot cut (replacing one at the same threshold).
+    fn put_hot(&self, name: &str, cut: &HotCut) -> io::Result<()>;
+    /// Shard `name`'s hot cut at `min_games`, if one is stored and intact.
+    fn get_hot(&self, name: &str, min_games: u64) -> Option<HotCut>;
 }
 
 /// Where sorted runs are kept, by name (the build keeps them as cache blobs).
@@ -198,10 +205,21 @@ pub fn slices<'s, 'a: 's>(
     })
 }
 
-/// Merges two shards' bytes (each sorted, each key once) into `out`, summing equal keys.
-pub fn merge_bytes(old: &[u8], month: &[u8], out: &mut Vec<u8>) -> Result<Encoder, Malformed> {
+/// Merges two shards' bytes (each sorted, each key once) into `out`, summing equal keys,
+/// and tells `cutter` (if any) of every group written.
+pub fn merge_bytes(
+    old: &[u8],
+    month: &[u8],
+    out: &mut Vec<u8>,
+    mut cutter: Option<&mut Cutter>,
+) -> Result<Encoder, Malformed> {
     let mut encoder = Encoder::default();
-    merge_groups(old, month, |group| encoder.put(group, out))?;
+    merge_groups(old, month, |group| {
+        if let Some(cutter) = cutter.as_deref_mut() {
+            cutter.note(group, out.len(), encoder.prev_hi());
+        }
+        encoder.put(group, out)
+    })?;
     Ok(encoder)
 }
 
@@ -244,13 +262,15 @@ pub struct MergeReport {
 }
 
 /// Adds the groups of `month` to the shards of `state` (one entry per shard, `None` when
-/// empty): each touched shard is merged and stored, noted in `progress`, and the shard it
-/// replaces removed. Returns the new shards.
+/// empty): each touched shard is merged and stored with its hot cut at `hot_at` (if
+/// given: see [`super::hot`]), noted in `progress`, and the shard it replaces removed.
+/// Returns the new shards.
 pub fn add_month(
     state: &[Option<Shard>],
     month: &mut RunGroups<'_>,
     store: &dyn ShardStore,
     progress: &Path,
+    hot_at: Option<u64>,
 ) -> Result<(Vec<Option<Shard>>, MergeReport), MergeError> {
     let done = read_progress(progress);
     let shards = state.len();
@@ -265,7 +285,7 @@ pub fn add_month(
             report.lock().expect("report poisoned").resumed += 1;
             return Ok(());
         }
-        let (shard, read) = merge_one(state[i].as_ref(), &bytes, store)?;
+        let (shard, read) = merge_one(state[i].as_ref(), &bytes, store, hot_at)?;
         log.lock().expect("progress poisoned").note(i, &shard)?;
         if let Some(old) = state[i].as_ref().filter(|old| old.name != shard.name) {
             store.remove(&old.name);
@@ -280,11 +300,13 @@ pub fn add_month(
     Ok((new.into_inner().expect("shards poisoned"), report))
 }
 
-/// Shard `old` (if any) merged with the month's slice and stored; with the bytes read.
+/// Shard `old` (if any) merged with the month's slice and stored, with its hot cut at
+/// `hot_at`; with the bytes read.
 fn merge_one(
     old: Option<&Shard>,
     month: &[u8],
     store: &dyn ShardStore,
+    hot_at: Option<u64>,
 ) -> Result<(Shard, u64), MergeError> {
     let old_bytes = match old {
         Some(s) => store
@@ -294,9 +316,16 @@ fn merge_one(
     };
     let mut out = Vec::with_capacity(old_bytes.len() + month.len());
     let name = old.map_or("new", |s| s.name.as_str());
-    let encoder = merge_bytes(&old_bytes, month, &mut out).map_err(|e| malformed(name, e))?;
+    let mut cutter = hot_at.map(Cutter::new);
+    let encoder = merge_bytes(&old_bytes, month, &mut out, cutter.as_mut())
+        .map_err(|e| malformed(name, e))?;
     let stored =
         store.write(&out).map_err(|source| MergeError::Shard { shard: "new".into(), source })?;
+    if let Some(cutter) = cutter {
+        store
+            .put_hot(&stored, &cutter.finish(&out))
+            .map_err(|source| MergeError::Shard { shard: format!("{stored} (hot cut)"), source })?;
+    }
     Ok((
         Shard {
             name: stored,
