@@ -51,17 +51,7 @@ pub fn sweep(root: &Path, used: &Used, dry_run: bool) -> std::io::Result<Swept> 
         all.extend(entries(&shard)?);
     }
     for entry in all.iter().filter(|e| !e.is_dir) {
-        let keep = used.objects.contains(&entry.name);
-        let (count, bytes) = if keep {
-            (&mut swept.objects_kept, &mut swept.bytes_kept)
-        } else {
-            (&mut swept.objects_removed, &mut swept.bytes_removed)
-        };
-        *count += 1;
-        *bytes += entry.len;
-        if !keep && !dry_run {
-            remove(&entry.path)?;
-        }
+        swept.object(used.objects.contains(&entry.name), &entry, dry_run)?;
     }
     sweep_sides(root, used, dry_run, &mut swept)?;
     Ok(swept)
@@ -73,20 +63,27 @@ fn sweep_sides(root: &Path, used: &Used, dry_run: bool, swept: &mut Swept) -> st
     for kind in entries(&root.join("sides"))?.into_iter().filter(|e| e.is_dir) {
         for entry in entries(&kind.path)?.into_iter().filter(|e| !e.is_dir) {
             let object = entry.name.rsplit_once('-').map_or(entry.name.as_str(), |(o, _)| o);
-            let keep = used.objects.contains(object);
-            let (count, bytes) = if keep {
-                (&mut swept.objects_kept, &mut swept.bytes_kept)
-            } else {
-                (&mut swept.objects_removed, &mut swept.bytes_removed)
-            };
-            *count += 1;
-            *bytes += entry.len;
-            if !keep && !dry_run {
-                remove(&entry.path)?;
-            }
+            swept.object(used.objects.contains(object), &entry, dry_run)?;
         }
     }
     Ok(())
+}
+
+impl Swept {
+    /// Counts `entry` as kept or removed, and removes it unless kept or `dry_run`.
+    fn object(&mut self, keep: bool, entry: &Entry, dry_run: bool) -> std::io::Result<()> {
+        let (count, bytes) = if keep {
+            (&mut self.objects_kept, &mut self.bytes_kept)
+        } else {
+            (&mut self.objects_removed, &mut self.bytes_removed)
+        };
+        *count += 1;
+        *bytes += entry.len;
+        if !keep && !dry_run {
+            remove(&entry.path)?;
+        }
+        Ok(())
+    }
 }
 
 /// A file or folder of the cache, temporary files left out.
@@ -148,17 +145,23 @@ mod tests {
         std::fs::write(shard.join("ab12"), b"sharded").unwrap();
         std::fs::write(root.path().join("objects").join(".value.1.2.okb-tmp"), b"being written")
             .unwrap();
+        // Side files go with their object.
+        for (object, bytes) in [(&kept, &b"cut"[..]), (&old, &b"old cut"[..])] {
+            let side = cache.side_path("hot", object, "50");
+            std::fs::create_dir_all(side.parent().unwrap()).unwrap();
+            std::fs::write(side, bytes).unwrap();
+        }
 
         let fresh = super::super::cache::Cache::new(root.path().to_path_buf());
         assert!(fresh.step("live").is_some());
         let used = fresh.used();
         let expected = Swept {
             records_removed: 1,
-            objects_removed: 2,
-            bytes_removed: 15,
+            objects_removed: 3,
+            bytes_removed: 22,
             records_kept: 1,
-            objects_kept: 1,
-            bytes_kept: 4,
+            objects_kept: 2,
+            bytes_kept: 7,
         };
         assert_eq!(sweep(root.path(), &used, true).unwrap(), expected);
         assert!(root.path().join("steps").join("dead").exists(), "a dry run removes nothing");
@@ -166,11 +169,13 @@ mod tests {
         assert!(fresh.get_blob(&kept).is_some() && fresh.step("live").is_some());
         assert!(!root.path().join("steps").join("dead").exists());
         assert!(!cache.has_blob(&old) && !shard.join("ab12").exists());
+        assert!(cache.side_path("hot", &kept, "50").exists());
+        assert!(!cache.side_path("hot", &old, "50").exists());
         assert!(
             root.path().join("objects").join(".value.1.2.okb-tmp").exists(),
             "temporary files are left to the make's sweep"
         );
-        let again = Swept { records_kept: 1, objects_kept: 1, bytes_kept: 4, ..Swept::default() };
+        let again = Swept { records_kept: 1, objects_kept: 2, bytes_kept: 7, ..Swept::default() };
         assert_eq!(sweep(root.path(), &used, false).unwrap(), again);
     }
 }
