@@ -39,12 +39,14 @@ pub fn closure(files: &[(&str, &str, &[u16])], entry: &str) -> BTreeSet<usize> {
 /// Whether `path` is code that moves or plans steps rather than computing their values:
 /// the build engine (`src/dataflow/`, whose cache format has its own checks), the
 /// planning shared by the step modules (`src/steps/planning.rs`, whose every output is a
-/// declared input, file hash or parameter path, all of them keyed) and the list of step
+/// declared input, file hash or parameter path, all of them keyed), the ids of the steps
+/// they read (`src/steps/ids.rs`: an id is in every key that names it) and the list of step
 /// modules (`src/steps/mod.rs`: a step module naming its sibling `planning` names its
 /// parent, which names every module).
 fn is_planning(path: &str) -> bool {
     path.starts_with("src/dataflow/")
         || path == "src/steps/planning.rs"
+        || path == "src/steps/ids.rs"
         || path == "src/steps/mod.rs"
 }
 

@@ -20,7 +20,7 @@ pub mod plan;
 pub mod scan;
 pub mod schedule;
 
-pub use plan::{Action, Ctx, Decl, Declaring, Input, Produced, Rule};
+pub use plan::{Action, Ctx, Decl, Declaring, Input, Produced, Rule, StepId};
 pub use schedule::Plan;
 
 pub use crate::files::ExportFile;

@@ -324,6 +324,65 @@ impl<T> Input<T> {
     }
 }
 
+/// The id of a step whose value is a `T`, declared once beside its producer: a reader
+/// names the constant, so reading it as another type does not compile (it used to show
+/// as a "corrupt cache" at run time, retried).
+pub struct StepId<T> {
+    name: &'static str,
+    value: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> StepId<T> {
+    /// The id `name` of a step whose value is a `T`.
+    pub const fn new(name: &'static str) -> StepId<T> {
+        StepId { name, value: std::marker::PhantomData }
+    }
+
+    /// The id.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<T> Clone for StepId<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for StepId<T> {}
+
+impl<T> From<StepId<T>> for String {
+    fn from(id: StepId<T>) -> String {
+        id.name.to_string()
+    }
+}
+
+/// Names a step read as a `T`: a [`StepId`] (whose type must be `T`), or an id made
+/// while planning (`games:<source>:<file>`), whose type the reader states.
+pub trait StepRef<T> {
+    /// The step's id.
+    fn step_id(self) -> String;
+}
+
+impl<T> StepRef<T> for StepId<T> {
+    fn step_id(self) -> String {
+        self.name.to_string()
+    }
+}
+
+impl<T> StepRef<T> for String {
+    fn step_id(self) -> String {
+        self
+    }
+}
+
+impl<T> StepRef<T> for &String {
+    fn step_id(self) -> String {
+        self.clone()
+    }
+}
+
 /// A step being declared: its inputs, files and parameters, before its function (which
 /// captures the handles [`Declaring::input`] returns). [`Declaring::value`] and its
 /// siblings end the declaration with what the step writes.
@@ -359,14 +418,25 @@ impl<'p> Declaring<'p> {
         &self.id
     }
 
-    /// Reads the stored value of step `id`, of type `T`.
+    /// Reads the stored value of step `id`: a [`StepId`] (its type is the producer's), or
+    /// an id made while planning (a file's or a month's step), read as `T`.
     pub fn input<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
         &mut self,
-        id: impl Into<String>,
+        id: impl StepRef<T>,
     ) -> Input<T> {
-        let id = id.into();
+        let id = id.step_id();
         self.reads.push(id.clone());
         Input { id, load: |cx, id| cx.load(id) }
+    }
+
+    /// [`Declaring::input`] when step `id` is among `declared` (an optional phase: the
+    /// engine, the explorer index), else `None`.
+    pub fn input_if<T: serde::de::DeserializeOwned + Send + Sync + 'static>(
+        &mut self,
+        declared: &[Decl<'_>],
+        id: StepId<T>,
+    ) -> Option<Input<T>> {
+        declared.iter().any(|d| d.id == id.name()).then(|| self.input(id))
     }
 
     /// Reads the value of [`Action::Memory`] step `id`, of type `T`.

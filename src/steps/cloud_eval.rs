@@ -4,6 +4,7 @@
 //! nothing at all. Its value is the evaluations found, read by `engine` like a dump's.
 
 
+use super::ids::{TREE};
 use crate::crawl::archive::Archive;
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
 use super::planning::{Planner, Planning, cloud_eval_id};
@@ -29,7 +30,7 @@ fn declare(p: &Planning<'_>, source: CloudSource, engine: EngineConfig) -> Decl<
     let name = source.name.clone();
     let (sources, mirrors, offline) = (p.loaded.path("sources"), p.mirrors.clone(), p.offline || p.dry_run);
     let mut d = p.declare(cloud_eval_id(&name), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     // The source's table holds its pin, so the key changes with the pinned answers.
     d.key_at(&["sources", &name]).key_at(&["engine", "max_ply"]).key_at(&["engine", "min_games"]);
     let run = move |cx: &Ctx<'_>| {

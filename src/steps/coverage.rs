@@ -3,6 +3,7 @@
 //! metadata (the API's `GET /`) say how fresh the knowledge base is from it, in facts
 //! that the same inputs reproduce.
 
+use super::ids;
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
@@ -13,12 +14,13 @@ use crate::release::manifest::Coverage;
 /// The rule.
 pub static RULE: Rule = Rule { name: "coverage", about: "each game source's games and the dates they span", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// What each game source covers, from every counting step (none: "no games").
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("coverage", &RULE);
+    let mut d = p.declare(ids::COVERAGE, &RULE);
     let parts: Vec<(String, Input<StoredCounts>)> = p.counting_parts().into_iter().map(|(source, id)| (source, d.input(id))).collect();
     let run = move |cx: &Ctx<'_>| {
         let mut sources: BTreeMap<String, Coverage> = BTreeMap::new();

@@ -1,6 +1,7 @@
 //! `eco`: the taxonomies merged into the ECO skeleton: the Lichess names as the
 //! authority, the others as aliases, gaps interpolated (Phase 1).
 
+use super::ids;
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
@@ -10,12 +11,13 @@ use crate::eco::{self, EcoFormat, EcoSkeleton, ParsedSource, merge::MergeInput};
 /// The rule.
 pub static RULE: Rule = Rule { name: "eco", about: "the ECO skeleton: taxonomies merged, gaps interpolated", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The skeleton of every taxonomy source, in pipeline order (the first is the authority).
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("eco", &RULE);
+    let mut d = p.declare(ids::ECO, &RULE);
     let sources: Vec<(String, EcoFormat, Input<ParsedSource>)> =
         p.taxonomies().map(|(file, format)| (file.name.clone(), format, d.input(parse_id(&file.name)))).collect();
     let interpolate: bool = d.param("eco.interpolate")?;

@@ -5,6 +5,7 @@
 //! `engine-queue` (not part of `okb make`'s plans: `okb engine queue` declares it) lists
 //! the same searches that the cache cannot serve yet, for other machines to run.
 
+use super::ids::{self, TREE};
 use std::sync::{Arc, Mutex};
 
 use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
@@ -46,6 +47,7 @@ fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
@@ -61,9 +63,9 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
 fn declare(p: &Planning<'_>, config: EngineConfig, binary_hash: String) -> Decl<'static> {
     let cache_path = p.engine_cache();
     let (left_config, left_cache) = (config.clone(), cache_path.clone());
-    let mut d = p.declare("engine", &RULE);
+    let mut d = p.declare(ids::ENGINE, &RULE);
     let sources = source_refs(p, &mut d, &config);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let (run_sources, run_tree) = (sources.clone(), tree.clone());
     let run = move |cx: &Ctx<'_>| {
@@ -115,7 +117,7 @@ pub fn plan_queue(p: &Planning<'_>, out: Arc<Mutex<Option<Planned>>>) -> Option<
     let cache_path = p.engine_cache();
     let mut d = p.declare("engine-queue", &QUEUE_RULE);
     let sources = source_refs(p, &mut d, &config);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let run = move |cx: &Ctx<'_>| {
         let tree = cx.get(&tree)?;

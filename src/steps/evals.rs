@@ -7,6 +7,7 @@
 //! per make whatever number of steps use it. (A dump of the real size, about 40 GB, takes
 //! minutes per pass: see `bench/run evals` and bench/README.md.)
 
+use super::ids::{TREE};
 use std::collections::BTreeSet;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
@@ -31,7 +32,7 @@ fn declare(p: &Planning<'_>, file: &SourceFile) -> Decl<'static> {
     let (source, path) = (file.name.clone(), file.path.clone());
     let shown = path.strip_prefix(&p.loaded.root).unwrap_or(&path).display().to_string();
     let mut d = p.declare(evals_id(&source), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     d.file(&source, &file.hash);
     let run = move |cx: &Ctx<'_>| {
         let tree = cx.get(&tree)?;

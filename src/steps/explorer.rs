@@ -3,6 +3,7 @@
 //! `okb serve`'s `/masters` and `/lichess` filters.
 
 
+use super::ids::{self, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
 use super::planning::{Planner, Planning};
 use crate::explorer_index::{ExplorerParams, FileSpec};
@@ -10,6 +11,7 @@ use crate::tree::Tree;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "explorer", about: "the explorer index: counts by year, month, speed and rating, top games, PGN", file: file!() };
+
 
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
@@ -23,8 +25,8 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     if let Some(counts) = p.counts_source().filter(|_| !p.dry_run) {
         crate::progress::note("Note", &format!("[explorer] indexes game files only: filtered answers leave out counts source {counts}"));
     }
-    let mut d = p.declare("explorer", &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let mut d = p.declare(ids::EXPLORER, &RULE);
+    let tree: Input<Tree> = d.input(TREE);
     let params: ExplorerParams = d.param("explorer")?;
     let max_ply: usize = d.param("tree.max_ply")?;
     for g in &p.game_files {

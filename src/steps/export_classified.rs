@@ -1,6 +1,7 @@
 //! `export:<name>` of formats `classified-pgn` and `classified-bgn`: the games of some
 //! sources with their openings named from the tree.
 
+use super::ids::{TREE};
 use std::path::PathBuf;
 
 use crate::classify::Classifier;
@@ -33,7 +34,7 @@ struct Settings {
 /// Classifies the games of the table's `sources` into `target`, as BGN when `bgn`.
 fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), if bgn { &BGN_RULE } else { &PGN_RULE });
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let Settings { sources } = d.param_at(&["exports", name])?;
     let files = p.files_of(&sources);
     for (_, shown, hash) in &files {

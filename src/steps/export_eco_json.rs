@@ -1,5 +1,6 @@
 //! `export:<name>` of format `eco-json`: the skeleton as eco.json-compatible files.
 
+use super::ids::{ECO};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
@@ -25,7 +26,7 @@ struct Settings {
 
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let eco: Input<EcoSkeleton> = d.input("eco");
+    let eco: Input<EcoSkeleton> = d.input(ECO);
     let Settings { pretty } = d.param_at(&["exports", name])?;
     let run = move |cx: &Ctx<'_>| {
         let files = crate::export::eco_json::render_all(&*cx.get(&eco)?, pretty);

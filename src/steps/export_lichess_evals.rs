@@ -1,6 +1,7 @@
 //! `export:<name>` of format `lichess-evals`: the engine's evaluations as JSON lines in
 //! the Lichess evaluation database's format.
 
+use super::ids::{ENGINE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
@@ -20,7 +21,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let engine: Input<Annotations> = d.input("engine");
+    let engine: Input<Annotations> = d.input(ENGINE);
     d.key_at(&["exports", name]);
     let output = target.clone();
     let run = move |cx: &Ctx<'_>| {

@@ -1,6 +1,7 @@
 //! `export:<name>` of format `neo4j`: positions, moves and transpositions as CSV files
 //! for `neo4j-admin database import`.
 
+use super::ids::{TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
@@ -21,7 +22,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
     d.key_at(&["exports", name]);
     let run = move |cx: &Ctx<'_>| {

@@ -1,9 +1,10 @@
 //! `export:<name>` of format `openingiq`: one OpeningIQ JSON tree per named opening.
 
+use super::ids::{ECO, ENGINE, TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::tree::Tree;
@@ -28,10 +29,10 @@ struct Settings {
 
 fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let tree: Input<Tree> = d.input("tree");
-    let eco: Input<EcoSkeleton> = d.input("eco");
+    let tree: Input<Tree> = d.input(TREE);
+    let eco: Input<EcoSkeleton> = d.input(ECO);
     let Settings { max_depth, pretty } = d.param_at(&["exports", name])?;
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
+    let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let files = crate::export::openingiq::render_build(&*cx.get(&tree)?, &*cx.get(&eco)?, annotations.as_deref(), u32::from(max_depth), pretty);

@@ -1,5 +1,6 @@
 //! `export:<name>` of format `packed`: 64-bit move records of the tree.
 
+use super::ids::{TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
@@ -19,7 +20,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     d.key_at(&["exports", name]);
     let run = move |cx: &Ctx<'_>| {
         let (file, count) = crate::export::packed::render(&*cx.get(&tree)?);

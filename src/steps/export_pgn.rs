@@ -1,10 +1,11 @@
 //! `export:<name>` of format `pgn`: one PGN per named opening, the tree as variations
 //! with `[%eval]` comments.
 
+use super::ids::{ENGINE, TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::engine::Annotations;
 use crate::tree::Tree;
 
@@ -27,9 +28,9 @@ struct Settings {
 
 fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let Settings { max_depth } = d.param_at(&["exports", name])?;
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
+    let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let files = crate::export::pgn::render_all(&*cx.get(&tree)?, annotations.as_deref(), max_depth);

@@ -1,5 +1,6 @@
 //! `export:<name>` of format `polyglot`: a Polyglot book from the tree's move statistics.
 
+use super::ids::{TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
@@ -26,7 +27,7 @@ struct Settings {
 
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let Settings { weights } = d.param_at(&["exports", name])?;
     let run = move |cx: &Ctx<'_>| {
         let entries = entries(&*cx.get(&tree)?, weights);

@@ -8,6 +8,7 @@
 //! miss in a map of the collection's keys, where a heap of one head per run stays in
 //! the processor's cache.)
 
+use super::ids;
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
@@ -19,6 +20,7 @@ use crate::games::stored::{MergedCounts, Store, StoredCounts, StoredRun, store_b
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
@@ -29,7 +31,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     if parts.is_empty() {
         return Ok(Vec::new());
     }
-    let mut d = p.declare("games", &RULE);
+    let mut d = p.declare(ids::GAMES, &RULE);
     let parts: Vec<Input<StoredCounts>> = parts.into_iter().map(|(_, id)| d.input(id)).collect();
     // The budget changes how the counts are merged, not what they are: it is no key.
     let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;

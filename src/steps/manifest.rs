@@ -1,6 +1,7 @@
 //! `manifest`: `manifest.json` beside the store, written after every other output: what
 //! the build was made from and the BLAKE3 and size of every file it made.
 
+use super::ids::{COVERAGE, ENGINE, STORE};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -46,13 +47,13 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let mut d = p.declare("manifest", &RULE);
     let facts = p.facts.clone();
     d.file("facts", blake3::hash(&serde_json::to_vec(&facts).expect("a manifest serializes")).to_hex().to_string());
-    let coverage: Input<BTreeMap<String, Coverage>> = d.input("coverage");
+    let coverage: Input<BTreeMap<String, Coverage>> = d.input(COVERAGE);
     let outputs: Vec<Output> = delivered(p, declared)
         .into_iter()
         .map(|(id, target, listed)| if listed { Output::Listed(d.input(id), target) } else { Output::Single(d.after(id), target) })
         .collect();
-    let store = is_declared(declared, "store").then(|| (d.after("store"), p.store_path()));
-    let engine: Option<Input<Annotations>> = facts.engine.is_some().then(|| d.input("engine"));
+    let store = is_declared(declared, STORE.name()).then(|| (d.after(STORE), p.store_path()));
+    let engine: Option<Input<Annotations>> = facts.engine.is_some().then(|| d.input(ENGINE));
     let (root, written, previous) = (p.loaded.root.clone(), p.manifest_path(), p.previous_dir());
     let run = move |cx: &Ctx<'_>| {
         let mut manifest = facts.clone();

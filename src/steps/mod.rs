@@ -6,9 +6,10 @@
 //!
 //! A rule's code fingerprint is its module and everything that module uses, so these
 //! modules never name each other: editing one step's declaration reruns that step only.
-//! They share [`planning`] (the resolved pipeline and the ids of the steps they read),
-//! which is in no fingerprint.
+//! They share [`planning`] (the resolved pipeline) and [`ids`] (the ids of the steps
+//! they read, typed), which are in no fingerprint.
 
+pub mod ids;
 pub mod planning;
 
 use crate::dataflow::Rule;

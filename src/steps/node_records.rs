@@ -3,8 +3,9 @@
 //! cheaper than storing them).
 
 
+use super::ids::{ENGINE, STRUCTURES, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::engine::Annotations;
 use crate::record::NodeRecord;
 use crate::structure::StructureTags;
@@ -19,9 +20,9 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 /// The node records of the tree, with its structures and (when declared) evaluations.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let mut d = p.declare("node-records", &RULE);
-    let tree: Input<Tree> = d.input("tree");
-    let structures: Input<StructureTags> = d.input("structures");
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
+    let tree: Input<Tree> = d.input(TREE);
+    let structures: Input<StructureTags> = d.input(STRUCTURES);
+    let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
         let records = NodeRecord::tagged(&*cx.get(&tree)?, annotations.as_deref(), Some(&*cx.get(&structures)?));

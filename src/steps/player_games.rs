@@ -2,6 +2,7 @@
 //! `players`), each listed player's games with their references and first 50 moves, for
 //! the store and `okb serve`'s `GET /player`.
 
+use super::ids;
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
 use super::planning::{Planner, Planning};
 use crate::diagnostics::Warning;
@@ -10,6 +11,7 @@ use crate::repertoire::players;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "player-games", about: "the player collections' games, for GET /player", file: file!() };
+
 
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
@@ -21,7 +23,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     if files.is_empty() {
         return Ok(Vec::new());
     }
-    let mut d = p.declare("player-games", &RULE);
+    let mut d = p.declare(ids::PLAYER_GAMES, &RULE);
     for (g, _) in &files {
         d.file(&g.shown, &g.hash);
     }

@@ -3,8 +3,9 @@
 //! Polyglot book of the prepared moves.
 
 
+use super::ids::{ENGINE, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning, is_declared, repertoire_id};
+use super::planning::{Planner, Planning, repertoire_id};
 use crate::engine::Annotations;
 use crate::repertoire::{Repertoire, export};
 use crate::tree::Tree;
@@ -24,8 +25,8 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("repertoire-export:{name}"), &RULE);
     let rep: Input<Repertoire> = d.input(repertoire_id(name));
-    let tree: Input<Tree> = d.input("tree");
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
+    let tree: Input<Tree> = d.input(TREE);
+    let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;

@@ -2,8 +2,9 @@
 //! `build/repertoire-<name>/`: gaps, coverage and engine flags (`.json` and `.txt`).
 
 
+use super::ids::{ENGINE, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning, is_declared, repertoire_id};
+use super::planning::{Planner, Planning, repertoire_id};
 use crate::engine::Annotations;
 use crate::repertoire::{Repertoire, flags, flow, report, scope};
 use crate::tree::Tree;
@@ -23,7 +24,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("repertoire-report:{name}"), &RULE);
     let rep: Input<Repertoire> = d.input(repertoire_id(name));
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let min_probability: f64 = d.param_at(&["repertoires", name, "min_probability"])?;
     let min_share: Option<f64> = d.param_at(&["repertoires", name, "min_share"])?;
     let scope_lines: Option<Vec<String>> = d.param_at(&["repertoires", name, "scope"])?;
@@ -31,7 +32,7 @@ fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<D
     let eval_floor: i32 = d.param_at(&["repertoires", name, "eval_floor"])?;
     let max_loss: i32 = d.param_at(&["repertoires", name, "max_loss"])?;
     let plies: Option<Vec<u16>> = d.param_at(&["repertoires", name, "plies"])?;
-    let engine: Option<Input<Annotations>> = is_declared(declared, "engine").then(|| d.input("engine"));
+    let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;

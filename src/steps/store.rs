@@ -1,12 +1,13 @@
 //! `store`: the knowledge base as an SQLite database (nodes, edges, transpositions,
 //! entries, engine lines, structures, changelog), replaced atomically.
 
+use super::ids::{self, COVERAGE, EXPLORER, PLAYER_GAMES, STORE_ENTRIES, TREE, VALIDATE};
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
 use crate::explorer_index::ExplorerIndex;
 use crate::release::manifest::Coverage;
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::record::NodeRecord;
 use crate::repertoire::collection::Collections;
 use crate::tree::Tree;
@@ -14,6 +15,7 @@ use crate::validate::report::ValidationReport;
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base", file: file!() };
+
 
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
@@ -23,15 +25,15 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 /// store it replaces is kept as `previous/store.sqlite` (a hard link, so no copy), for
 /// `okb diff`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("store", &RULE);
-    let tree: Input<Tree> = d.input("tree");
-    let _entries = d.after("store:entries");
+    let mut d = p.declare(ids::STORE, &RULE);
+    let tree: Input<Tree> = d.input(TREE);
+    let _entries = d.after(STORE_ENTRIES);
     let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
-    let coverage: Input<BTreeMap<String, Coverage>> = d.input("coverage");
+    let coverage: Input<BTreeMap<String, Coverage>> = d.input(COVERAGE);
     let with_stubs = p.loaded.pipeline.validate.as_ref().is_some_and(|v| v.stubs);
-    let validation: Option<Input<ValidationReport>> = with_stubs.then(|| d.input("validate"));
-    let explorer: Option<Input<ExplorerIndex>> = is_declared(declared, "explorer").then(|| d.input("explorer"));
-    let players: Option<Input<Collections>> = is_declared(declared, "player-games").then(|| d.input("player-games"));
+    let validation: Option<Input<ValidationReport>> = with_stubs.then(|| d.input(VALIDATE));
+    let explorer: Option<Input<ExplorerIndex>> = d.input_if(declared, EXPLORER);
+    let players: Option<Input<Collections>> = d.input_if(declared, PLAYER_GAMES);
     let (path, entries, previous) = (p.store_path(), p.store_entries(), p.previous_dir());
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {

@@ -2,6 +2,7 @@
 //! atomically (`[store] url`).
 
 
+use super::ids::{STORE};
 use crate::dataflow::{BuildError, Ctx, Decl, Produced, Rule};
 use super::planning::{Planner, Planning};
 use crate::store::postgres::PgTarget;
@@ -18,7 +19,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     let Some(target) = p.loaded.pipeline.store.postgres() else { return Ok(Vec::new()) };
     let target: PgTarget = target.map_err(|e| Planning::fail("store:postgres", e))?;
     let mut d = p.declare("store:postgres", &RULE);
-    let _store = d.after("store");
+    let _store = d.after(STORE);
     d.key_at(&["store", "url"]).key_at(&["store", "schema"]);
     let store = p.store_path();
     let run = move |cx: &Ctx<'_>| {

@@ -1,6 +1,7 @@
 //! `structure-review`: the terminal positions no structure names, or only a near
 //! skeleton does, for review (Phase 5).
 
+use super::ids::{STRUCTURES, TREE};
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
@@ -26,8 +27,8 @@ pub const FILES: [&str; 3] = ["structures-review.json", "structures-review.txt",
 /// The review files beside the store, with every structure-labels source's labels.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let mut d = p.declare("structure-review", &RULE);
-    let tree: Input<Tree> = d.input("tree");
-    let tags: Input<StructureTags> = d.input("structures");
+    let tree: Input<Tree> = d.input(TREE);
+    let tags: Input<StructureTags> = d.input(STRUCTURES);
     let labels: Vec<Input<Labels>> = p.labels().into_iter().map(|id| d.input(id)).collect();
     let run = move |cx: &Ctx<'_>| {
         let (tree, tags) = (cx.get(&tree)?, cx.get(&tags)?);

@@ -1,5 +1,6 @@
 //! `structures`: the pawn structure of every terminal node (Phase 5).
 
+use super::ids::{self, TREE};
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
@@ -11,14 +12,15 @@ use crate::tree::Tree;
 /// The rule.
 pub static RULE: Rule = Rule { name: "structures", about: "the pawn structure of every terminal node", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The structure tags of the tree, with every structure-labels source's labels.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("structures", &RULE);
+    let mut d = p.declare(ids::STRUCTURES, &RULE);
     let labels: Vec<Input<Labels>> = p.labels().into_iter().map(|id| d.input(id)).collect();
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     let run = move |cx: &Ctx<'_>| {
         let tree = cx.get(&tree)?;
         let loaded: Vec<Arc<Labels>> = labels.iter().map(|l| cx.get(l)).collect::<Result<_, _>>()?;

@@ -2,8 +2,9 @@
 //! (Phases 2 and 6).
 
 
+use super::ids::{self, ECO, GAMES};
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared, state_id};
+use super::planning::{Planner, Planning, state_id};
 use crate::eco::EcoSkeleton;
 use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
 use crate::games::state::codec::KEY_MASK;
@@ -16,15 +17,16 @@ use crate::tree::{self, Needed, Tree, TreeParams};
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The tree of the skeleton and, when there are counting steps, the `games` counts.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("tree", &RULE);
-    let eco: Input<EcoSkeleton> = d.input("eco");
+    let mut d = p.declare(ids::TREE, &RULE);
+    let eco: Input<EcoSkeleton> = d.input(ECO);
     let params: TreeParams = d.param("tree")?;
-    let games: Option<Input<MergedCounts>> = is_declared(declared, "games").then(|| d.input("games"));
+    let games: Option<Input<MergedCounts>> = d.input_if(declared, GAMES);
     let state: Option<Input<CountsState>> = p.state_files().last().map(|file| d.input(state_id(file)));
     let run = move |cx: &Ctx<'_>| {
         let skeleton = cx.get(&eco)?;

@@ -1,6 +1,7 @@
 //! `validate`: the Opening tags of a game corpus checked against the tree's names
 //! (Phase 3). Its report feeds the `validation-report` files and, with stubs on, the store.
 
+use super::ids::{self, ECO, TREE};
 use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
@@ -12,15 +13,16 @@ use crate::validate::ValidateParams;
 /// The rule.
 pub static RULE: Rule = Rule { name: "validate", about: "a corpus's Opening tags against the tree's names", file: file!() };
 
+
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[validate]`: the tree checked against its sources' games.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let Some(validate) = &p.loaded.pipeline.validate else { return Ok(Vec::new()) };
-    let mut d = p.declare("validate", &RULE);
-    let tree: Input<Tree> = d.input("tree");
-    let eco: Input<EcoSkeleton> = d.input("eco");
+    let mut d = p.declare(ids::VALIDATE, &RULE);
+    let tree: Input<Tree> = d.input(TREE);
+    let eco: Input<EcoSkeleton> = d.input(ECO);
     let params: ValidateParams = d.param("validate")?;
     let files = p.files_of(&validate.sources);
     for (_, shown, hash) in &files {

@@ -1,6 +1,7 @@
 //! `validation-report`: Phase 3's findings as files (validation.{json,txt}, stubs TSV).
 
 
+use super::ids::{VALIDATE};
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
 use super::planning::{Planner, Planning};
 use crate::validate::report::ValidationReport;
@@ -20,7 +21,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
         return Ok(Vec::new());
     }
     let mut d = p.declare("validation-report", &RULE);
-    let report: Input<ValidationReport> = d.input("validate");
+    let report: Input<ValidationReport> = d.input(VALIDATE);
     let stubs: bool = d.param("validate.stubs")?;
     let run = move |cx: &Ctx<'_>| {
         let report = cx.get(&report)?;

@@ -35,8 +35,9 @@ pub fn run(args: &QueueArgs, loaded: &Loaded) -> miette::Result<()> {
     let found = out.clone();
     let adapt = move |planning: &crate::steps::planning::Planning<'_>, plan| {
         // The engine step's inputs (the tree and the evaluation sources), not the step.
-        let mut plan = make::upstream_of(plan, "engine");
-        plan.steps.retain(|d| d.id != "engine");
+        let engine = crate::steps::ids::ENGINE.name();
+        let mut plan = make::upstream_of(plan, engine);
+        plan.steps.retain(|d| d.id != engine);
         plan.steps.extend(crate::steps::engine::plan_queue(planning, found.clone()));
         Ok(plan)
     };
