@@ -153,7 +153,11 @@ const THEORY: &[(&str, &str, &str)] = &[
         "sveshnikov",
         "1. e4 c5 2. Nf3 Nc6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 e5 6. Ndb5 d6 7. Bg5 a6 8. Na3 b5 9. Bxf6 gxf6",
     ),
-    ("Alekhine Four Pawns", "alekhine-four-pawns", "1. e4 Nf6 2. e5 Nd5 3. d4 d6 4. c4 Nb6 5. f4 Bf5 6. Nc3 e6"),
+    (
+        "Alekhine Four Pawns",
+        "alekhine-four-pawns",
+        "1. e4 Nf6 2. e5 Nd5 3. d4 d6 4. c4 Nb6 5. f4 Bf5 6. Nc3 e6",
+    ),
     (
         "Alekhine Four Pawns",
         "alekhine-four-pawns-fxe5",
