@@ -105,6 +105,12 @@ node_row! {
     eval_source: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Nodes the evaluation's search took (thousands × 1000 for an evaluation source).
     eval_nodes: Option<u64> => Some("INTEGER"), api: true, csv: true;
+    /// Centipawns the canonical line's last move loses against the best move of the
+    /// position before it, from the mover's side ([`crate::engine::loss`]); the node
+    /// answer gives it per move, in its `children`.
+    cp_loss: Option<i32> => None, api: false, csv: true;
+    /// Winning chances that move loses, in percentage points (Lichess's formula).
+    win_chance_loss: Option<f64> => None, api: false, csv: true;
 }
 
 /// The column named `name`.
@@ -187,6 +193,8 @@ impl NodeRecord {
             structure_confidence: None,
             eval_source: origin.map(str::to_string),
             eval_nodes: analysis.map(|a| a.nodes),
+            cp_loss: None,
+            win_chance_loss: None,
         }
     }
 
@@ -249,6 +257,24 @@ impl NodeRecord {
                 r.structure_confidence = tag.confidence.map(|c| c.as_str().to_string());
             }
         }
+        judge_moves(tree, &mut records);
         records
+    }
+}
+
+/// Sets each record's loss of the canonical line's last move, from the evaluations of
+/// the node and of its canonical parent (the parent whose line the node's extends).
+fn judge_moves(tree: &Tree, records: &mut [NodeRecord]) {
+    for (i, node) in tree.nodes.iter().enumerate() {
+        let Some((_, before)) = node.line.split_last() else { continue };
+        let parent = node.parents.iter().find(|&&p| tree.nodes[p as usize].line == before);
+        let Some(parent) = parent.map(|&p| &records[p as usize]) else { continue };
+        let mover = crate::engine::loss::side_to_move(&parent.fen);
+        let loss = parent
+            .stockfish_eval
+            .zip(records[i].stockfish_eval)
+            .map(|(p, c)| crate::engine::loss::move_loss(p, c, mover));
+        records[i].cp_loss = loss.map(|l| l.cp);
+        records[i].win_chance_loss = loss.map(|l| l.win_chance);
     }
 }

@@ -7,7 +7,8 @@
 //! - [`uci`]: one engine process, its handshake and `info` parsing, with timeouts;
 //! - [`pool`]: N engines working through a priority queue, restarting broken engines;
 //! - [`policy`]: the `[engine]` configuration and the depth policy;
-//! - [`analysis`]: the per-position result okb stores;
+//! - [`analysis`]: the per-position result okb stores; [`loss`]: what a move loses
+//!   against the best move of its position (Lichess's inaccuracy, mistake, blunder);
 //! - [`cache`]: the SQLite cache shared by all pipelines and rebuilds;
 //! - [`identity`]: what a result is a function of (binary, name, options);
 //! - [`wanted`]: which searches are left once evaluation sources and the cache have
@@ -26,6 +27,7 @@ pub mod cache;
 pub mod estimate;
 pub mod exchange;
 pub mod identity;
+pub mod loss;
 pub mod policy;
 pub mod pool;
 pub mod queue;

@@ -123,6 +123,12 @@ pub struct OpeningNode {
     pub is_dubious: Option<bool>,
     /// The move into this node loses for its mover.
     pub is_busted: Option<bool>,
+    /// Centipawns the move into this node loses against the best move of its parent in
+    /// this file, from the mover's side ([`crate::engine::loss`]); `null` at the root and
+    /// unless both positions are evaluated.
+    pub cp_loss: Option<i32>,
+    /// Winning chances that move loses, in percentage points (Lichess's formula).
+    pub win_chance_loss: Option<f64>,
     /// The position is expanded at another (shallower) place of this file.
     pub transposition: bool,
     /// The position has tree moves that this file leaves out (depth limit or transposition).
@@ -180,10 +186,17 @@ pub fn render_build(
     render_all(&graph, &named, max_depth, pretty)
 }
 
-fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> OpeningNode {
+fn build_node(graph: &Graph, visit: Visit<'_>, mut children: Vec<OpeningNode>) -> OpeningNode {
     let node = graph.node(visit.index);
     let via = visit.via;
     let engine = node.engine.as_ref();
+    let mover = crate::engine::loss::side_to_move(&node.fen);
+    for child in &mut children {
+        let loss =
+            engine.zip(child.eval).map(|(e, c)| crate::engine::loss::move_loss(e.eval, c, mover));
+        child.cp_loss = loss.map(|l| l.cp);
+        child.win_chance_loss = loss.map(|l| l.win_chance);
+    }
     let engine_responses: Vec<EngineResponse> = engine
         .map(|e| {
             e.lines
@@ -226,6 +239,8 @@ fn build_node(graph: &Graph, visit: Visit<'_>, children: Vec<OpeningNode>) -> Op
         best_move: engine.and_then(|e| e.best_san.clone()),
         is_dubious: engine.map(|e| e.is_dubious),
         is_busted: engine.map(|e| e.is_busted),
+        cp_loss: None,
+        win_chance_loss: None,
         transposition: visit.transposition,
     }
 }

@@ -349,11 +349,16 @@ impl Catalog {
         }))
     }
 
-    /// Adds what the project `loaded` (whose store this is) says of its sources: each
+    /// Adds what the project `loaded` (whose store this is) says of its engine (`max_ply`)
+    /// and of its sources: each
     /// one's kind, URL and pin, and how its bytes were fetched (when, from where,
     /// upstream's Last-Modified and ETag) from the records in its `sources/` folder. Only
     /// a source fetched as one file has such a record.
     pub fn with_project(mut self, loaded: &crate::pipeline::Loaded) -> Catalog {
+        // The page says why an eval is empty beyond the engine's reach (issue 44 item 15).
+        if let Some(engine) = &loaded.pipeline.engine {
+            self.metadata["engine"] = serde_json::json!({ "max_ply": engine.max_ply });
+        }
         let Some(sources) = self.metadata.get_mut("sources").and_then(|s| s.as_object_mut()) else {
             return self;
         };

@@ -36,6 +36,23 @@ pub struct ChildJson {
     pub stockfish_eval: Option<i64>,
     /// The move is dubious for its mover (the engine's verdict on the child).
     pub is_dubious: Option<bool>,
+    /// Centipawns the move loses against the best move of this position, from the
+    /// mover's side ([`crate::engine::loss`]); `None` unless both positions have an
+    /// evaluation.
+    pub cp_loss: Option<i32>,
+    /// Winning chances the move loses, in percentage points (Lichess's formula).
+    pub win_chance_loss: Option<f64>,
+}
+
+impl ChildJson {
+    /// Fills in the loss of the move against the best move of its parent, evaluated
+    /// `parent` (centipawns, White's view) with `mover` to move.
+    fn judge(&mut self, parent: Option<i32>, mover: shakmaty::Color) {
+        let child = self.stockfish_eval.and_then(|e| i32::try_from(e).ok());
+        let loss = parent.zip(child).map(|(p, c)| crate::engine::loss::move_loss(p, c, mover));
+        self.cp_loss = loss.map(|l| l.cp);
+        self.win_chance_loss = loss.map(|l| l.win_chance);
+    }
 }
 
 /// Another move order that reaches the same position.
@@ -338,10 +355,14 @@ impl Store {
     ) -> Result<Vec<NodeJson>, StoreError> {
         let mut nodes = self.node_rows(condition, args)?;
         for node in &mut nodes {
+            let mover = crate::engine::loss::side_to_move(&node.node.fen);
             node.children = self
                 .child_rows("c.parent_id = ?1", &[&node.node.node_id])?
                 .into_iter()
-                .map(|r| r.1)
+                .map(|(_, mut child)| {
+                    child.judge(node.node.stockfish_eval, mover);
+                    child
+                })
                 .collect();
             // Most nodes have one parent: counted from the child index alone, they skip
             // reading their edge and their parent's row (two pages at random in a large
@@ -428,6 +449,8 @@ impl Store {
                         variation_name: r.get(8)?,
                         stockfish_eval: r.get(10)?,
                         is_dubious: r.get(11)?,
+                        cp_loss: None,
+                        win_chance_loss: None,
                     },
                 ))
             })

@@ -115,6 +115,9 @@ mod tests {
             structure_confidence: Some("exact".into()),
             eval_source: Some("evals@0123456789ab".into()),
             eval_nodes: Some(64000),
+            // Not stored: computed from two nodes' evaluations when records are made.
+            cp_loss: None,
+            win_chance_loss: None,
         }
     }
 

@@ -262,6 +262,18 @@ pub const STRUCTURES: &[Structure] = &[
         ],
     },
     Structure {
+        name: "Sveshnikov",
+        description: "Black's d6 + e5 without a c-pawn and with the g-pawn gone to f6 (f7 and f6 or f5, doubled until an exchange on f5), White's d-pawn exchanged: the Sveshnikov after Bxf6 gxf6 (1. e4 c5 2. Nf3 Nc6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 e5 6. Ndb5 d6 7. Bg5 a6 8. Na3 b5 9. Bxf6 gxf6).",
+        white_plans: &[
+            "the d5 outpost for a knight, c3 and Nc2-e3 to hold it",
+            "the a4 lever against b5; exf5 to open the f-file for the pieces",
+        ],
+        black_plans: &[
+            "...f5 to break up e4 and free the bishops (the pair compensates the structure)",
+            "...Bg7, ...O-O and ...f4 or a kingside attack along the g-file",
+        ],
+    },
+    Structure {
         name: "Dragon",
         description: "White e4 without a d-pawn against Black's d6+g6 without a c-pawn: the Sicilian Dragon (5...g6).",
         white_plans: &[
@@ -359,12 +371,24 @@ pub const STRUCTURES: &[Structure] = &[
     },
     Structure {
         name: "Colle",
-        description: "White d4 + e3 with a c-pawn at home and the dark-squared bishop on c1 against ...d5: the Colle and Colle-Zukertort systems.",
+        description: "White d4 + e3 with the c-pawn on c2/c3 (b-pawn at home) and the dark-squared bishop on c1 against ...d5: the Colle System (c3, Bd3, Nbd2).",
         white_plans: &[
-            "the e3-e4 break after Nbd2 and Re1 (Colle)",
-            "b3, Bb2 and Ne5 (Colle-Zukertort)",
+            "the e3-e4 break after Nbd2 and Re1",
+            "dxc5 and e4 with a kingside attack from Bd3",
         ],
         black_plans: &["...c5 and ...Nc6 with pressure on d4", "...b6 and ...Bb7 to fight for e4"],
+    },
+    Structure {
+        name: "Colle–Zukertort",
+        description: "White's b3, c2 (no c4), d4 and e3 against Black's d5: the Colle–Zukertort (1. d4 d5 2. Nf3 Nf6 3. e3 e6 4. Bd3 c5 5. b3), the queenside fianchetto behind the Colle triangle.",
+        white_plans: &[
+            "Bb2, Nbd2 and Ne5 with f4, then a kingside attack with the bishops on d3 and b2",
+            "dxc5 and c4 to open the long diagonal at the right moment",
+        ],
+        black_plans: &[
+            "...cxd4 and ...Bb4 or ...Ne4 to meet Ne5",
+            "...b6 and ...Bb7 to mirror the set-up; trade the d3 bishop with ...Nb4",
+        ],
     },
     Structure {
         name: "French Winawer",
@@ -380,7 +404,7 @@ pub const STRUCTURES: &[Structure] = &[
     },
     Structure {
         name: "King's Indian Sämisch",
-        description: "White c4, d4 (or d5), e4 and f3 against Black's d6 + g6: the Sämisch King's Indian (5. f3) and its Benoni and ...e5 forms.",
+        description: "White c4, d4, e4 and f3 against Black's d6 + g6: the Sämisch King's Indian (5. f3) while d4 stands; once d5 closes the centre the King's Indian or Benoni chain names it.",
         white_plans: &[
             "Be3, Qd2 and long castling with the g4/h4-h5 pawn storm",
             "keep e4 solid and grab queenside space with Nge2 and Nc1-b3",
@@ -484,6 +508,18 @@ pub const STRUCTURES: &[Structure] = &[
         black_plans: &[
             "hit the centre with ...dxe5, ...Bg4, ...Nc6 and ...c5",
             "trade pieces; White's pawns can become targets",
+        ],
+    },
+    Structure {
+        name: "Alekhine Four Pawns",
+        description: "White's c4, d4 and e5 with f4 (or the f-pawn gone after ...dxe5 fxe5) against Black's d6 or no d-pawn: the Four Pawns Attack (1. e4 Nf6 2. e5 Nd5 3. d4 d6 4. c4 Nb6 5. f4).",
+        white_plans: &[
+            "keep the four-pawn centre with Be3, Nc3 and Nf3, then d5 or f5 at the right moment",
+            "after ...dxe5 fxe5: a kingside attack behind e5 and the half-open f-file",
+        ],
+        black_plans: &[
+            "undermine the centre at once: ...dxe5, ...Nc6, ...Bf5 or ...Bg4 against d4",
+            "...c5 or ...f6 breaks; the centre overextended becomes a target",
         ],
     },
     Structure {
@@ -727,27 +763,6 @@ pub const STRUCTURES: &[Structure] = &[
         ],
     },
     Structure {
-        name: "Open Game",
-        description: "White's e4 against Black's e5 with both d-pawns at home or on the third rank: the Italian, Spanish, Four Knights, Petroff and Vienna before the centre opens.",
-        white_plans: &["prepare d4 with c3 or Nc3, or a slow d3 build-up", "pressure on f7 and e5"],
-        black_plans: &[
-            "...d5 in one go, or ...d6 to hold e5",
-            "fast development: ...Nc6, ...Nf6, ...Bc5/Be7 and castling",
-        ],
-    },
-    Structure {
-        name: "Scotch",
-        description: "White's e4 without a d-pawn against Black's c-pawn without an e-pawn: the Scotch (3. d4 exd4 4. Nxd4), Centre Game, and e5 games after ...exd4.",
-        white_plans: &[
-            "the space advantage of e4 and the d5 and f5 squares",
-            "the e4-e5 advance to drive a knight from f6",
-        ],
-        black_plans: &[
-            "the ...d5 break to free the game",
-            "pressure on e4 with ...Re8, ...Bb4 and ...Nf6",
-        ],
-    },
-    Structure {
         name: "Pirc–Modern",
         description: "White's d4 + e4 (no c4) against Black's d6 with the e-pawn at home: the Pirc (1. e4 d6 2. d4 Nf6 3. Nc3 g6) and Modern set-ups.",
         white_plans: &[
@@ -757,18 +772,6 @@ pub const STRUCTURES: &[Structure] = &[
         black_plans: &[
             "...c5 or ...e5 against the centre",
             "queenside play with ...c6, ...b5 and ...a6",
-        ],
-    },
-    Structure {
-        name: "Symmetrical English",
-        description: "White's c4 with the d-pawn on d2/d3 against Black's c5: the Symmetrical English (1. c4 c5 2. Nc3 Nc6 3. g3 g6) when a centre pawn has moved.",
-        white_plans: &[
-            "the b4 break and the long diagonal",
-            "e4 and d3 in a Botvinnik set-up, or d4 in one go",
-        ],
-        black_plans: &[
-            "mirror the set-up and play ...e5 or ...d6",
-            "...b6 and ...Bb7 against the g2 bishop",
         ],
     },
     Structure {
@@ -802,18 +805,6 @@ pub const STRUCTURES: &[Structure] = &[
         black_plans: &[
             "the ...e5 break (From's gambit ideas) or ...d5 and ...c5",
             "the long-diagonal bishop against the weakened e3",
-        ],
-    },
-    Structure {
-        name: "Queen's Pawn Game",
-        description: "White's d4 with the c-pawn on c2/c3 and neither c4 nor e4: the Queen's Pawn systems (Torre, Trompowsky, Veresov, Jobava) not recognised as London, Colle or Stonewall.",
-        white_plans: &[
-            "e4 with Nc3 or c4 at a good moment",
-            "the bishops on g5 or f4 and a quick development",
-        ],
-        black_plans: &[
-            "...c5 against d4, or ...d5 with a solid set-up",
-            "the bishop pair when White gives a bishop for a knight",
         ],
     },
     Structure {
@@ -898,18 +889,6 @@ pub const STRUCTURES: &[Structure] = &[
         black_plans: &[
             "a broad centre with ...d5, ...e5 or ...c5",
             "...Bd6 and ...Nc6 against the b2 bishop's diagonal",
-        ],
-    },
-    Structure {
-        name: "English",
-        description: "White's c4 with neither d4 nor e4 against any Black set-up no other rule names: English Opening structures before the centre is settled (1. c4 e6, 1. c4 g6 with ...d6, 1. c4 f5).",
-        white_plans: &[
-            "the queenside: Rb1, b4-b5 and the g2 bishop",
-            "a later d4 or e4 with a favourable centre",
-        ],
-        black_plans: &[
-            "a central pawn set-up (...e5, ...d5 or ...c5) that limits the g2 bishop",
-            "mirror the fianchetto and fight for d4",
         ],
     },
     Structure {

@@ -200,14 +200,14 @@ mod tests {
         let tsv = "label\tfen\tmoves\tgames\n\
                    najdorf\t\t1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6\t10\n\
                    \t\t1. e4 e5\t3\n\
-                   Open Game\trnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\t\t\n\
+                   Giuoco Pianissimo\trnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\t\t\n\
                    Najdorff\t\t1. e4 c5\t\n\
                    Dragon\tnot a fen\t\t\n\
                    Dragon\t\t1. e4 e5 2. Kxe8\t\n";
         let labels = parse("mine", tsv.as_bytes());
         assert_eq!(
             labels.rows.iter().map(|r| (r.line, r.structure.as_str())).collect::<Vec<_>>(),
-            vec![(2, "Najdorf"), (4, "Open Game")]
+            vec![(2, "Najdorf"), (4, "Giuoco Pianissimo")]
         );
         let lines: Vec<_> = labels.warnings.iter().map(|w| (w.line, w.kind.as_str())).collect();
         assert_eq!(

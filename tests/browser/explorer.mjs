@@ -2,7 +2,8 @@
 // node tests/browser/explorer.mjs BASE_URL OUTPUT_DIR
 // Plays 1. e4 c5 by clicking moves in the table, checks the board and the table against
 // /masters and /node/fen, follows a transposition, searches "najdorf", reloads the URL,
-// walks back, and measures first paint and a move click. Screenshots go to OUTPUT_DIR.
+// walks back, and measures first paint and a move click; checks the move marks (the
+// win-chance loss, as on Lichess) and the legend after 1. e4 c5 2. Nf3. Screenshots go to OUTPUT_DIR.
 // Prints one JSON line of measurements; exits non-zero on the first failed check.
 import { chromium } from '../../web/node_modules/playwright-core/index.mjs';
 import assert from 'node:assert/strict';
@@ -83,6 +84,36 @@ await page.reload();
 await ready(najdorf);
 await page.goBack();
 await ready(qgd);
+
+// Marks a player reads (issue 44 items 14, 15): after 1. e4 c5 2. Nf3 the main replies lose
+// little against the best move, so none is marked, whatever okb's stored absolute flag
+// says; every mark follows Lichess's thresholds on the win-chance loss; the legend says
+// what ?!, (i), 0 games and an empty eval mean, with the engine's max_ply (4 here).
+await page.goto(base + '/?moves=e4+c5+Nf3');
+const nf3 = 'rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2';
+await ready(nf3);
+const replies = (await api('/node/fen/' + encodeURIComponent(nf3))).children;
+const markOf = san => page.$eval(`#moves tr[data-san="${san}"] td.san`, td => td.querySelector('.flag')?.textContent ?? '');
+const lichessMark = loss => (loss >= 15 ? '??' : loss >= 10 ? '?' : loss >= 5 ? '?!' : '');
+for (const c of replies.filter(c => c.win_chance_loss !== null)) {
+  assert.equal(await markOf(c.pgn_move), lichessMark(c.win_chance_loss), `mark of 2...${c.pgn_move} (${c.win_chance_loss})`);
+}
+for (const san of ['d6', 'Nc6', 'e6']) {
+  const c = replies.find(r => r.pgn_move === san);
+  assert.ok(c && c.win_chance_loss !== null && c.win_chance_loss < 5, `2...${san} loses little: ${JSON.stringify(c)}`);
+  assert.equal(await markOf(san), '', `2...${san} is not marked`);
+}
+const legend = await page.textContent('#legend');
+for (const part of ['?!', 'inaccuracy', '5, 10 or 15 points of winning chances', '(i)', 'interpolated', '0 games', 'empty eval', 'up to ply 4']) {
+  assert.ok(legend.includes(part), `the legend says ${part}: ${legend}`);
+}
+// One move deeper the replies reach ply 5, beyond max_ply: empty evals, and the page says why.
+await page.goto(base + '/?moves=e4+c5+Nf3+d6');
+await ready('rnbqkbnr/pp2pppp/3p4/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 0 3');
+assert.deepEqual([...new Set(await page.$$eval('#moves td.eval', tds => tds.map(td => td.textContent)))], [''], 'no eval beyond max_ply');
+assert.match(await page.getAttribute('#moves td.eval', 'title'), /ply 5 is beyond the engine's max_ply \(4\)/);
+assert.match(await page.textContent('#legend'), /reach ply 5, beyond it/);
+
 assert.deepEqual(errors, [], 'no page errors');
 console.log(JSON.stringify({ load_ms: loaded, first_contentful_paint_ms: Math.round(paint), click_render_ms: clicks }));
 await browser.close();

@@ -70,12 +70,43 @@ fn a_dump_covering_the_tree_builds_without_an_engine_at_the_dump_s_depth() {
     assert_eq!(sicilian["stockfish_lines"].as_array().unwrap().len(), 3);
     let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
     assert!(
-        csv.lines().next().unwrap().ends_with("eval_source,eval_nodes"),
+        csv.lines().next().unwrap().ends_with("eval_source,eval_nodes,cp_loss,win_chance_loss"),
         "{}",
         csv.lines().next().unwrap()
     );
+    moves_lose_what_the_parents_eval_gives_over_the_childs(&p, &sicilian, &csv);
     let again = p.make(&[]);
     assert!(again.stderr.contains("nothing to do"), "{}", again.stderr);
+}
+
+/// Issue 44 item 14: each child of `parent` (White to move) loses the parent's eval minus
+/// its own, in centipawns and in Lichess's winning chances; the CSV row of a child gives
+/// the same loss for the move into it.
+fn moves_lose_what_the_parents_eval_gives_over_the_childs(
+    p: &Project,
+    parent: &serde_json::Value,
+    csv: &str,
+) {
+    let wins = |cp: f64| {
+        50.0 + 50.0 * (2.0 / (1.0 + (-0.003_682_08 * cp.clamp(-1000.0, 1000.0)).exp()) - 1.0)
+    };
+    let best = parent["stockfish_eval"].as_f64().unwrap();
+    let children = parent["children"].as_array().unwrap();
+    let judged: Vec<&serde_json::Value> =
+        children.iter().filter(|c| !c["stockfish_eval"].is_null()).collect();
+    assert!(judged.len() >= 3, "{parent}");
+    for c in &judged {
+        let played = c["stockfish_eval"].as_f64().unwrap();
+        assert_eq!(c["cp_loss"].as_f64().unwrap(), (best - played).max(0.0), "{c}");
+        let lost = (wins(best) - wins(played)).max(0.0);
+        assert!((c["win_chance_loss"].as_f64().unwrap() - lost).abs() < 0.006, "{c}: {lost}");
+    }
+    // The two are the CSV's last columns (names before them may hold quoted commas).
+    let nf3 = judged.iter().find(|c| c["pgn_move"] == "Nf3").expect("2. Nf3 is evaluated");
+    let row = node(p, "1. e4 c5 2. Nf3");
+    let line = csv.lines().find(|l| l.starts_with(row["node_id"].as_str().unwrap())).unwrap();
+    let last: Vec<&str> = line.rsplitn(3, ',').take(2).collect();
+    assert_eq!(last, [nf3["win_chance_loss"].to_string(), nf3["cp_loss"].to_string()], "{line}");
 }
 
 #[test]

@@ -149,10 +149,21 @@ const THEORY: &[(&str, &str, &str)] = &[
     ),
     ("Grünfeld", "english-grunfeld", "1. c4 Nf6 2. Nf3 g6 3. g3 Bg7 4. Bg2 d5 5. cxd5 Nxd5"),
     (
-        "Symmetrical English",
-        "symmetrical-english-open",
-        "1. c4 Nf6 2. Nc3 g6 3. g3 Bg7 4. Bg2 O-O 5. Nf3 d5 6. cxd5 Nxd5 7. O-O c5",
+        "Sveshnikov",
+        "sveshnikov",
+        "1. e4 c5 2. Nf3 Nc6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 e5 6. Ndb5 d6 7. Bg5 a6 8. Na3 b5 9. Bxf6 gxf6",
     ),
+    (
+        "Alekhine Four Pawns",
+        "alekhine-four-pawns",
+        "1. e4 Nf6 2. e5 Nd5 3. d4 d6 4. c4 Nb6 5. f4 Bf5 6. Nc3 e6",
+    ),
+    (
+        "Alekhine Four Pawns",
+        "alekhine-four-pawns-fxe5",
+        "1. e4 Nf6 2. e5 Nd5 3. d4 d6 4. c4 Nb6 5. f4 dxe5 6. fxe5 Bf5 7. Nc3 e6 8. Nf3 Be7 9. Be2 O-O 10. O-O f6",
+    ),
+    ("Colle–Zukertort", "zukertort", "1. d4 d5 2. Nf3 Nf6 3. e3 e6 4. Bd3 c5 5. b3"),
     ("Small Centre", "small-centre", "1. e4 e5 2. Nf3 Nc6 3. d3 Nf6 4. g3 d5 5. exd5 Nxd5 6. Bg2"),
 ];
 
@@ -219,31 +230,74 @@ fn hand_checked_families_are_named_as_theory_names_them() {
     hand_checked_file_is_named_as_theory_names_it("hand-checked-families.tsv", 30);
 }
 
+/// Issue 44 item 13: 50 positions written from theory before okb named them (40 with a
+/// structure a strong player names at once, 10 with none: gambit wrecks and short
+/// openings). Before the rules changed okb named 22 of the 40 right and gave 6 of the 10
+/// a false name, mostly an opening's name; a structure now comes from the skeleton only.
+#[test]
+fn round_four_positions_are_named_from_the_skeleton_or_unknown() {
+    let s = Score::of("hand-checked-round4.tsv");
+    assert_eq!((s.named_rows, s.unknown_rows), (40, 10));
+    assert!(s.named_unknowns.is_empty(), "named where Unknown is right: {:#?}", s.named_unknowns);
+    assert!(s.named_right >= ROUND_FOUR_NAMED_RIGHT, "{:#?}", s.wrong);
+}
+
+/// Round 4's positions with a structure that okb names right (of 40). The one miss is the
+/// Caro-Kann Advance after ...e6 and ...c5: its skeleton is the French Advance's, and only
+/// the bishop outside the chain tells them apart.
+const ROUND_FOUR_NAMED_RIGHT: usize = 39;
+
+/// How okb names the positions of one hand-checked file.
+struct Score {
+    /// Rows whose right answer is a structure.
+    named_rows: usize,
+    /// Rows whose right answer is Unknown.
+    unknown_rows: usize,
+    /// Rows with a structure named as expected.
+    named_right: usize,
+    /// Every row named otherwise, with what okb said.
+    wrong: Vec<String>,
+    /// Rows where Unknown is right but okb gave a name.
+    named_unknowns: Vec<String>,
+}
+
+impl Score {
+    /// Scores `file` of fixtures/structures (`structure<TAB>moves` rows).
+    fn of(file: &str) -> Score {
+        let path = format!("{}/fixtures/structures/{file}", env!("CARGO_MANIFEST_DIR"));
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let rows: Vec<(&str, &str)> =
+            text.lines().skip(1).filter_map(|l| l.split_once('\t')).collect();
+        let mut wrong = Vec::new();
+        for (expected, line) in &rows {
+            let got = structure::classify(&play(line)).structure.name;
+            if got != *expected {
+                wrong.push(format!("{line}: expected {expected}, got {got}"));
+            }
+        }
+        let unknown_rows = rows.iter().filter(|(e, _)| *e == "Unknown").count();
+        let named_unknowns: Vec<String> =
+            wrong.iter().filter(|w| w.contains("expected Unknown")).cloned().collect();
+        let named_rows = rows.len() - unknown_rows;
+        let named_right = named_rows - (wrong.len() - named_unknowns.len());
+        println!(
+            "{file}: {named_right} of {named_rows} named right, {} of {unknown_rows} \
+             no-structure positions named",
+            named_unknowns.len()
+        );
+        Score { named_rows, unknown_rows, named_right, wrong, named_unknowns }
+    }
+}
+
 /// `file` of fixtures/structures (at least `least` rows of `structure<TAB>moves`): at most
 /// 5 % named otherwise, none named where Unknown is right.
 fn hand_checked_file_is_named_as_theory_names_it(file: &str, least: usize) {
-    let path = format!("{}/fixtures/structures/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let rows: Vec<(&str, &str)> = text.lines().skip(1).filter_map(|l| l.split_once('\t')).collect();
-    assert!(rows.len() >= least, "{file}: {} positions", rows.len());
-    let mut wrong = Vec::new();
-    for (expected, line) in &rows {
-        let got = structure::classify(&play(line)).structure.name;
-        if got != *expected {
-            wrong.push(format!("{line}: expected {expected}, got {got}"));
-        }
-    }
-    let right = rows.len() - wrong.len();
-    println!(
-        "{file}: {right} of {} named right ({:.1} %)",
-        rows.len(),
-        100.0 * right as f64 / rows.len() as f64
-    );
-    let named_unknowns: Vec<&String> =
-        wrong.iter().filter(|w| w.contains("expected Unknown")).collect();
-    assert!(named_unknowns.is_empty(), "named where Unknown is right: {named_unknowns:#?}");
-    assert!(right * 100 >= rows.len() * 95, "{wrong:#?}");
-    assert!(rows.iter().filter(|(e, _)| *e == "Unknown").count() >= 5);
+    let s = Score::of(file);
+    let rows = s.named_rows + s.unknown_rows;
+    assert!(rows >= least, "{file}: {rows} positions");
+    assert!(s.named_unknowns.is_empty(), "named where Unknown is right: {:#?}", s.named_unknowns);
+    assert!((rows - s.wrong.len()) * 100 >= rows * 95, "{:#?}", s.wrong);
+    assert!(s.unknown_rows >= 5);
 }
 
 #[test]
@@ -277,8 +331,10 @@ fn the_start_position_and_early_moves_are_unknown() {
     for line in ["", "1. e4", "1. d4 Nf6", "1. Nf3 Nf6 2. c3"] {
         assert_eq!(structure::classify(&play(line)).structure.name, "Unknown", "{line:?}");
     }
-    // Once both sides have moved a centre pawn, the family has a name.
-    assert_eq!(structure::classify(&play("1. e4 e5 2. Nf3 Nc6")).structure.name, "Open Game");
+    // Both sides have moved a centre pawn, but 1. e4 e5 is an opening, not a structure:
+    // no rule names it after the opening (issue 44 item 13).
+    assert_eq!(structure::classify(&play("1. e4 e5 2. Nf3 Nc6")).structure.name, "Unknown");
+    assert_eq!(structure::classify(&play("1. e4 e6 2. d4 d5 3. e5")).structure.name, "French");
 }
 
 #[test]

@@ -15,6 +15,7 @@ interface Child {
   white_win_pct: number | null; draw_pct: number | null; avg_rating: number | null;
   opening_name: string | null; variation_name: string | null;
   stockfish_eval: number | null; is_dubious: boolean | null;
+  cp_loss: number | null; win_chance_loss: number | null;
 }
 interface EngineLine { multipv: number; depth: number; eval: number; mate: number | null; pv_san: string[] }
 interface Node {
@@ -54,6 +55,22 @@ const esc = (s: string) => s.replace(/[&<>"]/g, c => ({ '&': '&amp;', '<': '&lt;
 const fullName = (o: { opening_name: string | null; variation_name: string | null }) =>
   o.opening_name ? o.opening_name + (o.variation_name ? `: ${o.variation_name}` : '') : '';
 const evalText = (cp: number | null) => (cp === null ? '' : (cp > 0 ? '+' : '') + (cp / 100).toFixed(2));
+
+/** Lichess's marks by the winning chances a move loses against the best move (lila's
+ * Advice: 0.1, 0.2, 0.3 on its −1…+1 scale, so 5, 10, 15 points of the percentage). */
+const MARKS: [number, string, string][] = [[15, '??', 'blunder'], [10, '?', 'mistake'], [5, '?!', 'inaccuracy']];
+/** A move's mark, by what it loses (none without both evaluations). */
+function judgement(c: Child) {
+  const loss = c.win_chance_loss;
+  const mark = loss === null ? undefined : MARKS.find(([least]) => loss >= least);
+  if (!mark) return '';
+  const why = `${mark[2]}: loses ${loss!.toFixed(1)} points of winning chances (${c.cp_loss} cp) against the best move here`;
+  return ` <span class="flag" data-mark="${mark[2]}" title="${why}">${mark[1]}</span>`;
+}
+/** How far the engine annotates (`max_ply` of the pipeline's [engine]; undefined: not said, null: no limit). */
+let maxPly: Promise<number | null | undefined> | null = null;
+const engineReach = () => (maxPly ??= fetch('/', { headers: { accept: 'application/json' } })
+  .then(r => (r.ok ? r.json() : null)).then(m => m?.engine?.max_ply).catch(() => undefined));
 
 let line: string[] = [];
 const params = new URLSearchParams(location.search);
@@ -132,7 +149,7 @@ async function render() {
   const [node, rep] = await Promise.all([getJson(`/node/fen/${encodeURIComponent(fen)}`) as Promise<Node | null>, report()]);
   const marks: Marks = { ...rep, player: await opponent(fen, rep.report) };
   if (makeFen(play(line)!.toSetup()) !== fen) return; // a newer move was played meanwhile
-  renderMoves(node, marks, pos);
+  renderMoves(node, marks, pos, await engineReach());
   renderReport(marks.report);
   // Board and table are up to date: the time a move click costs.
   document.body.dataset.renderMs = (performance.now() - asked).toFixed(1);
@@ -161,14 +178,14 @@ function markCells(uci: string, epd: string, marks: Marks) {
   return { mark: mine + gapText, cls: [mine && 'rep', gap && 'gap'].filter(Boolean).join(' '), opp: marks.player ? `<td class="opp">${theirs ? games(theirs).toLocaleString('en') : ''}</td>` : '' };
 }
 
-function renderMoves(node: Node | null, marks: Marks, pos: Chess) {
+function renderMoves(node: Node | null, marks: Marks, pos: Chess, reach: number | null | undefined) {
   const epd = epdOf(makeFen(pos.toSetup()));
   const children = node ? [...node.children].sort((a, b) => b.game_count - a.game_count) : [];
   const rows = children.map(c => {
     const m = markCells(c.uci, epd, marks);
-    return `<tr data-san="${esc(c.pgn_move)}" data-uci="${c.uci}" class="${m.cls}"><td class="san">${esc(c.pgn_move)}${c.is_dubious ? ' <span class="flag">?!</span>' : ''}${m.mark}</td>` +
+    return `<tr data-san="${esc(c.pgn_move)}" data-uci="${c.uci}" class="${m.cls}"><td class="san">${esc(c.pgn_move)}${judgement(c)}${m.mark}</td>` +
       `<td class="games">${c.game_count.toLocaleString('en')}</td><td>${bar(c)}</td>` +
-      `<td class="rating">${c.avg_rating ? Math.round(c.avg_rating) : ''}</td><td class="eval">${evalText(c.stockfish_eval)}</td>${m.opp}` +
+      `<td class="rating">${c.avg_rating ? Math.round(c.avg_rating) : ''}</td><td class="eval"${c.stockfish_eval === null ? ` title="${esc(noEval(line.length + 1, reach))}"` : ''}>${evalText(c.stockfish_eval)}</td>${m.opp}` +
       `<td class="name">${esc(fullName(c))}</td></tr>`;
   });
   // Prepared moves and the opponent's moves the knowledge base does not list here.
@@ -185,7 +202,28 @@ function renderMoves(node: Node | null, marks: Marks, pos: Chess) {
     return;
   }
   const opp = marks.player ? `<th title="${esc(playerName!)}'s games">opponent</th>` : '';
-  $('moves').innerHTML = `<table><thead><tr><th>move</th><th>games</th><th>white / draw / black</th><th>rating</th><th>eval</th>${opp}<th>opening</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  $('moves').innerHTML = `<table><thead><tr><th>move</th><th>games</th><th>white / draw / black</th><th>rating</th><th>eval</th>${opp}<th>opening</th></tr></thead><tbody>${rows.join('')}</tbody></table>` +
+    legend(line.length + 1, reach);
+}
+
+/** Why a move's eval cell is empty: the engine's reach (`max_ply`) when the pipeline gives it. */
+function noEval(ply: number, reach: number | null | undefined) {
+  if (typeof reach === 'number' && ply > reach) return `not evaluated: ply ${ply} is beyond the engine's max_ply (${reach})`;
+  return 'not evaluated: the engine skipped this position (its max_ply or min_games) or has not reached it yet';
+}
+
+/** What the table's marks mean, and what it leaves empty. */
+function legend(ply: number, reach: number | null | undefined) {
+  const depth = typeof reach === 'number'
+    ? `the engine annotates positions up to ply ${reach} (its <code>max_ply</code>)${ply > reach ? `; these moves reach ply ${ply}, beyond it` : ''}`
+    : reach === null ? 'the engine annotates every ply, but may skip rarely played positions (<code>min_games</code>)'
+      : 'the engine annotates positions up to its <code>max_ply</code> and from its <code>min_games</code>';
+  return '<dl id="legend">' +
+    `<dt><span class="flag">?!</span> <span class="flag">?</span> <span class="flag">??</span></dt><dd>inaccuracy, mistake, blunder, as on Lichess: the move loses at least 5, 10 or 15 points of winning chances against the engine's best move in this position (its <code>win_chance_loss</code>).</dd>` +
+    '<dt>dubious, loses</dt><dd>the note under the engine lines follows okb\'s stored rule, not the loss: after the move its mover stands at −0.50 (dubious) or −1.50 (loses) or worse.</dd>' +
+    '<dt>(i)</dt><dd>an interpolated name: the position lies between named lines of a taxonomy and takes the name of its nearest named ancestor.</dd>' +
+    '<dt>0 games</dt><dd>the move is in an opening taxonomy, the repertoire or the opponent\'s games, but no game the knowledge base counted played it.</dd>' +
+    `<dt>empty eval</dt><dd>no evaluation: ${depth}.</dd></dl>`;
 }
 
 /** The repertoire's coverage by ply and its most likely gaps (links to their lines). */
@@ -217,8 +255,9 @@ async function renderInfo(node: Node | null) {
       `<li><b>${l.mate !== null ? `#${l.mate}` : evalText(l.eval)}</b> <small>d${l.depth}</small> ${esc(l.pv_san.slice(0, 8).join(' '))}</li>`).join('') + '</ol>');
     if (node.eval_source) html.push(`<p id="eval-source" class="source">depth ${node.stockfish_depth}, ${esc(node.eval_source)}${node.eval_nodes ? `, ${(node.eval_nodes / 1e6).toLocaleString('en', { maximumFractionDigits: 1 })}M nodes` : ''}</p>`);
   }
-  if (node.is_busted) html.push('<p class="flag">The move into this position loses (engine).</p>');
-  else if (node.is_dubious) html.push('<p class="flag">The move into this position is dubious (engine).</p>');
+  // okb's stored rule (the mover at −1.50 / −0.50 or worse), not the table's Lichess marks.
+  if (node.is_busted) html.push('<p class="flag">The move into this position loses: its mover stands at −1.50 or worse (engine).</p>');
+  else if (node.is_dubious) html.push('<p class="flag">The move into this position is dubious: its mover stands at −0.50 or worse (engine).</p>');
   if (node.resulting_structure && node.resulting_structure !== 'Unknown') {
     const s = await getJson(`/structure/${encodeURIComponent(node.resulting_structure)}/openings`);
     const st = s?.structure;
