@@ -62,6 +62,7 @@ step_modules![
     export_lichess_evals,
     export_classified,
     repertoire,
+    repertoire_evals,
     repertoire_report,
     repertoire_games,
     repertoire_export,
