@@ -87,24 +87,19 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     Ok(())
 }
 
-/// The named sources (each must exist and be one pinned file), or every such source.
+/// The named sources (each must exist), or every source.
 fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<String>> {
     let sources = &loaded.pipeline.sources;
     if asked.is_empty() {
         return Ok(sources.keys().cloned().collect());
     }
-    for name in asked {
-        match sources.get(name) {
-            None => {
-                let known: Vec<_> = sources.keys().map(String::as_str).collect();
-                return Err(miette!(
-                    "no source named {name} in {} (sources: {})",
-                    loaded.file.display(),
-                    known.join(", ")
-                ));
-            }
-            Some(_) => {}
-        }
+    if let Some(name) = asked.iter().find(|name| !sources.contains_key(*name)) {
+        let known: Vec<_> = sources.keys().map(String::as_str).collect();
+        return Err(miette!(
+            "no source named {name} in {} (sources: {})",
+            loaded.file.display(),
+            known.join(", ")
+        ));
     }
     Ok(asked.to_vec())
 }
