@@ -19,7 +19,7 @@ mod resolve;
 mod sweep;
 
 pub use error::MakeError;
-pub use resolve::{engine_config, engine_setup, planning, resolver};
+pub use resolve::{engine_config, engine_setup, pinnable_game_files, planning, resolver};
 
 /// Options of one `okb make` (or `okb status`) run.
 #[derive(Clone, Debug, Default)]

@@ -227,14 +227,13 @@ pub(crate) fn build_adapted(
     Ok((lock, make::make_adapted(loaded, &options, on_report, adapt)?))
 }
 
-/// `--locked`: every source but game collections given by `paths` (taxonomies, counts,
-/// structure labels, explorer crawls, evaluation sources, collections' manifests, Lichess
-/// database months) and every repertoire has a pin (game files are hashed as read and
-/// listed in the manifest).
+/// `--locked`: every source (taxonomies, counts, structure labels, explorer crawls,
+/// evaluation sources, collections' manifests, Lichess database months) and every
+/// repertoire has a pin, and every file a game source given by `path` or `paths`
+/// matches has one in `[sources.<name>.pins]`.
 fn check_locked(loaded: &Loaded) -> miette::Result<()> {
-    let mut unpinned: Vec<String> = loaded
-        .pipeline
-        .sources
+    let sources = &loaded.pipeline.sources;
+    let mut unpinned: Vec<String> = sources
         .iter()
         .filter(|(_, s)| (!s.kind().is_games() || s.manifest().is_some()) && s.blake3().is_none())
         .map(|(n, _)| n.clone())
@@ -247,23 +246,55 @@ fn check_locked(loaded: &Loaded) -> miette::Result<()> {
             .filter(|(_, r)| r.blake3.is_none())
             .map(|(n, _)| format!("repertoires.{n}")),
     );
-    if unpinned.is_empty() {
-        return Ok(());
-    }
     let file = loaded.file.display();
-    let message = match unpinned.as_slice() {
-        [one] => format!("--locked: {one} has no blake3 pin in {file}"),
-        many => format!(
-            "--locked: {} sources have no blake3 pin in {file}: {}",
+    let mut said = match unpinned.as_slice() {
+        [] => Vec::new(),
+        [one] => vec![format!("{one} has no blake3 pin in {file}")],
+        many => vec![format!(
+            "{} sources have no blake3 pin in {file}: {}",
             many.len(),
             many.join(", ")
-        ),
+        )],
     };
+    said.extend(sources.iter().filter_map(|(name, spec)| unpinned_files(loaded, name, spec)));
+    if said.is_empty() {
+        return Ok(());
+    }
     Err(miette::miette!(
         code = "okb::locked",
         help = "run `okb pin` and commit pipeline.toml",
-        "{message}"
+        "--locked: {}",
+        said.join("; ")
     ))
+}
+
+/// What `--locked` says of game source `name` (given by `path` or `paths`) when files it
+/// matches have no pin in `[sources.<name>.pins]`: the source and those files.
+fn unpinned_files(
+    loaded: &Loaded,
+    name: &str,
+    spec: &crate::pipeline::SourceSpec,
+) -> Option<String> {
+    if !spec.kind().is_games() || spec.manifest().is_some() {
+        return None;
+    }
+    let pins = spec.file_pins();
+    let files: Vec<String> = make::pinnable_game_files(loaded, spec)
+        .into_iter()
+        .map(|(_, shown)| shown)
+        .filter(|shown| !pins.is_some_and(|p| p.contains_key(shown)))
+        .collect();
+    const SHOWN: usize = 10;
+    let more = files.len().saturating_sub(SHOWN);
+    let listed = files.iter().take(SHOWN).cloned().collect::<Vec<_>>().join(", ");
+    let listed = if more > 0 { format!("{listed} and {more} more") } else { listed };
+    match files.len() {
+        0 => None,
+        1 => Some(format!("game source {name}: file {listed} has no pin in [sources.{name}.pins]")),
+        n => Some(format!(
+            "game source {name}: {n} files have no pin in [sources.{name}.pins]: {listed}"
+        )),
+    }
 }
 
 /// `--diff`: the store before this make against the store after it (nothing when the

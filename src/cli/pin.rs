@@ -12,8 +12,9 @@ use crate::sources::{Resolver, Wanted};
 /// Arguments of `okb pin`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct PinArgs {
-    /// Only these sources (default: every source but game collections given by `paths`:
-    /// taxonomies, counts, structure labels, explorer crawls, collections' manifests).
+    /// Only these sources (default: every source and repertoire: taxonomies, counts,
+    /// structure labels, explorer crawls, collections' manifests, and each file of a game
+    /// source given by `path` or `paths`).
     #[arg(value_name = "SOURCE")]
     pub sources: Vec<String>,
     /// Re-pin sources that already have a pin: fetch their bytes again (download or local
@@ -41,6 +42,10 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     })?;
     let mut changed = 0;
     for name in &names {
+        if is_file_list(loaded, name) {
+            changed += pin_game_files(loaded, name, args.force, &mut files, &mut doc)?;
+            continue;
+        }
         let outcome = if loaded.pipeline.sources[name].kind() == SourceKind::LichessExplorer {
             pin_crawl(loaded, name, args.force)?
         } else if loaded.pipeline.sources[name].kind() == SourceKind::LichessDb {
@@ -82,29 +87,19 @@ pub fn run(loaded: &Loaded, args: &PinArgs) -> miette::Result<()> {
     Ok(())
 }
 
-/// The named sources (each must exist and be one pinned file), or every such source.
+/// The named sources (each must exist), or every source.
 fn chosen_sources(loaded: &Loaded, asked: &[String]) -> miette::Result<Vec<String>> {
     let sources = &loaded.pipeline.sources;
     if asked.is_empty() {
         return Ok(sources.keys().cloned().collect());
     }
-    for name in asked {
-        match sources.get(name) {
-            None => {
-                let known: Vec<_> = sources.keys().map(String::as_str).collect();
-                return Err(miette!(
-                    "no source named {name} in {} (sources: {})",
-                    loaded.file.display(),
-                    known.join(", ")
-                ));
-            }
-            Some(spec) if spec.kind().is_games() && spec.manifest().is_none() => {
-                return Err(miette!(
-                    "source {name} is a game collection (paths), which is not pinned: each file is hashed as it is read"
-                ));
-            }
-            Some(_) => {}
-        }
+    if let Some(name) = asked.iter().find(|name| !sources.contains_key(*name)) {
+        let known: Vec<_> = sources.keys().map(String::as_str).collect();
+        return Err(miette!(
+            "no source named {name} in {} (sources: {})",
+            loaded.file.display(),
+            known.join(", ")
+        ));
     }
     Ok(asked.to_vec())
 }
@@ -185,6 +180,86 @@ fn walk_journal(
 ) -> miette::Result<(String, crate::crawl::manifest::Manifest)> {
     let available = source.make_available(archive, crate::crawl::source::How::default())?;
     Ok((available.hash, available.manifest))
+}
+
+/// Whether source `name` is a game source given by `path` or `paths`: pinned file by file.
+fn is_file_list(loaded: &Loaded, name: &str) -> bool {
+    let spec = &loaded.pipeline.sources[name];
+    spec.kind().is_games() && spec.manifest().is_none()
+}
+
+/// Pins each file game source `name` matches in `[sources.<name>.pins]`: the files
+/// without a pin, and with `force` every file (dropping the pins of files it no longer
+/// matches). Returns how many pins changed.
+fn pin_game_files(
+    loaded: &Loaded,
+    name: &str,
+    force: bool,
+    files: &mut FileStates,
+    doc: &mut DocumentMut,
+) -> miette::Result<usize> {
+    let spec = &loaded.pipeline.sources[name];
+    let old = spec.file_pins().cloned().unwrap_or_default();
+    let mut pins = if force { Default::default() } else { old.clone() };
+    let mut changed = 0;
+    let mut kept = 0;
+    for (path, shown) in crate::make::pinnable_game_files(loaded, spec) {
+        if pins.contains_key(&shown) {
+            kept += 1;
+            continue;
+        }
+        let new = files
+            .hash(&path)
+            .map_err(|e| miette!("source {name}: reading {}: {e}", path.display()))?;
+        let outcome = match old.get(&shown) {
+            None => Outcome::Pinned(new.clone()),
+            Some(o) if *o == new => Outcome::Unchanged,
+            Some(o) => Outcome::Repinned { old: o.clone(), new: new.clone() },
+        };
+        report(&format!("{name} {shown}"), &outcome);
+        changed += usize::from(!matches!(outcome, Outcome::Unchanged));
+        pins.insert(shown, new);
+    }
+    if kept > 0 {
+        let text =
+            format!("{name}: {kept} files already pinned (`okb pin --force {name}` re-pins them)");
+        eprintln!("{} {text}", super::output::paint("Fresh", "32"));
+    }
+    // With `force`, the pins of files no longer matched go.
+    changed += old.keys().filter(|file| !pins.contains_key(*file)).count();
+    if changed > 0 {
+        set_file_pins(doc, name, &pins)
+            .map_err(|why| miette!("{}: {why}", loaded.file.display()))?;
+    }
+    Ok(changed)
+}
+
+/// Writes `[sources.<name>.pins]`, one line per file, in path order.
+fn set_file_pins(
+    doc: &mut DocumentMut,
+    name: &str,
+    pins: &std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    let source = doc
+        .get_mut("sources")
+        .and_then(|s| s.as_table_like_mut())
+        .and_then(|s| s.get_mut(name))
+        .ok_or_else(|| format!("cannot find the table [sources.{name}] to write its pins"))?;
+    let mut written = toml_edit::InlineTable::new();
+    for (file, hash) in pins {
+        written.insert(file, hash.as_str().into());
+    }
+    // A section of its own under a table; inline in an inline table.
+    match source {
+        toml_edit::Item::Table(t) => {
+            t.insert("pins", toml_edit::Item::Table(written.into_table()));
+        }
+        toml_edit::Item::Value(toml_edit::Value::InlineTable(t)) => {
+            t.insert("pins", written.into());
+        }
+        _ => return Err(format!("[sources.{name}] is not a table: cannot write its pins")),
+    }
+    Ok(())
 }
 
 fn report(name: &str, outcome: &Outcome) {

@@ -149,6 +149,52 @@ fn crawl_sources(
     Ok(crawls)
 }
 
+/// The files game source `spec` (given by `path` or `paths`) matches now, sorted, each
+/// with its path relative to pipeline.toml (the key of its pin); empty for other sources.
+/// A pattern that matches nothing adds nothing: the make itself says so.
+pub fn pinnable_game_files(
+    loaded: &Loaded,
+    spec: &crate::pipeline::SourceSpec,
+) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<PathBuf> = spec
+        .game_paths()
+        .iter()
+        .filter_map(|pattern| {
+            let full = loaded.path(pattern).display().to_string();
+            crate::games::input::expand_paths(&[&full]).ok()
+        })
+        .flatten()
+        .collect();
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .map(|path| {
+            let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
+            (path, shown)
+        })
+        .collect()
+}
+
+/// A game file of a `path`/`paths` source against its pin in `[sources.<name>.pins]`,
+/// when it has one (`okb make --locked` has already required one for every file).
+fn check_file_pin(
+    name: &str,
+    spec: &crate::pipeline::SourceSpec,
+    shown: &str,
+    hash: &str,
+) -> Result<(), MakeError> {
+    match spec.file_pins().and_then(|pins| pins.get(shown)) {
+        Some(pin) if pin != hash => Err(MakeError::Source(crate::sources::SourceError::Mismatch {
+            name: name.to_string(),
+            location: shown.to_string(),
+            expected: pin.clone(),
+            actual: hash.to_string(),
+        })),
+        _ => Ok(()),
+    }
+}
+
 /// Says what a crawl asked the server, and what an unpinned one would pin.
 fn report_crawl(
     source: &crate::crawl::source::CrawlSource,
@@ -342,6 +388,7 @@ fn list_game_files(
         for path in files {
             let hash = build.hash_file(&path)?;
             let shown = path.strip_prefix(&loaded.root).unwrap_or(&path).display().to_string();
+            check_file_pin(name, spec, &shown, &hash)?;
             game_files.push(GameFile {
                 source: name.clone(),
                 bgn: spec.kind() == SourceKind::Bgn,

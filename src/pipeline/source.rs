@@ -133,6 +133,7 @@ impl SourceKind {
                 "allow_empty",
                 "players",
                 "state",
+                "pins",
             ],
             SourceKind::LichessDb => &["months", "variant", "url", "blake3", "filter", "state"],
             SourceKind::LichessExplorer => &[
@@ -246,6 +247,10 @@ pub struct GameSource {
     /// Whether its counts accumulate in a counts state (`games::state`) instead of
     /// being merged from every file's runs on every make (default: no).
     pub state: Option<bool>,
+    /// The BLAKE3 of each file a `path` or `paths` source matches, by its path relative
+    /// to pipeline.toml (`[sources.<name>.pins]`, written by `okb pin`): a file whose
+    /// bytes differ stops the make, and `okb make --locked` requires a pin for every file.
+    pub pins: Option<BTreeMap<String, String>>,
 }
 
 /// Months of Lichess's database (`lichess-db`).
@@ -422,6 +427,14 @@ impl SourceSpec {
         Ok(filter)
     }
 
+    /// The file pins of a game source given by `path` or `paths` (none for other sources).
+    pub fn file_pins(&self) -> Option<&BTreeMap<String, String>> {
+        match self {
+            SourceSpec::Games(GameSource { pins, .. }) => pins.as_ref(),
+            _ => None,
+        }
+    }
+
     /// The paths or globs of a game source, as written (none for a collection).
     pub fn game_paths(&self) -> Vec<String> {
         match self {
@@ -556,6 +569,8 @@ pub struct FlatSource {
     players: Option<Vec<PlayerSpec>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     state: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pins: Option<BTreeMap<String, String>>,
 }
 
 impl FlatSource {
@@ -586,6 +601,7 @@ impl FlatSource {
             multipv: None,
             players: None,
             state: None,
+            pins: None,
         }
     }
 
@@ -638,6 +654,7 @@ impl FlatSource {
             multipv,
             players,
             state,
+            pins,
         } = self;
         Ok(match kind {
             SourceKind::Pgn | SourceKind::Bgn => {
@@ -667,6 +684,9 @@ impl FlatSource {
                         ));
                     }
                 };
+                if pins.is_some() && matches!(files, GameFiles::Manifest(_)) {
+                    return Err("`pins` pins the files of `path` or `paths`; a collection's files are pinned by its manifest".into());
+                }
                 SourceSpec::Games(GameSource {
                     format,
                     files,
@@ -676,6 +696,7 @@ impl FlatSource {
                     allow_empty,
                     players,
                     state,
+                    pins,
                 })
             }
             SourceKind::LichessDb => {
@@ -767,13 +788,14 @@ impl From<SourceSpec> for FlatSource {
                 allow_empty,
                 players,
                 state,
+                pins,
             }) => {
                 match files {
                     GameFiles::Path(path) => flat.path = Some(path),
                     GameFiles::Paths(paths) => flat.paths = Some(paths),
                     GameFiles::Manifest(manifest) => flat.manifest = Some(manifest),
                 }
-                FlatSource { url, blake3, filter, allow_empty, players, state, ..flat }
+                FlatSource { url, blake3, filter, allow_empty, players, state, pins, ..flat }
             }
             SourceSpec::LichessDb(LichessDbSource {
                 months,
@@ -985,7 +1007,10 @@ mod tests {
             let mut flat = FlatSource::of_kind(kind);
             flat.url = Some("http://127.0.0.1:9".into());
             match kind {
-                SourceKind::Pgn | SourceKind::Bgn => flat.paths = Some(vec!["g/*".into()]),
+                SourceKind::Pgn | SourceKind::Bgn => {
+                    flat.paths = Some(vec!["g/*".into()]);
+                    flat.pins = Some(BTreeMap::from([("g/a.pgn".into(), "00".repeat(32))]));
+                }
                 SourceKind::LichessDb => flat.months = Some(vec!["2013-01".into()]),
                 SourceKind::LichessExplorer => flat.database = Some(Database::Masters),
                 _ => {}

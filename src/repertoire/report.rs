@@ -6,6 +6,7 @@ use serde_json::json;
 use super::Repertoire;
 use super::flags::Flag;
 use super::flow::{Flow, FlowParams};
+use crate::engine::Failure;
 
 /// What the report files say about one repertoire.
 pub struct Reports<'a> {
@@ -17,6 +18,9 @@ pub struct Reports<'a> {
     pub flags: Option<&'a [Flag]>,
     /// The settings the gaps were cut and weighed by (the cuts and the scope).
     pub params: &'a FlowParams,
+    /// The repertoire's positions left without an evaluation, and why (no engine, or
+    /// its searches failed): the moves into and out of them are not checked.
+    pub unevaluated: Vec<&'a Failure>,
 }
 
 fn pretty(value: &impl Serialize) -> Vec<u8> {
@@ -129,6 +133,9 @@ impl Reports<'_> {
         let mut v = self.head();
         v["engine"] = json!(self.flags.is_some());
         v["flags"] = json!(self.flags.unwrap_or_default());
+        if !self.unevaluated.is_empty() {
+            v["unevaluated"] = json!(self.unevaluated);
+        }
         pretty(&v)
     }
 
@@ -148,6 +155,13 @@ impl Reports<'_> {
             rep.color.word(),
             flags.len()
         );
+        if let Some(first) = self.unevaluated.first() {
+            out.push_str(&format!(
+                "{} positions have no evaluation, so the moves into and out of them are not checked: {}\n\n",
+                self.unevaluated.len(),
+                first.reason
+            ));
+        }
         out.push_str(&format!(
             "{:>5}  {:>5}  {:>6}  {:<8}  {:<18}  line\n",
             "eval", "loss", "pgn:", "best", "why"

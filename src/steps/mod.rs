@@ -63,6 +63,7 @@ step_modules![
     export_lichess_evals,
     export_classified,
     repertoire,
+    repertoire_evals,
     repertoire_report,
     repertoire_games,
     repertoire_export,

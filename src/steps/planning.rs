@@ -136,6 +136,11 @@ pub fn repertoire_id(name: &str) -> String {
     format!("repertoire:{name}")
 }
 
+/// The id of repertoire `name`'s evaluations step.
+pub fn repertoire_evals_id(name: &str) -> String {
+    format!("repertoire-evals:{name}")
+}
+
 /// The ECO format of a taxonomy source's kind (none for other kinds).
 pub fn eco_format(kind: SourceKind) -> Option<EcoFormat> {
     match kind {

@@ -4,7 +4,7 @@
 
 use super::ids::{ENGINE, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning, repertoire_id};
+use super::planning::{Planner, Planning, is_declared, repertoire_evals_id, repertoire_id};
 use crate::engine::Annotations;
 use crate::repertoire::{Repertoire, flags, flow, report, scope};
 use crate::tree::Tree;
@@ -33,15 +33,21 @@ fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str) -> Result<D
     let max_loss: i32 = d.param_at(&["repertoires", name, "max_loss"])?;
     let plies: Option<Vec<u16>> = d.param_at(&["repertoires", name, "plies"])?;
     let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
+    let evals_id = repertoire_evals_id(name);
+    let own: Option<Input<Annotations>> = is_declared(declared, &evals_id).then(|| d.input(evals_id));
     let run = move |cx: &Ctx<'_>| {
         let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;
+        // The repertoire's own positions, at any ply; the tree's for the gaps.
+        let own = own.as_ref().map(|e| cx.get(e)).transpose()?;
         let plies = plies.clone().filter(|p| !p.is_empty()).unwrap_or_else(|| flow::default_plies(&rep));
         let scope = scope::scope(&rep, scope_lines.as_deref()).map_err(|why| cx.fail(format!("[repertoires.{rep_name}] {why}")))?;
         let params = flow::FlowParams { min_probability, min_share: min_share.unwrap_or(0.0), plies, scope };
         let flow = flow::compute(&rep, &tree, annotations.as_deref(), &params);
-        let flags = annotations.as_deref().map(|a| flags::flags(&rep, a, eval_floor, max_loss));
-        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), params: &params };
+        let flagged = own.as_deref().or(annotations.as_deref());
+        let flags = flagged.map(|a| flags::flags(&rep, a, eval_floor, max_loss));
+        let unevaluated = flagged.map(|a| a.failures.values().collect()).unwrap_or_default();
+        let reports = report::Reports { rep: &rep, flow: &flow, flags: flags.as_deref(), params: &params, unevaluated };
         let files = vec![
             ExportFile { name: "gaps.json".into(), bytes: reports.gaps_json() },
             ExportFile { name: "gaps.txt".into(), bytes: reports.gaps_text() },

@@ -44,6 +44,7 @@ mod phase5_make;
 mod readme;
 mod release;
 mod repertoire;
+mod repertoire_engine;
 mod serve_api;
 mod serve_disk_trees;
 mod serve_explorer;

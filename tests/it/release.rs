@@ -244,3 +244,53 @@ fn a_killed_verify_fresh_leaves_its_scratch_folder_to_the_next_okb() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(folders(tmp.path()), Vec::<std::path::PathBuf>::new());
 }
+
+#[test]
+fn locked_requires_a_pin_for_every_file_of_a_paths_source_and_pin_writes_them() {
+    let p = relocatable_project();
+    assert_eq!(p.okb(&["pin", "lichess", "scid"]).status, 0);
+    let run = p.okb(&["make", "--locked"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let said = common::flat(&run.stderr);
+    assert!(
+        said.contains("--locked: game source games: file games/classify.pgn has no pin in [sources.games.pins]")
+            && !said.contains("blake3 pin"),
+        "{said}"
+    );
+    // `okb pin` pins the files one by one, in a table of their own.
+    let run = p.okb(&["pin"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("Pinned games games/classify.pgn blake3 "), "{}", run.stderr);
+    let pipeline = String::from_utf8(p.read("pipeline.toml")).unwrap();
+    assert!(pipeline.contains("[sources.games.pins]\n\"games/classify.pgn\" = \""), "{pipeline}");
+    p.make(&["--locked"]);
+    // New files are named, with the source, until they are pinned.
+    let games = std::fs::read(p.path("games/classify.pgn")).unwrap();
+    std::fs::write(p.path("games/more.pgn"), &games).unwrap();
+    std::fs::write(p.path("games/most.pgn"), &games).unwrap();
+    let run = p.okb(&["make", "--locked"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(
+        common::flat(&run.stderr).contains(
+            "game source games: 2 files have no pin in [sources.games.pins]: games/more.pgn, games/most.pgn"
+        ),
+        "{}",
+        run.stderr
+    );
+    // A pinned file whose bytes changed stops any make, naming it and both hashes.
+    std::fs::remove_file(p.path("games/more.pgn")).unwrap();
+    std::fs::remove_file(p.path("games/most.pgn")).unwrap();
+    std::fs::write(p.path("games/classify.pgn"), [&games[..], b"\n"].concat()).unwrap();
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let said = common::flat(&run.stderr);
+    assert!(
+        said.contains("source games: pinned blake3")
+            && said.contains("games/classify.pgn gave blake3"),
+        "{said}"
+    );
+    assert!(said.contains("okb pin --force games"), "{said}");
+    let run = p.okb(&["pin", "--force", "games"]);
+    assert!(run.stderr.contains("Repinned games games/classify.pgn blake3 "), "{}", run.stderr);
+    p.make(&["--locked"]);
+}
