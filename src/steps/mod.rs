@@ -34,6 +34,7 @@ step_modules![
     game_file,
     counts,
     crawl,
+    duplicates,
     games,
     state,
     coverage,
