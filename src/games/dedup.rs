@@ -240,6 +240,7 @@ mod tests {
         assert_eq!(repeats(games.into_iter()), vec![(0, 7), (1, 9)]);
         let mut out = [0u8; 28];
         let r = g(u128::MAX - 3, 7, location(3, 99));
-        assert_eq!(GameRef::decode(&out[..r.encode(&mut out)]), Some((r, 28)));
+        let n = r.encode(&mut out);
+        assert_eq!(GameRef::decode(&out[..n]), Some((r, 28)));
     }
 }

@@ -52,8 +52,9 @@ impl StoredCounts {
 /// step's value, which the `games` merge subtracts.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Repeats {
-    /// Repeats per counting step that has any, as (step id, repeats), in pipeline order.
-    pub files: Vec<(String, u64)>,
+    /// The repeats of each game file that has any, as (step id, their sorted locations in
+    /// the file, [`super::dedup::location`]), in pipeline order.
+    pub files: Vec<(String, Vec<u64>)>,
     /// The repeats' position counts, sorted (`None`: no repeat).
     pub positions: Option<StoredRun>,
     /// The repeats' move counts, sorted.
@@ -68,7 +69,7 @@ impl Repeats {
 
     /// The number of repeats.
     pub fn count(&self) -> u64 {
-        self.files.iter().map(|(_, n)| n).sum()
+        self.files.iter().map(|(_, at)| at.len() as u64).sum()
     }
 }
 

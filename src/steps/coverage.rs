@@ -31,9 +31,9 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
             sources.entry(source.clone()).or_default().add(&cx.get(part)?.counters);
         }
         let repeats = repeats.as_ref().map(|r| cx.get(r)).transpose()?;
-        for (id, n) in repeats.iter().flat_map(|r| &r.files) {
+        for (id, at) in repeats.iter().flat_map(|r| &r.files) {
             let source = parts.iter().find(|(_, part)| part.id() == id).map(|(source, _)| source);
-            sources.get_mut(source.expect("a repeat is in a counted file")).expect("every part's source").skip_repeats(*n);
+            sources.get_mut(source.expect("a repeat is in a counted file")).expect("every part's source").skip_repeats(at.len() as u64);
         }
         let text = sources.iter().map(|(name, c)| format!("{name}: {}", c.summary())).collect::<Vec<_>>().join("; ");
         let text = if text.is_empty() { "no games".to_string() } else { text };

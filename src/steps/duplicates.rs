@@ -52,7 +52,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
         let repeated = find_repeats(cx, &parts, &loaded, &plan).map_err(|e| cx.fail(format!("finding repeated games: {e}")))?;
         let per_step = (memory_budget_mb / rayon::current_num_threads().max(1)).max(1);
         let options = AggregateOptions { max_ply, memory_budget_mb: per_step, spill_dir: Some(spill_dir.clone()), format: Format::Pgn, ..Default::default() };
-        let counted = recount(&files, &repeated, &options).map_err(|e| cx.fail(e))?;
+        let counted = recount(&files, repeated, &options).map_err(|e| cx.fail(e))?;
         let repeats = store(cx, &files, counted, &plan).map_err(|e| cx.fail(format!("storing the repeated games' counts: {e}")))?;
         let games: u64 = loaded.iter().map(|part| part.counters.games_counted).sum();
         let text = format!("{} repeated games of {games} counted, in {} files", repeats.count(), repeats.files.len());
@@ -89,35 +89,36 @@ fn find_repeats(cx: &Ctx<'_>, parts: &[Input<StoredCounts>], loaded: &[Arc<Store
 }
 
 /// Counts the repeated games of each file again (files side by side).
-fn recount(files: &[GameFile], repeats: &BTreeMap<u32, Vec<u64>>, options: &AggregateOptions) -> Result<Vec<(usize, Counted)>, String> {
-    let repeats: Vec<(&u32, &Vec<u64>)> = repeats.iter().collect();
+fn recount(files: &[GameFile], repeats: BTreeMap<u32, Vec<u64>>, options: &AggregateOptions) -> Result<Vec<(usize, Counted, Vec<u64>)>, String> {
+    let repeats: Vec<(u32, Vec<u64>)> = repeats.into_iter().collect();
     repeats
         .into_par_iter()
-        .map(|(&i, locations)| {
+        .map(|(i, locations)| {
             let file = &files[i as usize];
-            let counted = count_games_at(&file.path, &file.filter, options, locations).map_err(|e| format!("game source {}: counting its repeated games again: {e}", file.source))?;
+            let counted = count_games_at(&file.path, &file.filter, options, &locations).map_err(|e| format!("game source {}: counting its repeated games again: {e}", file.source))?;
             if counted.counters.games_counted != locations.len() as u64 {
                 let found = counted.counters.games_counted;
                 return Err(format!("{}: {found} of its {} repeated games were found again (the file changed while the make ran?)", file.shown, locations.len()));
             }
-            Ok((i as usize, counted))
+            Ok((i as usize, counted, locations))
         })
         .collect()
 }
 
 /// The repeats' counts merged into two cache blobs.
-fn store(cx: &Ctx<'_>, files: &[GameFile], counted: Vec<(usize, Counted)>, plan: &MergePlan) -> Result<Repeats, RunError> {
+fn store(cx: &Ctx<'_>, files: &[GameFile], counted: Vec<(usize, Counted, Vec<u64>)>, plan: &MergePlan) -> Result<Repeats, RunError> {
     if counted.is_empty() {
         return Ok(Repeats::default());
     }
-    let files = counted.iter().map(|(i, c)| (files[*i].id(), c.counters.games_counted)).collect();
+    let mut located = Vec::new();
     let (mut positions, mut moves) = (Vec::new(), Vec::new());
-    for (_, c) in counted {
+    for (i, c, locations) in counted {
+        located.push((files[i].id(), locations));
         positions.extend(c.positions);
         moves.extend(c.moves);
     }
     let store: &Store = &|write| cx.build.cache.put_stream(write);
     let (positions, moves) = store_both(positions, moves, plan, store)?;
-    Ok(Repeats { files, positions: Some(positions), moves: Some(moves) })
+    Ok(Repeats { files: located, positions: Some(positions), moves: Some(moves) })
 }
 
