@@ -42,8 +42,8 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::games::GamesError;
-use crate::games::filter::{GameFilter, GameResult, GameTags};
 use crate::games::dedup::location;
+use crate::games::filter::{GameFilter, GameResult, GameTags};
 use crate::games::input::{Boundary, Chunker, DEFAULT_CHUNK_BYTES};
 use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
 use crate::games::report::BadGames;

@@ -22,9 +22,9 @@ use serde::{Deserialize, Serialize};
 use shakmaty::Move;
 
 use super::GamesError;
+use super::dedup::{GameRef, chunk_locations, fingerprint, location};
 use super::filter::{CompiledFilter, GameFilter, GameResult, GameTags};
 use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, StreamBreak};
-use super::dedup::{GameRef, chunk_locations, fingerprint, location};
 use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
 use super::runs::{

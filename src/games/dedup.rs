@@ -146,7 +146,10 @@ impl MoveText {
                 b')' => self.depth = self.depth.saturating_sub(1),
                 b if b.is_ascii_whitespace() => {}
                 _ => {
-                    let end = line[i..].iter().position(|c| c.is_ascii_whitespace() || b"{};()".contains(c)).map_or(line.len(), |n| i + n);
+                    let end = line[i..]
+                        .iter()
+                        .position(|c| c.is_ascii_whitespace() || b"{};()".contains(c))
+                        .map_or(line.len(), |n| i + n);
                     if self.depth == 0 && !token(&line[i..end], hash) {
                         return false;
                     }
@@ -169,7 +172,11 @@ fn token(word: &[u8], hash: &mut blake3::Hasher) -> bool {
         return true;
     }
     let castles = |w: &[u8]| w.starts_with(b"0-0");
-    let san = if castles(word) { word } else { word.trim_ascii_start_matches(|b: u8| b.is_ascii_digit() || b == b'.') };
+    let san = if castles(word) {
+        word
+    } else {
+        word.trim_ascii_start_matches(|b: u8| b.is_ascii_digit() || b == b'.')
+    };
     let san = san.trim_ascii_end_matches(|b: u8| b"+#!?".contains(&b));
     for &b in san {
         hash.update(&[if b == b'0' && castles(word) { b'O' } else { b }]);

@@ -7,8 +7,8 @@ use std::io::Write;
 
 use serde::{Deserialize, Serialize};
 
-use super::report::{BadGames, Counters};
 use super::dedup::GameRef;
+use super::report::{BadGames, Counters};
 use super::runs::{self, MergePlan, MoveRecord, Opener, PosRecord, Record, RunError};
 
 /// A sorted run kept by a store, by name.

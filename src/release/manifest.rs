@@ -137,7 +137,12 @@ impl Coverage {
         };
         match (&self.first_date, &self.last_date) {
             (Some(first), Some(last)) => {
-                format!("{} games, {} to {}{repeats}", self.games_counted, month(first), month(last))
+                format!(
+                    "{} games, {} to {}{repeats}",
+                    self.games_counted,
+                    month(first),
+                    month(last)
+                )
             }
             _ => format!("{} games, undated{repeats}", self.games_counted),
         }

@@ -41,27 +41,43 @@ fn project(files: &[(&str, String)], extra: &str) -> Project {
 
 /// The `games` step's line (`5 games counted of 7, …`).
 fn games_line(run: &common::Run) -> String {
-    let line = run.stderr.lines().find_map(|l| l.trim_start().strip_prefix("Building games (")).expect("the games step's line");
+    let line = run
+        .stderr
+        .lines()
+        .find_map(|l| l.trim_start().strip_prefix("Building games ("))
+        .expect("the games step's line");
     line.to_string()
 }
 
 fn coverage(p: &Project) -> serde_json::Value {
-    let manifest: serde_json::Value = serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&p.read("build/manifest.json")).unwrap();
     manifest["coverage"]["games"].clone()
 }
 
 /// a.pgn holds g1 twice and g2; b.pgn g2 again (from another event) and g3.
 fn repeated() -> Vec<(&'static str, String)> {
-    vec![("a.pgn", format!("{}{}{}", g1("Open"), g2("Open"), g1("Open"))), ("b.pgn", format!("{}{}", g2("Cup"), g3()))]
+    vec![
+        ("a.pgn", format!("{}{}{}", g1("Open"), g2("Open"), g1("Open"))),
+        ("b.pgn", format!("{}{}", g2("Cup"), g3())),
+    ]
 }
 
 #[test]
 fn repeated_games_count_once_as_the_distinct_games_do() {
     let p = project(&repeated(), "");
     let run = p.make(&[]);
-    assert!(games_line(&run).starts_with("3 games counted of 5, 2 repeats skipped,"), "{}", run.stderr);
+    assert!(
+        games_line(&run).starts_with("3 games counted of 5, 2 repeats skipped,"),
+        "{}",
+        run.stderr
+    );
     let cov = coverage(&p);
-    assert_eq!((cov["games_counted"].as_u64(), cov["games_repeated"].as_u64()), (Some(3), Some(2)), "{cov}");
+    assert_eq!(
+        (cov["games_counted"].as_u64(), cov["games_repeated"].as_u64()),
+        (Some(3), Some(2)),
+        "{cov}"
+    );
     // The same nodes, counts and ratings as the distinct games counted from scratch.
     let distinct = project(&[("d.pgn", format!("{}{}{}", g1("Open"), g2("Open"), g3()))], "");
     distinct.make(&[]);
@@ -90,8 +106,16 @@ fn adding_a_file_counts_that_file_and_its_repeats_only() {
     let built = run.steps("Building");
     assert!(built.contains(&"games:games:games/c.pgn".to_string()), "{}", run.stderr);
     assert!(built.contains(&"duplicates".to_string()), "{}", run.stderr);
-    assert!(!built.iter().any(|s| s == "games:games:games/a.pgn" || s == "games:games:games/b.pgn"), "{}", run.stderr);
-    assert!(games_line(&run).starts_with("3 games counted of 7, 4 repeats skipped,"), "{}", run.stderr);
+    assert!(
+        !built.iter().any(|s| s == "games:games:games/a.pgn" || s == "games:games:games/b.pgn"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        games_line(&run).starts_with("3 games counted of 7, 4 repeats skipped,"),
+        "{}",
+        run.stderr
+    );
 }
 
 /// Two master files whose players met 192 times: okb's counts against python-chess's
@@ -115,8 +139,14 @@ fn distinct_master_games_are_the_ones_python_chess_counts() {
     let (counted, distinct): (u64, u64) = (counted.parse().unwrap(), distinct.parse().unwrap());
     assert!(counted > distinct, "{out}");
     let line = games_line(&run);
-    assert!(line.starts_with(&format!("{distinct} games counted of ")), "{line} (python-chess: {out})");
-    assert!(line.contains(&format!(", {} repeats skipped,", counted - distinct)), "{line} (python-chess: {out})");
+    assert!(
+        line.starts_with(&format!("{distinct} games counted of ")),
+        "{line} (python-chess: {out})"
+    );
+    assert!(
+        line.contains(&format!(", {} repeats skipped,", counted - distinct)),
+        "{line} (python-chess: {out})"
+    );
     let root = p.okb(&["query", "moves", "", "--json"]);
     let node: serde_json::Value = serde_json::from_str(&root.stdout).unwrap();
     assert_eq!(node["game_count"].as_u64(), Some(distinct), "the start position");
