@@ -42,6 +42,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::games::GamesError;
+use crate::games::dedup::location;
 use crate::games::filter::{GameFilter, GameResult, GameTags};
 use crate::games::input::{Boundary, Chunker, DEFAULT_CHUNK_BYTES};
 use crate::games::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
@@ -248,6 +249,9 @@ pub struct FileSpec {
     pub bgn: bool,
     /// Its source's filter.
     pub filter: GameFilter,
+    /// The locations of its repeated games, sorted: left out, as the counts leave them
+    /// out (`games::dedup`).
+    pub repeats: Vec<u64>,
 }
 
 /// The tree's positions and moves, for lookups while games are read.
@@ -516,8 +520,10 @@ fn read_file(
         }
         let mut visitor = GameVisitor::<IdentityKeys>::new(cx.max_ply, Some(&compiled));
         let data = &chunk.data;
+        let repeated = |offset| file.repeats.binary_search(&location(chunk.index, offset)).is_ok();
         read_chunk_at(data, origin, &mut visitor, &mut bad, |v, end, offset| {
             if end != GameEnd::Done
+                || repeated(offset)
                 || !matches!(
                     v.result(),
                     Some(GameResult::WhiteWins | GameResult::Draw | GameResult::BlackWins)

@@ -58,10 +58,14 @@ fn default_delimiter() -> String {
     ",".into()
 }
 
-/// `[games]`: Phase 2 parameters that do not change results.
+/// `[games]`: Phase 2 parameters: whether each distinct game counts once, and budgets that
+/// do not change results.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct GamesParams {
+    /// Count each distinct game of the game files once (`games::dedup` says what
+    /// makes two games the same); `false` counts every copy.
+    pub deduplicate: bool,
     /// Memory for in-memory counting before sorted runs spill to disk, in MiB.
     pub memory_budget_mb: usize,
     /// Shards of a counts state (`state = true` sources): a merge holds about two shards
@@ -71,7 +75,7 @@ pub struct GamesParams {
 
 impl Default for GamesParams {
     fn default() -> Self {
-        GamesParams { memory_budget_mb: 2048, state_shards: 256 }
+        GamesParams { deduplicate: true, memory_budget_mb: 2048, state_shards: 256 }
     }
 }
 

@@ -22,9 +22,10 @@ use serde::{Deserialize, Serialize};
 use shakmaty::Move;
 
 use super::GamesError;
+use super::dedup::{GameRef, chunk_locations, fingerprint, location};
 use super::filter::{CompiledFilter, GameFilter, GameResult, GameTags};
 use super::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, StreamBreak};
-use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk};
+use super::pgn::{ChunkOrigin, GameEnd, GameVisitor, IdentityKeys, read_chunk_at};
 use super::report::{BadGames, BadKind, Counters, FilterReason};
 use super::runs::{
     MergePlan, MoveRecord, Opener, PosRecord, Record, RunError, SpillFile, in_memory,
@@ -79,6 +80,8 @@ pub struct AggregateOptions {
     pub format: Format,
     /// Show how far the reading is (a bar, or periodic lines) for files of 64 MiB or more.
     pub progress: bool,
+    /// Fingerprint every counted PGN game ([`Counted::games`]), to find repeats.
+    pub fingerprints: bool,
 }
 
 impl AggregateOptions {
@@ -102,6 +105,7 @@ impl Default for AggregateOptions {
             chunk_bytes: DEFAULT_CHUNK_BYTES,
             format: Format::Auto,
             progress: false,
+            fingerprints: false,
         }
     }
 }
@@ -200,6 +204,9 @@ pub struct Counted {
     pub positions: Vec<Opener<'static, PosRecord>>,
     /// Sorted runs of move counts, likewise.
     pub moves: Vec<Opener<'static, MoveRecord>>,
+    /// Every counted PGN game's fingerprint and location, sorted ([`super::dedup`]);
+    /// none when only chosen games were counted ([`count_games_at`]).
+    pub games: Vec<GameRef>,
 }
 
 /// A bar in MiB read of the file at `path`, when it is large enough to take a while.
@@ -217,6 +224,27 @@ pub fn count_file(
     path: &Path,
     filter: &GameFilter,
     opts: &AggregateOptions,
+) -> Result<Counted, GamesError> {
+    count_chosen(path, filter, opts, None)
+}
+
+/// Counts only the games of a file at `locations` (sorted, as [`Counted::games`] gives
+/// them): the repeats of a collection, read again to be subtracted.
+pub fn count_games_at(
+    path: &Path,
+    filter: &GameFilter,
+    opts: &AggregateOptions,
+    locations: &[u64],
+) -> Result<Counted, GamesError> {
+    count_chosen(path, filter, opts, Some(locations))
+}
+
+/// [`count_file`], of the games at `only` when given.
+fn count_chosen(
+    path: &Path,
+    filter: &GameFilter,
+    opts: &AggregateOptions,
+    only: Option<&[u64]>,
 ) -> Result<Counted, GamesError> {
     let compiled = filter.compile()?;
     let format = opts.format.resolve(path);
@@ -242,6 +270,7 @@ pub fn count_file(
         broken: None,
         positions: Vec::new(),
         moves: Vec::new(),
+        games: Vec::new(),
     };
     let Some(first) = whole_games(&mut chunker)? else {
         counted.broken = chunker.broken().cloned();
@@ -251,8 +280,14 @@ pub fn count_file(
     let budget = opts.memory_budget_mb.max(1).saturating_mul(1 << 20) / slots;
     let accs: Vec<Mutex<Accumulator>> =
         (0..slots).map(|_| Mutex::new(Accumulator::new(budget, opts.spill_dir()))).collect();
-    let ctx =
-        ChunkContext { file: &counted.file, filter: &compiled, max_ply: opts.max_ply, format };
+    let ctx = ChunkContext {
+        file: &counted.file,
+        filter: &compiled,
+        max_ply: opts.max_ply,
+        format,
+        only,
+        fingerprints: opts.fingerprints && only.is_none(),
+    };
     let recycler = chunker.recycler();
     let process = |mut chunk: Chunk| -> Result<(), GamesError> {
         chunk.repair_tags();
@@ -293,12 +328,14 @@ pub fn count_file(
         .into_par_iter()
         .map(|acc| acc.into_inner().unwrap_or_else(|e| e.into_inner()).finish())
         .collect();
-    for (bad, counters, p, m) in finished {
+    for (bad, counters, p, m, games) in finished {
         counted.bad.merge(&bad);
         counted.counters.merge(&counters);
         counted.positions.extend(p);
         counted.moves.extend(m);
+        counted.games.extend(games);
     }
+    counted.games.sort_unstable_by_key(Record::key);
     counted.broken = chunker.broken().cloned();
     Ok(counted)
 }
@@ -460,11 +497,37 @@ struct ChunkContext<'a> {
     filter: &'a CompiledFilter,
     max_ply: usize,
     format: Format,
+    /// The locations of the only games to count ([`count_games_at`]).
+    only: Option<&'a [u64]>,
+    /// Whether to fingerprint the games counted.
+    fingerprints: bool,
 }
 
-/// A worker's bad games, counters, and sorted position and move runs ([`Accumulator::finish`]).
-type Finished =
-    (BadGames, Counters, Vec<Opener<'static, PosRecord>>, Vec<Opener<'static, MoveRecord>>);
+impl ChunkContext<'_> {
+    /// Whether chunk `index` holds a game to count.
+    fn wants_chunk(&self, index: u64) -> bool {
+        let range = chunk_locations(index);
+        self.only.is_none_or(|only| {
+            let first = only.partition_point(|l| *l < range.start);
+            only.get(first).is_some_and(|l| *l < range.end)
+        })
+    }
+
+    /// Whether the game at `location` is to count.
+    fn wants(&self, location: u64) -> bool {
+        self.only.is_none_or(|only| only.binary_search(&location).is_ok())
+    }
+}
+
+/// A worker's bad games, counters, sorted position and move runs and counted games
+/// ([`Accumulator::finish`]).
+type Finished = (
+    BadGames,
+    Counters,
+    Vec<Opener<'static, PosRecord>>,
+    Vec<Opener<'static, MoveRecord>>,
+    Vec<GameRef>,
+);
 
 /// One worker's counts: tables in memory plus sorted runs spilled to disk.
 struct Accumulator {
@@ -477,6 +540,7 @@ struct Accumulator {
     bad: BadGames,
     counters: Counters,
     move_keys: Vec<MoveKey>,
+    games: Vec<GameRef>,
 }
 
 impl Accumulator {
@@ -491,10 +555,14 @@ impl Accumulator {
             bad: BadGames::default(),
             counters: Counters::default(),
             move_keys: Vec::new(),
+            games: Vec::new(),
         }
     }
 
     fn process_chunk(&mut self, chunk: &Chunk, ctx: &ChunkContext<'_>) -> Result<(), GamesError> {
+        if !ctx.wants_chunk(chunk.index) {
+            return Ok(());
+        }
         let origin = ChunkOrigin::of(ctx.file, chunk);
         let mut chunk_bad = BadGames::default();
         let mut error = None;
@@ -514,16 +582,22 @@ impl Accumulator {
             }
             _ => {
                 let mut visitor = GameVisitor::<IdentityKeys>::new(ctx.max_ply, Some(ctx.filter));
-                read_chunk(&chunk.data, origin, &mut visitor, &mut chunk_bad, |v, end| {
-                    if error.is_some() {
+                read_chunk_at(&chunk.data, origin, &mut visitor, &mut chunk_bad, |v, end, at| {
+                    let location = location(chunk.index, at);
+                    if error.is_some() || !ctx.wants(location) {
                         return;
                     }
                     match end {
                         GameEnd::Filtered(r) => self.counters.count_filtered(r),
                         GameEnd::Done => {
-                            if let Err(e) = self.count_game(&v.keys, &v.moves, &v.tags, v.result())
-                            {
-                                error = Some(e);
+                            match self.count_game(&v.keys, &v.moves, &v.tags, v.result()) {
+                                Ok(true) if ctx.fingerprints => {
+                                    let result = v.result().expect("a counted game has a result");
+                                    let fingerprint = fingerprint(&chunk.data[at..], result);
+                                    self.games.push(GameRef { fingerprint, file: 0, location });
+                                }
+                                Ok(_) => {}
+                                Err(e) => error = Some(e),
                             }
                         }
                         GameEnd::Bad(_) => {}
@@ -540,21 +614,22 @@ impl Accumulator {
         Ok(())
     }
 
-    /// Counts one readable game (or files it under the no-result filter).
+    /// Counts one readable game (or files it under the no-result filter); whether it
+    /// counted.
     fn count_game(
         &mut self,
         keys: &[u128],
         moves: &[Move],
         tags: &GameTags,
         result: Option<GameResult>,
-    ) -> Result<(), GamesError> {
+    ) -> Result<bool, GamesError> {
         let (w, d, b) = match result {
             Some(GameResult::WhiteWins) => (1, 0, 0),
             Some(GameResult::Draw) => (0, 1, 0),
             Some(GameResult::BlackWins) => (0, 0, 1),
             Some(GameResult::Unknown) | None => {
                 self.counters.count_filtered(FilterReason::NoResult);
-                return Ok(());
+                return Ok(false);
             }
         };
         self.counters.games_counted += 1;
@@ -614,7 +689,7 @@ impl Accumulator {
         if self.games_in_maps >= MAX_GAMES_IN_MAPS {
             self.spill()?;
         }
-        Ok(())
+        Ok(true)
     }
 
     fn sorted(&mut self) -> (Vec<PosRecord>, Vec<MoveRecord>) {
@@ -674,7 +749,7 @@ impl Accumulator {
             positions.push(p.opener());
             moves.push(m.opener());
         }
-        (self.bad, self.counters, positions, moves)
+        (self.bad, self.counters, positions, moves, self.games)
     }
 }
 

@@ -12,6 +12,7 @@
 pub mod aggregate;
 pub mod bgn;
 pub mod counts;
+pub mod dedup;
 pub mod filter;
 pub mod input;
 pub mod pgn;

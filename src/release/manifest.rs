@@ -93,8 +93,12 @@ pub struct Coverage {
     pub files: u64,
     /// Games read, whatever became of them.
     pub games_read: u64,
-    /// Games counted in the tree.
+    /// Games counted in the tree (each distinct game once).
     pub games_counted: u64,
+    /// Counted games of the source's files left out as repeats of a game counted already
+    /// (in this source or one before it).
+    #[serde(default)]
+    pub games_repeated: u64,
     /// The earliest day the oldest dated game can be on (`YYYY-MM-DD`; null when no game
     /// is dated). Always written: the value is also a step's, stored with postcard, which
     /// cannot read a record with a field left out.
@@ -117,14 +121,30 @@ impl Coverage {
         }
     }
 
-    /// `454191 games, 1749-01 to 2025-05` (months: days say more than the tags often know).
+    /// Takes `repeats` of the counted games away as repeats.
+    pub fn skip_repeats(&mut self, repeats: u64) {
+        self.games_counted -= repeats;
+        self.games_repeated += repeats;
+    }
+
+    /// `380615 games, 1749-01 to 2025-05, 73576 repeats skipped` (months: days say more
+    /// than the tags often know).
     pub fn summary(&self) -> String {
         let month = |d: &str| d.get(..7).unwrap_or(d).to_string();
+        let repeats = match self.games_repeated {
+            0 => String::new(),
+            n => format!(", {n} repeats skipped"),
+        };
         match (&self.first_date, &self.last_date) {
             (Some(first), Some(last)) => {
-                format!("{} games, {} to {}", self.games_counted, month(first), month(last))
+                format!(
+                    "{} games, {} to {}{repeats}",
+                    self.games_counted,
+                    month(first),
+                    month(last)
+                )
             }
-            _ => format!("{} games, undated", self.games_counted),
+            _ => format!("{} games, undated{repeats}", self.games_counted),
         }
     }
 }

@@ -21,6 +21,7 @@ use super::games::{self, PlayerGame};
 use super::players::{Matcher, PlayerSpec};
 use crate::explorer_index::{GameRef, game_text, reference_of_text};
 use crate::games::GamesError;
+use crate::games::dedup::fingerprint;
 use crate::games::filter::GameResult;
 use crate::position::MoveKey;
 
@@ -100,10 +101,29 @@ impl Named {
     }
 }
 
-/// Reads `files` (on every core, kept in file order), with who each file's games name.
-pub fn read(files: &[CollectionFile]) -> Result<(Collections, Vec<Named>), GamesError> {
-    let per_file: Vec<(Vec<CollectionGame>, Named)> =
+/// A collection's game as read: its fingerprint (`games::dedup`), its place in its file
+/// (for the rows of one game: both players may be listed), the row.
+type Row = (u128, usize, CollectionGame);
+
+/// Reads `files` (on every core, kept in file order), with who each file's games name;
+/// with `deduplicate`, a game the files hold more than once is kept once (its first copy).
+pub fn read(
+    files: &[CollectionFile],
+    deduplicate: bool,
+) -> Result<(Collections, Vec<Named>), GamesError> {
+    let per_file: Vec<(Vec<Row>, Named)> =
         files.par_iter().map(read_file).collect::<Result<_, _>>()?;
+    let mut first = std::collections::HashMap::new();
+    let per_file: Vec<(Vec<CollectionGame>, Named)> = per_file
+        .into_iter()
+        .enumerate()
+        .map(|(file, (rows, named))| {
+            let rows = rows.into_iter().filter(|(fingerprint, at, _)| {
+                !deduplicate || *first.entry(*fingerprint).or_insert((file, *at)) == (file, *at)
+            });
+            (rows.map(|(_, _, row)| row).collect(), named)
+        })
+        .collect();
     let mut players: Vec<Listed> = Vec::new();
     for p in files.iter().flat_map(|f| &f.2) {
         if !players.iter().any(|q| q.name == p.name()) {
@@ -117,9 +137,7 @@ pub fn read(files: &[CollectionFile]) -> Result<(Collections, Vec<Named>), Games
     Ok((Collections { players, games: games.into_iter().flatten().collect() }, named))
 }
 
-fn read_file(
-    (path, shown, players): &CollectionFile,
-) -> Result<(Vec<CollectionGame>, Named), GamesError> {
+fn read_file((path, shown, players): &CollectionFile) -> Result<(Vec<Row>, Named), GamesError> {
     let mut bytes = Vec::new();
     crate::games::input::open(path)?
         .read_to_end(&mut bytes)
@@ -127,10 +145,13 @@ fn read_file(
     let matcher = Matcher::new(players);
     let mut out = Vec::new();
     for g in games::read_bytes(&bytes, shown, &matcher, MAX_PLIES, None) {
-        out.extend(rows(&bytes, &matcher, g));
+        let at = g.offset;
+        let result = GameResult::from_tag(g.result.as_bytes());
+        let fingerprint = result.map_or(0, |r| fingerprint(&bytes[at.min(bytes.len())..], r));
+        out.extend(rows(&bytes, &matcher, g).into_iter().map(|row| (fingerprint, at, row)));
     }
     let mut named = Named { names: tag_names(&bytes), ..Named::default() };
-    for row in &out {
+    for (_, _, row) in &out {
         *named.matched.entry(row.player.clone()).or_default() += 1;
     }
     Ok((out, named))

@@ -55,7 +55,7 @@ fn declare(p: &Planning<'_>, file: &SourceFile) -> Result<Decl<'static>, BuildEr
         let (file, counted_to) = (std::mem::take(&mut counts.file), counts.max_ply);
         let (bad, counters) = counts.finish().map_err(|e| fail(&e))?;
         let text = format!("{} games counted of {}, {} positions", counters.games_counted, counters.games_read, positions.records);
-        Ok(Produced::new(StoredCounts { file, max_ply: counted_to, bad, counters, positions, moves }, text))
+        Ok(Produced::new(StoredCounts { file, max_ply: counted_to, bad, counters, positions, moves, games: None }, text))
     };
     Ok(d.value(run).references(StoredCounts::objects).priority(800))
 }

@@ -7,8 +7,11 @@ use super::ids;
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning};
-use crate::games::stored::StoredCounts;
+use super::planning::{Planner, Planning, is_declared};
+use crate::games::stored::{Repeats, StoredCounts};
+
+/// The `duplicates` step's id (steps modules never name each other).
+const DUPLICATES: &str = "duplicates";
 use crate::release::manifest::Coverage;
 
 /// The rule.
@@ -18,14 +21,21 @@ pub static RULE: Rule = Rule { name: "coverage", about: "each game source's game
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
-/// What each game source covers, from every counting step (none: "no games").
-pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+/// What each game source covers, from every counting step (none: "no games"), each
+/// distinct game once when `duplicates` found repeats.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let mut d = p.declare(ids::COVERAGE, &RULE);
     let parts: Vec<(String, Input<StoredCounts>)> = p.counting_parts().into_iter().map(|(source, id)| (source, d.input(id))).collect();
+    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
     let run = move |cx: &Ctx<'_>| {
         let mut sources: BTreeMap<String, Coverage> = BTreeMap::new();
         for (source, part) in &parts {
             sources.entry(source.clone()).or_default().add(&cx.get(part)?.counters);
+        }
+        let repeats = repeats.as_ref().map(|r| cx.get(r)).transpose()?;
+        for (id, at) in repeats.iter().flat_map(|r| &r.files) {
+            let source = parts.iter().find(|(_, part)| part.id() == id).map(|(source, _)| source);
+            sources.get_mut(source.expect("a repeat is in a counted file")).expect("every part's source").skip_repeats(at.len() as u64);
         }
         let text = sources.iter().map(|(name, c)| format!("{name}: {}", c.summary())).collect::<Vec<_>>().join("; ");
         let text = if text.is_empty() { "no games".to_string() } else { text };

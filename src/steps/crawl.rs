@@ -45,7 +45,7 @@ fn declare(p: &Planning<'_>, name: &str, hash: &str) -> Decl<'static> {
         let plan = MergePlan::for_budget(64, cx.build.cache.root().join("spill"));
         let (positions, moves) = store_both(vec![in_memory(stats.positions)], vec![in_memory(stats.moves)], &plan, store).map_err(|e| fail(e.to_string()))?;
         let max_ply = u32::from(manifest.params.max_ply);
-        let part = StoredCounts { file: format!("crawl {source}"), max_ply, bad: Default::default(), counters, positions, moves };
+        let part = StoredCounts { file: format!("crawl {source}"), max_ply, bad: Default::default(), counters, positions, moves, games: None };
         Ok(Produced::new(part, text))
     };
     d.value(run).references(StoredCounts::objects).priority(800)

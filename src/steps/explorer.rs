@@ -5,7 +5,11 @@
 
 use super::ids::{self, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Planner, Planning, is_declared};
+use crate::games::stored::Repeats;
+
+/// The `duplicates` step's id (steps modules never name each other).
+const DUPLICATES: &str = "duplicates";
 use crate::explorer_index::{ExplorerParams, FileSpec};
 use crate::tree::Tree;
 
@@ -18,7 +22,8 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With `[explorer]`: the index over every game file (a counts file holds no games, so
 /// filtered answers leave counts sources out; the plan says so).
-pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+/// With `duplicates`, repeated games are left out as the counts leave them out.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     if p.loaded.pipeline.explorer.is_none() {
         return Ok(Vec::new());
     }
@@ -38,8 +43,12 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     for source in sources {
         d.key_at(&["sources", source, "kind"]).key_at(&["sources", source, "filter"]);
     }
-    let specs: Vec<FileSpec> = p.game_files.iter().map(|g| FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone() }).collect();
+    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
+    let files = p.game_files.clone();
     let run = move |cx: &Ctx<'_>| {
+        let repeats = repeats.as_ref().map(|r| cx.get(r)).transpose()?;
+        let repeats_of = |id: String| repeats.iter().flat_map(|r| &r.files).find(|(file, _)| *file == id).map(|(_, at)| at.clone()).unwrap_or_default();
+        let specs: Vec<FileSpec> = files.iter().map(|g| FileSpec { path: g.path.clone(), bgn: g.bgn, filter: g.filter.clone(), repeats: repeats_of(g.id()) }).collect();
         let index = crate::explorer_index::build(&*cx.get(&tree)?, &specs, max_ply, &params).map_err(|e| cx.fail(e))?;
         let cells: usize = index.nodes.iter().map(|n| n.positions.len() + n.moves.len()).sum();
         let text = format!("{} games indexed, {cells} cells, {} game references", index.counted, index.games.len());

@@ -12,7 +12,7 @@ use super::planning::{GameFile, Planner, Planning};
 use crate::diagnostics::Warning;
 use crate::games::aggregate::{AggregateOptions, Format, count_file, spill_err};
 use crate::games::report::BadGames;
-use crate::games::stored::{Store, StoredCounts, store_both};
+use crate::games::stored::{Store, StoredCounts, store_both, store_games};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games-file", about: "one game file's move counts up to tree.max_ply", file: file!() };
@@ -41,12 +41,15 @@ fn declare(p: &Planning<'_>, file: GameFile) -> Result<Decl<'static>, BuildError
     // The budget changes how the counts are sorted, not what they are: it is no key.
     let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;
     let spill_dir = p.cache_dir().join("spill");
+    // Months of a counts state hold each game once (Lichess game ids are unique) and BGN
+    // games have no PGN text: neither is deduplicated.
+    let fingerprints = !file.bgn && !p.keeps_state(&file.source);
     let run = move |cx: &Ctx<'_>| {
         let format = if file.bgn { Format::Bgn } else { Format::Pgn };
         let memory_budget_mb = budget_per_step(memory_budget_mb);
         // Steps count files side by side: a bar each would overwrite one another.
         let progress = crate::progress::periodic_lines();
-        let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, progress, ..Default::default() };
+        let options = AggregateOptions { max_ply, memory_budget_mb, spill_dir: Some(spill_dir.clone()), format, progress, fingerprints, ..Default::default() };
         let fail = |e: crate::games::GamesError| cx.fail(format!("game source {}: {e}", file.source));
         let counted = count_file(&file.path, &file.filter, &options).map_err(fail)?;
         let c = &counted.counters;
@@ -56,7 +59,8 @@ fn declare(p: &Planning<'_>, file: GameFile) -> Result<Decl<'static>, BuildError
         // Each run a cache blob, named by its hash.
         let store: &Store = &|write| cx.build.cache.put_stream(write);
         let (positions, moves) = store_both(counted.positions, counted.moves, &options.merge_plan(), store).map_err(|e| fail(spill_err(e)))?;
-        let part = StoredCounts { file: counted.file, max_ply: counted.max_ply, bad: counted.bad, counters: counted.counters, positions, moves };
+        let games = fingerprints.then(|| store_games(&counted.games, store)).transpose().map_err(|e| fail(spill_err(e)))?;
+        let part = StoredCounts { file: counted.file, max_ply: counted.max_ply, bad: counted.bad, counters: counted.counters, positions, moves, games };
         Ok(Produced::new(part, text))
     };
     Ok(d.value(run).references(StoredCounts::objects).priority(800))

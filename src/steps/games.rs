@@ -12,10 +12,13 @@ use super::ids;
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Planner, Planning, is_declared};
 use crate::games::report::{BadGames, Counters};
-use crate::games::runs::{self, MergePlan, Opener, Record, RunError};
-use crate::games::stored::{MergedCounts, Store, StoredCounts, StoredRun, store_both};
+use crate::games::runs::{self, MergePlan, MoveRecord, Opener, PosRecord, Record, RunError};
+use crate::games::stored::{MergedCounts, Repeats, Store, StoredCounts, StoredRun, store_both, store_both_minus};
+
+/// The `duplicates` step's id (steps modules never name each other).
+const DUPLICATES: &str = "duplicates";
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
@@ -26,13 +29,15 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// With any counting step (game files, counts sources, crawls) besides the files of
 /// sources that keep a counts state (the `state` steps add those): their counts merged.
-pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
+/// With `duplicates`, each repeated game's counts are taken away again.
+pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let parts = p.merged_parts();
     if parts.is_empty() {
         return Ok(Vec::new());
     }
     let mut d = p.declare(ids::GAMES, &RULE);
     let parts: Vec<Input<StoredCounts>> = parts.into_iter().map(|(_, id)| d.input(id)).collect();
+    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
     // The budget changes how the counts are merged, not what they are: it is no key.
     let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;
     let run = move |cx: &Ctx<'_>| {
@@ -42,6 +47,10 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
             bad.merge(&part.bad);
             counters.merge(&part.counters);
         }
+        let repeats = repeats.as_ref().map(|r| cx.get(r)).transpose()?;
+        let minus = repeats.as_deref().map(|r| less(cx, r)).transpose()?.flatten();
+        let repeated = repeats.as_ref().map_or(0, |r| r.count());
+        counters.games_counted -= repeated;
         if counters.games_bad > 0 {
             eprintln!("{}", bad.render_table().trim_end());
         }
@@ -49,9 +58,17 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
         let positions = openers(cx, &parts, &loaded, |p| &p.positions);
         let moves = openers(cx, &parts, &loaded, |p| &p.moves);
         let store: &Store = &|write| cx.build.cache.put_stream(write);
-        let (positions, moves) = store_both(positions, moves, &plan, store).map_err(|e| corrupt_or_failed(cx, &parts, e))?;
+        let merged = match minus {
+            Some(minus) => store_both_minus(positions, moves, minus, &plan, store),
+            None => store_both(positions, moves, &plan, store),
+        };
+        let (positions, moves) = merged.map_err(|e| corrupt_or_failed(cx, &parts, e))?;
+        let skipped = match repeated {
+            0 => String::new(),
+            n => format!(", {n} repeats skipped"),
+        };
         let text = format!(
-            "{} games counted of {}, {} positions, {} moves, {} bad, {} filtered out",
+            "{} games counted of {}{skipped}, {} positions, {} moves, {} bad, {} filtered out",
             counters.games_counted,
             counters.games_read,
             positions.records,
@@ -59,9 +76,17 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
             counters.games_bad,
             counters.filtered.values().sum::<u64>()
         );
-        Ok(Produced::new(MergedCounts { positions, moves, bad, counters }, text))
+        Ok(Produced::new(MergedCounts { positions, moves, bad, counters, repeated }, text))
     };
     Ok(vec![d.value(run).references(MergedCounts::objects).priority(750)])
+}
+
+/// Openers of the repeats' runs, to subtract (`None`: no repeat).
+fn less<'a>(cx: &'a Ctx<'_>, repeats: &Repeats) -> Result<Option<(Opener<'a, PosRecord>, Opener<'a, MoveRecord>)>, BuildError> {
+    let (Some(positions), Some(moves)) = (&repeats.positions, &repeats.moves) else { return Ok(None) };
+    let cache = &cx.build.cache;
+    let opener = |hash: String| move || cache.open_blob(&hash);
+    Ok(Some((runs::from_reader(DUPLICATES.into(), opener(positions.name.clone())), runs::from_reader(DUPLICATES.into(), opener(moves.name.clone())))))
 }
 
 /// Openers of one run (`which`) of every part, each named by its step.

@@ -35,6 +35,7 @@ step_modules![
     game_file,
     counts,
     crawl,
+    duplicates,
     games,
     state,
     coverage,

@@ -197,7 +197,7 @@ impl Planning<'_> {
     }
 
     /// Whether source `name` keeps a counts state (`games::state`).
-    fn keeps_state(&self, name: &str) -> bool {
+    pub fn keeps_state(&self, name: &str) -> bool {
         self.loaded.pipeline.sources.get(name).is_some_and(|s| s.keeps_state())
     }
 

@@ -35,9 +35,11 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     }
     let owners: Vec<String> = files.iter().map(|(g, _)| g.source.clone()).collect();
     let specs: Vec<CollectionFile> = files.into_iter().map(|(g, list)| (g.path.clone(), g.shown.clone(), list)).collect();
+    let deduplicate = p.loaded.pipeline.games.deduplicate;
+    d.key_at(&["games", "deduplicate"]);
     let shown = p.loaded.file.strip_prefix(&p.loaded.root).unwrap_or(&p.loaded.file).display().to_string();
     let run = move |cx: &Ctx<'_>| {
-        let (read, named) = collection::read(&specs).map_err(|e| cx.fail(e))?;
+        let (read, named) = collection::read(&specs, deduplicate).map_err(|e| cx.fail(e))?;
         let text = format!("{} games of {} players", read.games.len(), read.players.len());
         let warnings = doubts(&owners, &specs, &named, &shown);
         let count = warnings.len();

@@ -10,6 +10,7 @@
 //! evaluated (the flags report says so) instead of failing the make: the tree's engine
 //! step fails then only when the tree itself needs a search.
 
+use super::ids::{ENGINE, TREE};
 use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
 use super::planning::{Planner, Planning, repertoire_evals_id, repertoire_id};
 use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, EngineError, EvalSource, Failure, Job, Wanted};
@@ -35,10 +36,10 @@ fn declare(p: &Planning<'_>, name: &str, config: EngineConfig, binary_hash: Stri
     let cache_path = p.engine_cache();
     let mut d = p.declare(repertoire_evals_id(name), &RULE);
     let rep: Input<Repertoire> = d.input(repertoire_id(name));
-    let tree: Input<Tree> = d.input("tree");
+    let tree: Input<Tree> = d.input(TREE);
     // After the tree's searches: a position both want is then a cache hit here, never
     // two engines searching it at once.
-    d.after("engine");
+    d.after(ENGINE);
     let sources = source_refs(p, &mut d, &config);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let run = move |cx: &Ctx<'_>| {

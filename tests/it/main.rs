@@ -15,6 +15,7 @@ mod collections;
 mod convert;
 mod counts;
 mod crawl;
+mod dedup;
 mod diff;
 mod eco_facts;
 mod engine_faults;
