@@ -3,15 +3,15 @@
 //! metadata (the API's `GET /`) say how fresh the knowledge base is from it, in facts
 //! that the same inputs reproduce.
 
+use super::ids::DUPLICATES;
 use super::ids;
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::games::stored::{Repeats, StoredCounts};
 
 /// The `duplicates` step's id (steps modules never name each other).
-const DUPLICATES: &str = "duplicates";
 use crate::release::manifest::Coverage;
 
 /// The rule.
@@ -26,7 +26,7 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
     let mut d = p.declare(ids::COVERAGE, &RULE);
     let parts: Vec<(String, Input<StoredCounts>)> = p.counting_parts().into_iter().map(|(source, id)| (source, d.input(id))).collect();
-    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
+    let repeats: Option<Input<Repeats>> = d.input_if(declared, DUPLICATES);
     let run = move |cx: &Ctx<'_>| {
         let mut sources: BTreeMap<String, Coverage> = BTreeMap::new();
         for (source, part) in &parts {

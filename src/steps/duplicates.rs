@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 
+use super::ids;
 use super::planning::{GameFile, Planner, Planning};
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
 use crate::games::aggregate::{AggregateOptions, Counted, Format, count_games_at};
@@ -26,8 +27,6 @@ pub static RULE: Rule = Rule { name: "duplicates", about: "repeated games found 
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
-/// The step id.
-pub const ID: &str = "duplicates";
 
 /// With `[games] deduplicate` (the default) and a game file to deduplicate.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
@@ -35,7 +34,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     if !p.loaded.pipeline.games.deduplicate || files.is_empty() {
         return Ok(Vec::new());
     }
-    let mut d = p.declare(ID, &RULE);
+    let mut d = p.declare(ids::DUPLICATES, &RULE);
     let _: bool = d.param("games.deduplicate")?;
     let max_ply: usize = d.param("tree.max_ply")?;
     let parts: Vec<Input<StoredCounts>> = files.iter().map(|f| d.input(f.id())).collect();

@@ -3,13 +3,12 @@
 //! `okb serve`'s `/masters` and `/lichess` filters.
 
 
-use super::ids::{self, TREE};
+use super::ids::{self, TREE, DUPLICATES};
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::games::stored::Repeats;
 
 /// The `duplicates` step's id (steps modules never name each other).
-const DUPLICATES: &str = "duplicates";
 use crate::explorer_index::{ExplorerParams, FileSpec};
 use crate::tree::Tree;
 
@@ -43,7 +42,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     for source in sources {
         d.key_at(&["sources", source, "kind"]).key_at(&["sources", source, "filter"]);
     }
-    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
+    let repeats: Option<Input<Repeats>> = d.input_if(declared, DUPLICATES);
     let files = p.game_files.clone();
     let run = move |cx: &Ctx<'_>| {
         let repeats = repeats.as_ref().map(|r| cx.get(r)).transpose()?;

@@ -8,17 +8,17 @@
 //! miss in a map of the collection's keys, where a heap of one head per run stays in
 //! the processor's cache.)
 
+use super::ids::DUPLICATES;
 use super::ids;
 use std::sync::Arc;
 
 use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, is_declared};
+use super::planning::{Planner, Planning};
 use crate::games::report::{BadGames, Counters};
 use crate::games::runs::{self, MergePlan, MoveRecord, Opener, PosRecord, Record, RunError};
 use crate::games::stored::{MergedCounts, Repeats, Store, StoredCounts, StoredRun, store_both, store_both_minus};
 
 /// The `duplicates` step's id (steps modules never name each other).
-const DUPLICATES: &str = "duplicates";
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
@@ -37,7 +37,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     }
     let mut d = p.declare(ids::GAMES, &RULE);
     let parts: Vec<Input<StoredCounts>> = parts.into_iter().map(|(_, id)| d.input(id)).collect();
-    let repeats: Option<Input<Repeats>> = is_declared(declared, DUPLICATES).then(|| d.input(DUPLICATES));
+    let repeats: Option<Input<Repeats>> = d.input_if(declared, DUPLICATES);
     // The budget changes how the counts are merged, not what they are: it is no key.
     let memory_budget_mb = p.loaded.pipeline.games.memory_budget_mb;
     let run = move |cx: &Ctx<'_>| {
@@ -86,7 +86,7 @@ fn less<'a>(cx: &'a Ctx<'_>, repeats: &Repeats) -> Result<Option<(Opener<'a, Pos
     let (Some(positions), Some(moves)) = (&repeats.positions, &repeats.moves) else { return Ok(None) };
     let cache = &cx.build.cache;
     let opener = |hash: String| move || cache.open_blob(&hash);
-    Ok(Some((runs::from_reader(DUPLICATES.into(), opener(positions.name.clone())), runs::from_reader(DUPLICATES.into(), opener(moves.name.clone())))))
+    Ok(Some((runs::from_reader(DUPLICATES.name().into(), opener(positions.name.clone())), runs::from_reader(DUPLICATES.name().into(), opener(moves.name.clone())))))
 }
 
 /// Openers of one run (`which`) of every part, each named by its step.

@@ -14,6 +14,9 @@ use crate::dataflow::StepId;
 pub const COVERAGE: StepId<BTreeMap<String, crate::release::manifest::Coverage>> =
     StepId::new("coverage");
 
+/// `duplicates`: the repeated games of the game files, counted to be subtracted.
+pub const DUPLICATES: StepId<crate::games::stored::Repeats> = StepId::new("duplicates");
+
 /// `eco`: the ECO skeleton (Phase 1).
 pub const ECO: StepId<crate::eco::EcoSkeleton> = StepId::new("eco");
 
