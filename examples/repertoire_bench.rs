@@ -95,7 +95,7 @@ fn main() -> miette::Result<()> {
         let mut plan = okb::make::upstream_of(plan, "tree");
         let keep = keep.clone();
         let mut bench = planning.declare("repertoire-bench", &okb::steps::repertoire_report::RULE);
-        let tree = bench.input::<Tree>("tree");
+        let tree = bench.input(okb::steps::ids::TREE);
         plan.steps.push(bench.value(move |cx: &Ctx<'_>| {
             *keep.lock().unwrap() = Some(cx.get(&tree)?);
             Ok(Produced::new(0u8, "tree loaded").complete(false))
