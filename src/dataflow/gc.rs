@@ -51,7 +51,7 @@ pub fn sweep(root: &Path, used: &Used, dry_run: bool) -> std::io::Result<Swept> 
         all.extend(entries(&shard)?);
     }
     for entry in all.iter().filter(|e| !e.is_dir) {
-        swept.object(used.objects.contains(&entry.name), &entry, dry_run)?;
+        swept.object(used.objects.contains(&entry.name), entry, dry_run)?;
     }
     sweep_sides(root, used, dry_run, &mut swept)?;
     Ok(swept)

@@ -39,7 +39,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     let max_ply: usize = d.param("tree.max_ply")?;
     let parts: Vec<Input<StoredCounts>> = files.iter().map(|f| d.input(f.id())).collect();
     for file in &files {
-        d.file(&file.id(), &file.hash);
+        d.file(file.id(), &file.hash);
         d.key_at(&["sources", &file.source, "filter"]);
     }
     // The budget changes how the counts are sorted, not what they are: it is no key.

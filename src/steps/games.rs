@@ -18,8 +18,6 @@ use crate::games::report::{BadGames, Counters};
 use crate::games::runs::{self, MergePlan, MoveRecord, Opener, PosRecord, Record, RunError};
 use crate::games::stored::{MergedCounts, Repeats, Store, StoredCounts, StoredRun, store_both, store_both_minus};
 
-/// The `duplicates` step's id (steps modules never name each other).
-
 /// The rule.
 pub static RULE: Rule = Rule { name: "games", about: "all game files' counts merged", file: file!() };
 
@@ -81,8 +79,11 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     Ok(vec![d.value(run).references(MergedCounts::objects).priority(750)])
 }
 
+/// Openers of a position run and its move run.
+type RunOpeners<'a> = (Opener<'a, PosRecord>, Opener<'a, MoveRecord>);
+
 /// Openers of the repeats' runs, to subtract (`None`: no repeat).
-fn less<'a>(cx: &'a Ctx<'_>, repeats: &Repeats) -> Result<Option<(Opener<'a, PosRecord>, Opener<'a, MoveRecord>)>, BuildError> {
+fn less<'a>(cx: &'a Ctx<'_>, repeats: &Repeats) -> Result<Option<RunOpeners<'a>>, BuildError> {
     let (Some(positions), Some(moves)) = (&repeats.positions, &repeats.moves) else { return Ok(None) };
     let cache = &cx.build.cache;
     let opener = |hash: String| move || cache.open_blob(&hash);
