@@ -25,6 +25,13 @@ pub struct EvalSource {
     pub selection: Arc<Selection>,
 }
 
+impl EvalSource {
+    /// The label of source `name` pinned at `pin`: `<name>@<first 12 digits of the pin>`.
+    pub fn label(name: &str, pin: &str) -> String {
+        format!("{name}@{}", &pin[..pin.len().min(12)])
+    }
+}
+
 /// The best qualifying evaluation of `epd` (the position `pos`) among `sources`, as a
 /// stored result, with the index of the source it came from.
 pub fn best(

@@ -8,41 +8,13 @@
 use super::ids::{self, TREE};
 use std::sync::{Arc, Mutex};
 
-use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
-use super::planning::{Planner, Planning};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planner, Planning, EvalSourceRef, load_eval_sources};
 use crate::diagnostics::Warning;
 use crate::engine::estimate::{self, DEFAULT_SECONDS_AT_10};
 use crate::engine::queue::{self, Planned};
-use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, EvalSource, Job};
-use crate::evals::Selection;
+use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, Job};
 use crate::tree::Tree;
-
-/// An evaluation source the engine step takes evaluations from: its name in
-/// pipeline.toml, its step's value, and the label its evaluations carry.
-#[derive(Clone, Debug)]
-struct SourceRef {
-    /// The source's name.
-    name: String,
-    /// The step holding its [`Selection`].
-    step: Input<Selection>,
-    /// What its evaluations say they came from (`<name>@<pin>`).
-    label: String,
-}
-
-/// The evaluation sources `config` names, in `[engine] sources` order, read by `d`.
-fn source_refs(p: &Planning<'_>, d: &mut Declaring<'_>, config: &EngineConfig) -> Vec<SourceRef> {
-    let sources = p.eval_sources();
-    let named = config.sources.iter().filter_map(|name| sources.iter().find(|(n, _, _)| n == name));
-    named.map(|(name, step, pin)| SourceRef { name: name.clone(), step: d.input(step.clone()), label: format!("{name}@{}", &pin[..pin.len().min(12)]) }).collect()
-}
-
-/// The evaluation sources' selections, in `[engine] sources` order.
-fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, BuildError> {
-    sources
-        .iter()
-        .map(|s| Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection: cx.get(&s.step)? }))
-        .collect()
-}
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "engine", about: "engine evaluations of the tree's nodes (resumable)", file: file!() };
@@ -64,13 +36,13 @@ fn declare(p: &Planning<'_>, config: EngineConfig, binary_hash: String) -> Decl<
     let cache_path = p.engine_cache();
     let (left_config, left_cache) = (config.clone(), cache_path.clone());
     let mut d = p.declare(ids::ENGINE, &RULE);
-    let sources = source_refs(p, &mut d, &config);
+    let sources = p.eval_source_refs(&mut d, &config);
     let tree: Input<Tree> = d.input(TREE);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let (run_sources, run_tree) = (sources.clone(), tree.clone());
     let run = move |cx: &Ctx<'_>| {
         let tree = cx.get(&run_tree)?;
-        let sources = load_sources(cx, &run_sources)?;
+        let sources = load_eval_sources(cx, &run_sources)?;
         let jobs = jobs(&tree, &config);
         let mean_cost = jobs.iter().map(|j| estimate::cost(j.depth)).sum::<f64>() / jobs.len().max(1) as f64;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
@@ -116,14 +88,14 @@ pub fn plan_queue(p: &Planning<'_>, out: Arc<Mutex<Option<Planned>>>) -> Option<
     let (config, binary_hash) = p.engine.clone()?;
     let cache_path = p.engine_cache();
     let mut d = p.declare("engine-queue", &QUEUE_RULE);
-    let sources = source_refs(p, &mut d, &config);
+    let sources = p.eval_source_refs(&mut d, &config);
     let tree: Input<Tree> = d.input(TREE);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let run = move |cx: &Ctx<'_>| {
         let tree = cx.get(&tree)?;
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let path = config.path.clone().unwrap_or_default();
-        let planned = queue::plan(jobs(&tree, &config), &load_sources(cx, &sources)?, &path, &config, &cache).map_err(|e| cx.fail(e))?;
+        let planned = queue::plan(jobs(&tree, &config), &load_eval_sources(cx, &sources)?, &path, &config, &cache).map_err(|e| cx.fail(e))?;
         let queued = planned.queue.entries.len();
         let summary = format!("{} positions: {} cached, {queued} queued", planned.total, planned.cached);
         *out.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
@@ -175,8 +147,8 @@ fn summary(report: &AnnotationReport, cache: &EngineCache, config: &EngineConfig
 }
 
 /// For `okb status`: the positions not in the engine cache yet, and the time they take.
-fn left(cx: &Ctx<'_>, tree: &Input<Tree>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[SourceRef]) -> Result<String, BuildError> {
+fn left(cx: &Ctx<'_>, tree: &Input<Tree>, config: &EngineConfig, cache_path: &std::path::Path, sources: &[EvalSourceRef]) -> Result<String, BuildError> {
     let tree = cx.get(tree)?;
-    let left = crate::engine::wanted::left(jobs(&tree, config), &load_sources(cx, sources)?, config, cache_path).map_err(|e| cx.fail(e))?;
+    let left = crate::engine::wanted::left(jobs(&tree, config), &load_eval_sources(cx, sources)?, config, cache_path).map_err(|e| cx.fail(e))?;
     Ok(left.to_string())
 }

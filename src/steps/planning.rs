@@ -10,9 +10,10 @@
 
 use std::path::PathBuf;
 
-use crate::dataflow::{BuildError, Decl, Declaring, Rule};
+use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Rule};
 use crate::eco::EcoFormat;
-use crate::engine::EngineConfig;
+use crate::engine::{EngineConfig, EvalSource};
+use crate::evals::Selection;
 use crate::games::filter::GameFilter;
 use crate::pipeline::{Loaded, SourceKind, SourceSpec};
 use crate::release::Manifest;
@@ -329,4 +330,50 @@ pub struct Planner {
     pub rules: &'static [&'static Rule],
     /// Its planning function.
     pub plan: PlanFn,
+}
+
+/// An evaluation source a step takes evaluations from (the engine's and a repertoire's):
+/// its name in pipeline.toml, its step's value, and the label its evaluations carry.
+#[derive(Clone, Debug)]
+pub struct EvalSourceRef {
+    name: String,
+    step: Input<Selection>,
+    label: String,
+}
+
+impl Planning<'_> {
+    /// The evaluation sources `config` names, in `[engine] sources` order, read by `d`.
+    pub fn eval_source_refs(
+        &self,
+        d: &mut Declaring<'_>,
+        config: &EngineConfig,
+    ) -> Vec<EvalSourceRef> {
+        let sources = self.eval_sources();
+        let named =
+            config.sources.iter().filter_map(|name| sources.iter().find(|(n, _, _)| n == name));
+        named
+            .map(|(name, step, pin)| EvalSourceRef {
+                name: name.clone(),
+                step: d.input(step.clone()),
+                label: EvalSource::label(name, pin),
+            })
+            .collect()
+    }
+}
+
+/// The evaluation sources' selections, in `[engine] sources` order.
+pub fn load_eval_sources(
+    cx: &Ctx<'_>,
+    sources: &[EvalSourceRef],
+) -> Result<Vec<EvalSource>, BuildError> {
+    sources
+        .iter()
+        .map(|s| {
+            Ok(EvalSource {
+                name: s.name.clone(),
+                label: s.label.clone(),
+                selection: cx.get(&s.step)?,
+            })
+        })
+        .collect()
 }

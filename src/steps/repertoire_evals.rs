@@ -11,10 +11,9 @@
 //! step fails then only when the tree itself needs a search.
 
 use super::ids::{ENGINE, TREE};
-use crate::dataflow::{BuildError, Ctx, Decl, Declaring, Input, Produced, Rule};
-use super::planning::{Planner, Planning, repertoire_evals_id, repertoire_id};
+use crate::dataflow::{BuildError, Ctx, Decl, Input, Produced, Rule};
+use super::planning::{Planner, Planning, repertoire_evals_id, repertoire_id, load_eval_sources};
 use crate::engine::{AnnotationReport, Annotations, EngineCache, EngineConfig, EngineError, EvalSource, Failure, Job, Wanted};
-use crate::evals::Selection;
 use crate::repertoire::Repertoire;
 use crate::tree::Tree;
 
@@ -40,11 +39,11 @@ fn declare(p: &Planning<'_>, name: &str, config: EngineConfig, binary_hash: Stri
     // After the tree's searches: a position both want is then a cache hit here, never
     // two engines searching it at once.
     d.after(ENGINE);
-    let sources = source_refs(p, &mut d, &config);
+    let sources = p.eval_source_refs(&mut d, &config);
     d.file("engine-binary", binary_hash).key_at(&["engine"]);
     let run = move |cx: &Ctx<'_>| {
         let (rep, tree) = (cx.get(&rep)?, cx.get(&tree)?);
-        let sources = load_sources(cx, &sources)?;
+        let sources = load_eval_sources(cx, &sources)?;
         let jobs = jobs(&rep, &tree, &config);
         let cache = EngineCache::open(&cache_path).map_err(|e| cx.fail(e))?;
         let bar = crate::progress::start(jobs.len() as u64, "repertoire positions");
@@ -122,23 +121,3 @@ fn without_engine(jobs: Vec<Job>, sources: &[EvalSource], config: &EngineConfig,
     Produced::new(annotations, summary)
 }
 
-/// An evaluation source the step takes evaluations from: its name, its step's value and
-/// its label (as the engine step's, which this module may not name).
-#[derive(Clone)]
-struct SourceRef {
-    name: String,
-    step: Input<Selection>,
-    label: String,
-}
-
-/// The evaluation sources `config` names, in `[engine] sources` order, read by `d`.
-fn source_refs(p: &Planning<'_>, d: &mut Declaring<'_>, config: &EngineConfig) -> Vec<SourceRef> {
-    let sources = p.eval_sources();
-    let named = config.sources.iter().filter_map(|name| sources.iter().find(|(n, _, _)| n == name));
-    named.map(|(name, step, pin)| SourceRef { name: name.clone(), step: d.input(step.clone()), label: format!("{name}@{}", &pin[..pin.len().min(12)]) }).collect()
-}
-
-/// The evaluation sources' selections, in `[engine] sources` order.
-fn load_sources(cx: &Ctx<'_>, sources: &[SourceRef]) -> Result<Vec<EvalSource>, BuildError> {
-    sources.iter().map(|s| Ok(EvalSource { name: s.name.clone(), label: s.label.clone(), selection: cx.get(&s.step)? })).collect()
-}
