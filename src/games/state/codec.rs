@@ -123,11 +123,7 @@ impl Encoder {
 
     /// Appends `group` (whose key is not below the previous group's) to `out`.
     pub fn put(&mut self, group: &Group, out: &mut Vec<u8>) {
-        let hi = (group.key >> 64) as u64;
-        debug_assert!(hi >= self.prev_hi, "groups are written in key order");
-        put_varint(out, hi - self.prev_hi);
-        out.push((group.key >> 56) as u8);
-        self.prev_hi = hi;
+        self.put_key(group.key, out);
         let derived = group.position.is_some_and(|p| p == moves_total(&group.moves));
         let mode = match group.position {
             None => 0,
@@ -147,6 +143,42 @@ impl Encoder {
         self.groups += 1;
         self.moves += group.moves.len() as u64;
     }
+    /// Appends a group copied from another shard's bytes: its key, then its `body` (see
+    /// [`Span`]) as it was, with `moves` moves. Why: most groups of a merge are in one
+    /// shard only, and copying their bytes is several times faster than decoding and
+    /// encoding them (the bytes after the key do not depend on the group before).
+    pub fn put_raw(&mut self, key: u128, body: &[u8], moves: u64, out: &mut Vec<u8>) {
+        self.put_key(key, out);
+        out.extend_from_slice(body);
+        self.groups += 1;
+        self.moves += moves;
+    }
+
+    fn put_key(&mut self, key: u128, out: &mut Vec<u8>) {
+        let hi = (key >> 64) as u64;
+        debug_assert!(hi >= self.prev_hi, "groups are written in key order");
+        put_varint(out, hi - self.prev_hi);
+        out.push((key >> 56) as u8);
+        self.prev_hi = hi;
+    }
+}
+
+/// Where one group lies in its bytes, and what a merge needs of it, read without
+/// decoding its moves ([`Decoder::skip_into`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Span {
+    /// Its state key.
+    pub key: u128,
+    /// Where the group starts.
+    pub start: usize,
+    /// Where its body (the header and everything after it) starts.
+    pub body: usize,
+    /// Where it ends.
+    pub end: usize,
+    /// Its moves.
+    pub moves: u64,
+    /// The most games of its position or of any of its moves (whether it is hot).
+    pub reach: u64,
 }
 
 fn moves_total(moves: &[(MoveKey, MoveStats)]) -> Outcomes {
@@ -254,24 +286,106 @@ impl<'a> Decoder<'a> {
         Ok(true)
     }
 
-    fn read(&mut self, group: &mut Group) -> Option<()> {
+    /// Reads the next group's extent into `span` without decoding its moves; `false` at
+    /// the end. The bytes are checked as [`Decoder::next_into`] checks them.
+    pub fn skip_into(&mut self, span: &mut Span) -> Result<bool, Malformed> {
+        if self.at == self.bytes.len() {
+            return Ok(false);
+        }
+        let start = self.at;
+        self.skip(span)
+            .ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
+        Ok(true)
+    }
+
+    /// Decodes the group of `span` (read from these bytes by [`Decoder::skip_into`]).
+    pub fn decode_span(bytes: &[u8], span: &Span, group: &mut Group) -> Result<(), Malformed> {
+        let mut body =
+            Decoder { bytes: bytes.get(..span.end).unwrap_or(bytes), at: span.body, prev_hi: 0 };
         group.clear();
+        group.key = span.key;
+        body.read_body(group)
+            .ok_or(Malformed { at: span.start, what: "a group is cut short or out of range" })
+    }
+
+    fn read_key(&mut self) -> Option<u128> {
         let hi = self.prev_hi.checked_add(self.varint()?)?;
         let check = *self.bytes.get(self.at)?;
         self.at += 1;
         self.prev_hi = hi;
-        group.key = (u128::from(hi) << 64) | (u128::from(check) << 56);
+        Some((u128::from(hi) << 64) | (u128::from(check) << 56))
+    }
+
+    /// A group's header: its moves, and its position's counts when written out
+    /// (`Some(None)`: the sum of its moves'; `None`: no position record).
+    fn read_header(&mut self) -> Option<(usize, Option<Option<Outcomes>>)> {
         let header = self.varint()?;
         let moves = usize::try_from(header >> 2).ok().filter(|&n| n <= 4096)?;
-        let explicit = match header & 3 {
-            2 => Some(Outcomes {
+        let position = match header & 3 {
+            0 => None,
+            1 => Some(None),
+            2 => Some(Some(Outcomes {
                 white: self.varint()?,
                 draws: self.varint()?,
                 black: self.varint()?,
-            }),
-            0 | 1 => None,
+            })),
             _ => return None,
         };
+        Some((moves, position))
+    }
+
+    fn skip(&mut self, span: &mut Span) -> Option<()> {
+        span.start = self.at;
+        span.key = self.read_key()?;
+        span.body = self.at;
+        let (moves, position) = self.read_header()?;
+        let (mut sum, mut most) = (0u64, 0u64);
+        for _ in 0..moves {
+            self.at = self.at.checked_add(2).filter(|&at| at <= self.bytes.len())?;
+            let games = self.skip_stats()?;
+            sum += games;
+            most = most.max(games);
+        }
+        span.reach = match position {
+            None => most,
+            Some(None) => sum,
+            Some(Some(p)) => p.games().max(most),
+        };
+        span.moves = moves as u64;
+        span.end = self.at;
+        Some(())
+    }
+
+    /// Skips one move's statistics; their games.
+    fn skip_stats(&mut self) -> Option<u64> {
+        let tag = *self.bytes.get(self.at)?;
+        self.at += 1;
+        if tag == MULTI {
+            let games = self.varint()? + self.varint()? + self.varint()?;
+            for _ in 0..4 {
+                self.varint()?;
+            }
+            return Some(games);
+        }
+        if tag & !0x0f != 0 || tag & 3 == 3 {
+            return None;
+        }
+        for bit in [4, 8] {
+            if tag & bit != 0 {
+                self.varint()?;
+            }
+        }
+        Some(1)
+    }
+
+    fn read(&mut self, group: &mut Group) -> Option<()> {
+        group.clear();
+        group.key = self.read_key()?;
+        self.read_body(group)
+    }
+
+    fn read_body(&mut self, group: &mut Group) -> Option<()> {
+        let (moves, position) = self.read_header()?;
         for _ in 0..moves {
             let mv =
                 MoveKey(u16::from_le_bytes(self.bytes.get(self.at..self.at + 2)?.try_into().ok()?));
@@ -279,11 +393,7 @@ impl<'a> Decoder<'a> {
             let stats = self.stats()?;
             group.moves.push((mv, stats));
         }
-        group.position = match header & 3 {
-            0 => None,
-            1 => Some(moves_total(&group.moves)),
-            _ => explicit,
-        };
+        group.position = position.map(|p| p.unwrap_or_else(|| moves_total(&group.moves)));
         Some(())
     }
 
@@ -399,6 +509,25 @@ mod tests {
         }
         assert_eq!(read, sample());
         assert_eq!((encoder.groups, encoder.moves), (4, 4));
+    }
+
+    #[test]
+    fn skipping_finds_each_group_where_decoding_does_with_its_reach() {
+        let (_, bytes) = encoded();
+        let (mut skipper, mut decoder) = (Decoder::new(&bytes), Decoder::new(&bytes));
+        let (mut span, mut group, mut again) =
+            (Span::default(), Group::default(), Group::default());
+        let mut reaches = Vec::new();
+        while skipper.skip_into(&mut span).unwrap() {
+            assert!(decoder.next_into(&mut group).unwrap());
+            assert_eq!((span.key, span.end), (group.key, decoder.offset()));
+            Decoder::decode_span(&bytes, &span, &mut again).unwrap();
+            assert_eq!(again, group);
+            reaches.push(span.reach);
+        }
+        assert!(!decoder.next_into(&mut group).unwrap());
+        // Positions of 1, 4 and 4 games (one given explicitly); the last has only a move.
+        assert_eq!(reaches, vec![1, 4, 4, 1]);
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::codec::{Decoder, Encoder, Group, Malformed};
+use super::codec::{Decoder, Encoder, Group, Malformed, Span};
 
 /// Groups per block of the index: a point lookup reads one block (tens of KB).
 pub const BLOCK_GROUPS: u64 = 1024;
@@ -75,15 +75,32 @@ impl Cutter {
     /// Notes `group`, which starts at `offset` of the shard after a group whose key's top
     /// 64 bits are `prev_hi`.
     pub fn note(&mut self, group: &Group, offset: usize, prev_hi: u64) {
+        self.start(group.key, offset, prev_hi);
+        if is_hot(group, self.cut.min_games) {
+            self.keep(group);
+        }
+    }
+
+    /// Notes that a group of `key` starts at `offset` after a group whose key's top 64
+    /// bits are `prev_hi` (then [`Cutter::keep`] it if [`Cutter::wants`] it): for a
+    /// caller that knows a group's reach before decoding it.
+    pub fn start(&mut self, key: u128, offset: usize, prev_hi: u64) {
         if self.in_block == 0 {
-            let (first, offset) = (group.key, offset as u64);
-            self.cut.blocks.push(Block { first, prev_hi, offset, len: 0, check: [0; 16] });
+            let offset = offset as u64;
+            self.cut.blocks.push(Block { first: key, prev_hi, offset, len: 0, check: [0; 16] });
         }
         self.in_block = (self.in_block + 1) % BLOCK_GROUPS;
-        if is_hot(group, self.cut.min_games) {
-            self.encoder.put(group, &mut self.cut.groups);
-            self.cut.hot += 1;
-        }
+    }
+
+    /// Whether a group whose position or best move reaches `reach` games is hot.
+    pub fn wants(&self, reach: u64) -> bool {
+        reach >= self.cut.min_games
+    }
+
+    /// Keeps `group` (the one last started) in the cut.
+    pub fn keep(&mut self, group: &Group) {
+        self.encoder.put(group, &mut self.cut.groups);
+        self.cut.hot += 1;
     }
 
     /// The cut, its blocks measured and checked against the shard's bytes.
@@ -109,13 +126,17 @@ fn check(bytes: &[u8]) -> [u8; 16] {
 pub fn cut(shard: &[u8], min_games: u64) -> Result<HotCut, Malformed> {
     let mut cutter = Cutter::new(min_games);
     let mut decoder = Decoder::new(shard);
-    let mut group = Group::default();
+    let (mut span, mut group) = (Span::default(), Group::default());
     loop {
-        let (offset, prev_hi) = (decoder.offset(), decoder.prev_hi());
-        if !decoder.next_into(&mut group)? {
+        let prev_hi = decoder.prev_hi();
+        if !decoder.skip_into(&mut span)? {
             return Ok(cutter.finish(shard));
         }
-        cutter.note(&group, offset, prev_hi);
+        cutter.start(span.key, span.start, prev_hi);
+        if cutter.wants(span.reach) {
+            Decoder::decode_span(shard, &span, &mut group)?;
+            cutter.keep(&group);
+        }
     }
 }
 
@@ -225,6 +246,41 @@ mod tests {
         }
         let stored = HotCut::from_bytes(&hot.to_bytes()).unwrap();
         assert_eq!(stored, hot);
+    }
+
+    #[test]
+    fn a_merge_that_copies_untouched_groups_writes_what_decoding_every_group_writes() {
+        let (groups, bytes) = shard(3000);
+        // A month touching every third group of the shard, and adding new keys between.
+        let mut month: Vec<Group> = Vec::new();
+        for (i, g) in groups.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+            let mut touched = g.clone();
+            touched.key += u128::from(i % 2 == 0) << 60;
+            touched.moves[0].1.outcomes.black += 1;
+            touched.position = Some(touched.moves[0].1.outcomes);
+            month.push(touched);
+        }
+        month.sort_by_key(|g| g.key);
+        month.dedup_by_key(|g| g.key);
+        let (mut encoder, mut month_bytes) = (Encoder::default(), Vec::new());
+        month.iter().for_each(|g| encoder.put(g, &mut month_bytes));
+
+        let (mut copied, mut cutter) = (Vec::new(), Cutter::new(5));
+        let written = crate::games::state::merge::merge_bytes(
+            &bytes,
+            &month_bytes,
+            &mut copied,
+            Some(&mut cutter),
+        )
+        .unwrap();
+        let (mut decoded, mut encoder) = (Vec::new(), Encoder::default());
+        crate::games::state::merge::merge_groups(&bytes, &month_bytes, |g| {
+            encoder.put(g, &mut decoded)
+        })
+        .unwrap();
+        assert_eq!(copied, decoded);
+        assert_eq!((written.groups, written.moves), (encoder.groups, encoder.moves));
+        assert_eq!(cutter.finish(&copied), cut(&decoded, 5).unwrap());
     }
 
     #[test]

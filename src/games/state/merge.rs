@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::codec::{Decoder, Encoder, Group, Malformed, state_key};
+use super::codec::{Decoder, Encoder, Group, Malformed, Span, state_key};
 use super::hot::{Cutter, HotCut};
 use crate::games::runs::{self, MoveRecord, PosRecord, RunError, Source};
 
@@ -214,12 +214,37 @@ pub fn merge_bytes(
     mut cutter: Option<&mut Cutter>,
 ) -> Result<Encoder, Malformed> {
     let mut encoder = Encoder::default();
-    merge_groups(old, month, |group| {
+    let (mut a, mut b) = (Decoder::new(old), Decoder::new(month));
+    let (mut span, mut ga, mut gb) = (Span::default(), Group::default(), Group::default());
+    let (mut has_a, mut has_b) = (a.skip_into(&mut span)?, b.next_into(&mut gb)?);
+    while has_a || has_b {
+        if has_a && (!has_b || span.key < gb.key) {
+            // Most groups: in the old shard only, copied without decoding their moves.
+            if let Some(cutter) = cutter.as_deref_mut() {
+                cutter.start(span.key, out.len(), encoder.prev_hi());
+                if cutter.wants(span.reach) {
+                    Decoder::decode_span(old, &span, &mut ga)?;
+                    cutter.keep(&ga);
+                }
+            }
+            encoder.put_raw(span.key, &old[span.body..span.end], span.moves, out);
+            has_a = a.skip_into(&mut span)?;
+            continue;
+        }
+        let group = if has_a && span.key == gb.key {
+            Decoder::decode_span(old, &span, &mut ga)?;
+            ga.add(&gb);
+            has_a = a.skip_into(&mut span)?;
+            &ga
+        } else {
+            &gb
+        };
         if let Some(cutter) = cutter.as_deref_mut() {
             cutter.note(group, out.len(), encoder.prev_hi());
         }
-        encoder.put(group, out)
-    })?;
+        encoder.put(group, out);
+        has_b = b.next_into(&mut gb)?;
+    }
     Ok(encoder)
 }
 
