@@ -135,6 +135,9 @@ fn make_once(
     let mut warnings = plan.run(&build)?;
     build.save()?;
     summary.steps = std::mem::take(&mut *build.reports.lock().expect("reports poisoned"));
+    if !options.dry_run {
+        note_timings(&loaded.layout().cache, &summary.steps);
+    }
     summary.used = build.cache.used();
     if options.replay_warnings {
         for report in summary.steps.iter().filter(|r| r.status != Status::Built) {
@@ -147,6 +150,16 @@ fn make_once(
     summary.warnings = warnings;
     summary.elapsed = start.elapsed();
     Ok(summary)
+}
+
+/// Keeps the times of the steps this make ran, for `okb status`'s estimate. Losing
+/// them costs only the estimate, so a failure to write them is not the make's.
+fn note_timings(cache: &std::path::Path, reports: &[StepReport]) {
+    let mut timings = crate::dataflow::timings::Timings::load(cache);
+    for report in reports.iter().filter(|r| r.status == Status::Built) {
+        timings.note(&report.id, report.elapsed);
+    }
+    let _ = timings.save(cache);
 }
 
 /// The steps `loaded` asks for, in pipeline order: each step module of

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::output::{is_file_step, paint, print_json, print_step, step_json};
+use crate::dataflow::timings::{Estimate, Timings, spoken};
 use crate::dataflow::{Status, StepReport};
 use crate::make::{self, MakeOptions};
 use crate::pipeline::{Loaded, SourceKind};
@@ -72,11 +73,20 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
     // Nothing is printed while the steps are checked: the verdict comes first.
     let summary = make::make(loaded, &options, |_| {})?;
     let stale = summary.steps.iter().filter(|s| s.status == Status::Stale).count();
+    let estimate = Timings::load(&loaded.layout().cache).estimate(
+        summary.steps.iter().filter(|s| s.status == Status::Stale).map(|s| s.id.as_str()),
+    );
     let sources = freshness(loaded);
     if args.json {
         print_json(&json!({
             "up_to_date": stale == 0,
             "stale": stale,
+            "estimate": {
+                "seconds": estimate.total.as_secs_f64(),
+                "timed": estimate.timed,
+                "inferred": estimate.inferred,
+                "unknown": estimate.unknown,
+            },
             "steps": summary.steps.iter().map(step_json).collect::<Vec<_>>(),
             "sources": sources.iter().map(|(name, lines)| (name.clone(), json!(lines))).collect::<serde_json::Map<_, _>>(),
         }));
@@ -86,9 +96,10 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
         eprintln!("{} everything is up to date", paint("Fresh", "32"));
     } else {
         eprintln!(
-            "{} {stale} of {} steps would run; `okb make` builds them",
+            "{} {stale} of {} steps would run; `okb make` builds them{}",
             paint("Stale", "33"),
-            summary.steps.len()
+            summary.steps.len(),
+            said_estimate(&estimate)
         );
     }
     print_steps(&summary.steps);
@@ -98,6 +109,22 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// ` (about 12 min by the last runs' times; …)`, or nothing when no step was timed.
+fn said_estimate(estimate: &Estimate) -> String {
+    if estimate.timed + estimate.inferred == 0 {
+        return String::new();
+    }
+    let mut notes = Vec::new();
+    if estimate.inferred > 0 {
+        notes.push(format!("{} new, timed by their source's other files", estimate.inferred));
+    }
+    if estimate.unknown > 0 {
+        notes.push(format!("{} never run, not counted", estimate.unknown));
+    }
+    let notes: String = notes.iter().map(|n| format!("; {n}")).collect();
+    format!(" (about {} by the last runs' times{notes})", spoken(estimate.total))
 }
 
 /// Every step with why it would run, except fresh game files, which are counted per

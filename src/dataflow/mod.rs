@@ -19,6 +19,7 @@ pub mod mark;
 pub mod plan;
 pub mod scan;
 pub mod schedule;
+pub mod timings;
 
 pub use plan::{Action, Ctx, Decl, Declaring, Input, Produced, Rule, StepId};
 pub use schedule::Plan;

@@ -247,3 +247,44 @@ fn the_same_month_under_two_names_is_refused_naming_both() {
         run.stderr
     );
 }
+
+#[test]
+fn a_filter_change_says_before_the_make_that_every_month_is_counted_again_and_how_long() {
+    let all = names();
+    let p = project(&all[..3], true, 4);
+    p.make(&[]);
+    let text = std::fs::read_to_string(p.path("pipeline.toml")).unwrap();
+    let filter = "state = true\n[sources.lichess.filter]\nmin_rating = 1600\n";
+    let text = text.replace("state = true\n", filter);
+    std::fs::write(p.path("pipeline.toml"), text).unwrap();
+    set_files(&p, &all);
+
+    let status = p.okb(&["status"]);
+    assert_eq!(status.status, 0, "{}", status.stderr);
+    // Every month is counted and merged again (three known, one new), and the line
+    // that says so comes with the time the last make's steps took.
+    for month in &all {
+        for step in ["games:lichess:", "state:lichess:"] {
+            let id = format!("{step}{month}");
+            assert!(
+                status.stderr.lines().any(|l| l.contains("Stale") && l.contains(&id)),
+                "{id}: {}",
+                status.stderr
+            );
+        }
+    }
+    let verdict = status.stderr.lines().next().unwrap();
+    assert!(
+        verdict.contains("by the last runs' times")
+            && verdict.contains("new, timed by their source's other files"),
+        "{verdict}"
+    );
+
+    let json = p.okb(&["status", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    let estimate = &report["estimate"];
+    assert!(estimate["seconds"].as_f64().unwrap() > 0.0, "{estimate}");
+    // The new month's two steps are timed by their siblings; every other one ran before.
+    assert_eq!(estimate["inferred"], 2, "{estimate}");
+    assert_eq!(estimate["unknown"], 0, "{estimate}");
+}
