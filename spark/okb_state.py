@@ -61,6 +61,9 @@ def main(argv=None):
     p.add_argument("files", nargs="+", help="the month's game files (PGN, .zst, .bz2, .gz, BGN)")
     args = p.parse_args(argv)
 
+    for path in (args.state, args.staging or ""):
+        if "://" in path:
+            sys.exit(f"{path}: okb reads and writes plain files; mount it on every node and give the mount's path")
     okb = os.path.abspath(args.okb)
     state = os.path.abspath(args.state)
     staging = os.path.abspath(args.staging or os.path.join(state, "staging", args.month))
