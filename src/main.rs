@@ -153,6 +153,22 @@ enum Command {
     ///   # pipeline.toml: [sources.lichess] kind = "counts", path = "all.okbc"
     #[command(verbatim_doc_comment)]
     Count(cli::count::CountArgs),
+    /// Grow a counts state folder a month at a time, on several machines (Spark)
+    ///
+    /// The counts state of a large game source (all of Lichess) kept as a folder every
+    /// machine can read and write: each machine counts some of a month's files into
+    /// slices by shard, each shard is merged with its slices on its own (one task per
+    /// shard), and the month is committed. spark/okb_state.py runs these on Spark; a
+    /// pipeline reads the folder as a source, and builds the tree a `state = true` game
+    /// source over the same months builds.
+    ///
+    ///   okb state init --state st --shards 64 --max-ply 15
+    ///   okb state count --state st -o staging/part-0 2024-01.pgn.zst
+    ///   okb state merge --state st --shard 0 --min-games 5 staging/part-*
+    ///   okb state commit --state st --month 2024-01 staging/part-*
+    ///   # pipeline.toml: [sources.lichess] kind = "counts-state", path = "st"
+    #[command(verbatim_doc_comment)]
+    State(cli::state::StateArgs),
     /// Engine annotation on other machines: queue the searches, annotate, import results
     ///
     /// The engine step of a large pipeline can run elsewhere (other machines, a Spark
@@ -400,6 +416,9 @@ impl Row {
             Command::Book(args) => row("book", false, false, move |_| done(cli::book::run(&args))),
             Command::Count(args) => {
                 row("count", false, false, move |_| done(cli::count::run(&args)))
+            }
+            Command::State(args) => {
+                row("state", false, false, move |_| done(cli::state::run(&args)))
             }
             Command::Engine(args) => {
                 let reads_pipeline = !matches!(args.what, EngineCommand::Annotate(_));

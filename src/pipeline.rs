@@ -590,6 +590,11 @@ blake3 = "0000000000000000000000000000000000000000000000000000000000000002"
 kind = "structure-labels"
 path = "structures/labels.tsv"
 
+[sources.state]
+kind = "counts-state"
+path = "state/lichess"
+blake3 = "0000000000000000000000000000000000000000000000000000000000000009"
+
 [sources.dump]
 kind = "lichess-evals"
 url = "https://example.org/evals.jsonl.zst"

@@ -23,7 +23,11 @@ pub struct FetchArgs {
 /// structure labels), or a collection's manifest (other game sources: `None`).
 pub(crate) fn wanted<'a>(loaded: &'a Loaded, name: &'a str) -> Option<Wanted<'a>> {
     let spec = &loaded.pipeline.sources[name];
-    let path = spec.manifest().or(spec.path()).map(|p| loaded.path(p));
+    let mut path = spec.manifest().or(spec.path()).map(|p| loaded.path(p));
+    if spec.kind() == crate::pipeline::SourceKind::CountsState {
+        // A state folder is pinned by its manifest.
+        path = path.map(|folder| folder.join(crate::games::state::folder::MANIFEST));
+    }
     (spec.kind().is_pinned_file() || spec.manifest().is_some()).then(|| Wanted {
         name,
         blake3: spec.blake3(),

@@ -227,7 +227,7 @@ pub(crate) fn build_adapted(
     Ok((lock, make::make_adapted(loaded, &options, on_report, adapt)?))
 }
 
-/// `--locked`: every source (taxonomies, counts, structure labels, explorer crawls,
+/// `--locked`: every source (taxonomies, counts, counts states, structure labels, explorer crawls,
 /// evaluation sources, collections' manifests, Lichess database months) and every
 /// repertoire has a pin, and every file a game source given by `path` or `paths`
 /// matches has one in `[sources.<name>.pins]`.

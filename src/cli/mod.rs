@@ -23,6 +23,7 @@ pub mod prep;
 pub mod query;
 pub mod review;
 pub mod serve;
+pub mod state;
 pub mod status;
 pub mod structure;
 pub mod verify;

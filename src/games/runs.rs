@@ -405,7 +405,7 @@ pub fn merge_both<'a>(
 
 /// Merges `group` into an intermediate run in the spill folder; returns its opener (the
 /// file is removed once read, or when the opener is dropped).
-fn spill_merged<'a, T: Record + 'a>(
+pub fn spill_merged<'a, T: Record + 'a>(
     group: Vec<Opener<'a, T>>,
     plan: &MergePlan,
 ) -> Result<Opener<'a, T>, RunError> {

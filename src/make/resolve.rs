@@ -284,6 +284,10 @@ fn resolve_files(
         if !spec.kind().is_pinned_file() {
             continue;
         }
+        if spec.kind() == SourceKind::CountsState {
+            found.push(counts_state(loaded, name, spec, build)?);
+            continue;
+        }
         let wanted = Wanted {
             name,
             blake3: spec.blake3(),
@@ -309,6 +313,31 @@ fn resolve_files(
         });
     }
     Ok(found)
+}
+
+/// A counts state folder (`kind = "counts-state"`), known by its manifest's BLAKE3 and
+/// read in place (its shards are checked as they are read).
+fn counts_state(
+    loaded: &Loaded,
+    name: &str,
+    spec: &crate::pipeline::SourceSpec,
+    build: &Build,
+) -> Result<SourceFile, MakeError> {
+    use crate::sources::SourceError;
+    let folder = loaded.path(spec.path().expect("a counts-state source has a path"));
+    let manifest = folder.join(crate::games::state::folder::MANIFEST);
+    let mut files = build.files.lock().expect("file states poisoned");
+    let hash = files.hash(&manifest).map_err(|source| SourceError::Io {
+        name: name.to_string(),
+        path: manifest.display().to_string(),
+        source,
+    })?;
+    if let Some(pin) = spec.blake3().filter(|pin| *pin != hash) {
+        let location = manifest.display().to_string();
+        let (name, expected) = (name.to_string(), pin.to_string());
+        return Err(SourceError::Mismatch { name, location, expected, actual: hash }.into());
+    }
+    Ok(SourceFile { name: name.to_string(), kind: SourceKind::CountsState, path: folder, hash })
 }
 
 /// The files of every game source, sorted, with their hashes (from the stat cache); a

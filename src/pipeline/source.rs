@@ -52,11 +52,15 @@ pub enum SourceKind {
     /// Months of Lichess's database dumps (`months`, `variant`, `url` the server), each
     /// verified by the published SHA-256 and pinned together by `blake3` (`okb pin`).
     LichessDb,
+    /// A counts state folder (`path`) made by `okb state` or spark/okb_state.py, pinned
+    /// by the BLAKE3 of its manifest: the tree reads it as it reads a `state = true`
+    /// source's state.
+    CountsState,
 }
 
 impl SourceKind {
     /// Every kind, in the order pipeline.toml's documentation lists them.
-    const ALL: [SourceKind; 11] = [
+    const ALL: [SourceKind; 12] = [
         SourceKind::LichessTsv,
         SourceKind::ScidEco,
         SourceKind::EcoPgn,
@@ -66,6 +70,7 @@ impl SourceKind {
         SourceKind::StructureLabels,
         SourceKind::LichessExplorer,
         SourceKind::LichessDb,
+        SourceKind::CountsState,
         SourceKind::LichessEvals,
         SourceKind::LichessCloudEval,
     ];
@@ -100,6 +105,7 @@ impl SourceKind {
             SourceKind::LichessEvals => "lichess-evals",
             SourceKind::LichessCloudEval => "lichess-cloud-eval",
             SourceKind::LichessDb => "lichess-db",
+            SourceKind::CountsState => "counts-state",
         }
     }
 
@@ -112,6 +118,7 @@ impl SourceKind {
             SourceKind::Counts => Some(FileKind::Counts),
             SourceKind::StructureLabels => Some(FileKind::StructureLabels),
             SourceKind::LichessEvals => Some(FileKind::LichessEvals),
+            SourceKind::CountsState => Some(FileKind::CountsState),
             SourceKind::Pgn
             | SourceKind::Bgn
             | SourceKind::LichessExplorer
@@ -136,6 +143,7 @@ impl SourceKind {
                 "pins",
             ],
             SourceKind::LichessDb => &["months", "variant", "url", "blake3", "filter", "state"],
+            SourceKind::CountsState => &["path", "blake3"],
             SourceKind::LichessExplorer => &[
                 "database",
                 "url",
@@ -174,6 +182,8 @@ pub enum FileKind {
     StructureLabels,
     /// `lichess-evals`.
     LichessEvals,
+    /// `counts-state` (a folder, pinned by its manifest).
+    CountsState,
 }
 
 impl From<FileKind> for SourceKind {
@@ -185,6 +195,7 @@ impl From<FileKind> for SourceKind {
             FileKind::Counts => SourceKind::Counts,
             FileKind::StructureLabels => SourceKind::StructureLabels,
             FileKind::LichessEvals => SourceKind::LichessEvals,
+            FileKind::CountsState => SourceKind::CountsState,
         }
     }
 }
@@ -749,7 +760,12 @@ impl FlatSource {
             _ => {
                 let kind = kind.file_kind().expect("the other kinds are pinned files");
                 if url.is_none() && path.is_none() {
-                    return Err("needs `url` or `path`".into());
+                    return Err(match kind {
+                        FileKind::CountsState => {
+                            "a counts-state source needs `path`, the state folder".into()
+                        }
+                        _ => "needs `url` or `path`".into(),
+                    });
                 }
                 SourceSpec::File(FileSource { kind, url, path, blake3 })
             }
@@ -1013,6 +1029,7 @@ mod tests {
                 }
                 SourceKind::LichessDb => flat.months = Some(vec!["2013-01".into()]),
                 SourceKind::LichessExplorer => flat.database = Some(Database::Masters),
+                SourceKind::CountsState => (flat.url, flat.path) = (None, Some("state".into())),
                 _ => {}
             }
             let spec = flat.clone().into_spec().unwrap_or_else(|e| panic!("{kind:?}: {e}"));

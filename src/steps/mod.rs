@@ -38,6 +38,7 @@ step_modules![
     duplicates,
     games,
     state,
+    counts_state,
     coverage,
     tree,
     evals,

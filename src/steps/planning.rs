@@ -117,6 +117,11 @@ pub fn state_id(file: &GameFile) -> String {
     format!("state:{}:{}", file.source, file.shown)
 }
 
+/// The id of counts-state source `name`'s step.
+pub fn counts_state_id(name: &str) -> String {
+    format!("counts-state:{name}")
+}
+
 /// The id of evaluation dump `name`'s step.
 pub fn evals_id(name: &str) -> String {
     format!("evals:{name}")
@@ -171,6 +176,11 @@ impl Planning<'_> {
     /// The counts sources (`kind = "counts"`).
     pub fn counts_files(&self) -> impl Iterator<Item = &SourceFile> {
         self.files_of_kind(SourceKind::Counts)
+    }
+
+    /// The counts state folders (`kind = "counts-state"`).
+    pub fn counts_state_files(&self) -> impl Iterator<Item = &SourceFile> {
+        self.files_of_kind(SourceKind::CountsState)
     }
 
     /// The evaluation dumps (`kind = "lichess-evals"`).

@@ -3,12 +3,13 @@
 
 
 use super::ids::{self, ECO, GAMES};
-use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Input, Produced, Rule};
-use super::planning::{Planner, Planning, state_id};
+use crate::dataflow::{BuildError, CorruptCache, Ctx, Decl, Declaring, Input, Produced, Rule};
+use super::planning::{Planner, Planning, counts_state_id, state_id};
 use crate::eco::EcoSkeleton;
 use crate::games::runs::{self, MoveRecord, PosRecord, Record, RunError, Source};
 use crate::games::state::codec::KEY_MASK;
-use crate::games::state::merge::{MergeError, RunGroups};
+use crate::games::state::folder::StateFolder;
+use crate::games::state::merge::{MergeError, RunGroups, ShardStore};
 use crate::games::state::{self, CountsState};
 use crate::games::stats::GameStats;
 use crate::games::stored::{MergedCounts, StoredRun};
@@ -27,10 +28,10 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let eco: Input<EcoSkeleton> = d.input(ECO);
     let params: TreeParams = d.param("tree")?;
     let games: Option<Input<MergedCounts>> = d.input_if(declared, GAMES);
-    let state: Option<Input<CountsState>> = p.state_files().last().map(|file| d.input(state_id(file)));
+    let states = state_inputs(p, &mut d);
     let run = move |cx: &Ctx<'_>| {
         let skeleton = cx.get(&eco)?;
-        let tree = match (&games, &state) {
+        let tree = match (&games, one_state(cx, &states)?) {
             (games, Some(state)) => tree::build_streaming(&skeleton, &params, |needed| from_state(cx, state, games.as_ref(), needed))?,
             (Some(input), None) => {
                 let counts = cx.get(input)?;
@@ -42,6 +43,39 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
         Ok(Produced::encoded(tree, text, encode_tree))
     };
     Ok(vec![d.value(run).priority(700)])
+}
+
+/// The tree's counts state: the last `state` step's (shards in the cache), or a
+/// counts-state source's (shards in its folder).
+struct StateInput {
+    input: Input<CountsState>,
+    folder: Option<std::path::PathBuf>,
+}
+
+/// The counts states the tree reads: the last `state` step's, then the counts-state
+/// sources' (a tree reads one at most: [`one_state`]).
+fn state_inputs(p: &Planning<'_>, d: &mut Declaring<'_>) -> Vec<(String, StateInput)> {
+    let local = p.state_files().last().map(|file| {
+        let shown = format!("the state of `state = true` source {}", file.source);
+        (shown, StateInput { input: d.input(state_id(file)), folder: None })
+    });
+    let folders = p.counts_state_files().map(|f| {
+        let input = StateInput { input: d.input(counts_state_id(&f.name)), folder: Some(f.path.clone()) };
+        (format!("counts-state source {}", f.name), input)
+    });
+    local.into_iter().chain(folders.collect::<Vec<_>>()).collect()
+}
+
+/// The one counts state of `states`, if any: two cannot be summed key by key.
+fn one_state<'s>(cx: &Ctx<'_>, states: &'s [(String, StateInput)]) -> Result<Option<&'s StateInput>, BuildError> {
+    match states {
+        [] => Ok(None),
+        [(_, one)] => Ok(Some(one)),
+        many => {
+            let names: Vec<&str> = many.iter().map(|(name, _)| name.as_str()).collect();
+            Err(cx.fail(format!("a tree reads one counts state, not {}: keep one of them", names.join(" and "))))
+        }
+    }
 }
 
 /// The merged counts the tree can use, read as streams and pruned on the way (positions
@@ -66,21 +100,30 @@ fn pruned(cx: &Ctx<'_>, input: &Input<MergedCounts>, games: &MergedCounts, neede
 
 /// The counts state and the other sources' merged counts read together in one pass, key
 /// by key, and pruned on the way (see `games::state::kept`); keyed by the state's 72 bits.
-fn from_state(cx: &Ctx<'_>, input: &Input<CountsState>, games: Option<&Input<MergedCounts>>, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
+fn from_state(cx: &Ctx<'_>, state: &StateInput, games: Option<&Input<MergedCounts>>, needed: &Needed<'_>) -> Result<GameStats, BuildError> {
+    let input = &state.input;
     let counts_state = cx.get(input)?;
     let merged = games.map(|g| cx.get(g)).transpose()?;
     let cache = &cx.build.cache;
+    // A folder's hot cuts at another threshold go to the cache: okb make never writes
+    // into a source.
+    let cuts = cache.root().join("sides").join("state-hot");
+    let folder = state.folder.as_ref().map(|path| StateFolder::open(path).map(|f| f.with_cuts_in(cuts))).transpose().map_err(|e| cx.fail(e))?;
+    let store: &dyn ShardStore = match &folder {
+        Some(folder) => folder,
+        None => cache,
+    };
     let kept = (|| -> Result<_, MergeError> {
         let others = match &merged {
             Some(m) => Some(RunGroups::open(cache, "games", &m.positions.name, &m.moves.name)?),
             None => None,
         };
-        state::kept(&counts_state, cache, others, &needed.of_state())
+        state::kept(&counts_state, store, others, &needed.of_state())
     })();
     use std::io::ErrorKind::{InvalidData, NotFound, UnexpectedEof};
     let lost = |kind| matches!(kind, InvalidData | NotFound | UnexpectedEof);
     let (positions, moves) = kept.map_err(|e| match (&e, games) {
-        (MergeError::Shard { shard, source }, _) if lost(source.kind()) => {
+        (MergeError::Shard { shard, source }, _) if lost(source.kind()) && folder.is_none() => {
             BuildError::from(CorruptCache { step: input.id().into(), hash: cx.hash_of(input), found: shard.clone() })
         }
         (MergeError::Month(RunError::Input { source, .. }), Some(g)) if lost(source.kind()) => {

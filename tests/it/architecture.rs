@@ -47,7 +47,12 @@ fn the_fixture_declares_a_step_of_every_rule_and_graph_formats_agree() {
     let tree = steps.iter().find(|s| s["id"] == "tree").unwrap();
     assert_eq!(
         tree["reads"],
-        serde_json::json!(["eco", "games", "state:games:games/openings.pgn"])
+        serde_json::json!([
+            "eco",
+            "games",
+            "state:games:games/openings.pgn",
+            "counts-state:spark-state"
+        ])
     );
     assert_eq!(tree["code"], "src/steps/tree.rs");
     assert!(tree["params"].as_array().unwrap().contains(&serde_json::json!("tree")));
@@ -55,7 +60,11 @@ fn the_fixture_declares_a_step_of_every_rule_and_graph_formats_agree() {
     let dot = graph(&["--format", "dot"]);
     assert!(dot.starts_with("digraph okb {") && dot.contains("eco -> tree;"), "{dot}");
     let text = graph(&[]);
-    assert!(text.lines().any(|l| l.contains("tree") && l.contains("← eco, games")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("tree") && l.contains("← counts-state:spark-state, eco, games")),
+        "{text}"
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod cloud_eval;
 mod collections;
 mod convert;
 mod counts;
+mod counts_state;
 mod crawl;
 mod dedup;
 mod diff;

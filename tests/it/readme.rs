@@ -406,7 +406,7 @@ fn the_command_table_lists_every_command_and_only_flags_okb_has() {
             .take(2)
             .collect();
         let path: Vec<&str> =
-            if path.len() == 2 && !matches!(path[0], "engine" | "review" | "query") {
+            if path.len() == 2 && !matches!(path[0], "engine" | "review" | "query" | "state") {
                 path[..1].to_vec()
             } else {
                 path

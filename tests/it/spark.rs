@@ -3,7 +3,9 @@
 //! `okb make` over the games, and Spark SQL over okb's split BGN output answers "games per
 //! first move and result" with the numbers of okb's own knowledge base; engine annotations
 //! made by spark/okb_engine.py (real Stockfish on the executors) land in the engine cache,
-//! and the next make exports the bytes of a make that ran the engine itself.
+//! and the next make exports the bytes of a make that ran the engine itself; a counts
+//! state grown a month at a time by spark/okb_state.py (one task per shard) holds the
+//! shards of a local make's state and builds its tree.
 
 use crate::common;
 use std::process::Command;
@@ -176,4 +178,74 @@ fn engine_annotations_made_on_spark_give_the_exports_of_a_local_make() {
         pgn.iter().any(|(_, bytes)| String::from_utf8_lossy(bytes).contains("[%eval ")),
         "no [%eval] in the PGN export"
     );
+}
+
+const STATE_TREE: &str = "[tree]\nmax_ply = 8\nmin_games = 3\n[games]\nstate_shards = 6\n[exports.csv]\nformat = \"csv\"\noutput = \"out/nodes.csv\"\n[exports.book]\nformat = \"polyglot\"\noutput = \"out/book.bin\"\n";
+
+/// The first `games` games of the Lichess sample cut into three "months" in `dir`.
+fn lichess_months(dir: &std::path::Path, games: usize) -> Vec<String> {
+    let lichess = common::shared_sources()
+        .join("../corpus/lichess/lichess_db_standard_rated_2013-01.first5297.pgn");
+    let text = std::fs::read_to_string(lichess).unwrap();
+    let all: Vec<&str> =
+        text.trim_start_matches("[Event ").split("\n\n[Event ").take(games).collect();
+    all.chunks(games.div_ceil(3))
+        .enumerate()
+        .map(|(i, part)| {
+            let path = dir.join(format!("2013-0{}.pgn", i + 1));
+            let body: String =
+                part.iter().map(|g| format!("[Event {}\n\n", g.trim_end())).collect();
+            std::fs::write(&path, body).unwrap();
+            path.display().to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_counts_state_grown_on_spark_equals_the_local_state_and_builds_its_tree() {
+    let months = tempfile::tempdir().unwrap();
+    let files = lichess_months(months.path(), 1500);
+    let quoted: Vec<String> = files.iter().map(|f| format!("{f:?}")).collect();
+    let local = Project::with_pipeline(&format!(
+        "{}[sources.months]\nkind = \"pgn\"\npaths = [{}]\nstate = true\n{STATE_TREE}",
+        mini_sources(),
+        quoted.join(", ")
+    ));
+    local.make(&[]);
+
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.months]\nkind = \"counts-state\"\npath = \"state\"\n{STATE_TREE}",
+        mini_sources()
+    ));
+    let okb = env!("CARGO_BIN_EXE_okb");
+    let script = format!("{ROOT}/spark/okb_state.py");
+    let base = [&script, "--master", "local[2]", "--okb", okb, "--state", "state"];
+    let settings = ["--shards", "6", "--max-ply", "8", "--min-games", "3"];
+    // A month of two files (two counting partitions), then a month of one.
+    for (month, files) in [("2013-01a", &files[..2]), ("2013-01b", &files[2..])] {
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        python(&[&base[..], &settings, &["--month", month], &files].concat(), p.dir.path());
+    }
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&p.read("state/manifest.json")).unwrap();
+    let shards: Vec<&str> = manifest["state"]["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(shards.len(), 6, "every shard holds keys: {manifest}");
+    for name in shards {
+        let spark = p.read(&format!("state/shards/{name}.shard"));
+        let cached = local.path(&format!("cache/objects/{name}"));
+        assert!(cached.exists(), "shard {name} of the Spark state is no shard of the local state");
+        assert!(std::fs::read(cached).unwrap() == spark, "shard {name}: other bytes");
+    }
+    assert!(
+        !p.path("state/staging").exists()
+            || std::fs::read_dir(p.path("state/staging")).unwrap().count() == 0
+    );
+    let made = p.make(&[]);
+    assert!(made.stderr.contains("counts-state:months"), "{}", made.stderr);
+    common::assert_same_outputs(&local, &p, &["out/nodes.csv", "out/book.bin"]);
 }

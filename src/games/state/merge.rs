@@ -327,7 +327,7 @@ pub fn add_month(
 
 /// Shard `old` (if any) merged with the month's slice and stored, with its hot cut at
 /// `hot_at`; with the bytes read.
-fn merge_one(
+pub fn merge_one(
     old: Option<&Shard>,
     month: &[u8],
     store: &dyn ShardStore,

@@ -14,10 +14,16 @@
 //! - [`merge`]: a month's runs grouped and cut by shard; the per-shard merge, resumable.
 //! - [`hot`]: each shard's hot cut (what a tree keeps by counts) and block index, written
 //!   by the merge, so that a build reads the state once (the merge's pass), not twice.
+//! - [`folder`]: the state as a folder of files (manifest, shards, hot cuts) that `okb
+//!   state` and Spark build and a `kind = "counts-state"` source reads.
+//! - [`staging`]: a month added to a state folder by many machines: slices counted apart,
+//!   one merge per shard, one commit.
 
 pub mod codec;
+pub mod folder;
 pub mod hot;
 pub mod merge;
+pub mod staging;
 
 use serde::{Deserialize, Serialize};
 
