@@ -95,6 +95,10 @@ pub struct StoreSpec {
     /// then `~/.pgpass`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub password_env: Option<String>,
+    /// How many builds' changes `node_changelog` keeps (0: no changelog). Why a bound:
+    /// a rebuild changes most nodes' counts (a Lichess month changes them all), so an
+    /// unbounded log grows with every build, and so does every store step that copies it.
+    pub changelog_builds: u32,
 }
 
 impl Default for StoreSpec {
@@ -104,6 +108,7 @@ impl Default for StoreSpec {
             url: None,
             schema: "okb".into(),
             password_env: None,
+            changelog_builds: 10,
         }
     }
 }

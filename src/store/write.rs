@@ -192,6 +192,9 @@ pub struct Parts<'a> {
     /// What each game source's games cover, as JSON (the `coverage` row of `meta`, which
     /// the API's metadata shows).
     pub coverage: Option<&'a str>,
+    /// How many builds' changes the changelog keeps (`[store] changelog_builds`; `None`:
+    /// all of them).
+    pub changelog_builds: Option<u32>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
@@ -240,7 +243,8 @@ pub fn write_records(
 
     let (main, side_rows) = std::thread::scope(|scope| {
         let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
-        let main = write_main(tree, &records, &ids, previous.as_ref(), &tmp, &mut summary);
+        let log = Changelog { previous: previous.as_ref(), keep: parts.changelog_builds };
+        let main = write_main(tree, &records, &ids, log, &tmp, &mut summary);
         (main, side_job.join().expect("the side writer does not panic"))
     });
     let mut conn = main?;
@@ -274,16 +278,25 @@ pub fn write_records(
     Ok(summary)
 }
 
+/// What the changelog is written from: the store this one replaces, and how many builds'
+/// changes to keep (`None`: all).
+#[derive(Clone, Copy)]
+struct Changelog<'a> {
+    previous: Option<&'a PreviousStore>,
+    keep: Option<u32>,
+}
+
 /// The main database (at `tmp`, a copy of the entry part): nodes, transpositions, the
 /// changelog, `pawn_structures` and `meta`, with their indexes.
 fn write_main(
     tree: &Tree,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
-    previous: Option<&PreviousStore>,
+    log: Changelog<'_>,
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
+    let previous = log.previous;
     let mut conn = open_writer(tmp)?;
     // The rebuild's number is the log's only clock: a wall-clock time would make an
     // interrupted and an uninterrupted rebuild write different stores.
@@ -311,42 +324,7 @@ fn write_main(
                 .map_err(sql(tmp))?;
             summary.transpositions += 1;
         }
-        let mut insert_log = tx
-            .prepare("INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)")
-            .map_err(sql(tmp))?;
-        if let Some((old_values, old_log, _)) = previous {
-            for row in old_log {
-                insert_log.execute(params![row.0, row.1, row.2, row.3, row.4]).map_err(sql(tmp))?;
-            }
-            let tracked = tracked_columns();
-            for r in records {
-                let new_values = tracked_values(&tracked, r);
-                let old = old_values.get(&r.node_id);
-                for (f, field) in TRACKED_FIELDS.iter().enumerate() {
-                    let old_value = old.and_then(|o| o[f].clone());
-                    if old.is_some() && old_value == new_values[f] {
-                        continue;
-                    }
-                    if old.is_none() && new_values[f].is_none() {
-                        continue;
-                    }
-                    insert_log
-                        .execute(params![build, r.node_id, field, old_value, new_values[f]])
-                        .map_err(sql(tmp))?;
-                    summary.changes += 1;
-                }
-            }
-            let current: std::collections::HashSet<&str> = ids.text.iter().copied().collect();
-            let mut removed: Vec<&String> =
-                old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
-            removed.sort();
-            for id in removed {
-                insert_log
-                    .execute(params![build, id, "node", "present", Option::<String>::None])
-                    .map_err(sql(tmp))?;
-                summary.changes += 1;
-            }
-        }
+        write_changelog(&tx, records, ids, log, build, summary).map_err(sql(tmp))?;
         insert_structures(&tx).map_err(sql(tmp))?;
         let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
         meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(tmp))?;
@@ -356,6 +334,64 @@ fn write_main(
     tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
     Ok(conn)
+}
+
+/// The changelog: the rows of the previous store's last `keep − 1` builds, then this
+/// build's changes against the previous store (every tracked field that differs, and
+/// each node that is gone).
+fn write_changelog(
+    tx: &rusqlite::Transaction<'_>,
+    records: &[NodeRecord],
+    ids: &NodeIds<'_>,
+    log: Changelog<'_>,
+    build: i64,
+    summary: &mut WriteSummary,
+) -> rusqlite::Result<()> {
+    let Some((old_values, old_log, _)) = log.previous else { return Ok(()) };
+    if log.keep == Some(0) {
+        return Ok(());
+    }
+    let first_kept = log.keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
+    let mut insert =
+        BulkInsert::new(tx, "INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)", 5)?;
+    for row in old_log.iter().filter(|row| row.0 >= first_kept) {
+        insert.row(&[
+            row.0.into(),
+            (&row.1).into(),
+            (&row.2).into(),
+            row.3.as_ref().into(),
+            row.4.as_ref().into(),
+        ])?;
+    }
+    let tracked = tracked_columns();
+    for r in records {
+        let new_values = tracked_values(&tracked, r);
+        let old = old_values.get(&r.node_id);
+        for (f, field) in TRACKED_FIELDS.iter().enumerate() {
+            let old_value = old.and_then(|o| o[f].as_ref());
+            let new_value = new_values[f].as_ref();
+            if (old.is_some() && old_value == new_value) || (old.is_none() && new_value.is_none()) {
+                continue;
+            }
+            insert.row(&[
+                build.into(),
+                (&r.node_id).into(),
+                (*field).into(),
+                old_value.into(),
+                new_value.into(),
+            ])?;
+            summary.changes += 1;
+        }
+    }
+    let current: std::collections::HashSet<&str> = ids.text.iter().copied().collect();
+    let mut removed: Vec<&String> =
+        old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
+    removed.sort();
+    for id in removed {
+        insert.row(&[build.into(), id.into(), "node".into(), "present".into(), Cell::Null])?;
+        summary.changes += 1;
+    }
+    Ok(())
 }
 
 /// The ids of the records to write, by record index, and the record indices in id order.
