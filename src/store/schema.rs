@@ -168,26 +168,6 @@ pub const EDGE_INDEXES: &str = r#"
 CREATE INDEX node_children_child ON node_children (child_id);
 "#;
 
-/// The node fields whose changes are logged in `node_changelog`.
-pub const TRACKED_FIELDS: &[&str] = &[
-    "fen",
-    "moves",
-    "eco_code",
-    "opening_name",
-    "variation_name",
-    "game_count",
-    "white_win_pct",
-    "draw_pct",
-    "is_branching_node",
-    "stockfish_eval",
-    "stockfish_depth",
-    "eval_source",
-    "best_move",
-    "is_dubious",
-    "is_busted",
-    "resulting_structure",
-];
-
 #[cfg(test)]
 mod tests {
     use super::*;
