@@ -10,7 +10,7 @@
 //! store's classification, `--store`).
 
 use std::cell::Cell;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::ops::ControlFlow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -23,6 +23,7 @@ use shakmaty::{Chess, Color, Position};
 use crate::classify::Classifier;
 use crate::diagnostics::decode_text;
 use crate::export::bgn::{self, BgnOpening, PgnGame};
+use crate::files::write::AtomicFile;
 use crate::games::input::{Boundary, Chunk, Chunker, DEFAULT_CHUNK_BYTES, count_newlines};
 use crate::games::pgn::{ChunkOrigin, CountingSlice, MAX_COMMENT_BYTES, MAX_TAG_LINE_BYTES};
 use crate::games::report::{BadGames, BadKind, Location};
@@ -125,8 +126,9 @@ pub struct SplitWriter {
     base: PathBuf,
     bz2: bool,
     split: Option<u64>,
-    /// The file being written, under its temporary name.
-    current: Option<(Sink, PathBuf)>,
+    /// The file being written, under its temporary name until it is closed; dropped
+    /// unclosed (a conversion that stopped on an error), it leaves no partial file.
+    current: Option<Sink>,
     written: u64,
     files: Vec<PathBuf>,
 }
@@ -170,23 +172,22 @@ impl SplitWriter {
         }
         // Written beside the target and renamed when complete: an interrupted or failed
         // conversion leaves no torn file and an older output in place.
-        let tmp = crate::files::temp::for_file(&path);
-        let file = std::fs::File::create(&tmp)
-            .into_diagnostic()
-            .wrap_err_with(|| format!("creating {}", tmp.display()))?;
-        let file = BufWriter::with_capacity(1 << 20, file);
+        let file = AtomicFile::create(&path).into_diagnostic().wrap_err_with(|| {
+            format!("creating {}", crate::files::temp::for_file(&path).display())
+        })?;
         let sink = if self.bz2 { Sink::Bz2(Bz2Segments::new(file)) } else { Sink::Plain(file) };
-        self.current = Some((sink, tmp));
+        self.current = Some(sink);
         self.files.push(path);
         self.written = 0;
         Ok(())
     }
 
     fn close(&mut self) -> miette::Result<()> {
-        if let Some((w, tmp)) = self.current.take() {
-            let path = self.files.last().expect("a file is open").clone();
-            w.finish().wrap_err_with(|| format!("writing {}", tmp.display()))?;
-            std::fs::rename(&tmp, &path)
+        if let Some(w) = self.current.take() {
+            let path = self.files.last().expect("a file is open");
+            let tmp = w.temp_path().to_path_buf();
+            let file = w.finish().wrap_err_with(|| format!("writing {}", tmp.display()))?;
+            file.commit()
                 .into_diagnostic()
                 .wrap_err_with(|| format!("writing {}", path.display()))?;
         }
@@ -205,7 +206,7 @@ impl SplitWriter {
             if self.current.is_none() {
                 self.open()?;
             }
-            let (w, _) = self.current.as_mut().expect("opened above");
+            let w = self.current.as_mut().expect("opened above");
             w.write_all(line).into_diagnostic()?;
             self.written += line.len() as u64;
         }
@@ -222,15 +223,6 @@ impl SplitWriter {
     }
 }
 
-impl Drop for SplitWriter {
-    /// A conversion that stopped on an error leaves no partial file behind.
-    fn drop(&mut self) {
-        if let Some((_, tmp)) = self.current.take() {
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
-}
-
 /// Whether the name of `path` asks for bzip2 (`.bz2`, any case).
 pub fn names_bz2(path: &Path) -> bool {
     path.to_string_lossy().to_ascii_lowercase().ends_with(".bz2")
@@ -238,7 +230,7 @@ pub fn names_bz2(path: &Path) -> bool {
 
 /// One output file, plain or bzip2-compressed.
 enum Sink {
-    Plain(BufWriter<std::fs::File>),
+    Plain(AtomicFile),
     Bz2(Bz2Segments),
 }
 
@@ -250,10 +242,19 @@ impl Sink {
         }
     }
 
-    /// Flushes everything (for bzip2, the last segments are compressed and written).
-    fn finish(self) -> miette::Result<()> {
+    /// The temporary file being written (for messages).
+    fn temp_path(&self) -> &Path {
         match self {
-            Sink::Plain(mut w) => w.flush().into_diagnostic(),
+            Sink::Plain(w) => w.temp_path(),
+            Sink::Bz2(w) => w.file.temp_path(),
+        }
+    }
+
+    /// Writes what is pending (for bzip2, the last segments are compressed and written),
+    /// giving back the file to commit.
+    fn finish(self) -> miette::Result<AtomicFile> {
+        match self {
+            Sink::Plain(w) => Ok(w),
             Sink::Bz2(w) => w.finish().into_diagnostic(),
         }
     }
@@ -269,14 +270,14 @@ const BZ2_SEGMENT_BYTES: usize = 8 << 20;
 /// the same for any thread count; every bzip2 reader (`bzip2 -d`, Python's `bz2`,
 /// okb's own) reads concatenated streams as one.
 struct Bz2Segments {
-    file: BufWriter<std::fs::File>,
+    file: AtomicFile,
     pending: Vec<u8>,
     full: Vec<Vec<u8>>,
     streams: usize,
 }
 
 impl Bz2Segments {
-    fn new(file: BufWriter<std::fs::File>) -> Bz2Segments {
+    fn new(file: AtomicFile) -> Bz2Segments {
         Bz2Segments {
             file,
             pending: Vec::with_capacity(BZ2_SEGMENT_BYTES),
@@ -325,13 +326,13 @@ impl Bz2Segments {
         Ok(())
     }
 
-    fn finish(mut self) -> std::io::Result<()> {
+    fn finish(mut self) -> std::io::Result<AtomicFile> {
         if !self.pending.is_empty() || (self.streams == 0 && self.full.is_empty()) {
             // An empty output is still one (empty) bzip2 stream, a valid .bz2 file.
             self.full.push(std::mem::take(&mut self.pending));
         }
         self.compress_full()?;
-        self.file.flush()
+        Ok(self.file)
     }
 }
 
@@ -566,10 +567,10 @@ impl Visitor for FullGame {
 /// skipped and reported with its `file:line`.
 pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSummary> {
     let mut summary = ConvertSummary::default();
-    let file = std::fs::File::create(output)
+    // Written beside the output and renamed when complete, as the BGN files are.
+    let mut out = AtomicFile::create(output)
         .into_diagnostic()
         .wrap_err_with(|| format!("creating {}", output.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
     for path in inputs {
         let name = path.display().to_string();
         let reader = BufReader::new(crate::games::input::open(path).into_diagnostic()?);
@@ -599,7 +600,7 @@ pub fn bgn_to_pgn(inputs: &[PathBuf], output: &Path) -> miette::Result<ConvertSu
             }
         }
     }
-    out.flush().into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
+    out.commit().into_diagnostic().wrap_err_with(|| format!("writing {}", output.display()))?;
     summary.files.push(output.to_path_buf());
     Ok(summary)
 }

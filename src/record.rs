@@ -16,10 +16,14 @@ use crate::validate::report::StubNode;
 pub const STUB_SRC: &str = "stub";
 
 /// Declares [`NodeRecord`] and [`COLUMNS`] from one list: each field with its doc, type,
-/// SQL declaration (`None`: not stored) and whether the API's node JSON and the CSV
-/// export show it. The list is in the table's order, which is also the CSV's.
+/// SQL declaration (`None`: not stored), whether the API's node JSON and the CSV export
+/// show it, and, when the store's changelog tracks it, `tracked: N`, its place in the
+/// log's order ([`tracked_columns`]). The list is in the table's order, which is also
+/// the CSV's.
 macro_rules! node_row {
-    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty => $sql:expr, api: $api:literal, csv: $csv:literal;)*) => {
+    (@tracked) => { None };
+    (@tracked $place:literal) => { Some($place) };
+    ($($(#[doc = $doc:literal])* $field:ident: $ty:ty => $sql:expr, api: $api:literal, csv: $csv:literal $(, tracked: $tracked:literal)?;)*) => {
         /// One node as a flat record (the technical design's `opening_nodes` row).
         #[derive(Clone, Debug, Default, PartialEq)]
         pub struct NodeRecord {
@@ -32,6 +36,7 @@ macro_rules! node_row {
             sql: $sql,
             api: $api,
             csv: $csv,
+            tracked: node_row!(@tracked $($tracked)?),
             shape: <$ty as Field>::SHAPE,
             cell: |r| Field::cell(&r.$field),
             set: |r, cell| Field::set(&mut r.$field, cell),
@@ -45,25 +50,25 @@ node_row! {
     /// Position identity (placement, side, castling, legal en passant).
     position_key: String => Some("TEXT NOT NULL"), api: false, csv: true;
     /// Full FEN of the canonical line.
-    fen: String => Some("TEXT NOT NULL"), api: true, csv: true;
+    fen: String => Some("TEXT NOT NULL"), api: true, csv: true, tracked: 1;
     /// Length of the canonical line in plies.
     ply: usize => Some("INTEGER NOT NULL"), api: false, csv: true;
     /// Canonical line as numbered SAN.
-    moves: String => Some("TEXT NOT NULL"), api: true, csv: true;
+    moves: String => Some("TEXT NOT NULL"), api: true, csv: true, tracked: 2;
     /// Last move of the canonical line in SAN.
     pgn_move: Option<String> => Some("TEXT"), api: true, csv: true;
     /// ECO code, own or inherited.
-    eco_code: Option<String> => Some("TEXT"), api: true, csv: true;
+    eco_code: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 3;
     /// Opening name (the part of the full name before `:`).
-    opening_name: Option<String> => Some("TEXT"), api: true, csv: true;
+    opening_name: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 4;
     /// Variation name (the part after `:`), if any.
-    variation_name: Option<String> => Some("TEXT"), api: true, csv: true;
+    variation_name: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 5;
     /// Source of the name (`eco_tsv`, `scid`, `pgn_extract`, `interpolated`, or `stub` for a validation stub).
     name_src: Option<String> => Some("TEXT"), api: true, csv: true;
     /// Whether the name is inherited from an ancestor.
     name_inherited: bool => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
     /// Games that reached the position.
-    game_count: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
+    game_count: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true, tracked: 6;
     /// White wins among them.
     white_wins: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: false, csv: true;
     /// Draws among them.
@@ -71,27 +76,27 @@ node_row! {
     /// Black wins among them.
     black_wins: u64 => Some("INTEGER NOT NULL DEFAULT 0"), api: false, csv: true;
     /// Percentage of White wins, two decimals.
-    white_win_pct: Option<f64> => Some("REAL"), api: true, csv: true;
+    white_win_pct: Option<f64> => Some("REAL"), api: true, csv: true, tracked: 7;
     /// Percentage of draws, two decimals.
-    draw_pct: Option<f64> => Some("REAL"), api: true, csv: true;
+    draw_pct: Option<f64> => Some("REAL"), api: true, csv: true, tracked: 8;
     /// Two or more children.
-    is_branching_node: bool => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true;
+    is_branching_node: bool => Some("INTEGER NOT NULL DEFAULT 0"), api: true, csv: true, tracked: 9;
     /// Number of children (the store keeps the edges themselves).
     children: usize => None, api: false, csv: true;
     /// Stockfish evaluation in centipawns from White's side (Phase 4).
-    stockfish_eval: Option<i32> => Some("INTEGER"), api: true, csv: true;
+    stockfish_eval: Option<i32> => Some("INTEGER"), api: true, csv: true, tracked: 10;
     /// Depth of that evaluation.
-    stockfish_depth: Option<u32> => Some("INTEGER"), api: true, csv: true;
+    stockfish_depth: Option<u32> => Some("INTEGER"), api: true, csv: true, tracked: 11;
     /// Engine's best move in SAN.
-    best_move: Option<String> => Some("TEXT"), api: true, csv: true;
+    best_move: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 13;
     /// Engine's best move in UCI.
     best_move_uci: Option<String> => Some("TEXT"), api: true, csv: true;
     /// The move into this position is dubious for its mover.
-    is_dubious: Option<bool> => Some("INTEGER"), api: true, csv: true;
+    is_dubious: Option<bool> => Some("INTEGER"), api: true, csv: true, tracked: 14;
     /// The move into this position loses for its mover.
-    is_busted: Option<bool> => Some("INTEGER"), api: true, csv: true;
+    is_busted: Option<bool> => Some("INTEGER"), api: true, csv: true, tracked: 15;
     /// Pawn structure tag (Phase 5).
-    resulting_structure: Option<String> => Some("TEXT"), api: true, csv: true;
+    resulting_structure: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 16;
     /// Mate distance in moves from White's point of view (positive: White mates) when the
     /// best line mates; 0 when the side to move is checkmated.
     stockfish_mate: Option<i32> => Some("INTEGER"), api: true, csv: false;
@@ -102,7 +107,7 @@ node_row! {
     /// Where the evaluation came from: the engine's name (okb's own search), an
     /// evaluation source's `<name>@<first 12 digits of its pin>`, or
     /// [`crate::engine::FINISHED_ORIGIN`] for a checkmate or stalemate.
-    eval_source: Option<String> => Some("TEXT"), api: true, csv: true;
+    eval_source: Option<String> => Some("TEXT"), api: true, csv: true, tracked: 12;
     /// Nodes the evaluation's search took (thousands × 1000 for an evaluation source).
     eval_nodes: Option<u64> => Some("INTEGER"), api: true, csv: true;
     /// Centipawns the canonical line's last move loses against the best move of the
@@ -111,6 +116,14 @@ node_row! {
     cp_loss: Option<i32> => None, api: false, csv: true;
     /// Winning chances that move loses, in percentage points (Lichess's formula).
     win_chance_loss: Option<f64> => None, api: false, csv: true;
+}
+
+/// The columns whose changes the store logs (`node_changelog`), in the log's order
+/// ([`Column::tracked`]).
+pub fn tracked_columns() -> Vec<&'static Column<NodeRecord>> {
+    let mut tracked: Vec<_> = COLUMNS.iter().filter(|c| c.tracked.is_some()).collect();
+    tracked.sort_by_key(|c| c.tracked);
+    tracked
 }
 
 /// The column named `name`.
@@ -276,5 +289,19 @@ fn judge_moves(tree: &Tree, records: &mut [NodeRecord]) {
             .map(|(p, c)| crate::engine::loss::move_loss(p, c, mover));
         records[i].cp_loss = loss.map(|l| l.cp);
         records[i].win_chance_loss = loss.map(|l| l.win_chance);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The changelog's places are 1, 2, … each once, and only stored columns are tracked.
+    #[test]
+    fn tracked_places_are_one_to_n_on_stored_columns() {
+        let tracked = tracked_columns();
+        let places: Vec<u8> = tracked.iter().filter_map(|c| c.tracked).collect();
+        assert_eq!(places, (1..=tracked.len() as u8).collect::<Vec<_>>());
+        assert!(tracked.iter().all(|c| c.stored()));
     }
 }

@@ -45,6 +45,14 @@ impl AtomicFile {
         &self.tmp
     }
 
+    /// Flushes the bytes written so far and syncs them to disk, for a file whose loss after
+    /// a power cut costs more than writing it again would.
+    pub fn sync_data(&mut self) -> std::io::Result<()> {
+        let out = self.out.as_mut().expect("an uncommitted file has its writer");
+        out.flush()?;
+        out.get_ref().sync_data()
+    }
+
     /// Finishes the file and renames it over the target.
     pub fn commit(mut self) -> std::io::Result<()> {
         let out = self.out.take().expect("an uncommitted file has its writer");

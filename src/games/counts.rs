@@ -350,15 +350,14 @@ impl Parts {
                 (positions.map_err(runs)?, moves.map_err(runs)?)
             }
         };
-        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        let tmp = crate::files::temp::path(dir, "counts");
-        let written = (|| -> Result<(), CountsError> {
-            let mut file = std::io::BufWriter::new(std::fs::File::create(&tmp).map_err(io)?);
+        // Dropped on an error, the file leaves nothing under `path`.
+        let mut file = crate::files::write::AtomicFile::create(path).map_err(io)?;
+        {
             std::io::Write::write_all(&mut file, &FRAME.header()).map_err(io)?;
             // Buffered before the encoder: each write into it is a call into zstd.
             let mut z = std::io::BufWriter::with_capacity(
                 1 << 16,
-                zstd::stream::write::Encoder::new(file, 3).map_err(io)?,
+                zstd::stream::write::Encoder::new(&mut file, 3).map_err(io)?,
             );
             let mut put = |bytes: &[u8]| std::io::Write::write_all(&mut z, bytes).map_err(io);
             put(&postcard_bytes(&name))?;
@@ -368,14 +367,10 @@ impl Parts {
             put(&postcard_bytes(&self.bad))?;
             put(&postcard_bytes(&self.counters))?;
             put(&postcard_bytes(&None::<StreamBreak>))?;
-            let file = z.into_inner().map_err(|e| io(e.into_error()))?.finish().map_err(io)?;
-            file.into_inner().map_err(|e| io(e.into_error()))?.sync_data().map_err(io)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
+            z.into_inner().map_err(|e| io(e.into_error()))?.finish().map_err(io)?;
         }
-        std::fs::rename(&tmp, path).map_err(io)?;
+        file.sync_data().map_err(io)?;
+        file.commit().map_err(io)?;
         Ok((n_pos, n_moves))
     }
 }

@@ -213,6 +213,10 @@ pub struct Column<R: 'static> {
     pub api: bool,
     /// Whether the CSV export writes it.
     pub csv: bool,
+    /// Its place in the store's changelog (`node_changelog`) when its changes are logged:
+    /// a node's changes are logged in this order, kept as the store has always written
+    /// them (not the table's order).
+    pub tracked: Option<u8>,
     /// Its shape outside SQL.
     pub shape: Shape,
     /// Its value in a row.

@@ -5,7 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Answer, ApiError, Current, Negotiated, Shared, parse_url_fen};
+use super::error::{Answer, ApiError};
+use super::negotiate::Negotiated;
+use super::query::parse_url_fen;
+use super::swap::{Current, Shared};
 use axum::extract::Query;
 use axum::extract::rejection::QueryRejection;
 

@@ -4,9 +4,11 @@
 //! text). A store built without `[explorer]` has the tables, empty; a store of an older
 //! schema has none, and reads as having no index.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::types::ToSqlOutput;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::StoreError;
+use super::schema::{GAME_COLUMNS, game_insert, game_select};
 use crate::explorer_index::{ExplorerIndex, GameRef, NodeIndex};
 
 fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -37,29 +39,12 @@ pub fn write(
                 .expect("serializing to memory does not fail");
             insert.execute(params![node_ids[i], bytes]).map_err(sql(path))?;
         }
-        let mut insert = tx
-            .prepare("INSERT INTO explorer_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
-            .map_err(sql(path))?;
+        let mut insert = tx.prepare(&game_insert("explorer_games", 1, 3)).map_err(sql(path))?;
         for (i, g) in index.games.iter().enumerate() {
-            insert
-                .execute(params![
-                    i as i64,
-                    g.id,
-                    g.white,
-                    g.black,
-                    g.white_rating,
-                    g.black_rating,
-                    g.year,
-                    g.month,
-                    g.winner,
-                    g.speed,
-                    g.mode,
-                    g.played as i64,
-                    g.block,
-                    g.start,
-                    g.len
-                ])
-                .map_err(sql(path))?;
+            let place = [g.block, g.start, g.len].map(ToSqlOutput::from);
+            let values = [ToSqlOutput::from(i as i64)].into_iter().chain(reference_values(g));
+            let values = values.chain(place);
+            insert.execute(params_from_iter(values)).map_err(sql(path))?;
         }
         let mut insert =
             tx.prepare("INSERT INTO explorer_pgn VALUES (?1, ?2)").map_err(sql(path))?;
@@ -122,17 +107,15 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
         return Ok(None);
     }
     let mut stmt = conn
-        .prepare(
-            "SELECT id, white, black, white_rating, black_rating, year, month, winner, speed, mode, played, block, start, len
-             FROM explorer_games ORDER BY game",
-        )
+        .prepare(&game_select(&[], &["block", "start", "len"], "explorer_games ORDER BY game"))
         .map_err(sql(path))?;
     let games = stmt
         .query_map([], |r| {
+            let place = GAME_COLUMNS.len();
             Ok(GameRef {
-                block: r.get(11)?,
-                start: r.get(12)?,
-                len: r.get(13)?,
+                block: r.get(place)?,
+                start: r.get(place + 1)?,
+                len: r.get(place + 2)?,
                 ..reference(r, 0)?
             })
         })
@@ -141,9 +124,25 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     Ok(Some(loaded))
 }
 
-/// A game's reference read from the eleven columns from `first` on: id, white, black,
-/// white_rating, black_rating, year, month, winner, speed, mode, played (the column order
-/// of `explorer_games` and `player_games`); no PGN place.
+/// The values of `g`'s [`GAME_COLUMNS`], in their order, for an insert to bind.
+pub(super) fn reference_values(g: &GameRef) -> [ToSqlOutput<'_>; GAME_COLUMNS.len()] {
+    [
+        g.id.as_str().into(),
+        g.white.as_str().into(),
+        g.black.as_str().into(),
+        g.white_rating.into(),
+        g.black_rating.into(),
+        g.year.into(),
+        g.month.into(),
+        g.winner.into(),
+        g.speed.into(),
+        g.mode.into(),
+        (g.played as i64).into(),
+    ]
+}
+
+/// A game's reference read from its [`GAME_COLUMNS`], from column `first` on (as
+/// `explorer_games` and `player_games` hold them); no PGN place.
 pub(super) fn reference(r: &rusqlite::Row<'_>, first: usize) -> rusqlite::Result<GameRef> {
     Ok(GameRef {
         id: r.get(first)?,

@@ -4,9 +4,11 @@
 //! little-endian [`MoveKey`]s). A store of an older schema has neither table and reads
 //! as having no player collection.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::types::ToSqlOutput;
+use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
 use super::StoreError;
+use super::schema::{GAME_COLUMNS, game_insert, game_select};
 use crate::position::MoveKey;
 use crate::repertoire::Side;
 use crate::repertoire::collection::{CollectionGame, Collections, Listed};
@@ -33,31 +35,16 @@ pub fn write(
                 ])
                 .map_err(sql(path))?;
         }
-        let mut insert = tx
-            .prepare("INSERT INTO player_games VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")
-            .map_err(sql(path))?;
+        let mut insert = tx.prepare(&game_insert("player_games", 3, 1)).map_err(sql(path))?;
         for (i, c) in collections.games.iter().enumerate() {
-            let g = &c.game;
             let moves: Vec<u8> = c.moves.iter().flat_map(|m| m.0.to_le_bytes()).collect();
-            insert
-                .execute(params![
-                    i as i64,
-                    c.player,
-                    c.side.word(),
-                    g.id,
-                    g.white,
-                    g.black,
-                    g.white_rating,
-                    g.black_rating,
-                    g.year,
-                    g.month,
-                    g.winner,
-                    g.speed,
-                    g.mode,
-                    g.played as i64,
-                    moves
-                ])
-                .map_err(sql(path))?;
+            let own = [(i as i64).into(), c.player.as_str().into(), c.side.word().into()];
+            let values: [ToSqlOutput<'_>; 3] = own;
+            let values = values
+                .into_iter()
+                .chain(super::explorer::reference_values(&c.game))
+                .chain([ToSqlOutput::from(moves.as_slice())]);
+            insert.execute(params_from_iter(values)).map_err(sql(path))?;
         }
     }
     tx.commit().map_err(sql(path))
@@ -91,15 +78,12 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreE
         out.players.push(Listed { name, spellings });
     }
     let mut stmt = conn
-        .prepare(
-            "SELECT player, color, id, white, black, white_rating, black_rating, year, month, winner, speed, mode, played, moves
-             FROM player_games ORDER BY row",
-        )
+        .prepare(&game_select(&["player", "color"], &["moves"], "player_games ORDER BY row"))
         .map_err(sql(path))?;
     let rows = stmt
         .query_map([], |r| {
             let game = super::explorer::reference(r, 2)?;
-            let moves: Vec<u8> = r.get(13)?;
+            let moves: Vec<u8> = r.get(2 + GAME_COLUMNS.len())?;
             let side = if r.get::<_, String>(1)? == "white" { Side::White } else { Side::Black };
             let moves =
                 moves.chunks_exact(2).map(|b| MoveKey(u16::from_le_bytes([b[0], b[1]]))).collect();

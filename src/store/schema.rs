@@ -20,8 +20,54 @@ PRAGMA cache_size = -2048;
 pub fn schema() -> &'static str {
     static SCHEMA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SCHEMA.get_or_init(|| {
-        format!("{TABLES_BEFORE_NODES}{}{TABLES_AFTER_NODES}", super::row::node_table())
+        let after = TABLES_AFTER_NODES.replace(GAME_COLUMNS_MARK, &game_columns_ddl());
+        format!("{TABLES_BEFORE_NODES}{}{after}", super::row::node_table())
     })
+}
+
+/// The columns of a game reference ([`crate::explorer_index::GameRef`] less its place in
+/// the PGN blocks), in order, with their SQL types: `explorer_games` and `player_games`
+/// hold them between columns of their own. The DDL, both tables' inserts and their reads
+/// are made from this one list ([`game_columns_ddl`], [`game_insert`], [`game_select`]),
+/// so a new reference field is added here and in the binding
+/// ([`super::explorer::reference_values`]) and reading ([`super::explorer::reference`]).
+pub const GAME_COLUMNS: [(&str, &str); 11] = [
+    ("id", "TEXT"),
+    ("white", "TEXT"),
+    ("black", "TEXT"),
+    ("white_rating", "INTEGER"),
+    ("black_rating", "INTEGER"),
+    ("year", "INTEGER"),
+    ("month", "INTEGER"),
+    ("winner", "INTEGER"),
+    ("speed", "INTEGER"),
+    ("mode", "INTEGER"),
+    ("played", "INTEGER"),
+];
+
+/// Where [`TABLES_AFTER_NODES`] lists the [`GAME_COLUMNS`] (not valid SQL, so a mark left
+/// in place fails loudly).
+const GAME_COLUMNS_MARK: &str = "{game_columns}\n";
+
+/// The DDL lines of the [`GAME_COLUMNS`], as a table lists them.
+fn game_columns_ddl() -> String {
+    GAME_COLUMNS.iter().map(|(name, kind)| format!("    {name} {kind} NOT NULL,\n")).collect()
+}
+
+/// `INSERT INTO {table} VALUES (?1, …)` for a table of `before` columns of its own, the
+/// [`GAME_COLUMNS`], then `after` columns of its own.
+pub fn game_insert(table: &str, before: usize, after: usize) -> String {
+    let count = before + GAME_COLUMNS.len() + after;
+    let marks: Vec<String> = (1..=count).map(|i| format!("?{i}")).collect();
+    format!("INSERT INTO {table} VALUES ({})", marks.join(", "))
+}
+
+/// `SELECT {before}, the game columns, {after} FROM {rest}`.
+pub fn game_select(before: &[&str], after: &[&str], rest: &str) -> String {
+    let games = GAME_COLUMNS.iter().map(|(name, _)| *name);
+    let names: Vec<&str> =
+        before.iter().copied().chain(games).chain(after.iter().copied()).collect();
+    format!("SELECT {} FROM {rest}", names.join(", "))
 }
 
 /// The store's settings and its first table, before the node table.
@@ -30,7 +76,7 @@ PRAGMA page_size = 16384;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 "#;
 
-/// The tables after the node table.
+/// The tables after the node table; `{game_columns}` stands for the [`GAME_COLUMNS`].
 const TABLES_AFTER_NODES: &str = r#"CREATE TABLE opening_entries (
     node_id TEXT PRIMARY KEY REFERENCES opening_nodes (node_id),
     src TEXT NOT NULL,
@@ -74,17 +120,7 @@ CREATE TABLE explorer_nodes (
 );
 CREATE TABLE explorer_games (
     game INTEGER PRIMARY KEY,
-    id TEXT NOT NULL,
-    white TEXT NOT NULL,
-    black TEXT NOT NULL,
-    white_rating INTEGER NOT NULL,
-    black_rating INTEGER NOT NULL,
-    year INTEGER NOT NULL,
-    month INTEGER NOT NULL,
-    winner INTEGER NOT NULL,
-    speed INTEGER NOT NULL,
-    mode INTEGER NOT NULL,
-    played INTEGER NOT NULL,
+{game_columns}
     block INTEGER NOT NULL,
     start INTEGER NOT NULL,
     len INTEGER NOT NULL
@@ -101,17 +137,7 @@ CREATE TABLE player_games (
     row INTEGER PRIMARY KEY,
     player TEXT NOT NULL,
     color TEXT NOT NULL,
-    id TEXT NOT NULL,
-    white TEXT NOT NULL,
-    black TEXT NOT NULL,
-    white_rating INTEGER NOT NULL,
-    black_rating INTEGER NOT NULL,
-    year INTEGER NOT NULL,
-    month INTEGER NOT NULL,
-    winner INTEGER NOT NULL,
-    speed INTEGER NOT NULL,
-    mode INTEGER NOT NULL,
-    played INTEGER NOT NULL,
+{game_columns}
     moves BLOB NOT NULL
 );
 CREATE TABLE node_changelog (
@@ -142,22 +168,39 @@ pub const EDGE_INDEXES: &str = r#"
 CREATE INDEX node_children_child ON node_children (child_id);
 "#;
 
-/// The node fields whose changes are logged in `node_changelog`.
-pub const TRACKED_FIELDS: &[&str] = &[
-    "fen",
-    "moves",
-    "eco_code",
-    "opening_name",
-    "variation_name",
-    "game_count",
-    "white_win_pct",
-    "draw_pct",
-    "is_branching_node",
-    "stockfish_eval",
-    "stockfish_depth",
-    "eval_source",
-    "best_move",
-    "is_dubious",
-    "is_busted",
-    "resulting_structure",
-];
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both tables hold the game columns, typed as [`GAME_COLUMNS`] says, between their
+    /// own; the generated insert binds one value per column and the generated read names
+    /// columns that exist.
+    #[test]
+    fn game_columns_make_the_ddl_the_inserts_and_the_reads() {
+        let conn = rusqlite::Connection::open_in_memory().unwrap();
+        conn.execute_batch(schema()).unwrap();
+        let tables: [(&str, &[&str], &[&str]); 2] = [
+            ("explorer_games", &["game"], &["block", "start", "len"]),
+            ("player_games", &["row", "player", "color"], &["moves"]),
+        ];
+        for (table, before, after) in tables {
+            let mut info = conn.prepare(&format!("PRAGMA table_info({table})")).unwrap();
+            let columns: Vec<(String, String)> = info
+                .query_map([], |r| Ok((r.get(1)?, r.get(2)?)))
+                .unwrap()
+                .collect::<Result<_, _>>()
+                .unwrap();
+            let names: Vec<&str> = columns.iter().map(|c| c.0.as_str()).collect();
+            assert_eq!(names[..before.len()], *before, "{table}");
+            assert_eq!(names[names.len() - after.len()..], *after, "{table}");
+            let games = &columns[before.len()..columns.len() - after.len()];
+            let typed: Vec<(&str, &str)> =
+                games.iter().map(|(n, t)| (n.as_str(), t.as_str())).collect();
+            assert_eq!(typed, GAME_COLUMNS, "{table}");
+            let insert = conn.prepare(&game_insert(table, before.len(), after.len())).unwrap();
+            assert_eq!(insert.parameter_count(), columns.len(), "{table}");
+            let read = conn.prepare(&game_select(before, after, table)).unwrap();
+            assert_eq!(read.column_count(), columns.len(), "{table}");
+        }
+    }
+}

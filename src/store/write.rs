@@ -8,9 +8,7 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
-use super::schema::{
-    EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, TRACKED_FIELDS, WRITER_PRAGMAS, schema,
-};
+use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, WRITER_PRAGMAS, schema};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::position;
@@ -46,14 +44,6 @@ fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     Ok(conn)
 }
 
-/// The columns of [`TRACKED_FIELDS`], in its order.
-fn tracked_columns() -> Vec<&'static Column<NodeRecord>> {
-    TRACKED_FIELDS
-        .iter()
-        .map(|name| crate::record::column(name).expect("tracked fields are node columns"))
-        .collect()
-}
-
 /// The `tracked` columns of `record` as text, as the changelog records them.
 fn tracked_values(tracked: &[&Column<NodeRecord>], r: &NodeRecord) -> Vec<Option<String>> {
     tracked.iter().map(|column| (column.cell)(r).as_text()).collect()
@@ -69,14 +59,15 @@ type PreviousStore = (
 fn read_previous(path: &Path) -> Option<PreviousStore> {
     let conn =
         Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-    let columns = TRACKED_FIELDS.join(", ");
+    let tracked = crate::record::tracked_columns();
+    let columns = tracked.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
     let mut stmt = conn.prepare(&format!("SELECT node_id, {columns} FROM opening_nodes")).ok()?;
     let mut values = HashMap::new();
     let rows = stmt
         .query_map([], |row| {
             let id: String = row.get(0)?;
-            let mut v = Vec::with_capacity(TRACKED_FIELDS.len());
-            for i in 1..=TRACKED_FIELDS.len() {
+            let mut v = Vec::with_capacity(tracked.len());
+            for i in 1..=tracked.len() {
                 let cell = super::row::cell_of(row.get_ref(i)?)
                     .map_err(|e| rusqlite::Error::Utf8Error(i, e))?;
                 v.push(cell.and_then(Cell::as_text));
@@ -363,11 +354,11 @@ fn write_changelog(
             row.4.as_ref().into(),
         ])?;
     }
-    let tracked = tracked_columns();
+    let tracked = crate::record::tracked_columns();
     for r in records {
         let new_values = tracked_values(&tracked, r);
         let old = old_values.get(&r.node_id);
-        for (f, field) in TRACKED_FIELDS.iter().enumerate() {
+        for (f, field) in tracked.iter().map(|c| c.name).enumerate() {
             let old_value = old.and_then(|o| o[f].as_ref());
             let new_value = new_values[f].as_ref();
             if (old.is_some() && old_value == new_value) || (old.is_none() && new_value.is_none()) {

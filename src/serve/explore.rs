@@ -1,0 +1,350 @@
+//! The explorer's endpoints (`/masters`, `/lichess`, `/masters/pgn/{id}`, `/player`), in
+//! the shape of Lichess's opening explorer: the position asked for, named as Lichess
+//! names it, and where its answer comes from ([`Explore`]: the graph in memory, or the
+//! node read from a large store's file).
+
+use axum::body::Bytes;
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path as UrlPath, Query};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use serde::Deserialize;
+
+use super::catalog::{Catalog, MAX_WALKED_NODES, Walked};
+use super::error::{Answer, ApiError};
+use super::negotiate::Negotiated;
+use super::query::{at_most, flag, modes, month, parse_url_fen, range, speeds, year};
+use super::swap::{Current, Shared};
+use super::{masters, openapi, player};
+use crate::graph::Graph;
+
+/// The query of `GET /masters`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct MastersParams {
+    fen: Option<String>,
+    play: Option<String>,
+    moves: Option<usize>,
+    since: Option<String>,
+    until: Option<String>,
+    top_games: Option<usize>,
+}
+
+/// The query of `GET /lichess`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct LichessParams {
+    variant: Option<String>,
+    fen: Option<String>,
+    play: Option<String>,
+    moves: Option<usize>,
+    speeds: Option<String>,
+    ratings: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    top_games: Option<usize>,
+    recent_games: Option<usize>,
+    /// A yes answers the games per month (`history`); see [`flag`] for the spellings.
+    history: Option<String>,
+}
+
+/// A position an explorer request asks for, with its name.
+struct Asked {
+    /// The position.
+    pos: shakmaty::Chess,
+    /// Its opening by Lichess's rule ([`masters::ExplorerAnswer::opening`]).
+    opening: Option<masters::ExplorerOpening>,
+}
+
+/// The position after `play` (comma-separated UCI moves) from `fen` (default: the start),
+/// named as Lichess's explorer names it: by the last position on the way, `fen`'s
+/// included, that the Lichess taxonomy names.
+fn explorer_position(
+    c: &Explore<'_>,
+    fen: Option<&str>,
+    play: Option<&str>,
+) -> Result<Asked, ApiError> {
+    let mut pos = match fen {
+        Some(fen) => parse_url_fen(fen)?,
+        None => shakmaty::Chess::default(),
+    };
+    let mut opening = c.lichess_name(&pos)?;
+    if let Some(play) = play
+        && !openapi::PATTERNS.uci_line.is_match(play)
+    {
+        let shown = crate::diagnostics::shorten(play, 100);
+        return Err(ApiError::bad_request(format!(
+            "play {shown:?} is not comma-separated UCI moves (e2e4,c7c5)"
+        )));
+    }
+    for (i, text) in play.iter().flat_map(|p| p.split(',')).filter(|t| !t.is_empty()).enumerate() {
+        // Well-formed but illegal: the line leads to no position (404, as for a FEN).
+        let m = text
+            .parse::<shakmaty::uci::UciMove>()
+            .ok()
+            .and_then(|u| u.to_move(&pos).ok())
+            .ok_or_else(|| {
+                ApiError::not_found(format!(
+                    "no such position: play: move {} ({text}) is not a legal UCI move here",
+                    i + 1
+                ))
+            })?;
+        shakmaty::Position::play_unchecked(&mut pos, m);
+        opening = c.lichess_name(&pos)?.or(opening);
+    }
+    Ok(Asked { pos, opening })
+}
+
+/// Where an explorer request's answer comes from: the graph in memory, or, on a store
+/// too large for it (and without an explorer index, which is read into memory), the
+/// node and its moves read from the store file.
+enum Explore<'a> {
+    Memory(&'a Walked),
+    Disk(&'a Catalog),
+}
+
+impl Catalog {
+    /// Where this store's explorer answers come from; a 503 for a store too large to
+    /// hold in memory that has an explorer index.
+    fn explore(&self) -> Result<Explore<'_>, ApiError> {
+        if let Some(w) = self.in_memory()? {
+            return Ok(Explore::Memory(w));
+        }
+        if tokio::task::block_in_place(|| self.disk.has_explorer()).map_err(ApiError::store)? {
+            return Err(ApiError {
+                status: StatusCode::SERVICE_UNAVAILABLE,
+                message: format!(
+                    "this store has more than {MAX_WALKED_NODES} nodes and an explorer index, which okb serve holds in memory only for smaller stores"
+                ),
+            });
+        }
+        Ok(Explore::Disk(self))
+    }
+}
+
+impl Explore<'_> {
+    /// The Lichess taxonomy's own name of `pos` ([`Walked::lichess_name`]).
+    fn lichess_name(
+        &self,
+        pos: &shakmaty::Chess,
+    ) -> Result<Option<masters::ExplorerOpening>, ApiError> {
+        match self {
+            Explore::Memory(w) => Ok(w.lichess_name(pos)),
+            Explore::Disk(c) => {
+                let node = tokio::task::block_in_place(|| c.disk.node(pos));
+                Ok(node.map_err(ApiError::store)?.as_ref().and_then(masters::move_opening))
+            }
+        }
+    }
+}
+
+/// A filter on a store without the explorer index is refused.
+fn explorer_answer(
+    c: &Catalog,
+    e: &Explore<'_>,
+    how: &Negotiated,
+    asked: Asked,
+    q: &masters::Query,
+) -> Answer {
+    let indexed = matches!(e, Explore::Memory(w) if w.explorer.is_some());
+    if (!q.filter.is_all() || q.history) && !indexed {
+        return Err(ApiError::bad_request(
+            "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
+        ));
+    }
+    let (mut answer, deepest) = match e {
+        Explore::Memory(w) => {
+            let index = w.find(&asked.pos);
+            (
+                masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q),
+                Some(w.deepest),
+            )
+        }
+        Explore::Disk(c) => {
+            let node = tokio::task::block_in_place(|| c.disk.node(&asked.pos));
+            let answer = match node.map_err(ApiError::store)? {
+                // The node and its moves: the answer reads their counts and names.
+                Some(node) => match c.piece(&node.node_id, 1, 0)? {
+                    Some(graph) => {
+                        masters::answer(&graph, None, Some(graph.root), asked.opening, q)
+                    }
+                    None => masters::answer(&Graph::default(), None, None, asked.opening, q),
+                },
+                None => masters::answer(&Graph::default(), None, None, asked.opening, q),
+            };
+            // A store read from disk does not know its deepest counted ply without a
+            // scan of every node: it does not say `okbBeyondDepth`.
+            (answer, None)
+        }
+    };
+    // Zero counts, either outside the tree or on a named position past the counted plies.
+    if answer.white + answer.draws + answer.black == 0
+        && let Some(deepest) = deepest
+    {
+        answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, deepest);
+    }
+    Ok(c.answer_json(how, &answer))
+}
+
+pub(super) async fn masters(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<MastersParams>, QueryRejection>,
+) -> Answer {
+    let Query(params) = params?;
+    let e = c.explore()?;
+    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
+    let top_games = at_most(
+        "topGames",
+        params.top_games,
+        masters::MASTERS_TOP_GAMES,
+        masters::MASTERS_TOP_GAMES,
+    )?;
+    let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
+    let years = range(since, until, 0, u16::MAX);
+    let filter = masters::Filter { years, ..Default::default() };
+    explorer_answer(
+        &c,
+        &e,
+        &how,
+        asked,
+        &masters::Query { filter, moves, top_games, recent_games: None, history: false },
+    )
+}
+
+pub(super) async fn lichess(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<LichessParams>, QueryRejection>,
+) -> Answer {
+    let Query(params) = params?;
+    if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
+        return Err(ApiError::bad_request(format!(
+            "variant {v:?} is not available: okb's knowledge base is standard chess"
+        )));
+    }
+    let e = c.explore()?;
+    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
+    let top_games = at_most(
+        "topGames",
+        params.top_games,
+        masters::LICHESS_TOP_GAMES,
+        masters::LICHESS_TOP_GAMES,
+    )?;
+    let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
+    let recent_games = at_most("recentGames", params.recent_games, recent_default, recent_max)?;
+    let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
+    let months = range(since, until, 0, u32::MAX);
+    let speeds = speeds(params.speeds.as_deref())?;
+    let mut ratings = None;
+    for text in
+        params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty())
+    {
+        let groups = crate::explorer_index::RATING_GROUPS;
+        let at =
+            text.parse::<u32>().ok().and_then(|r| groups.iter().position(|&g| g == r)).ok_or_else(
+                || {
+                    let list: Vec<String> = groups.iter().map(u32::to_string).collect();
+                    ApiError::bad_request(format!(
+                        "ratings: {text:?} is not a rating group (one of {})",
+                        list.join(", ")
+                    ))
+                },
+            )?;
+        ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
+    }
+    let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
+    let history =
+        params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
+    explorer_answer(
+        &c,
+        &e,
+        &how,
+        asked,
+        &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history },
+    )
+}
+
+pub(super) async fn masters_pgn(
+    Current(c): Shared,
+    id: Result<UrlPath<String>, PathRejection>,
+) -> Answer {
+    let UrlPath(id) = id?;
+    let text = match &c.walked()?.explorer {
+        Some(e) => e.pgn(&id).map_err(|e| ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: e.to_string(),
+        })?,
+        None => None,
+    };
+    let text = text.ok_or_else(|| ApiError::not_found(format!("no game has id {id:?}")))?;
+    Ok(([(header::CONTENT_TYPE, "application/x-chess-pgn")], format!("{text}\n")).into_response())
+}
+
+/// The query of `GET /player`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct PlayerParams {
+    player: Option<String>,
+    color: Option<String>,
+    variant: Option<String>,
+    fen: Option<String>,
+    play: Option<String>,
+    modes: Option<String>,
+    speeds: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    moves: Option<usize>,
+    recent_games: Option<usize>,
+}
+
+pub(super) async fn player_games(
+    how: Negotiated,
+    Current(c): Shared,
+    params: Result<Query<PlayerParams>, QueryRejection>,
+) -> Answer {
+    let Query(params) = params?;
+    let player = params.player.filter(|p| !p.trim().is_empty()).ok_or_else(|| {
+        ApiError::bad_request("player is required: a listed player of a player collection")
+    })?;
+    let side = match params.color.as_deref() {
+        Some("white") => crate::repertoire::Side::White,
+        Some("black") => crate::repertoire::Side::Black,
+        other => {
+            return Err(ApiError::bad_request(format!(
+                "color must be white or black, not {}",
+                other.map_or("missing".into(), |o| format!("{o:?}"))
+            )));
+        }
+    };
+    if let Some(v) = params.variant.as_deref().filter(|v| *v != "standard") {
+        return Err(ApiError::bad_request(format!(
+            "variant {v:?} is not available: okb's player collections are standard chess"
+        )));
+    }
+    let w = c.walked()?;
+    let asked =
+        explorer_position(&Explore::Memory(w), params.fen.as_deref(), params.play.as_deref())?;
+    let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
+    let recent_games =
+        at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
+    let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
+    let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
+    let query = player::PlayerQuery {
+        player,
+        side,
+        modes: modes(params.modes.as_deref())?,
+        speeds: speeds(params.speeds.as_deref())?,
+        months: range(since, until, 0, u32::MAX),
+        moves,
+        recent_games,
+    };
+    let answer = w.players.answer(&w.graph, |p| w.find(p), &asked.pos, asked.opening, &query);
+    let mut line = serde_json::to_vec(&answer).expect("answers serialize");
+    line.push(b'\n');
+    Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))
+}

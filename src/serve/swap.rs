@@ -1,0 +1,133 @@
+//! Switching to a new build whole: [`Served`] holds the catalog new requests are
+//! answered from, [`Current`] the one a request started with (so an answer's `ETag` and
+//! body come from one build), and [`watch`] opens each new store a make writes and
+//! swaps it in, while requests under way finish on the old one.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::catalog::{Catalog, FileIdentity};
+use crate::store::StoreError;
+
+/// The extractor of the catalog a request is answered from (see [`Current`]).
+pub(super) type Shared = Current;
+
+/// The catalog being served, replaced whole when a new build is loaded: a request holds
+/// the one it started with ([`Current`]) until it ends.
+pub struct Served {
+    current: std::sync::RwLock<Arc<Catalog>>,
+}
+
+impl Served {
+    /// Serves `catalog`.
+    pub fn new(catalog: Arc<Catalog>) -> Served {
+        Served { current: std::sync::RwLock::new(catalog) }
+    }
+
+    /// The catalog new requests are answered from.
+    pub fn current(&self) -> Arc<Catalog> {
+        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Answers new requests from `catalog`; requests under way finish on the one before.
+    pub fn replace(&self, catalog: Arc<Catalog>) {
+        let old = std::mem::replace(
+            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
+            catalog,
+        );
+        // Dropped outside the lock: the last reference may free a whole graph.
+        drop(old);
+    }
+}
+
+/// The catalog one request is answered from, taken once per request (the first
+/// extractor that asks keeps it in the request's extensions for the others), so that no
+/// answer mixes two builds: its `ETag` and its body come from the same one.
+pub struct Current(pub(super) Arc<Catalog>);
+
+pub(super) fn snapshot(parts: &mut axum::http::request::Parts, served: &Served) -> Arc<Catalog> {
+    if let Some(catalog) = parts.extensions.get::<Arc<Catalog>>() {
+        return catalog.clone();
+    }
+    let catalog = served.current();
+    parts.extensions.insert(catalog.clone());
+    catalog
+}
+
+impl axum::extract::FromRequestParts<Arc<Served>> for Current {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        served: &Arc<Served>,
+    ) -> Result<Self, Self::Rejection> {
+        Ok(Current(snapshot(parts, served)))
+    }
+}
+
+/// How often [`watch`] looks at the store file.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Watches the store at `store` and serves each new build `open` opens there: a make
+/// writes the store under another name and renames it into place, then writes the
+/// manifest and the repertoire reports beside it, so a switch waits until neither the
+/// store nor the manifest changed for one look. A store that fails to open is reported
+/// and the build before stays served.
+pub(super) fn watch(
+    store: &Path,
+    served: &Served,
+    open: impl Fn() -> Result<Catalog, StoreError>,
+    stopped: &std::sync::atomic::AtomicBool,
+) {
+    let manifest = store.parent().unwrap_or(Path::new(".")).join("manifest.json");
+    let look = || (FileIdentity::of(store), FileIdentity::of(&manifest));
+    let mut seen = look();
+    while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(WATCH_EVERY);
+        let now = look();
+        if now == seen {
+            continue;
+        }
+        std::thread::sleep(WATCH_EVERY);
+        if look() != now {
+            continue;
+        }
+        seen = now;
+        let current = served.current();
+        if now.0.is_none() || now.0 == Some(current.identity()) {
+            continue;
+        }
+        let started = std::time::Instant::now();
+        match open() {
+            Ok(catalog) => {
+                catalog.load_in_memory_parts();
+                let build = catalog.build();
+                served.replace(Arc::new(catalog));
+                let ms = started.elapsed().as_secs_f64() * 1000.0;
+                log(format_args!(
+                    "{:>12} to build {} of {} in {ms:.0} ms",
+                    "Switched",
+                    shown(build),
+                    store.display()
+                ));
+            }
+            Err(e) => log(format_args!(
+                "{:>12} build {}: the new store did not open: {e}",
+                "Kept",
+                shown(current.build())
+            )),
+        }
+    }
+}
+
+/// A build number as the log shows it.
+fn shown(build: Option<u64>) -> String {
+    build.map_or_else(|| "?".to_string(), |b| b.to_string())
+}
+
+/// A line on stderr; a closed stderr (a supervisor that stopped reading) does not stop
+/// the server, unlike `eprintln!`, which panics.
+fn log(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
