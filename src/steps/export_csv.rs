@@ -26,7 +26,7 @@ struct Settings {
 /// Writes the rows to `target`, fields separated by the table's `delimiter`.
 fn declare(p: &Planning<'_>, name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
-    let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
+    let records: Input<Vec<NodeRecord>> = d.input_in_memory(super::ids::NODE_RECORDS);
     let Settings { delimiter } = d.param_at(&["exports", name])?;
     // The pipeline's validation checked it is one byte.
     let delimiter = delimiter.as_bytes()[0];

@@ -23,7 +23,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
 fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
     let mut d = p.declare(format!("export:{name}"), &RULE);
     let tree: Input<Tree> = d.input(TREE);
-    let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
+    let records: Input<Vec<NodeRecord>> = d.input_in_memory(super::ids::NODE_RECORDS);
     d.key_at(&["exports", name]);
     let run = move |cx: &Ctx<'_>| {
         let (tree, records) = (cx.get(&tree)?, cx.get(&records)?);

@@ -33,6 +33,10 @@ pub const GAMES: StepId<crate::games::stored::MergedCounts> = StepId::new("games
 pub const PLAYER_GAMES: StepId<crate::repertoire::collection::Collections> =
     StepId::new("player-games");
 
+/// `node-records`: the per-node records the store and the CSV export share, in memory
+/// only (read with `input_in_memory`, which does not check the type).
+pub const NODE_RECORDS: StepId<Vec<crate::record::NodeRecord>> = StepId::new("node-records");
+
 /// `store`: the store file, read for its hash only.
 pub const STORE: StepId<()> = StepId::new("store");
 

@@ -22,7 +22,7 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 /// described apart.
 fn delivered(p: &Planning<'_>, declared: &[Decl<'static>]) -> Vec<(String, PathBuf, bool)> {
     let cache = p.cache_dir();
-    let delivers = |d: &&Decl<'_>| d.id != "store" && d.action.writes().1.is_some_and(|t| !t.starts_with(&cache));
+    let delivers = |d: &&Decl<'_>| d.id != STORE.name() && d.action.writes().1.is_some_and(|t| !t.starts_with(&cache));
     let outputs = declared.iter().filter(delivers).filter_map(|d| match d.action.writes() {
         ("files", Some(target)) => Some((d.id.clone(), target.clone(), true)),
         ("file", Some(target)) => Some((d.id.clone(), target.clone(), false)),

@@ -19,7 +19,7 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// The node records of the tree, with its structures and (when declared) evaluations.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let mut d = p.declare("node-records", &RULE);
+    let mut d = p.declare(super::ids::NODE_RECORDS, &RULE);
     let tree: Input<Tree> = d.input(TREE);
     let structures: Input<StructureTags> = d.input(STRUCTURES);
     let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);

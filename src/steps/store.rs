@@ -1,7 +1,7 @@
 //! `store`: the knowledge base as an SQLite database (nodes, edges, transpositions,
 //! entries, engine lines, structures, changelog), replaced atomically.
 
-use super::ids::{self, COVERAGE, EXPLORER, PLAYER_GAMES, STORE_ENTRIES, TREE, VALIDATE};
+use super::ids::{self, COVERAGE, EXPLORER, NODE_RECORDS, PLAYER_GAMES, STORE_ENTRIES, TREE, VALIDATE};
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
@@ -28,7 +28,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let mut d = p.declare(ids::STORE, &RULE);
     let tree: Input<Tree> = d.input(TREE);
     let _entries = d.after(STORE_ENTRIES);
-    let records: Input<Vec<NodeRecord>> = d.input_in_memory("node-records");
+    let records: Input<Vec<NodeRecord>> = d.input_in_memory(NODE_RECORDS);
     let coverage: Input<BTreeMap<String, Coverage>> = d.input(COVERAGE);
     let with_stubs = p.loaded.pipeline.validate.as_ref().is_some_and(|v| v.stubs);
     let validation: Option<Input<ValidationReport>> = with_stubs.then(|| d.input(VALIDATE));
