@@ -103,6 +103,11 @@ pub struct Malformed {
     pub what: &'static str,
 }
 
+/// A group starting at `at` that ends before its bytes do, or holds a value out of range.
+fn cut_short(at: usize) -> Malformed {
+    Malformed { at, what: "a group is cut short or out of range" }
+}
+
 /// Writes groups in order, each after the previous one's key.
 #[derive(Default)]
 pub struct Encoder {
@@ -277,24 +282,23 @@ impl<'a> Decoder<'a> {
 
     /// Reads the next group into `group`; `false` at the end.
     pub fn next_into(&mut self, group: &mut Group) -> Result<bool, Malformed> {
-        if self.at == self.bytes.len() {
-            return Ok(false);
-        }
-        let start = self.at;
-        self.read(group)
-            .ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
-        Ok(true)
+        self.next_with(|d| d.read(group))
     }
 
     /// Reads the next group's extent into `span` without decoding its moves; `false` at
     /// the end. The bytes are checked as [`Decoder::next_into`] checks them.
     pub fn skip_into(&mut self, span: &mut Span) -> Result<bool, Malformed> {
+        self.next_with(|d| d.skip(span))
+    }
+
+    /// Runs `read` on the next group, if any: `false` at the end, and a group `read`
+    /// cannot finish is malformed where it starts.
+    fn next_with(&mut self, read: impl FnOnce(&mut Self) -> Option<()>) -> Result<bool, Malformed> {
         if self.at == self.bytes.len() {
             return Ok(false);
         }
         let start = self.at;
-        self.skip(span)
-            .ok_or(Malformed { at: start, what: "a group is cut short or out of range" })?;
+        read(self).ok_or_else(|| cut_short(start))?;
         Ok(true)
     }
 
@@ -304,8 +308,7 @@ impl<'a> Decoder<'a> {
             Decoder { bytes: bytes.get(..span.end).unwrap_or(bytes), at: span.body, prev_hi: 0 };
         group.clear();
         group.key = span.key;
-        body.read_body(group)
-            .ok_or(Malformed { at: span.start, what: "a group is cut short or out of range" })
+        body.read_body(group).ok_or_else(|| cut_short(span.start))
     }
 
     fn read_key(&mut self) -> Option<u128> {
