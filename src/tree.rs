@@ -570,7 +570,8 @@ fn occupied_after(occupied: shakmaty::Bitboard, m: &shakmaty::Move) -> Option<u6
 /// sorted by game count), breadth-first, so the line is also a shortest one.
 ///
 /// The walk itself only records, per node, the node it was reached from and the node
-/// whose opening it inherits; the lines, movetexts and FENs are then filled in parallel.
+/// whose opening it inherits; the lines, movetexts and FENs are then filled in walk
+/// order, each node from its parent ([`walk_lines`]).
 fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
     use rayon::prelude::*;
     const NONE: u32 = u32::MAX;
@@ -602,61 +603,87 @@ fn assign_lines(nodes: &mut [Node], root: u32, skeleton: &EcoSkeleton) {
             queue.push_back(edge.child);
         }
     }
-    // Lines of nodes without an entry extend their parent's line; parents come first.
-    let mut lines: Vec<Vec<MoveKey>> = vec![Vec::new(); nodes.len()];
-    for &index in &order {
-        if nodes[index as usize].entry.is_some() {
-            continue;
-        }
-        let (parent, key) = reached_from[index as usize];
-        let mut line = match nodes[parent as usize].entry {
-            Some(entry) => skeleton.entries[entry as usize].moves.clone(),
-            None => lines[parent as usize].clone(),
-        };
-        line.push(key);
-        lines[index as usize] = line;
-    }
-    // Each node's own line moves out (empty for nodes with an entry).
-    let lines: Vec<Vec<MoveKey>> =
-        order.iter().map(|&index| std::mem::take(&mut lines[index as usize])).collect();
-    type Filled = (Vec<MoveKey>, String, String, Option<String>, Option<Opening>);
-    let filled: Vec<Filled> = order
+    let filled = walk_lines(nodes, root, &order, &reached_from, skeleton);
+    let inherited: Vec<Option<Opening>> = order
         .par_iter()
-        .zip(lines)
-        .map(|(&index, line)| {
-            let node = &nodes[index as usize];
-            let (line, movetext, fen) = match node.entry.map(|i| &skeleton.entries[i as usize]) {
-                Some(entry) => (entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()),
-                None => {
-                    let (moves, fen) = replay(&line);
-                    (line, crate::eco::line::movetext(&moves), fen)
-                }
-            };
-            let pgn_move = movetext.split_whitespace().last().map(str::to_string);
-            let inherited = match (&node.opening, opening_of[index as usize]) {
-                (None, from) if from != NONE => nodes[from as usize]
-                    .opening
-                    .as_ref()
-                    .map(|o| Opening { own: false, ..o.clone() }),
-                _ => None,
-            };
-            (line, movetext, fen, pgn_move, inherited)
+        .map(|&index| match (&nodes[index as usize].opening, opening_of[index as usize]) {
+            (None, from) if from != NONE => {
+                nodes[from as usize].opening.as_ref().map(|o| Opening { own: false, ..o.clone() })
+            }
+            _ => None,
         })
         .collect();
     nodes[root as usize].fen = position::fen(&Chess::default());
-    for (&index, (line, movetext, fen, pgn_move, inherited)) in order.iter().zip(filled) {
+    for ((&index, (line, movetext, fen)), inherited) in order.iter().zip(filled).zip(inherited) {
         let node = &mut nodes[index as usize];
+        node.pgn_move = movetext.split_whitespace().last().map(str::to_string);
         node.line = line;
         node.movetext = movetext;
         node.fen = fen;
-        node.pgn_move = pgn_move;
         if inherited.is_some() {
             node.opening = inherited;
         }
     }
 }
 
-fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
+/// A walked node's line, movetext and FEN.
+type Walked = (Vec<MoveKey>, String, String);
+
+/// The line, movetext and FEN of each node of `order` (the walk from `root`, parents
+/// first, `reached_from` giving each node's parent and move). A node with an entry has
+/// its entry's; any other extends its parent's line by one move, played from the
+/// parent's position, so each node costs one move, not a replay of its whole line. The
+/// result is what replaying the line from the start gives: the parent's position is
+/// the one its own line reaches (an entry's by replaying the entry's moves).
+fn walk_lines(
+    nodes: &[Node],
+    root: u32,
+    order: &[u32],
+    reached_from: &[(u32, MoveKey)],
+    skeleton: &EcoSkeleton,
+) -> Vec<Walked> {
+    // Per node, once it is a parent on the walk: its position and its movetext as the
+    // walk writes it (an entry's own movetext is the taxonomy's text).
+    let mut played: Vec<Option<(Chess, String)>> = vec![None; nodes.len()];
+    played[root as usize] = Some((Chess::default(), String::new()));
+    let mut at: Vec<usize> = vec![usize::MAX; nodes.len()];
+    let mut filled: Vec<Walked> = Vec::with_capacity(order.len());
+    for (i, &index) in order.iter().enumerate() {
+        at[index as usize] = i;
+        let (parent, key) = reached_from[index as usize];
+        let (parent, index) = (parent as usize, index as usize);
+        if let Some(entry) = nodes[index].entry.map(|e| &skeleton.entries[e as usize]) {
+            filled.push((entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()));
+            continue;
+        }
+        let parent_line = match nodes[parent].entry {
+            Some(entry) => skeleton.entries[entry as usize].moves.as_slice(),
+            None if parent == root as usize => &[],
+            None => filled[at[parent]].0.as_slice(),
+        };
+        if played[parent].is_none() {
+            let (moves, pos) = replay_moves(parent_line);
+            played[parent] = Some((pos, crate::eco::line::movetext(&moves)));
+        }
+        let (pos, movetext) = played[parent].as_ref().expect("played above");
+        let mv = key.to_move(pos).expect("tree lines are legal");
+        let mut line = Vec::with_capacity(parent_line.len() + 1);
+        line.extend_from_slice(parent_line);
+        line.push(key);
+        let movetext = crate::eco::line::extend_movetext(movetext, parent_line.len(), pos, &mv);
+        let mut child = pos.clone();
+        child.play_unchecked(mv);
+        let fen = position::fen(&child);
+        if !nodes[index].children.is_empty() {
+            played[index] = Some((child, movetext.clone()));
+        }
+        filled.push((line, movetext, fen));
+    }
+    filled
+}
+
+/// The moves of `line` from the start position, and the position they reach.
+fn replay_moves(line: &[MoveKey]) -> (Vec<shakmaty::Move>, Chess) {
     let mut pos = Chess::default();
     let mut moves = Vec::with_capacity(line.len());
     for m in line {
@@ -664,7 +691,7 @@ fn replay(line: &[MoveKey]) -> (Vec<shakmaty::Move>, String) {
         pos.play_unchecked(mv);
         moves.push(mv);
     }
-    (moves, position::fen(&pos))
+    (moves, pos)
 }
 
 #[cfg(test)]

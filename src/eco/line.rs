@@ -99,18 +99,33 @@ pub fn movetext(moves: &[Move]) -> String {
     let mut pos = Chess::default();
     let mut out = String::new();
     for (ply, m) in moves.iter().enumerate() {
-        if ply % 2 == 0 {
-            if ply > 0 {
-                out.push(' ');
-            }
-            out.push_str(&format!("{}. ", ply / 2 + 1));
-        } else {
-            out.push(' ');
-        }
-        out.push_str(&crate::position::san(&pos, m));
+        push_move(&mut out, ply, &pos, m);
         pos.play_unchecked(*m);
     }
     out
+}
+
+/// [`movetext`] of a line one move longer: `movetext` is the text of the line's first
+/// `ply` moves, which reach `pos`, and `m` is played from there.
+pub fn extend_movetext(movetext: &str, ply: usize, pos: &Chess, m: &Move) -> String {
+    let mut out = String::with_capacity(movetext.len() + 12);
+    out.push_str(movetext);
+    push_move(&mut out, ply, pos, m);
+    out
+}
+
+/// Appends move `m`, the line's move number `ply` (from 0) played from `pos`, with its
+/// move number before White's moves.
+fn push_move(out: &mut String, ply: usize, pos: &Chess, m: &Move) {
+    if ply.is_multiple_of(2) {
+        if ply > 0 {
+            out.push(' ');
+        }
+        out.push_str(&format!("{}. ", ply / 2 + 1));
+    } else {
+        out.push(' ');
+    }
+    out.push_str(&crate::position::san(pos, m));
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ pub struct Layout {
     pub previous: PathBuf,
     /// The store's entries, written by `store:entries` for the store step.
     pub store_entries: PathBuf,
+    /// The tree's edges, written by `store:edges` for the store step.
+    pub store_edges: PathBuf,
     /// The store file (`[store] path`).
     pub store: PathBuf,
     /// The folder beside the store where a make writes its reports and manifest.
@@ -47,6 +49,7 @@ impl Layout {
             engine_cache: cache.join("engine.sqlite"),
             previous: cache.join("previous"),
             store_entries: cache.join("store-entries.sqlite"),
+            store_edges: cache.join("store-edges.sqlite"),
             cache,
             store,
             build,

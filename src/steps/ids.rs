@@ -43,6 +43,9 @@ pub const STORE: StepId<()> = StepId::new("store");
 /// `store:entries`: the entries' part database, read for its hash only.
 pub const STORE_ENTRIES: StepId<()> = StepId::new("store:entries");
 
+/// `store:edges`: the tree's edges in a part database, read for its hash only.
+pub const STORE_EDGES: StepId<()> = StepId::new("store:edges");
+
 /// `structures`: the pawn-structure tags.
 pub const STRUCTURES: StepId<crate::structure::StructureTags> = StepId::new("structures");
 

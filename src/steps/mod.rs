@@ -52,6 +52,7 @@ step_modules![
     explorer,
     player_games,
     store_entries,
+    store_edges,
     node_records,
     store,
     store_postgres,

@@ -313,6 +313,11 @@ impl Planning<'_> {
         self.layout().store_entries
     }
 
+    /// The tree's edges, written by `store:edges` into the cache for the store step.
+    pub fn store_edges(&self) -> PathBuf {
+        self.layout().store_edges
+    }
+
     /// The folder of repertoire `name`'s reports, beside the store.
     pub fn repertoire_dir(&self, name: &str) -> PathBuf {
         self.layout().repertoire_dir(name)

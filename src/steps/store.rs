@@ -1,7 +1,7 @@
 //! `store`: the knowledge base as an SQLite database (nodes, edges, transpositions,
 //! entries, engine lines, structures, changelog), replaced atomically.
 
-use super::ids::{self, COVERAGE, EXPLORER, NODE_RECORDS, PLAYER_GAMES, STORE_ENTRIES, TREE, VALIDATE};
+use super::ids::{self, COVERAGE, EXPLORER, NODE_RECORDS, PLAYER_GAMES, STORE_EDGES, STORE_ENTRIES, TREE, VALIDATE};
 use std::collections::BTreeMap;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
@@ -20,7 +20,7 @@ pub static RULE: Rule = Rule { name: "store", about: "the SQLite knowledge base"
 /// How the rule's steps are planned (its line in [`super::PLANNERS`]).
 pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
-/// Writes the store from the entries `store:entries` wrote and the node records (evaluations and structure tags applied), with the parts the plan
+/// Writes the store from the entries `store:entries` and the edges `store:edges` wrote, and the node records (evaluations and structure tags applied), with the parts the plan
 /// declared (validation stubs, explorer index, player collections). The
 /// store it replaces is kept as `previous/store.sqlite` (a hard link, so no copy), for
 /// `okb diff`.
@@ -28,6 +28,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let mut d = p.declare(ids::STORE, &RULE);
     let tree: Input<Tree> = d.input(TREE);
     let _entries = d.after(STORE_ENTRIES);
+    let _edges = d.after(STORE_EDGES);
     let records: Input<Vec<NodeRecord>> = d.input_in_memory(NODE_RECORDS);
     let coverage: Input<BTreeMap<String, Coverage>> = d.input(COVERAGE);
     let with_stubs = p.loaded.pipeline.validate.as_ref().is_some_and(|v| v.stubs);
@@ -35,7 +36,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let explorer: Option<Input<ExplorerIndex>> = d.input_if(declared, EXPLORER);
     let players: Option<Input<Collections>> = d.input_if(declared, PLAYER_GAMES);
     let changelog_builds: u32 = d.param("store.changelog_builds")?;
-    let (path, entries, previous) = (p.store_path(), p.store_entries(), p.previous_dir());
+    let (path, entries, edges, previous) = (p.store_path(), p.store_entries(), p.store_edges(), p.previous_dir());
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
         let kept = previous.join("store.sqlite");
@@ -46,7 +47,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
         let explorer = explorer.as_ref().map(|e| cx.get(e)).transpose()?;
         let players = players.as_ref().map(|e| cx.get(e)).transpose()?;
         let coverage = serde_json::to_string(&*cx.get(&coverage)?).map_err(|e| cx.fail(e))?;
-        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds) };
+        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds), edges: Some(&edges) };
         let written = crate::store::write::write_records(&tree, &records, &entries, &stubs, parts, &path).map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
         Ok(format!(

@@ -5,6 +5,7 @@
 //! `node_changelog` of the database it replaces. [`read`] answers queries.
 
 mod bulk;
+mod changelog;
 pub mod explorer;
 pub mod graph;
 pub mod players;

@@ -8,12 +8,12 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
+use super::changelog::{self, Previous};
 use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, WRITER_PRAGMAS, schema};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::position;
 use crate::record::NodeRecord;
-use crate::record::column::Column;
 use crate::structure::StructureTags;
 use crate::tree::Tree;
 use crate::validate::report::StubNode;
@@ -42,59 +42,6 @@ fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path).map_err(sql(path))?;
     conn.execute_batch(WRITER_PRAGMAS).map_err(sql(path))?;
     Ok(conn)
-}
-
-/// The `tracked` columns of `record` as text, as the changelog records them.
-fn tracked_values(tracked: &[&Column<NodeRecord>], r: &NodeRecord) -> Vec<Option<String>> {
-    tracked.iter().map(|column| (column.cell)(r).as_text()).collect()
-}
-
-type PreviousStore = (
-    HashMap<String, Vec<Option<String>>>,
-    Vec<(i64, String, String, Option<String>, Option<String>)>,
-    i64,
-);
-
-/// Reads the tracked values and the changelog of an existing store, if it is readable.
-fn read_previous(path: &Path) -> Option<PreviousStore> {
-    let conn =
-        Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
-    let tracked = crate::record::tracked_columns();
-    let columns = tracked.iter().map(|c| c.name).collect::<Vec<_>>().join(", ");
-    let mut stmt = conn.prepare(&format!("SELECT node_id, {columns} FROM opening_nodes")).ok()?;
-    let mut values = HashMap::new();
-    let rows = stmt
-        .query_map([], |row| {
-            let id: String = row.get(0)?;
-            let mut v = Vec::with_capacity(tracked.len());
-            for i in 1..=tracked.len() {
-                let cell = super::row::cell_of(row.get_ref(i)?)
-                    .map_err(|e| rusqlite::Error::Utf8Error(i, e))?;
-                v.push(cell.and_then(Cell::as_text));
-            }
-            Ok((id, v))
-        })
-        .ok()?;
-    for row in rows {
-        let (id, v) = row.ok()?;
-        values.insert(id, v);
-    }
-    let mut stmt = conn
-        .prepare(
-            "SELECT build, node_id, field, old_value, new_value FROM node_changelog ORDER BY rowid",
-        )
-        .ok()?;
-    let log = stmt
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
-        .ok()?
-        .collect::<Result<Vec<_>, _>>()
-        .ok()?;
-    let build: i64 = conn
-        .query_row("SELECT value FROM meta WHERE key = 'build'", [], |r| r.get::<_, String>(0))
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Some((values, log, build))
 }
 
 /// Writes the `opening_entries` rows of `skeleton` (every entry, named and interpolated)
@@ -186,6 +133,9 @@ pub struct Parts<'a> {
     /// How many builds' changes the changelog keeps (`[store] changelog_builds`; `None`:
     /// all of them).
     pub changelog_builds: Option<u32>,
+    /// The tree's edges already written by [`write_edges`] (the `store:edges` step's
+    /// part); `None`: written during the store write, on a second core.
+    pub edges: Option<&'a Path>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
@@ -207,22 +157,8 @@ pub fn write_records(
     let tmp = crate::files::temp::for_file(path);
     let side =
         crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-side.sqlite");
-    let previous = if path.exists() { read_previous(path) } else { None };
-    // Stubs come after the tree's nodes, so tree indices stay record indices.
-    let mut records = std::borrow::Cow::Borrowed(records);
-    let mut stub_edges = Vec::new();
-    for stub in stubs {
-        let Some(parent) = tree.find(&stub.parent_epd) else { continue };
-        if tree.find(&stub.epd).is_some() {
-            continue;
-        }
-        let records = records.to_mut();
-        let parent_record = &mut records[parent as usize];
-        parent_record.children += 1;
-        parent_record.is_branching_node = parent_record.children >= 2;
-        stub_edges.push(StubEdge { parent, child: records.len(), stub });
-        records.push(NodeRecord::stub(stub));
-    }
+    let previous = if path.exists() { Previous::open(path) } else { None };
+    let (records, stub_edges) = with_stubs(tree, records, stubs);
     let ids = NodeIds::of(&records);
     // The entry part already holds the schema and the full entry table:
     // a copy of it is the start of the store (a file copy, where a transfer would
@@ -231,24 +167,23 @@ pub fn write_records(
         .map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
     let mut summary =
         WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
-
-    let (main, side_rows) = std::thread::scope(|scope| {
-        let side_job = scope.spawn(|| write_side(tree, &ids, &stub_edges, &side));
-        let log = Changelog { previous: previous.as_ref(), keep: parts.changelog_builds };
+    let log = Changelog { previous: previous.as_ref(), keep: parts.changelog_builds };
+    let (main, edges) = std::thread::scope(|scope| {
+        let side_job = parts.edges.is_none().then(|| scope.spawn(|| write_edges_at(tree, &side)));
         let main = write_main(tree, &records, &ids, log, &tmp, &mut summary);
-        (main, side_job.join().expect("the side writer does not panic"))
+        let edges = side_job.map(|job| job.join().expect("the edge writer does not panic"));
+        (main, edges)
     });
     let mut conn = main?;
-    summary.edges = side_rows?;
-    let side_text =
-        side.to_str().ok_or_else(|| io(std::io::Error::other("store path is not UTF-8")))?;
-    conn.execute("ATTACH DATABASE ?1 AS side", [side_text]).map_err(sql(&tmp))?;
-    let tx = conn.transaction().map_err(sql(&tmp))?;
-    tx.execute_batch(EDGE_INDEXES).map_err(sql(&tmp))?;
-    tx.execute_batch("INSERT INTO node_children SELECT * FROM side.node_children;")
-        .map_err(sql(&tmp))?;
-    tx.commit().map_err(sql(&tmp))?;
-    conn.execute("DETACH DATABASE side", []).map_err(sql(&tmp))?;
+    let edges_part = match edges {
+        Some(written) => {
+            written?;
+            side.as_path()
+        }
+        None => parts.edges.expect("an edge part when no edge writer ran"),
+    };
+    summary.edges = copy_edges(&mut conn, edges_part, &tmp)?;
+    summary.edges += insert_stub_edges(&mut conn, tree, &ids, &stub_edges).map_err(sql(&tmp))?;
     if let Some(index) = parts.explorer {
         super::explorer::write(
             &mut conn,
@@ -269,11 +204,55 @@ pub fn write_records(
     Ok(summary)
 }
 
+/// The records with a record per usable validation stub appended (after the tree's
+/// nodes, so tree indices stay record indices; their parents count them as children),
+/// and the stubs' edges.
+fn with_stubs<'r, 's>(
+    tree: &Tree,
+    records: &'r [NodeRecord],
+    stubs: &'s [StubNode],
+) -> (std::borrow::Cow<'r, [NodeRecord]>, Vec<StubEdge<'s>>) {
+    let mut records = std::borrow::Cow::Borrowed(records);
+    let mut stub_edges = Vec::new();
+    for stub in stubs {
+        let Some(parent) = tree.find(&stub.parent_epd) else { continue };
+        if tree.find(&stub.epd).is_some() {
+            continue;
+        }
+        let records = records.to_mut();
+        let parent_record = &mut records[parent as usize];
+        parent_record.children += 1;
+        parent_record.is_branching_node = parent_record.children >= 2;
+        stub_edges.push(StubEdge { parent, child: records.len(), stub });
+        records.push(NodeRecord::stub(stub));
+    }
+    (records, stub_edges)
+}
+
+/// Copies the edge part at `part` (from [`write_edges`]) into the store: SQLite's
+/// transfer of table and index cells into the still empty `node_children`. Returns the
+/// number of edges.
+fn copy_edges(conn: &mut Connection, part: &Path, tmp: &Path) -> Result<usize, StoreError> {
+    let part_text = part.to_str().ok_or_else(|| StoreError::Io {
+        path: part.display().to_string(),
+        source: std::io::Error::other("path is not UTF-8"),
+    })?;
+    conn.execute("ATTACH DATABASE ?1 AS side", [part_text]).map_err(sql(tmp))?;
+    let tx = conn.transaction().map_err(sql(tmp))?;
+    tx.execute_batch(EDGE_INDEXES).map_err(sql(tmp))?;
+    let edges = tx
+        .execute("INSERT INTO node_children SELECT * FROM side.node_children", [])
+        .map_err(sql(tmp))?;
+    tx.commit().map_err(sql(tmp))?;
+    conn.execute("DETACH DATABASE side", []).map_err(sql(tmp))?;
+    Ok(edges)
+}
+
 /// What the changelog is written from: the store this one replaces, and how many builds'
 /// changes to keep (`None`: all).
 #[derive(Clone, Copy)]
 struct Changelog<'a> {
-    previous: Option<&'a PreviousStore>,
+    previous: Option<&'a Previous>,
     keep: Option<u32>,
 }
 
@@ -287,36 +266,34 @@ fn write_main(
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
-    let previous = log.previous;
     let mut conn = open_writer(tmp)?;
     // The rebuild's number is the log's only clock: a wall-clock time would make an
     // interrupted and an uninterrupted rebuild write different stores.
-    let build = previous.map_or(1, |p| p.2 + 1);
+    let build = log.previous.map_or(1, |p| p.build + 1);
+    let old_rows = log.previous.filter(|_| log.keep.is_none_or(|keep| keep > 1));
+    if let Some(previous) = old_rows {
+        // Attached outside the transaction, as SQLite requires.
+        conn.execute("ATTACH DATABASE ?1 AS previous", [previous.path()]).map_err(sql(tmp))?;
+    }
     let tx = conn.transaction().map_err(sql(tmp))?;
+    std::thread::scope(|scope| -> Result<(), StoreError> {
+        // The comparison with the previous store runs beside the node inserts.
+        let (send, changes) = changelog::channel();
+        let wanted = log.previous.filter(|_| log.keep != Some(0));
+        if let Some(previous) = wanted {
+            scope.spawn(move || previous.compare(records, &ids.order, &send));
+        } else {
+            drop(send);
+        }
+        insert_nodes(&tx, records, ids).map_err(sql(tmp))?;
+        summary.transpositions = insert_transpositions(&tx, tree, ids).map_err(sql(tmp))?;
+        if wanted.is_some() {
+            summary.changes = write_changelog(&tx, log, build, changes).map_err(sql(tmp))?;
+        }
+        Ok(())
+    })?;
+    insert_structures(&tx).map_err(sql(tmp))?;
     {
-        let mut insert_node =
-            BulkInsert::new(&tx, &super::row::node_insert(), super::row::stored_count())
-                .map_err(sql(tmp))?;
-        let mut cells = Vec::new();
-        // Primary-key order makes every insert an append to the b-tree.
-        for r in ids.order.iter().map(|&i| &records[i]) {
-            cells.clear();
-            super::row::node_cells(r, &mut cells);
-            insert_node.row(&cells).map_err(sql(tmp))?;
-        }
-        let mut insert_transposition =
-            BulkInsert::new(&tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3)
-                .map_err(sql(tmp))?;
-        for (target, a, b) in tree.transpositions() {
-            let (a, b) = (ids.text[a as usize], ids.text[b as usize]);
-            let (a, b) = if a < b { (a, b) } else { (b, a) };
-            insert_transposition
-                .row(&[a.into(), b.into(), ids.text[target as usize].into()])
-                .map_err(sql(tmp))?;
-            summary.transpositions += 1;
-        }
-        write_changelog(&tx, records, ids, log, build, summary).map_err(sql(tmp))?;
-        insert_structures(&tx).map_err(sql(tmp))?;
         let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
         meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(tmp))?;
         meta.execute(params!["build", build.to_string()]).map_err(sql(tmp))?;
@@ -324,65 +301,80 @@ fn write_main(
     }
     tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
+    if old_rows.is_some() {
+        conn.execute("DETACH DATABASE previous", []).map_err(sql(tmp))?;
+    }
     Ok(conn)
 }
 
-/// The changelog: the rows of the previous store's last `keep − 1` builds, then this
-/// build's changes against the previous store (every tracked field that differs, and
-/// each node that is gone).
-fn write_changelog(
+/// The node rows, in primary-key order, which makes every insert an append to the b-tree.
+fn insert_nodes(
     tx: &rusqlite::Transaction<'_>,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
-    log: Changelog<'_>,
-    build: i64,
-    summary: &mut WriteSummary,
 ) -> rusqlite::Result<()> {
-    let Some((old_values, old_log, _)) = log.previous else { return Ok(()) };
-    if log.keep == Some(0) {
-        return Ok(());
-    }
-    let first_kept = log.keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
-    let mut insert =
-        BulkInsert::new(tx, "INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)", 5)?;
-    for row in old_log.iter().filter(|row| row.0 >= first_kept) {
-        insert.row(&[
-            row.0.into(),
-            (&row.1).into(),
-            (&row.2).into(),
-            row.3.as_ref().into(),
-            row.4.as_ref().into(),
-        ])?;
-    }
-    let tracked = crate::record::tracked_columns();
-    for r in records {
-        let new_values = tracked_values(&tracked, r);
-        let old = old_values.get(&r.node_id);
-        for (f, field) in tracked.iter().map(|c| c.name).enumerate() {
-            let old_value = old.and_then(|o| o[f].as_ref());
-            let new_value = new_values[f].as_ref();
-            if (old.is_some() && old_value == new_value) || (old.is_none() && new_value.is_none()) {
-                continue;
-            }
-            insert.row(&[
-                build.into(),
-                (&r.node_id).into(),
-                (*field).into(),
-                old_value.into(),
-                new_value.into(),
-            ])?;
-            summary.changes += 1;
-        }
-    }
-    let current: std::collections::HashSet<&str> = ids.text.iter().copied().collect();
-    let mut removed: Vec<&String> =
-        old_values.keys().filter(|id| !current.contains(id.as_str())).collect();
-    removed.sort();
-    for id in removed {
-        insert.row(&[build.into(), id.into(), "node".into(), "present".into(), Cell::Null])?;
-        summary.changes += 1;
+    let mut insert = BulkInsert::new(tx, &super::row::node_insert(), super::row::stored_count())?;
+    let mut cells = Vec::new();
+    for r in ids.order.iter().map(|&i| &records[i]) {
+        cells.clear();
+        super::row::node_cells(r, &mut cells);
+        insert.row(&cells)?;
     }
     Ok(())
+}
+
+/// The transposition links, each pair once (lower id first). Returns how many.
+fn insert_transpositions(
+    tx: &rusqlite::Transaction<'_>,
+    tree: &Tree,
+    ids: &NodeIds<'_>,
+) -> rusqlite::Result<usize> {
+    let mut insert = BulkInsert::new(tx, "INSERT INTO node_transpositions VALUES (?1, ?2, ?3)", 3)?;
+    let mut count = 0;
+    for (target, a, b) in tree.transpositions() {
+        let (a, b) = (ids.text[a as usize], ids.text[b as usize]);
+        let (a, b) = if a < b { (a, b) } else { (b, a) };
+        insert.row(&[a.into(), b.into(), ids.text[target as usize].into()])?;
+        count += 1;
+    }
+    Ok(count)
+}
+
+/// The changelog: the rows of the previous store's last `keep − 1` builds (copied by
+/// SQLite from the previous store, attached), then this build's `changes` against it
+/// (every tracked field that differs, new nodes' fields and gone nodes, in node-id
+/// order). Returns the number of this build's rows.
+fn write_changelog(
+    tx: &rusqlite::Transaction<'_>,
+    log: Changelog<'_>,
+    build: i64,
+    changes: std::sync::mpsc::Receiver<changelog::Batch<'_>>,
+) -> rusqlite::Result<usize> {
+    let first_kept = log.keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
+    if first_kept < build {
+        // The previous store is attached (`write_main`).
+        tx.execute(
+            "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
+             FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
+            [first_kept],
+        )?;
+    }
+    let mut insert =
+        BulkInsert::new(tx, "INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)", 5)?;
+    let mut written = 0;
+    for batch in changes {
+        for change in batch? {
+            insert.row(&[
+                build.into(),
+                change.node_id.as_ref().into(),
+                change.field.into(),
+                change.old.as_ref().into(),
+                change.new.as_ref().into(),
+            ])?;
+            written += 1;
+        }
+    }
+    Ok(written)
 }
 
 /// The ids of the records to write, by record index, and the record indices in id order.
@@ -428,18 +420,27 @@ struct StubEdge<'a> {
     stub: &'a StubNode,
 }
 
-/// The side database: the same schema, holding only the edge rows (in primary key
-/// order, so that every insert, and later every transferred cell, is an append) and
-/// their index. Returns the number of edges.
-fn write_side(
-    tree: &Tree,
-    ids: &NodeIds<'_>,
-    stub_edges: &[StubEdge<'_>],
-    side: &Path,
-) -> Result<usize, StoreError> {
-    let mut conn = open_writer(side)?;
-    conn.execute_batch(schema()).map_err(sql(side))?;
-    let tx = conn.transaction().map_err(sql(side))?;
+/// Writes the tree's edges (`node_children`, in primary-key order, so that every insert,
+/// and later every transferred cell, is an append) with their index into a part database
+/// at `path` with the store's schema, which [`write_records`] copies into the store
+/// (`Parts::edges`). The part depends on the tree alone, so the `store:edges` step
+/// writes it while the node records are made. Returns the number of edges.
+pub fn write_edges(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
+    // Written beside the target and renamed: a killed make leaves no half part behind.
+    let tmp = crate::files::temp::for_file(path);
+    let edges = write_edges_at(tree, &tmp)?;
+    std::fs::rename(&tmp, path)
+        .map_err(|source| StoreError::Io { path: path.display().to_string(), source })?;
+    Ok(edges)
+}
+
+/// [`write_edges`] into a fresh file at `path`.
+fn write_edges_at(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
+    let _ = std::fs::remove_file(path);
+    let mut conn = open_writer(path)?;
+    conn.execute_batch(schema()).map_err(sql(path))?;
+    let tx = conn.transaction().map_err(sql(path))?;
+    let ids: Vec<String> = tree.nodes.iter().map(|n| position::node_id(&n.epd)).collect();
     let mut edges = 0;
     {
         let mut insert_edge = BulkInsert::new(
@@ -447,12 +448,10 @@ fn write_side(
             "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
             10,
         )
-        .map_err(sql(side))?;
-        // Stubs (after the tree's nodes) have no children of their own.
-        for &i in ids.order.iter().filter(|&&i| i < tree.nodes.len()) {
-            let node = &tree.nodes[i];
+        .map_err(sql(path))?;
+        for i in id_order(&ids) {
             let mut children: Vec<(usize, &crate::tree::Edge)> =
-                node.children.iter().enumerate().collect();
+                tree.nodes[i].children.iter().enumerate().collect();
             children.sort_by(|a, b| a.1.uci.cmp(&b.1.uci));
             for (rank, edge) in children {
                 let s = edge.stats.unwrap_or_default();
@@ -460,8 +459,8 @@ fn write_side(
                     .then(|| (s.rating_sum as f64 / s.rated_games as f64 * 10.0).round() / 10.0);
                 insert_edge
                     .row(&[
-                        ids.text[i].into(),
-                        ids.text[edge.child as usize].into(),
+                        ids[i].as_str().into(),
+                        ids[edge.child as usize].as_str().into(),
                         (&edge.san).into(),
                         (&edge.uci).into(),
                         Cell::Int(rank as i64),
@@ -471,39 +470,55 @@ fn write_side(
                         Cell::Int(s.outcomes.black as i64),
                         avg.into(),
                     ])
-                    .map_err(sql(side))?;
+                    .map_err(sql(path))?;
                 edges += 1;
             }
         }
-        // Ranked after the tree's moves: a stub is what the tree lacks, not what is played most.
+    }
+    tx.execute_batch(EDGE_INDEXES).map_err(sql(path))?;
+    tx.commit().map_err(sql(path))?;
+    conn.close().map_err(|(_, e)| sql(path)(e))?;
+    Ok(edges)
+}
+
+/// The validation stubs' edges, ranked after their parent's tree moves (a stub is what
+/// the tree lacks, not what is played most). Returns how many.
+fn insert_stub_edges(
+    conn: &mut Connection,
+    tree: &Tree,
+    ids: &NodeIds<'_>,
+    stub_edges: &[StubEdge<'_>],
+) -> rusqlite::Result<usize> {
+    let tx = conn.transaction()?;
+    {
+        let mut insert = BulkInsert::new(
+            &tx,
+            "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+            10,
+        )?;
         let mut next_rank: HashMap<u32, usize> = HashMap::new();
         for e in stub_edges {
             let rank = next_rank
                 .entry(e.parent)
                 .or_insert_with(|| tree.nodes[e.parent as usize].children.len());
             let o = e.stub.outcomes;
-            insert_edge
-                .row(&[
-                    ids.text[e.parent as usize].into(),
-                    ids.text[e.child].into(),
-                    (&e.stub.san).into(),
-                    (&e.stub.uci).into(),
-                    Cell::Int(*rank as i64),
-                    Cell::Int(o.games() as i64),
-                    Cell::Int(o.white as i64),
-                    Cell::Int(o.draws as i64),
-                    Cell::Int(o.black as i64),
-                    Cell::Null,
-                ])
-                .map_err(sql(side))?;
+            insert.row(&[
+                ids.text[e.parent as usize].into(),
+                ids.text[e.child].into(),
+                (&e.stub.san).into(),
+                (&e.stub.uci).into(),
+                Cell::Int(*rank as i64),
+                Cell::Int(o.games() as i64),
+                Cell::Int(o.white as i64),
+                Cell::Int(o.draws as i64),
+                Cell::Int(o.black as i64),
+                Cell::Null,
+            ])?;
             *rank += 1;
-            edges += 1;
         }
     }
-    tx.execute_batch(EDGE_INDEXES).map_err(sql(side))?;
-    tx.commit().map_err(sql(side))?;
-    conn.close().map_err(|(_, e)| sql(side)(e))?;
-    Ok(edges)
+    tx.commit()?;
+    Ok(stub_edges.len())
 }
 
 /// The `pawn_structures` rows: every structure okb names, and Unknown.

@@ -3,7 +3,7 @@
 use crate::common;
 use common::{Project, tree_bytes};
 
-const ALL_STEPS: usize = 18;
+const ALL_STEPS: usize = 19;
 
 #[test]
 fn second_make_does_nothing_and_says_so() {
@@ -49,6 +49,7 @@ fn changing_one_source_rebuilds_only_what_depends_on_it() {
             "node-records",
             "parse:lichess-a",
             "store",
+            "store:edges",
             "store:entries",
             "structure-review",
             "structures",
@@ -302,7 +303,7 @@ fn status_reports_stale_steps_without_building() {
     let run = p.okb(&["status"]);
     assert!(run.stderr.contains("because lichess-b changed"), "{}", run.stderr);
     assert!(run.stderr.contains("because input parse:lichess-b will be rebuilt"), "{}", run.stderr);
-    assert_eq!(p.make(&[]).steps("Building").len(), 11);
+    assert_eq!(p.make(&[]).steps("Building").len(), 12);
 }
 
 #[test]
@@ -437,4 +438,60 @@ fn an_interrupted_rebuild_writes_the_same_store_as_an_uninterrupted_one() {
         "the stores differ"
     );
     assert_eq!(straight.read("build/manifest.json"), interrupted.read("build/manifest.json"));
+}
+
+/// The store's changelog, checked against SQLite's own comparison of the previous store
+/// (kept in the cache) with the new one: every tracked field whose value differs, every
+/// field a new node has, every node that is gone, and nothing else.
+#[test]
+fn the_changelog_lists_exactly_what_differs_from_the_previous_store() {
+    let p = Project::full();
+    p.make(&[]);
+    let file = p.path("src/a.tsv");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    // A line gone (its interpolated prefix positions may go with it), one renamed, one added.
+    lines.remove(3);
+    let renamed = {
+        let mut cols: Vec<&str> = lines[5].split('\t').collect();
+        let name = format!("{} (renamed)", cols[1]);
+        cols[1] = &name;
+        cols.join("\t")
+    };
+    lines[5] = &renamed;
+    let mut text = lines.join("\n");
+    text.push_str("\nA00\tTest Opening: Made Up\t1. a3 a6 2. b3 b6\n");
+    std::fs::write(&file, text).unwrap();
+    p.make(&[]);
+    let conn = rusqlite::Connection::open(p.path("build/okb.sqlite")).unwrap();
+    let previous = p.path("cache/previous/store.sqlite");
+    conn.execute("ATTACH DATABASE ?1 AS old", [previous.to_str().unwrap()]).unwrap();
+    let mut expected = std::collections::BTreeSet::new();
+    for field in okb::record::tracked_columns().iter().map(|c| c.name) {
+        let differ = format!(
+            "SELECT n.node_id FROM opening_nodes n JOIN old.opening_nodes o USING (node_id) \
+             WHERE n.{field} IS NOT o.{field} \
+             UNION ALL SELECT n.node_id FROM opening_nodes n \
+             WHERE n.{field} IS NOT NULL AND n.node_id NOT IN (SELECT node_id FROM old.opening_nodes)"
+        );
+        let mut stmt = conn.prepare(&differ).unwrap();
+        for id in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+            expected.insert((id.unwrap(), field.to_string()));
+        }
+    }
+    let gone = "SELECT node_id FROM old.opening_nodes \
+                WHERE node_id NOT IN (SELECT node_id FROM opening_nodes)";
+    let mut stmt = conn.prepare(gone).unwrap();
+    for id in stmt.query_map([], |r| r.get::<_, String>(0)).unwrap() {
+        expected.insert((id.unwrap(), "node".to_string()));
+    }
+    let mut stmt =
+        conn.prepare("SELECT node_id, field FROM node_changelog WHERE build = 2").unwrap();
+    let logged: Vec<(String, String)> =
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).unwrap().map(Result::unwrap).collect();
+    let logged_set: std::collections::BTreeSet<_> = logged.iter().cloned().collect();
+    assert_eq!(logged.len(), logged_set.len(), "a change logged twice");
+    let kinds = |field: &str| expected.iter().filter(|(_, f)| f == field).count();
+    assert!(kinds("node") > 0 && kinds("opening_name") > 0 && kinds("fen") > 0, "{expected:?}");
+    assert_eq!(logged_set, expected);
 }
