@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
-"""Counts the distinct games among the rows of a repertoire's games.json, independently of
-okb: each row's game is read with python-chess from its file at its line, two games being
-the same when their White, Black, Date and Result tags and all their moves are equal.
-Prints `<rows> <distinct>`.
+"""Counts the distinct games among the rows of a repertoire's games.txt, independently of
+okb: each row's game is read with python-chess from its file at its line (the row's
+`file:line`), two games being the same when their White, Black, Date and Result tags and
+all their moves are equal. Prints `<rows> <distinct>`.
 
-Usage: check_judged_games.py PROJECT_DIR GAMES_JSON"""
+Usage: check_judged_games.py PROJECT_DIR GAMES_TXT"""
 
 import io
-import json
+import re
 import os
 import subprocess
 import sys
@@ -29,15 +29,19 @@ def opened(path):
     return io.StringIO(text), starts
 
 
-def main(root, games_json):
-    rows = json.load(open(games_json))["judged"]
+def main(root, games_txt):
+    rows = [
+        (m.group(1), int(m.group(2)))
+        for m in (re.match(r"(\S+):(\d+)  ", l) for l in open(games_txt, encoding="utf-8"))
+        if m
+    ]
     files, seen = {}, set()
-    for row in rows:
-        path = os.path.join(root, row["file"])
+    for file, line in rows:
+        path = os.path.join(root, file)
         if path not in files:
             files[path] = opened(path)
         text, starts = files[path]
-        text.seek(starts[row["line"] - 1])
+        text.seek(starts[line - 1])
         game = chess.pgn.read_game(text)
         moves = tuple(m.uci() for m in game.mainline_moves())
         tags = tuple(game.headers.get(t, "") for t in ("White", "Black", "Date", "Result"))

@@ -31,9 +31,9 @@ fn pipeline(extra: &str) -> String {
     )
 }
 
-/// games.json, and python-chess's `(rows, distinct games)` of its rows.
+/// games.json, and python-chess's `(rows, distinct games)` of games.txt's rows.
 fn judged(p: &Project) -> (Value, (u64, u64)) {
-    let path = p.path("build/repertoire-black/games.json");
+    let path = p.path("build/repertoire-black/games.txt");
     let json: Value = serde_json::from_slice(&p.read("build/repertoire-black/games.json")).unwrap();
     let root = p.path("").display().to_string();
     let out = python_check("check_judged_games.py", &[&root, &path.display().to_string()]);
