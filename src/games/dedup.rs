@@ -279,7 +279,8 @@ mod tests {
 
     #[test]
     fn without_a_result_tag_the_termination_marker_gives_the_result() {
-        let text = b"[White \"X\"]\n\n1. e4 {a comment: 1-0} (1. d4 0-1) e5 1/2-1/2\n\n[White \"Y\"]\n";
+        let text =
+            b"[White \"X\"]\n\n1. e4 {a comment: 1-0} (1. d4 0-1) e5 1/2-1/2\n\n[White \"Y\"]\n";
         let tagged = Some(GameResult::WhiteWins);
         assert_eq!(fingerprint_of(text, tagged), Some(fingerprint(text, GameResult::WhiteWins)));
         assert_eq!(fingerprint_of(text, None), Some(fingerprint(text, GameResult::Draw)));

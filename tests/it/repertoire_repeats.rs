@@ -71,8 +71,7 @@ fn a_game_two_collection_files_hold_is_judged_once_and_prepared_once() {
     assert!(text.starts_with(&head), "{head}: {text}");
 
     // Every copy again: the step reruns, python-chess finds the same distinct games.
-    std::fs::write(p.path("pipeline.toml"), pipeline("\n[games]\ndeduplicate = false\n"))
-        .unwrap();
+    std::fs::write(p.path("pipeline.toml"), pipeline("\n[games]\ndeduplicate = false\n")).unwrap();
     let run = p.make(&[]);
     assert!(run.steps("Building").contains(&"repertoire-games:black".into()), "{}", run.stderr);
     let (all, (all_rows, all_distinct)) = judged(&p);
