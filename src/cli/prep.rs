@@ -1,7 +1,8 @@
 //! `okb prep --player NAME --side white|black [--since YEAR]` (`--side`: `--color` is
 //! every command's colour-output flag): an opponent's games from
 //! the pipeline's player collections (game sources with `players`), their moves with that
-//! colour, and where they leave my repertoires for the other colour.
+//! colour, and where they leave my repertoires for the other colour. A game the files
+//! hold more than once counts once, unless the pipeline says `[games] deduplicate = false`.
 
 use miette::{IntoDiagnostic, miette};
 use rayon::prelude::*;
@@ -110,6 +111,8 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
         .flatten()
         .filter(|g| g.side == side && args.since.is_none_or(|y| g.year().is_some_and(|gy| gy >= y)))
         .collect();
+    // As the build's player collections do: a game two files hold counts once.
+    let (theirs, repeats) = games::first_copies(theirs, loaded.pipeline.games.deduplicate);
     if theirs.is_empty() {
         return Err(miette!(
             "no game of {:?} with {} in the player collections",
@@ -117,7 +120,7 @@ pub fn run(loaded: &Loaded, args: &PrepArgs) -> miette::Result<()> {
             args.side
         ));
     }
-    let prep = prep::prepare(&args.player, side, &theirs, &repertoires, args.limit);
+    let prep = prep::prepare(&args.player, side, (&theirs, repeats), &repertoires, args.limit);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&prep).into_diagnostic()?);
     } else {

@@ -14,6 +14,11 @@
 //! are repeats, which are read again and counted into correction runs the `games` merge
 //! subtracts. The moves are taken from the text rather than from the game played, which
 //! the counter plays only to the ply limit.
+//!
+//! The other readers of game files keep a repeated game once by the same fingerprint,
+//! taken from the text too: the player collections, a repertoire's judged games and
+//! `okb prep`, whose readers stop a game's moves early (at the repertoire's depth, or out
+//! of its book) and give [`fingerprint_of`] its Result tag.
 
 use super::filter::GameResult;
 use super::runs::Record;
@@ -72,6 +77,27 @@ impl Record for GameRef {
 /// text after its termination marker is ignored), with result `result`.
 pub fn fingerprint(text: &[u8], result: GameResult) -> u128 {
     let mut hash = blake3::Hasher::new();
+    let (names, lines) = tags(text);
+    for value in names {
+        hash.update(&(value.len() as u64).to_le_bytes());
+        hash.update(value);
+    }
+    hash.update(&[result as u8]);
+    hash_moves(lines, &mut hash);
+    let bytes = hash.finalize();
+    u128::from_le_bytes(bytes.as_bytes()[..16].try_into().expect("16 bytes"))
+}
+
+/// The fingerprint of a game read by a reader that may stop before its end: with its
+/// Result tag's result `tag`, else (as the counter reads a game) its termination
+/// marker's. `None` for a game with neither, which is never the same as another.
+pub fn fingerprint_of(text: &[u8], tag: Option<GameResult>) -> Option<u128> {
+    let result = tag.or_else(|| hash_moves(tags(text).1, &mut blake3::Hasher::new()))?;
+    Some(fingerprint(text, result))
+}
+
+/// A game's White, Black and Date tag values, and the lines after its tags.
+fn tags(text: &[u8]) -> ([&[u8]; 3], impl Iterator<Item = &[u8]>) {
     let mut lines = text.split(|&b| b == b'\n').peekable();
     let (mut white, mut black, mut date): (&[u8], &[u8], &[u8]) = (b"", b"", b"");
     while let Some(line) = lines.next_if(|l| is_tag_line(l) || l.trim_ascii().is_empty()) {
@@ -84,19 +110,22 @@ pub fn fingerprint(text: &[u8], result: GameResult) -> u128 {
             }
         }
     }
-    for value in [white, black, date] {
-        hash.update(&(value.len() as u64).to_le_bytes());
-        hash.update(value);
-    }
-    hash.update(&[result as u8]);
+    ([white, black, date], lines)
+}
+
+/// Hashes the moves of a movetext's `lines`; the result its termination marker gives
+/// (`None` when it has none: the text ends, or the next game's tags start, first).
+fn hash_moves<'a>(
+    lines: impl Iterator<Item = &'a [u8]>,
+    hash: &mut blake3::Hasher,
+) -> Option<GameResult> {
     let mut movetext = MoveText::default();
     for line in lines {
-        if is_tag_line(line) && !movetext.inside() || !movetext.line(line, &mut hash) {
+        if is_tag_line(line) && !movetext.inside() || !movetext.line(line, hash) {
             break;
         }
     }
-    let bytes = hash.finalize();
-    u128::from_le_bytes(bytes.as_bytes()[..16].try_into().expect("16 bytes"))
+    movetext.end
 }
 
 fn is_tag_line(line: &[u8]) -> bool {
@@ -118,6 +147,8 @@ fn tag(line: &[u8]) -> Option<(&[u8], &[u8])> {
 struct MoveText {
     comment: bool,
     depth: u32,
+    /// The result of the termination marker, once read.
+    end: Option<GameResult>,
 }
 
 impl MoveText {
@@ -150,8 +181,11 @@ impl MoveText {
                         .iter()
                         .position(|c| c.is_ascii_whitespace() || b"{};()".contains(c))
                         .map_or(line.len(), |n| i + n);
-                    if self.depth == 0 && !token(&line[i..end], hash) {
-                        return false;
+                    if self.depth == 0 {
+                        self.end = token(&line[i..end], hash);
+                        if self.end.is_some() {
+                            return false;
+                        }
                     }
                     i = end;
                     continue;
@@ -163,13 +197,17 @@ impl MoveText {
     }
 }
 
-/// Hashes a movetext token if it is a move; false if it is a termination marker.
-fn token(word: &[u8], hash: &mut blake3::Hasher) -> bool {
-    if [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*", "½-½".as_bytes()].contains(&word) {
-        return false;
-    }
-    if word.starts_with(b"$") {
-        return true;
+/// Hashes a movetext token if it is a move; the result a termination marker gives.
+fn token(word: &[u8], hash: &mut blake3::Hasher) -> Option<GameResult> {
+    let marker = match word {
+        b"1-0" => Some(GameResult::WhiteWins),
+        b"0-1" => Some(GameResult::BlackWins),
+        b"1/2-1/2" | b"\xc2\xbd-\xc2\xbd" => Some(GameResult::Draw),
+        b"*" => Some(GameResult::Unknown),
+        _ => None,
+    };
+    if marker.is_some() || word.starts_with(b"$") {
+        return marker;
     }
     let castles = |w: &[u8]| w.starts_with(b"0-0");
     let san = if castles(word) {
@@ -184,7 +222,7 @@ fn token(word: &[u8], hash: &mut blake3::Hasher) -> bool {
     if !san.is_empty() {
         hash.update(b" ");
     }
-    true
+    None
 }
 
 /// Trimming by a predicate, for byte strings.
@@ -237,6 +275,16 @@ mod tests {
         assert_ne!(fp(a), fingerprint(a.as_bytes(), GameResult::Draw), "results differ");
         assert_ne!(fp(a), fp(&a.replace("3.Bb5+", "3.Bb5 a6")), "a move past the others");
         assert_eq!(fp("[White \"X\"]\n\n1. O-O 1-0\n"), fp("[White \"X\"]\n\n1. 0-0 1-0\n"));
+    }
+
+    #[test]
+    fn without_a_result_tag_the_termination_marker_gives_the_result() {
+        let text =
+            b"[White \"X\"]\n\n1. e4 {a comment: 1-0} (1. d4 0-1) e5 1/2-1/2\n\n[White \"Y\"]\n";
+        let tagged = Some(GameResult::WhiteWins);
+        assert_eq!(fingerprint_of(text, tagged), Some(fingerprint(text, GameResult::WhiteWins)));
+        assert_eq!(fingerprint_of(text, None), Some(fingerprint(text, GameResult::Draw)));
+        assert_eq!(fingerprint_of(b"[White \"X\"]\n\n1. e4 e5\n", None), None, "cut short");
     }
 
     #[test]

@@ -21,7 +21,6 @@ use super::games::{self, PlayerGame};
 use super::players::{Matcher, PlayerSpec};
 use crate::explorer_index::{GameRef, game_text, reference_of_text};
 use crate::games::GamesError;
-use crate::games::dedup::fingerprint;
 use crate::games::filter::GameResult;
 use crate::position::MoveKey;
 
@@ -145,9 +144,8 @@ fn read_file((path, shown, players): &CollectionFile) -> Result<(Vec<Row>, Named
     let matcher = Matcher::new(players);
     let mut out = Vec::new();
     for g in games::read_bytes(&bytes, shown, &matcher, MAX_PLIES, None) {
-        let at = g.offset;
-        let result = GameResult::from_tag(g.result.as_bytes());
-        let fingerprint = result.map_or(0, |r| fingerprint(&bytes[at.min(bytes.len())..], r));
+        // A game without a result has no row: its fingerprint is never compared.
+        let (at, fingerprint) = (g.offset, g.fingerprint.unwrap_or(0));
         out.extend(rows(&bytes, &matcher, g).into_iter().map(|row| (fingerprint, at, row)));
     }
     let mut named = Named { names: tag_names(&bytes), ..Named::default() };

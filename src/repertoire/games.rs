@@ -16,6 +16,7 @@ use shakmaty::{Chess, Move, Position};
 
 use super::Side;
 use super::players::Matcher;
+use crate::games::dedup::fingerprint_of;
 use crate::games::filter::GameResult;
 use crate::position::{self, KeyMap, PositionKey};
 
@@ -47,6 +48,10 @@ pub struct PlayerGame {
     /// The moves played (at most `max_ply`).
     #[serde(skip)]
     pub moves: Vec<Move>,
+    /// What makes it the same game as another ([`crate::games::dedup`], from its whole
+    /// text: the moves above may stop short of its end); `None` without a result.
+    #[serde(skip)]
+    pub fingerprint: Option<u128>,
 }
 
 impl PlayerGame {
@@ -211,6 +216,8 @@ pub fn read_bytes(
             Ok(Some(Some((player, side)))) => {
                 let t = std::mem::take(&mut visitor.tags);
                 let (keys, moves) = (visitor.keys.clone(), visitor.moves.clone());
+                let result = GameResult::from_tag(t.result.as_bytes());
+                let fingerprint = fingerprint_of(&bytes[offset.min(bytes.len())..], result);
                 out.push(PlayerGame {
                     file: shown.to_string(),
                     line,
@@ -223,6 +230,7 @@ pub fn read_bytes(
                     side,
                     keys,
                     moves,
+                    fingerprint,
                 });
             }
             Ok(Some(None)) => {}
@@ -235,4 +243,62 @@ pub fn read_bytes(
         }
     }
     out
+}
+
+/// `games` (in pipeline file order, then each file's order) with, when `deduplicate`, a
+/// game the player already has from an earlier copy left out (the first copy is kept,
+/// as in the player collections); and how many were left out.
+///
+/// A copy is the same game ([`crate::games::dedup`]) for the same listed player and side:
+/// a collection whose sources list different players keeps each player's game.
+pub fn first_copies(games: Vec<PlayerGame>, deduplicate: bool) -> (Vec<PlayerGame>, usize) {
+    if !deduplicate {
+        return (games, 0);
+    }
+    let mut seen = std::collections::HashSet::new();
+    let before = games.len();
+    let kept: Vec<PlayerGame> = games
+        .into_iter()
+        .filter(|g| g.fingerprint.is_none_or(|f| seen.insert((f, g.player.clone(), g.side))))
+        .collect();
+    let repeats = before - kept.len();
+    (kept, repeats)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn game(line: u64, player: &str, side: Side, fingerprint: Option<u128>) -> PlayerGame {
+        PlayerGame {
+            file: "f.pgn".into(),
+            line,
+            offset: 0,
+            white: String::new(),
+            black: String::new(),
+            date: String::new(),
+            result: String::new(),
+            player: player.into(),
+            side,
+            keys: Vec::new(),
+            moves: Vec::new(),
+            fingerprint,
+        }
+    }
+
+    #[test]
+    fn first_copies_keep_a_players_game_once_and_count_the_rest() {
+        let games = vec![
+            game(1, "A", Side::White, Some(7)),
+            game(2, "A", Side::White, Some(7)),
+            game(3, "B", Side::Black, Some(7)),
+            game(4, "A", Side::White, None),
+            game(5, "A", Side::White, None),
+            game(6, "A", Side::White, Some(7)),
+        ];
+        let (kept, repeats) = first_copies(games.clone(), true);
+        assert_eq!(kept.iter().map(|g| g.line).collect::<Vec<_>>(), vec![1, 3, 4, 5]);
+        assert_eq!(repeats, 2);
+        assert_eq!(first_copies(games, false).1, 0);
+    }
 }

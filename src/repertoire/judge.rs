@@ -200,25 +200,31 @@ pub fn totals(rows: &[Row]) -> Vec<(Verdict, Total)> {
         .collect()
 }
 
-/// `games.json`.
-pub fn to_json(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
+/// `, N repeats skipped` when copies of games already judged were left out.
+pub fn repeated(repeats: usize) -> String {
+    if repeats == 0 { String::new() } else { format!(", {repeats} repeats skipped") }
+}
+
+/// `games.json`; `repeats`: the copies of games already judged that were left out.
+pub fn to_json(rep: &Repertoire, rows: &[Row], repeats: usize) -> Vec<u8> {
     let totals: serde_json::Map<String, serde_json::Value> = totals(rows)
         .into_iter()
         .map(|(v, t)| (v.word().to_string(), serde_json::json!(t)))
         .collect();
-    let value = serde_json::json!({"repertoire": rep.name, "color": rep.color, "games": rows.len(), "totals": totals, "judged": rows});
+    let value = serde_json::json!({"repertoire": rep.name, "color": rep.color, "games": rows.len(), "repeats": repeats, "totals": totals, "judged": rows});
     let mut bytes = serde_json::to_vec_pretty(&value).expect("rows serialize");
     bytes.push(b'\n');
     bytes
 }
 
-/// `games.txt`: totals, then one row per game.
-pub fn to_text(rep: &Repertoire, rows: &[Row]) -> Vec<u8> {
+/// `games.txt`: totals (and the `repeats` left out, if any), then one row per game.
+pub fn to_text(rep: &Repertoire, rows: &[Row], repeats: usize) -> Vec<u8> {
     let mut out = format!(
-        "Repertoire {} ({}): {} games of the player judged\n\n",
+        "Repertoire {} ({}): {} games of the player judged{}\n\n",
         rep.name,
         rep.color.word(),
-        rows.len()
+        rows.len(),
+        repeated(repeats)
     );
     out.push_str(&format!("{:<19}  {:>6}  {:>6}  {:>6}\n", "verdict", "games", "score", "ply"));
     for (v, t) in totals(rows) {

@@ -66,8 +66,11 @@ pub struct Prep {
     pub player: String,
     /// The colour they had.
     pub side: Side,
-    /// Their games with that colour in the window.
+    /// Their games with that colour in the window (each distinct game once, unless
+    /// `[games] deduplicate = false`).
     pub games: usize,
+    /// Copies of those games left out (a game the collection's files hold more than once).
+    pub repeats: usize,
     /// Positions where they were to move, most reached first.
     pub positions: Vec<PrepPosition>,
     /// Against my repertoires for the other colour.
@@ -169,12 +172,13 @@ fn tally<'r>(rows: impl Iterator<Item = &'r judge::Row>) -> Vec<Leave> {
     leaves
 }
 
-/// The preparation against `player`'s `games` with `side` (already filtered), against
-/// `repertoires` (those for the other colour are used), `limit` positions and leaves.
+/// The preparation against `player`'s `games` with `side` (already filtered, `repeats`
+/// copies left out), against `repertoires` (those for the other colour are used),
+/// `limit` positions and leaves.
 pub fn prepare(
     player: &str,
     side: Side,
-    games: &[PlayerGame],
+    (games, repeats): (&[PlayerGame], usize),
     repertoires: &[Repertoire],
     limit: usize,
 ) -> Prep {
@@ -192,6 +196,7 @@ pub fn prepare(
         player: player.to_string(),
         side,
         games: games.len(),
+        repeats,
         positions: positions(games, limit),
         against,
     }
@@ -205,10 +210,11 @@ impl Prep {
     /// The readable form.
     pub fn to_text(&self) -> String {
         let mut out = format!(
-            "{} with {}: {} games\n\nTheir moves, most reached positions first:\n",
+            "{} with {}: {} games{}\n\nTheir moves, most reached positions first:\n",
             self.player,
             self.side.word(),
-            self.games
+            self.games,
+            judge::repeated(self.repeats)
         );
         for p in &self.positions {
             let moves: Vec<String> = p

@@ -1,5 +1,7 @@
 //! `repertoire-games:<name>`: the games of a repertoire's player collections judged
-//! against it, as `games.json` and `games.txt` in `build/repertoire-<name>/`.
+//! against it, as `games.json` and `games.txt` in `build/repertoire-<name>/`. With
+//! `[games] deduplicate` (the default) a game the collection's files hold more than once
+//! is judged once, its first copy in pipeline file order ([`games::first_copies`]).
 
 use std::path::PathBuf;
 
@@ -44,19 +46,24 @@ fn declare(p: &Planning<'_>, name: &str, files: Vec<PlayerFile>) -> Result<Decl<
     for (_, shown, hash, _, _) in &files {
         d.file(shown, hash);
     }
+    let deduplicate = p.loaded.pipeline.games.deduplicate;
+    d.key_at(&["games", "deduplicate"]);
     let run = move |cx: &Ctx<'_>| {
         let rep = cx.get(&rep)?;
         let max_ply = usize::from(rep.depth()) + 1;
         let book = rep.index();
         let read = files.par_iter().map(|(path, shown, _, _, players)| games::read_file(path, shown, &Matcher::new(players), max_ply, Some(&book)));
         let per_file: Vec<Vec<games::PlayerGame>> = read.collect::<Result<_, _>>().map_err(|e| cx.fail(e))?;
-        let rows = judge::rows(&rep, per_file.into_iter().flatten().collect(), max_ply);
+        // Only the repertoire's side is judged: repeats are counted among those games.
+        let mine = per_file.into_iter().flatten().filter(|g| g.side == rep.color).collect();
+        let (mine, repeats) = games::first_copies(mine, deduplicate);
+        let rows = judge::rows(&rep, mine, max_ply);
         let files = vec![
-            ExportFile { name: "games.json".into(), bytes: judge::to_json(&rep, &rows) },
-            ExportFile { name: "games.txt".into(), bytes: judge::to_text(&rep, &rows) },
+            ExportFile { name: "games.json".into(), bytes: judge::to_json(&rep, &rows, repeats) },
+            ExportFile { name: "games.txt".into(), bytes: judge::to_text(&rep, &rows, repeats) },
         ];
         let deviations = rows.iter().filter(|r| matches!(r.verdict, judge::Verdict::MyDeviation | judge::Verdict::OpponentDeviation)).count();
-        Ok((files, format!("{} games judged, {deviations} deviations", rows.len())))
+        Ok((files, format!("{} games judged{}, {deviations} deviations", rows.len(), judge::repeated(repeats))))
     };
     Ok(d.files(p.repertoire_dir(name), run).priority(300))
 }

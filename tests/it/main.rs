@@ -47,6 +47,7 @@ mod readme;
 mod release;
 mod repertoire;
 mod repertoire_engine;
+mod repertoire_repeats;
 mod serve_api;
 mod serve_disk_trees;
 mod serve_explorer;
