@@ -15,7 +15,7 @@ use crate::eco::EcoFormat;
 use crate::engine::{EngineConfig, EvalSource};
 use crate::evals::Selection;
 use crate::games::filter::GameFilter;
-use crate::pipeline::{Loaded, SourceKind, SourceSpec};
+use crate::pipeline::{ExportSpec, Loaded, SourceKind, SourceSpec};
 use crate::release::Manifest;
 
 /// The pipeline as the step modules plan from it.
@@ -45,6 +45,36 @@ pub struct Planning<'a> {
     pub repertoires: Vec<RepertoireFile>,
     /// What the release manifest says of the sources, game files and parameters.
     pub facts: Manifest,
+}
+
+/// One `[exports.<name>]` table, its settings read by its format's step module.
+#[derive(Clone, Debug)]
+pub struct Export<S> {
+    /// The table's name: the step is `export:<name>`.
+    pub name: String,
+    /// Where it writes, resolved against the pipeline's folder.
+    pub target: PathBuf,
+    /// The format's settings.
+    pub settings: S,
+}
+
+/// The settings of a format that has none: any key in its table is an error.
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// The error for settings of export `name` that its format refuses; an unknown key is
+/// pointed at, anything else at the table (serde's message does not say which key).
+fn refused_setting(name: &str, format: &str, why: &str) -> BuildError {
+    let unknown = why.strip_prefix("unknown field `").and_then(|rest| rest.split('`').next());
+    let mut path = vec!["exports".to_string(), name.to_string()];
+    path.extend(unknown.map(str::to_string));
+    BuildError::Param {
+        step: format!("export:{name}"),
+        path,
+        message: format!("export {name:?}: {why} (format {format:?})"),
+        help: Some("docs/pipeline.md lists each format's settings".into()),
+    }
 }
 
 /// A pinned file source, resolved: found in the source store, a mirror or downloaded.
@@ -207,6 +237,11 @@ impl Planning<'_> {
         dumps.chain(clouds).collect()
     }
 
+    /// Whether source `name` is a game source of kind pgn.
+    pub fn is_pgn_source(&self, name: &str) -> bool {
+        self.loaded.pipeline.sources.get(name).is_some_and(|s| s.kind() == SourceKind::Pgn)
+    }
+
     /// Whether source `name` keeps a counts state (`games::state`).
     pub fn keeps_state(&self, name: &str) -> bool {
         self.loaded.pipeline.sources.get(name).is_some_and(|s| s.keeps_state())
@@ -252,11 +287,29 @@ impl Planning<'_> {
     }
 
     /// The `[exports.<name>]` tables of `format` (as pipeline.toml writes it: `"csv"`),
-    /// as (name, target); the export's module reads its settings with
-    /// [`Declaring::param_at`] on `["exports", name]`, which keys the whole table.
-    pub fn exports(&self, format: &str) -> Vec<(String, PathBuf)> {
+    /// each with its settings read as `S`: the format's step module declares them, so
+    /// a setting the format does not have (`delimiter` on a polyglot export) or a bad
+    /// value is an error naming the table and, when it can, the key.
+    pub fn exports<S: serde::de::DeserializeOwned>(
+        &self,
+        format: &str,
+    ) -> Result<Vec<Export<S>>, BuildError> {
         let exports = self.loaded.pipeline.exports.iter().filter(|(_, spec)| spec.format == format);
-        exports.map(|(name, spec)| (name.clone(), self.loaded.path(&spec.output))).collect()
+        let read = |(name, spec): (&String, &ExportSpec)| {
+            let settings = toml::Value::Table(spec.settings.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| refused_setting(name, format, e.message()))?;
+            Ok(Export { name: name.clone(), target: self.loaded.path(&spec.output), settings })
+        };
+        exports.map(read).collect()
+    }
+
+    /// Starts declaring the step of `export`, of `rule`, keyed by the export's table as
+    /// pipeline.toml writes it: a change of its settings reruns it, and only it.
+    pub fn declare_export<S>(&self, export: &Export<S>, rule: &'static Rule) -> Declaring<'_> {
+        let mut d = self.declare(format!("export:{}", export.name), rule);
+        d.key_at(&["exports", &export.name]);
+        d
     }
 
     /// The step ids of the structure-labels sources, in pipeline order.

@@ -114,6 +114,45 @@ fn a_missing_local_source_names_the_file() {
     assert!(run.stderr.contains("nowhere/a.tsv"), "{}", run.stderr);
 }
 
+/// A key of `[exports.<name>]` that its format does not have: another format's setting,
+/// a typo, or any setting of a format that has none.
+#[test]
+fn a_setting_an_export_format_does_not_have_is_named_at_its_line() {
+    let cases = [
+        ("polyglot", "delimiter = \";\"", "unknown field `delimiter`, expected `weights`"),
+        ("polyglot", "weigths = \"games\"", "unknown field `weigths`, expected `weights`"),
+        ("packed", "pretty = false", "unknown field `pretty`, there are no fields"),
+    ];
+    for (format, setting, why) in cases {
+        let p = Project::with_pipeline(&format!(
+            "{}\n[exports.book]\nformat = \"{format}\"\noutput = \"build/x\"\n{setting}\n",
+            mini_sources()
+        ));
+        for command in [&["make"][..], &["status"][..]] {
+            let run = p.okb(command);
+            assert_eq!(run.status, 1, "{command:?}");
+            let said = format!("export \"book\": {why} (format \"{format}\")");
+            assert!(run.stderr.contains(&said), "{said}\n{}", run.stderr);
+            // miette points at the key's line: line 11 of the file.
+            assert!(run.stderr.contains("pipeline.toml:11:"), "{}", run.stderr);
+        }
+        assert!(!p.path("build/x").exists());
+    }
+}
+
+/// A setting's value its format refuses is named with its table.
+#[test]
+fn a_csv_delimiter_of_two_characters_is_refused() {
+    let p = Project::with_pipeline(&format!(
+        "{}\n[exports.nodes]\nformat = \"csv\"\noutput = \"build/x.csv\"\ndelimiter = \";;\"\n",
+        mini_sources()
+    ));
+    let run = p.okb(&["make"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("delimiter must be one ASCII character"), "{}", run.stderr);
+    assert!(run.stderr.contains("[exports.nodes]"), "{}", run.stderr);
+}
+
 #[test]
 fn an_export_of_a_format_no_step_plans_is_named_with_the_formats() {
     let p = Project::with_pipeline(&format!(
