@@ -63,18 +63,36 @@ pub struct Export<S> {
 #[serde(deny_unknown_fields)]
 pub struct NoSettings {}
 
-/// The error for settings of export `name` that its format refuses; an unknown key is
-/// pointed at, anything else at the table (serde's message does not say which key).
-fn refused_setting(name: &str, format: &str, why: &str) -> BuildError {
+/// The settings of export `name` of `format`, read as `S` from its table; an error
+/// names the table and the key it is about.
+fn read_settings<S: serde::de::DeserializeOwned>(
+    name: &str,
+    format: &str,
+    table: &toml::Table,
+) -> Result<S, BuildError> {
+    let read =
+        |t: toml::Table| toml::Value::Table(t).try_into::<S>().map_err(|e| e.message().to_string());
+    let why = match read(table.clone()) {
+        Ok(settings) => return Ok(settings),
+        Err(why) => why,
+    };
+    // serde names the key of an unknown field only; a bad value's key is the one that,
+    // alone in the table, is refused the same way (every other setting has a default).
     let unknown = why.strip_prefix("unknown field `").and_then(|rest| rest.split('`').next());
+    let alone = |(key, value): &(&String, &toml::Value)| {
+        read(toml::Table::from_iter([((*key).clone(), (*value).clone())])).err()
+            == Some(why.clone())
+    };
+    let key =
+        unknown.map(str::to_string).or_else(|| table.iter().find(alone).map(|(k, _)| k.clone()));
     let mut path = vec!["exports".to_string(), name.to_string()];
-    path.extend(unknown.map(str::to_string));
-    BuildError::Param {
+    path.extend(key);
+    Err(BuildError::Param {
         step: format!("export:{name}"),
         path,
         message: format!("export {name:?}: {why} (format {format:?})"),
         help: Some("docs/pipeline.md lists each format's settings".into()),
-    }
+    })
 }
 
 /// A pinned file source, resolved: found in the source store, a mirror or downloaded.
@@ -296,9 +314,7 @@ impl Planning<'_> {
     ) -> Result<Vec<Export<S>>, BuildError> {
         let exports = self.loaded.pipeline.exports.iter().filter(|(_, spec)| spec.format == format);
         let read = |(name, spec): (&String, &ExportSpec)| {
-            let settings = toml::Value::Table(spec.settings.clone())
-                .try_into()
-                .map_err(|e: toml::de::Error| refused_setting(name, format, e.message()))?;
+            let settings = read_settings(name, format, &spec.settings)?;
             Ok(Export { name: name.clone(), target: self.loaded.path(&spec.output), settings })
         };
         exports.map(read).collect()

@@ -140,17 +140,23 @@ fn a_setting_an_export_format_does_not_have_is_named_at_its_line() {
     }
 }
 
-/// A setting's value its format refuses is named with its table.
+/// A setting's value its format refuses is named at its line.
 #[test]
-fn a_csv_delimiter_of_two_characters_is_refused() {
-    let p = Project::with_pipeline(&format!(
-        "{}\n[exports.nodes]\nformat = \"csv\"\noutput = \"build/x.csv\"\ndelimiter = \";;\"\n",
-        mini_sources()
-    ));
-    let run = p.okb(&["make"]);
-    assert_eq!(run.status, 1);
-    assert!(run.stderr.contains("delimiter must be one ASCII character"), "{}", run.stderr);
-    assert!(run.stderr.contains("[exports.nodes]"), "{}", run.stderr);
+fn a_bad_export_setting_value_is_named_at_its_line() {
+    let cases = [
+        ("csv", "delimiter = \";;\"", "delimiter must be one ASCII character"),
+        ("polyglot", "weights = \"gamez\"", "unknown variant `gamez`"),
+    ];
+    for (format, setting, why) in cases {
+        let p = Project::with_pipeline(&format!(
+            "{}\n[exports.x]\nformat = \"{format}\"\noutput = \"build/x\"\n{setting}\n",
+            mini_sources()
+        ));
+        let run = p.okb(&["make"]);
+        assert_eq!(run.status, 1);
+        assert!(run.stderr.contains(why), "{}", run.stderr);
+        assert!(run.stderr.contains("pipeline.toml:11:"), "{}", run.stderr);
+    }
 }
 
 #[test]
