@@ -78,21 +78,34 @@ fn read_settings<S: serde::de::DeserializeOwned>(
     };
     // serde names the key of an unknown field only; a bad value's key is the one that,
     // alone in the table, is refused the same way (every other setting has a default).
-    let unknown = why.strip_prefix("unknown field `").and_then(|rest| rest.split('`').next());
-    let alone = |(key, value): &(&String, &toml::Value)| {
-        read(toml::Table::from_iter([((*key).clone(), (*value).clone())])).err()
-            == Some(why.clone())
+    if let Some((key, expected)) = unknown_field(&why) {
+        let message = format!("export {name:?}: format {format:?} has no setting `{key}`");
+        let takes = expected.unwrap_or("no settings");
+        let help =
+            format!("format {format:?} takes {takes} (docs/pipeline.md lists every format's)");
+        return Err(refused(name, message, Some(key.to_string()), help));
+    }
+    let alone = |(k, v): &(&String, &toml::Value)| {
+        read(toml::Table::from_iter([((*k).clone(), (*v).clone())])).err() == Some(why.clone())
     };
-    let key =
-        unknown.map(str::to_string).or_else(|| table.iter().find(alone).map(|(k, _)| k.clone()));
+    let key = table.iter().find(alone).map(|(k, _)| k.clone());
+    let message = format!("export {name:?} (format {format:?}): {why}");
+    Err(refused(name, message, key, "docs/pipeline.md lists every format's settings".into()))
+}
+
+/// The key and the expected keys of serde's "unknown field `k`, expected `a` or `b`"
+/// (`None` for "there are no fields").
+fn unknown_field(why: &str) -> Option<(&str, Option<&str>)> {
+    let (key, rest) = why.strip_prefix("unknown field `")?.split_once('`')?;
+    let expected = rest.strip_prefix(", expected ").map(|e| e.trim_start_matches("one of "));
+    Some((key, expected))
+}
+
+/// A refused setting of export `name`, at `key` of its table when known.
+fn refused(name: &str, message: String, key: Option<String>, help: String) -> BuildError {
     let mut path = vec!["exports".to_string(), name.to_string()];
     path.extend(key);
-    Err(BuildError::Param {
-        step: format!("export:{name}"),
-        path,
-        message: format!("export {name:?}: {why} (format {format:?})"),
-        help: Some("docs/pipeline.md lists each format's settings".into()),
-    })
+    BuildError::Param { step: format!("export:{name}"), path, message, help: Some(help) }
 }
 
 /// A pinned file source, resolved: found in the source store, a mirror or downloaded.
