@@ -705,7 +705,8 @@ sources = ["dump", "cloud", "cloud-plain"]
 
     /// Every step's parameter hash and the release manifest read the pipeline as JSON:
     /// sources serialize as the flat table they were before kinds had types of their own
-    /// (snapshots taken from that code), or every step would rerun.
+    /// (snapshots taken from that code), or every step would rerun. Exports serialize as
+    /// their tables write them: their steps, not this file, know their settings.
     #[test]
     fn sources_serialize_as_before() {
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/every-step.toml");
