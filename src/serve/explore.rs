@@ -220,8 +220,9 @@ struct Read<'c, T> {
     period: Option<(T, T)>,
 }
 
-/// Reads what `/masters` and `/lichess` ask alike, in one order, so that a query with
-/// several bad parameters is told of the same one at both.
+/// Reads what `/masters` and `/lichess` ask alike, in the order both endpoints have
+/// always read it (position, moves, topGames, recentGames, since, until): a query with
+/// several bad parameters is still told of the first.
 fn read_common<'c, T: Copy>(
     c: &'c Catalog,
     q: Common<'_>,
