@@ -177,11 +177,27 @@ pub fn plan(
 pub fn plan_of(planning: &Planning<'_>) -> Result<Plan<'static>, MakeError> {
     let mut steps: Vec<Decl<'static>> = Vec::new();
     for planner in steps::PLANNERS {
-        let declared = (planner.plan)(planning, &steps)?;
+        let declared = (planner.plan)(planning, &steps).map_err(|e| located(planning.loaded, e))?;
         steps.extend(declared);
     }
     unplanned_exports(planning.loaded, &steps)?;
     Ok(Plan { steps, params: planning.params.clone() })
+}
+
+/// A parameter a step refused, said where pipeline.toml writes it: the key under its
+/// table, or the table's header (`[exports.book]`).
+fn located(loaded: &Loaded, error: BuildError) -> MakeError {
+    let BuildError::Param { path, message, help, .. } = error else {
+        return MakeError::Build(error);
+    };
+    let header = format!("[{}]", path.join("."));
+    let located = match path.split_last() {
+        Some((key, table)) if !loaded.text.contains(&header) => {
+            loaded.error_at_key(&table.join("."), key, message, help)
+        }
+        _ => loaded.error_at(&header, message, help),
+    };
+    MakeError::Pipeline(Box::new(located))
 }
 
 /// An error for the first `[exports.<name>]` table no step module planned: its format is

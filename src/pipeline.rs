@@ -17,9 +17,11 @@ pub use source::{
     LichessDbSource, SourceKind, SourceSpec,
 };
 
-/// `[exports.<name>]`.
+/// `[exports.<name>]`: what every export has, its format and its output; the rest of
+/// the table is the format's settings, which only the format's step module knows and
+/// reads (`Planning::exports` in `steps::planning`), so that a setting is declared once
+/// and a setting the format does not have is an error naming it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct ExportSpec {
     /// Output format: the name of an `export:<format>` rule (`okb graph --rules` lists
     /// them): `eco-json`, `csv`, `polyglot`, `classified-pgn`, `classified-bgn`,
@@ -29,33 +31,9 @@ pub struct ExportSpec {
     pub format: String,
     /// Output path (a directory for multi-file formats), relative to pipeline.toml.
     pub output: String,
-    /// Indented JSON (eco-json).
-    #[serde(default = "default_true")]
-    pub pretty: bool,
-    /// Field delimiter (csv), one character.
-    #[serde(default = "default_delimiter")]
-    pub delimiter: String,
-    /// Book weights (polyglot): `polyglot` (2 × wins + draws) or `games` (game counts).
-    #[serde(default)]
-    pub weights: crate::export::polyglot::WeightMode,
-    /// Game sources whose games are written (classified-pgn, classified-bgn).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<String>,
-    /// Plies of tree below each named opening (openingiq, pgn).
-    #[serde(default = "default_max_depth")]
-    pub max_depth: u16,
-}
-
-fn default_max_depth() -> u16 {
-    crate::export::openingiq::DEFAULT_MAX_DEPTH as u16
-}
-
-fn default_true() -> bool {
-    true
-}
-
-fn default_delimiter() -> String {
-    ",".into()
+    /// The format's settings, as the table writes them (`delimiter = ";"`).
+    #[serde(flatten)]
+    pub settings: toml::Table,
 }
 
 /// `[games]`: Phase 2 parameters: whether each distinct game counts once, and budgets that
@@ -295,6 +273,40 @@ impl Loaded {
             help,
         }
     }
+
+    /// A diagnostic pointing at `key` of table `[<table>]`, or at the table's header when
+    /// the key is not written under it (a profile sets it, or it is missing).
+    pub fn error_at_key(
+        &self,
+        table: &str,
+        key: &str,
+        message: String,
+        help: Option<String>,
+    ) -> PipelineError {
+        let header = format!("[{table}]");
+        let mut error = self.error_at(&header, message, help);
+        if let Some(at) = key_offset(&self.text, &header, key) {
+            error.span = Some(SourceSpan::from((at, key.len())));
+        }
+        error
+    }
+}
+
+/// Where `key = …` is written in the table under `header`, up to the next header.
+fn key_offset(text: &str, header: &str, key: &str) -> Option<usize> {
+    let start = text.find(header)? + header.len();
+    let body = &text[start..];
+    let body = &body[..body.find("\n[").unwrap_or(body.len())];
+    let mut offset = start;
+    for line in body.split_inclusive('\n') {
+        let written = line.trim_start();
+        let rest = written.strip_prefix(key).map(str::trim_start);
+        if rest.is_some_and(|r| r.starts_with('=')) {
+            return Some(offset + (line.len() - written.len()));
+        }
+        offset += line.len();
+    }
+    None
 }
 
 /// Reads pipeline.toml at `file` and applies `profile`.
@@ -496,33 +508,11 @@ fn validate(loaded: &Loaded) -> Result<(), Box<PipelineError>> {
         )));
     }
     for (name, spec) in &loaded.pipeline.exports {
-        if matches!(spec.format.as_str(), "classified-pgn" | "classified-bgn")
-            && let Some(bad) = spec
-                .sources
-                .iter()
-                .find(|s| !game_source(s))
-                .or(spec.sources.is_empty().then_some(&String::new()))
-        {
-            return Err(Box::new(loaded.error_at(
-                &format!("[exports.{name}]"),
-                format!(
-                    "export {name:?}: sources must name game sources of kind pgn (got {bad:?})"
-                ),
-                None,
-            )));
-        }
         if let Some((source, pattern)) = input_reading(loaded, &spec.output) {
             return Err(Box::new(loaded.error_at(
                 &format!("[exports.{name}]"),
                 format!("export {name:?}: output {:?} is matched by {pattern:?} of game source {source:?}, so the next make would read it back as games", spec.output),
                 Some("write the export outside the game sources' paths (e.g. under out/)".into()),
-            )));
-        }
-        if spec.delimiter.len() != 1 {
-            return Err(Box::new(loaded.error_at(
-                &format!("[exports.{name}]"),
-                format!("export {name:?}: delimiter must be one ASCII character"),
-                None,
             )));
         }
     }
@@ -683,6 +673,29 @@ url = "http://127.0.0.1:9"
 sources = ["dump", "cloud", "cloud-plain"]
 "#;
 
+    #[test]
+    fn a_key_is_found_under_its_table_only() {
+        let text = "[exports.a]\nweights = 1\n[exports.b]\n  weights= 2\nweightsx = 3\n";
+        let b = text.find("  weights=").unwrap() + 2;
+        assert_eq!(key_offset(text, "[exports.b]", "weights"), Some(b));
+        assert_eq!(key_offset(text, "[exports.a]", "weights"), Some(12));
+        assert_eq!(key_offset(text, "[exports.a]", "pretty"), None);
+        assert_eq!(key_offset(text, "[exports.c]", "weights"), None);
+    }
+
+    /// Only `format` and `output` are the pipeline's: an export's other keys are kept as
+    /// written, for its format's step module to read.
+    #[test]
+    fn an_export_keeps_its_settings_as_written() {
+        let text =
+            "[exports.book]\nformat = \"polyglot\"\noutput = \"b.bin\"\nweigths = \"games\"\n";
+        let loaded = parse(text.into(), Path::new("pipeline.toml"), None).expect("parses");
+        let book = &loaded.pipeline.exports["book"];
+        assert_eq!((book.format.as_str(), book.output.as_str()), ("polyglot", "b.bin"));
+        assert_eq!(book.settings.get("weigths").and_then(|v| v.as_str()), Some("games"));
+        assert_eq!(book.settings.len(), 1);
+    }
+
     /// The pipeline's parameters as `okb make` hashes them (`serde_json::to_value`), pretty.
     fn parameters(text: String, file: &Path) -> String {
         let loaded = parse(text, file, None).unwrap_or_else(|e| panic!("{e:?}"));
@@ -692,7 +705,8 @@ sources = ["dump", "cloud", "cloud-plain"]
 
     /// Every step's parameter hash and the release manifest read the pipeline as JSON:
     /// sources serialize as the flat table they were before kinds had types of their own
-    /// (snapshots taken from that code), or every step would rerun.
+    /// (snapshots taken from that code), or every step would rerun. Exports serialize as
+    /// their tables write them: their steps, not this file, know their settings.
     #[test]
     fn sources_serialize_as_before() {
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/every-step.toml");

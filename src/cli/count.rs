@@ -11,6 +11,7 @@ use rayon::prelude::*;
 use super::output::paint;
 use crate::games::aggregate::{AggregateOptions, Counted, count_file};
 use crate::games::counts;
+use crate::games::filter::GameFilter;
 use crate::games::runs::MergePlan;
 
 /// Arguments of `okb count`.
@@ -82,14 +83,29 @@ fn count_one(
     plan: &MergePlan,
     sharing: usize,
 ) -> miette::Result<Counted> {
+    let budget_mb = args.memory_budget_mb / sharing;
+    count_game_file(path, &GameFilter::default(), args.max_ply, budget_mb, plan, sharing == 1)
+}
+
+/// Counts one game file's games that `filter` admits to `max_ply`, within `budget_mb`
+/// (at least 1 MiB), spilling runs under `plan`'s folder, with a progress bar when
+/// `progress`: the one way `okb count` and `okb state count` count a file.
+pub(super) fn count_game_file(
+    path: &Path,
+    filter: &GameFilter,
+    max_ply: usize,
+    budget_mb: usize,
+    plan: &MergePlan,
+    progress: bool,
+) -> miette::Result<Counted> {
     let options = AggregateOptions {
-        max_ply: args.max_ply,
-        memory_budget_mb: (args.memory_budget_mb / sharing).max(1),
+        max_ply,
+        memory_budget_mb: budget_mb.max(1),
         spill_dir: Some(plan.spill_dir.clone()),
-        progress: sharing == 1,
+        progress,
         ..Default::default()
     };
-    count_file(path, &Default::default(), &options).map_err(|e| miette!("{}: {e}", path.display()))
+    count_file(path, filter, &options).map_err(|e| miette!("{}: {e}", path.display()))
 }
 
 /// Adds a counted game file to `parts`, saying so (and about damage) on stderr.

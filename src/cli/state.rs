@@ -10,7 +10,7 @@ use miette::miette;
 use rayon::prelude::*;
 
 use super::output::paint;
-use crate::games::aggregate::{AggregateOptions, Counted, count_file};
+use crate::games::aggregate::Counted;
 use crate::games::filter::GameFilter;
 use crate::games::runs::{self, MergePlan, Opener, Record, RunError, Source};
 use crate::games::state::folder::{Settings, StateFolder};
@@ -219,13 +219,8 @@ fn count_one(
     plan: &MergePlan,
     budget_mb: usize,
 ) -> miette::Result<Counted> {
-    let options = AggregateOptions {
-        max_ply: settings.max_ply,
-        memory_budget_mb: budget_mb.max(1),
-        spill_dir: Some(plan.spill_dir.clone()),
-        ..Default::default()
-    };
-    count_file(path, &settings.filter, &options).map_err(|e| miette!("{}: {e}", path.display()))
+    // No progress bar: files are counted side by side, and their bars would interleave.
+    super::count::count_game_file(path, &settings.filter, settings.max_ply, budget_mb, plan, false)
 }
 
 /// Sorted runs merged into one, read back as a stream.

@@ -245,6 +245,19 @@ pub enum BuildError {
         /// What went wrong.
         message: String,
     },
+    /// A step refused a pipeline parameter when it was planned. The path lets the make
+    /// point at the parameter in the pipeline file, which the build engine does not read.
+    #[error("{step}: {message}")]
+    Param {
+        /// The step.
+        step: String,
+        /// Where the parameter is from the pipeline's top (`["exports", "book", "weights"]`).
+        path: Vec<String>,
+        /// What is wrong with it.
+        message: String,
+        /// What to do about it.
+        help: Option<String>,
+    },
 }
 
 /// A callback that sees each step report as the step finishes.

@@ -186,32 +186,101 @@ fn explorer_answer(
     Ok(c.answer_json(how, &answer))
 }
 
+/// What `/masters` and `/lichess` ask alike, as the query writes it.
+struct Common<'q> {
+    fen: Option<&'q str>,
+    play: Option<&'q str>,
+    moves: Option<usize>,
+    top_games: Option<usize>,
+    /// Asked of `/lichess` only.
+    recent_games: Option<usize>,
+    since: Option<&'q str>,
+    until: Option<&'q str>,
+}
+
+/// How an endpoint reads [`Common`]: its games limits and the unit of its period.
+struct Reading<T> {
+    /// The most top games, also the default.
+    top_games: usize,
+    /// The default and the most recent games; `None`: the endpoint answers none.
+    recent_games: Option<(usize, usize)>,
+    /// Reads `since` or `until` ([`year`] at `/masters`, [`month`] at `/lichess`).
+    period: fn(&str, &str) -> Result<T, ApiError>,
+    /// The period when one end is not given.
+    widest: (T, T),
+}
+
+/// [`Common`] read: where the answer comes from, the position, and the query's bounds.
+struct Read<'c, T> {
+    explore: Explore<'c>,
+    asked: Asked,
+    moves: usize,
+    top_games: usize,
+    recent_games: Option<usize>,
+    period: Option<(T, T)>,
+}
+
+/// Reads what `/masters` and `/lichess` ask alike, in the order both endpoints have
+/// always read it (position, moves, topGames, recentGames, since, until): a query with
+/// several bad parameters is still told of the first.
+fn read_common<'c, T: Copy>(
+    c: &'c Catalog,
+    q: Common<'_>,
+    how: Reading<T>,
+) -> Result<Read<'c, T>, ApiError> {
+    let explore = c.explore()?;
+    let asked = explorer_position(&explore, q.fen, q.play)?;
+    let moves = at_most("moves", q.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
+    let top_games = at_most("topGames", q.top_games, how.top_games, how.top_games)?;
+    let recent_games = how
+        .recent_games
+        .map(|(default, max)| at_most("recentGames", q.recent_games, default, max))
+        .transpose()?;
+    let since = q.since.map(|t| (how.period)("since", t)).transpose()?;
+    let until = q.until.map(|t| (how.period)("until", t)).transpose()?;
+    let period = range(since, until, how.widest.0, how.widest.1);
+    Ok(Read { explore, asked, moves, top_games, recent_games, period })
+}
+
+impl<T> Read<'_, T> {
+    /// The answer under `filter`, with the games per month when `history`.
+    fn answer(
+        self,
+        c: &Catalog,
+        how: &Negotiated,
+        filter: masters::Filter,
+        history: bool,
+    ) -> Answer {
+        let Read { explore, asked, moves, top_games, recent_games, .. } = self;
+        let q = masters::Query { filter, moves, top_games, recent_games, history };
+        explorer_answer(c, &explore, how, asked, &q)
+    }
+}
+
 pub(super) async fn masters(
     how: Negotiated,
     Current(c): Shared,
     params: Result<Query<MastersParams>, QueryRejection>,
 ) -> Answer {
     let Query(params) = params?;
-    let e = c.explore()?;
-    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
-    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
-    let top_games = at_most(
-        "topGames",
-        params.top_games,
-        masters::MASTERS_TOP_GAMES,
-        masters::MASTERS_TOP_GAMES,
-    )?;
-    let since = params.since.as_deref().map(|t| year("since", t)).transpose()?;
-    let until = params.until.as_deref().map(|t| year("until", t)).transpose()?;
-    let years = range(since, until, 0, u16::MAX);
-    let filter = masters::Filter { years, ..Default::default() };
-    explorer_answer(
-        &c,
-        &e,
-        &how,
-        asked,
-        &masters::Query { filter, moves, top_games, recent_games: None, history: false },
-    )
+    let common = Common {
+        fen: params.fen.as_deref(),
+        play: params.play.as_deref(),
+        moves: params.moves,
+        top_games: params.top_games,
+        recent_games: None,
+        since: params.since.as_deref(),
+        until: params.until.as_deref(),
+    };
+    let reading = Reading {
+        top_games: masters::MASTERS_TOP_GAMES,
+        recent_games: None,
+        period: year,
+        widest: (0, u16::MAX),
+    };
+    let read = read_common(&c, common, reading)?;
+    let filter = masters::Filter { years: read.period, ..Default::default() };
+    read.answer(&c, &how, filter, false)
 }
 
 pub(super) async fn lichess(
@@ -225,25 +294,34 @@ pub(super) async fn lichess(
             "variant {v:?} is not available: okb's knowledge base is standard chess"
         )));
     }
-    let e = c.explore()?;
-    let asked = explorer_position(&e, params.fen.as_deref(), params.play.as_deref())?;
-    let moves = at_most("moves", params.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
-    let top_games = at_most(
-        "topGames",
-        params.top_games,
-        masters::LICHESS_TOP_GAMES,
-        masters::LICHESS_TOP_GAMES,
-    )?;
-    let (recent_default, recent_max) = masters::LICHESS_RECENT_GAMES;
-    let recent_games = at_most("recentGames", params.recent_games, recent_default, recent_max)?;
-    let since = params.since.as_deref().map(|t| month("since", t)).transpose()?;
-    let until = params.until.as_deref().map(|t| month("until", t)).transpose()?;
-    let months = range(since, until, 0, u32::MAX);
+    let common = Common {
+        fen: params.fen.as_deref(),
+        play: params.play.as_deref(),
+        moves: params.moves,
+        top_games: params.top_games,
+        recent_games: params.recent_games,
+        since: params.since.as_deref(),
+        until: params.until.as_deref(),
+    };
+    let reading = Reading {
+        top_games: masters::LICHESS_TOP_GAMES,
+        recent_games: Some(masters::LICHESS_RECENT_GAMES),
+        period: month,
+        widest: (0, u32::MAX),
+    };
+    let read = read_common(&c, common, reading)?;
     let speeds = speeds(params.speeds.as_deref())?;
+    let ratings = ratings(params.ratings.as_deref())?;
+    let filter = masters::Filter { months: read.period, speeds, ratings, ..Default::default() };
+    let history =
+        params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
+    read.answer(&c, &how, filter, history)
+}
+
+/// `ratings` (comma-separated rating groups) as a mask of `1 << code`; `None`: not given.
+fn ratings(text: Option<&str>) -> Result<Option<u16>, ApiError> {
     let mut ratings = None;
-    for text in
-        params.ratings.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty())
-    {
+    for text in text.iter().flat_map(|s| s.split(',')).map(str::trim).filter(|s| !s.is_empty()) {
         let groups = crate::explorer_index::RATING_GROUPS;
         let at =
             text.parse::<u32>().ok().and_then(|r| groups.iter().position(|&g| g == r)).ok_or_else(
@@ -257,16 +335,7 @@ pub(super) async fn lichess(
             )?;
         ratings = Some(ratings.unwrap_or(0u16) | 1 << (at + 1));
     }
-    let filter = masters::Filter { months, speeds, ratings, ..Default::default() };
-    let history =
-        params.history.as_deref().map(|t| flag("history", t)).transpose()?.unwrap_or(false);
-    explorer_answer(
-        &c,
-        &e,
-        &how,
-        asked,
-        &masters::Query { filter, moves, top_games, recent_games: Some(recent_games), history },
-    )
+    Ok(ratings)
 }
 
 pub(super) async fn masters_pgn(

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::classify::Classifier;
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::tree::Tree;
 
 /// The rule of `classified-pgn`.
@@ -19,23 +19,26 @@ pub static PLANNER: Planner = Planner { rules: &[&PGN_RULE, &BGN_RULE], plan };
 
 /// A step per `[exports.<name>]` of format `classified-pgn` or `classified-bgn`.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    let pgn = p.exports("classified-pgn").into_iter().map(|(name, target)| declare(p, &name, target, false));
-    let bgn = p.exports("classified-bgn").into_iter().map(|(name, target)| declare(p, &name, target, true));
+    let pgn = p.exports::<Settings>("classified-pgn")?.into_iter().map(|e| declare(p, e, false));
+    let bgn = p.exports::<Settings>("classified-bgn")?.into_iter().map(|e| declare(p, e, true));
     pgn.chain(bgn).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of a `classified-pgn` or `classified-bgn` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
+    /// Game sources whose games are written, each of kind pgn.
     #[serde(default)]
     sources: Vec<String>,
 }
 
-/// Classifies the games of the table's `sources` into `target`, as BGN when `bgn`.
-fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), if bgn { &BGN_RULE } else { &PGN_RULE });
+/// Classifies the games of the table's `sources` into its target, as BGN when `bgn`.
+fn declare(p: &Planning<'_>, export: Export<Settings>, bgn: bool) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, if bgn { &BGN_RULE } else { &PGN_RULE });
     let tree: Input<Tree> = d.input(TREE);
-    let Settings { sources } = d.param_at(&["exports", name])?;
+    let Export { name, target, settings: Settings { sources } } = export;
+    check_sources(p, &name, &sources)?;
     let files = p.files_of(&sources);
     for (_, shown, hash) in &files {
         d.file(shown, hash);
@@ -47,6 +50,21 @@ fn declare(p: &Planning<'_>, name: &str, target: PathBuf, bgn: bool) -> Result<D
         if bgn { to_bgn(cx, &classifier, &paths, &out) } else { to_pgn(cx, &classifier, &paths, &out) }
     };
     Ok(d.writes_file(target, run).priority(200))
+}
+
+/// An error unless `sources` names game sources of kind pgn, at least one.
+fn check_sources(p: &Planning<'_>, name: &str, sources: &[String]) -> Result<(), BuildError> {
+    let bad = match sources.iter().find(|s| !p.is_pgn_source(s)) {
+        Some(bad) => bad.as_str(),
+        None if sources.is_empty() => "",
+        None => return Ok(()),
+    };
+    Err(BuildError::Param {
+        step: format!("export:{name}"),
+        path: vec!["exports".into(), name.into(), "sources".into()],
+        message: format!("export {name:?}: sources must name game sources of kind pgn (got {bad:?})"),
+        help: None,
+    })
 }
 
 fn to_pgn(cx: &Ctx<'_>, classifier: &Classifier, paths: &[PathBuf], target: &std::path::Path) -> Result<String, BuildError> {

@@ -1,9 +1,7 @@
 //! `export:<name>` of format `csv`: one row per node.
 
-use std::path::PathBuf;
-
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::record::NodeRecord;
 
 /// The rule.
@@ -14,22 +12,36 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `csv`.
 pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("csv").into_iter().map(|(name, target)| declare(p, &name, target)).collect()
+    p.exports::<Settings>("csv")?.into_iter().map(|e| declare(p, e)).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of a `csv` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
-    delimiter: String,
+    /// Field delimiter, one ASCII character.
+    #[serde(default = "comma", deserialize_with = "one_byte")]
+    delimiter: u8,
 }
 
-/// Writes the rows to `target`, fields separated by the table's `delimiter`.
-fn declare(p: &Planning<'_>, name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn comma() -> u8 {
+    b','
+}
+
+/// The delimiter as the CSV writer takes it: one byte, so one ASCII character.
+fn one_byte<'de, D: serde::Deserializer<'de>>(from: D) -> Result<u8, D::Error> {
+    let text: String = serde::Deserialize::deserialize(from)?;
+    match text.as_bytes() {
+        [byte] => Ok(*byte),
+        _ => Err(serde::de::Error::custom("delimiter must be one ASCII character")),
+    }
+}
+
+/// Writes the rows to the target, fields separated by the table's `delimiter`.
+fn declare(p: &Planning<'_>, export: Export<Settings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
     let records: Input<Vec<NodeRecord>> = d.input_in_memory(super::ids::NODE_RECORDS);
-    let Settings { delimiter } = d.param_at(&["exports", name])?;
-    // The pipeline's validation checked it is one byte.
-    let delimiter = delimiter.as_bytes()[0];
+    let Export { target, settings: Settings { delimiter }, .. } = export;
     let run = move |cx: &Ctx<'_>| {
         let records = cx.get(&records)?;
         let bytes = crate::export::csv::render_records(&records, delimiter);

@@ -1,10 +1,9 @@
 //! `export:<name>` of format `eco-json`: the skeleton as eco.json-compatible files.
 
 use super::ids::{ECO};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::eco::EcoSkeleton;
 
 /// The rule.
@@ -15,19 +14,26 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `eco-json`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("eco-json").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    p.exports::<Settings>("eco-json")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of an `eco-json` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
+    /// Indented JSON.
+    #[serde(default = "indented")]
     pretty: bool,
 }
 
-fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn indented() -> bool {
+    true
+}
+
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], export: Export<Settings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
     let eco: Input<EcoSkeleton> = d.input(ECO);
-    let Settings { pretty } = d.param_at(&["exports", name])?;
+    let Export { target, settings: Settings { pretty }, .. } = export;
     let run = move |cx: &Ctx<'_>| {
         let files = crate::export::eco_json::render_all(&*cx.get(&eco)?, pretty);
         let text = format!("{} files", files.len());

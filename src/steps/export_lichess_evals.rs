@@ -2,10 +2,9 @@
 //! the Lichess evaluation database's format.
 
 use super::ids::{ENGINE};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, NoSettings, Planner, Planning};
 use crate::engine::Annotations;
 
 /// The rule.
@@ -16,13 +15,14 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `lichess-evals`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("lichess-evals").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    // The format has no settings: any key beside `format` and `output` is an error.
+    p.exports::<NoSettings>("lichess-evals")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], export: Export<NoSettings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
+    let target = export.target;
     let engine: Input<Annotations> = d.input(ENGINE);
-    d.key_at(&["exports", name]);
     let output = target.clone();
     let run = move |cx: &Ctx<'_>| {
         let annotations = cx.get(&engine)?;

@@ -2,10 +2,9 @@
 //! for `neo4j-admin database import`.
 
 use super::ids::{TREE};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, NoSettings, Planner, Planning};
 use crate::record::NodeRecord;
 use crate::tree::Tree;
 
@@ -17,14 +16,15 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `neo4j`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("neo4j").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    // The format has no settings: any key beside `format` and `output` is an error.
+    p.exports::<NoSettings>("neo4j")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], export: Export<NoSettings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
+    let target = export.target;
     let tree: Input<Tree> = d.input(TREE);
     let records: Input<Vec<NodeRecord>> = d.input_in_memory(super::ids::NODE_RECORDS);
-    d.key_at(&["exports", name]);
     let run = move |cx: &Ctx<'_>| {
         let (tree, records) = (cx.get(&tree)?, cx.get(&records)?);
         let files: Vec<ExportFile> = crate::export::neo4j::render(&tree, &records).into_iter().map(|(name, bytes)| ExportFile { name, bytes }).collect();

@@ -1,10 +1,9 @@
 //! `export:<name>` of format `openingiq`: one OpeningIQ JSON tree per named opening.
 
 use super::ids::{ECO, ENGINE, TREE};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::tree::Tree;
@@ -17,21 +16,34 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `openingiq`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("openingiq").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    p.exports::<Settings>("openingiq")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of an `openingiq` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
+    /// Plies of tree kept below each named opening.
+    #[serde(default = "max_depth")]
     max_depth: u16,
+    /// Indented JSON.
+    #[serde(default = "indented")]
     pretty: bool,
 }
 
-fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn indented() -> bool {
+    true
+}
+
+fn max_depth() -> u16 {
+    crate::export::openingiq::DEFAULT_MAX_DEPTH as u16
+}
+
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], export: Export<Settings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
     let tree: Input<Tree> = d.input(TREE);
     let eco: Input<EcoSkeleton> = d.input(ECO);
-    let Settings { max_depth, pretty } = d.param_at(&["exports", name])?;
+    let Export { target, settings: Settings { max_depth, pretty }, .. } = export;
     let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;

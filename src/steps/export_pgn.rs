@@ -2,10 +2,9 @@
 //! with `[%eval]` comments.
 
 use super::ids::{ENGINE, TREE};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::engine::Annotations;
 use crate::tree::Tree;
 
@@ -17,19 +16,26 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `pgn`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("pgn").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    p.exports::<Settings>("pgn")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of a `pgn` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
+    /// Plies of tree below each named opening.
+    #[serde(default = "max_depth")]
     max_depth: u16,
 }
 
-fn declare(p: &Planning<'_>, declared: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn max_depth() -> u16 {
+    crate::export::pgn::DEFAULT_MAX_DEPTH
+}
+
+fn declare(p: &Planning<'_>, declared: &[Decl<'static>], export: Export<Settings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
     let tree: Input<Tree> = d.input(TREE);
-    let Settings { max_depth } = d.param_at(&["exports", name])?;
+    let Export { target, settings: Settings { max_depth }, .. } = export;
     let engine: Option<Input<Annotations>> = d.input_if(declared, ENGINE);
     let run = move |cx: &Ctx<'_>| {
         let annotations = engine.as_ref().map(|e| cx.get(e)).transpose()?;

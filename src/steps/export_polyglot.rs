@@ -1,10 +1,9 @@
 //! `export:<name>` of format `polyglot`: a Polyglot book from the tree's move statistics.
 
 use super::ids::{TREE};
-use std::path::PathBuf;
 
 use crate::dataflow::{BuildError, Ctx, Decl, ExportFile, Input, Rule};
-use super::planning::{Planner, Planning};
+use super::planning::{Export, Planner, Planning};
 use crate::export::polyglot::{self, BookEntry, WeightMode};
 use crate::tree::Tree;
 
@@ -16,19 +15,22 @@ pub static PLANNER: Planner = Planner { rules: &[&RULE], plan };
 
 /// A step per `[exports.<name>]` of format `polyglot`.
 pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'static>>, BuildError> {
-    p.exports("polyglot").into_iter().map(|(name, target)| declare(p, declared, &name, target)).collect()
+    p.exports::<Settings>("polyglot")?.into_iter().map(|e| declare(p, declared, e)).collect()
 }
 
-/// What the export reads of its table.
+/// The settings of a `polyglot` table.
 #[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 struct Settings {
+    /// Book weights: `polyglot` (2 × wins + draws) or `games` (game counts).
+    #[serde(default)]
     weights: WeightMode,
 }
 
-fn declare(p: &Planning<'_>, _: &[Decl<'static>], name: &str, target: PathBuf) -> Result<Decl<'static>, BuildError> {
-    let mut d = p.declare(format!("export:{name}"), &RULE);
+fn declare(p: &Planning<'_>, _: &[Decl<'static>], export: Export<Settings>) -> Result<Decl<'static>, BuildError> {
+    let mut d = p.declare_export(&export, &RULE);
     let tree: Input<Tree> = d.input(TREE);
-    let Settings { weights } = d.param_at(&["exports", name])?;
+    let Export { target, settings: Settings { weights }, .. } = export;
     let run = move |cx: &Ctx<'_>| {
         let entries = entries(&*cx.get(&tree)?, weights);
         let text = match entries.len() {

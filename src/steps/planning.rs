@@ -15,7 +15,7 @@ use crate::eco::EcoFormat;
 use crate::engine::{EngineConfig, EvalSource};
 use crate::evals::Selection;
 use crate::games::filter::GameFilter;
-use crate::pipeline::{Loaded, SourceKind, SourceSpec};
+use crate::pipeline::{ExportSpec, Loaded, SourceKind, SourceSpec};
 use crate::release::Manifest;
 
 /// The pipeline as the step modules plan from it.
@@ -45,6 +45,67 @@ pub struct Planning<'a> {
     pub repertoires: Vec<RepertoireFile>,
     /// What the release manifest says of the sources, game files and parameters.
     pub facts: Manifest,
+}
+
+/// One `[exports.<name>]` table, its settings read by its format's step module.
+#[derive(Clone, Debug)]
+pub struct Export<S> {
+    /// The table's name: the step is `export:<name>`.
+    pub name: String,
+    /// Where it writes, resolved against the pipeline's folder.
+    pub target: PathBuf,
+    /// The format's settings.
+    pub settings: S,
+}
+
+/// The settings of a format that has none: any key in its table is an error.
+#[derive(Clone, Copy, Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NoSettings {}
+
+/// The settings of export `name` of `format`, read as `S` from its table; an error
+/// names the table and the key it is about.
+fn read_settings<S: serde::de::DeserializeOwned>(
+    name: &str,
+    format: &str,
+    table: &toml::Table,
+) -> Result<S, BuildError> {
+    let read =
+        |t: toml::Table| toml::Value::Table(t).try_into::<S>().map_err(|e| e.message().to_string());
+    let why = match read(table.clone()) {
+        Ok(settings) => return Ok(settings),
+        Err(why) => why,
+    };
+    // serde names the key of an unknown field only; a bad value's key is the one that,
+    // alone in the table, is refused the same way (every other setting has a default).
+    if let Some((key, expected)) = unknown_field(&why) {
+        let message = format!("export {name:?}: format {format:?} has no setting `{key}`");
+        let takes = expected.unwrap_or("no settings");
+        let help =
+            format!("format {format:?} takes {takes} (docs/pipeline.md lists every format's)");
+        return Err(refused(name, message, Some(key.to_string()), help));
+    }
+    let alone = |(k, v): &(&String, &toml::Value)| {
+        read(toml::Table::from_iter([((*k).clone(), (*v).clone())])).err() == Some(why.clone())
+    };
+    let key = table.iter().find(alone).map(|(k, _)| k.clone());
+    let message = format!("export {name:?} (format {format:?}): {why}");
+    Err(refused(name, message, key, "docs/pipeline.md lists every format's settings".into()))
+}
+
+/// The key and the expected keys of serde's "unknown field `k`, expected `a` or `b`"
+/// (`None` for "there are no fields").
+fn unknown_field(why: &str) -> Option<(&str, Option<&str>)> {
+    let (key, rest) = why.strip_prefix("unknown field `")?.split_once('`')?;
+    let expected = rest.strip_prefix(", expected ").map(|e| e.trim_start_matches("one of "));
+    Some((key, expected))
+}
+
+/// A refused setting of export `name`, at `key` of its table when known.
+fn refused(name: &str, message: String, key: Option<String>, help: String) -> BuildError {
+    let mut path = vec!["exports".to_string(), name.to_string()];
+    path.extend(key);
+    BuildError::Param { step: format!("export:{name}"), path, message, help: Some(help) }
 }
 
 /// A pinned file source, resolved: found in the source store, a mirror or downloaded.
@@ -207,6 +268,11 @@ impl Planning<'_> {
         dumps.chain(clouds).collect()
     }
 
+    /// Whether source `name` is a game source of kind pgn.
+    pub fn is_pgn_source(&self, name: &str) -> bool {
+        self.loaded.pipeline.sources.get(name).is_some_and(|s| s.kind() == SourceKind::Pgn)
+    }
+
     /// Whether source `name` keeps a counts state (`games::state`).
     pub fn keeps_state(&self, name: &str) -> bool {
         self.loaded.pipeline.sources.get(name).is_some_and(|s| s.keeps_state())
@@ -252,11 +318,27 @@ impl Planning<'_> {
     }
 
     /// The `[exports.<name>]` tables of `format` (as pipeline.toml writes it: `"csv"`),
-    /// as (name, target); the export's module reads its settings with
-    /// [`Declaring::param_at`] on `["exports", name]`, which keys the whole table.
-    pub fn exports(&self, format: &str) -> Vec<(String, PathBuf)> {
+    /// each with its settings read as `S`: the format's step module declares them, so
+    /// a setting the format does not have (`delimiter` on a polyglot export) or a bad
+    /// value is an error naming the table and, when it can, the key.
+    pub fn exports<S: serde::de::DeserializeOwned>(
+        &self,
+        format: &str,
+    ) -> Result<Vec<Export<S>>, BuildError> {
         let exports = self.loaded.pipeline.exports.iter().filter(|(_, spec)| spec.format == format);
-        exports.map(|(name, spec)| (name.clone(), self.loaded.path(&spec.output))).collect()
+        let read = |(name, spec): (&String, &ExportSpec)| {
+            let settings = read_settings(name, format, &spec.settings)?;
+            Ok(Export { name: name.clone(), target: self.loaded.path(&spec.output), settings })
+        };
+        exports.map(read).collect()
+    }
+
+    /// Starts declaring the step of `export`, of `rule`, keyed by the export's table as
+    /// pipeline.toml writes it: a change of its settings reruns it, and only it.
+    pub fn declare_export<S>(&self, export: &Export<S>, rule: &'static Rule) -> Declaring<'_> {
+        let mut d = self.declare(format!("export:{}", export.name), rule);
+        d.key_at(&["exports", &export.name]);
+        d
     }
 
     /// The step ids of the structure-labels sources, in pipeline order.

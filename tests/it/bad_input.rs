@@ -114,6 +114,53 @@ fn a_missing_local_source_names_the_file() {
     assert!(run.stderr.contains("nowhere/a.tsv"), "{}", run.stderr);
 }
 
+/// A key of `[exports.<name>]` that its format does not have: another format's setting,
+/// a typo, or any setting of a format that has none.
+#[test]
+fn a_setting_an_export_format_does_not_have_is_named_at_its_line() {
+    let cases = [
+        ("polyglot", "delimiter = \";\"", "delimiter", "takes `weights`"),
+        ("polyglot", "weigths = \"games\"", "weigths", "takes `weights`"),
+        ("packed", "pretty = false", "pretty", "takes no settings"),
+    ];
+    for (format, setting, key, takes) in cases {
+        let p = Project::with_pipeline(&format!(
+            "{}\n[exports.book]\nformat = \"{format}\"\noutput = \"build/x\"\n{setting}\n",
+            mini_sources()
+        ));
+        for command in [&["make"][..], &["status"][..]] {
+            let run = p.okb(command);
+            assert_eq!(run.status, 1, "{command:?}");
+            // Each on its own line, which miette does not wrap at 80 columns.
+            let said = format!("export \"book\": format \"{format}\" has no setting `{key}`");
+            assert!(run.stderr.contains(&said), "{said}\n{}", run.stderr);
+            assert!(run.stderr.contains(takes), "{takes}\n{}", run.stderr);
+            // miette points at the key's line: line 11 of the file.
+            assert!(run.stderr.contains("pipeline.toml:11:"), "{}", run.stderr);
+        }
+        assert!(!p.path("build/x").exists());
+    }
+}
+
+/// A setting's value its format refuses is named at its line.
+#[test]
+fn a_bad_export_setting_value_is_named_at_its_line() {
+    let cases = [
+        ("csv", "delimiter = \";;\"", "delimiter must be one ASCII character"),
+        ("polyglot", "weights = \"gamez\"", "unknown variant `gamez`"),
+    ];
+    for (format, setting, why) in cases {
+        let p = Project::with_pipeline(&format!(
+            "{}\n[exports.x]\nformat = \"{format}\"\noutput = \"build/x\"\n{setting}\n",
+            mini_sources()
+        ));
+        let run = p.okb(&["make"]);
+        assert_eq!(run.status, 1);
+        assert!(run.stderr.contains(why), "{}", run.stderr);
+        assert!(run.stderr.contains("pipeline.toml:11:"), "{}", run.stderr);
+    }
+}
+
 #[test]
 fn an_export_of_a_format_no_step_plans_is_named_with_the_formats() {
     let p = Project::with_pipeline(&format!(
