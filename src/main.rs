@@ -24,9 +24,9 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 ///
 /// Typical session:
 ///
-///   OKB_MIRROR=../shared/sources okb make     # build everything
+///   OKB_MIRROR=../shared/sources:../shared/corpus okb make   # build everything
 ///   okb query moves "1. e4 c5 2. Nf3 d6" --json
-///   okb status                                # what is stale, and why
+///   okb status                                              # what is stale, and why
 ///
 /// Exit status: 0 success, 1 failure (for `okb diff` and `okb check`: a difference),
 /// 2 bad command line (and trouble in `okb diff`), 3 warnings under --strict.

@@ -124,13 +124,14 @@ fn table(review: &serde_json::Value, limit: usize) -> String {
     ));
     for e in entries.iter().take(limit) {
         let text = |key: &str| e[key].as_str().unwrap_or("-").chars().take(24).collect::<String>();
-        let distance = e["distance"].as_u64().map_or("-".to_string(), |d| d.to_string());
+        let number = |key: &str| e[key].as_u64().map_or("-".to_string(), |n| n.to_string());
+        // Numbers as strings: a JSON value's Display ignores width, which skewed the table.
         out.push_str(&format!(
             "{:>7}  {:<24} {:<24} {:>4}  {}\n",
-            e["game_count"],
+            number("game_count"),
             text("structure"),
             text("nearest"),
-            distance,
+            number("distance"),
             e["moves"].as_str().unwrap_or("-")
         ));
     }
@@ -176,4 +177,33 @@ fn write_form(out: &Path, form: &[u8]) -> miette::Result<usize> {
         .into_diagnostic()
         .wrap_err_with(|| format!("writing {}", out.display()))?;
     Ok(kept.len())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every row's columns start where the header's do, whatever the numbers' widths.
+    #[test]
+    fn the_review_table_keeps_its_columns_aligned() {
+        let review = serde_json::json!({
+            "terminal_nodes": 3,
+            "by_confidence": [["exact", 1], ["unknown", 2]],
+            "unknown": [
+                {"game_count": 12345, "structure": "Nimzo–Queen's Indian", "nearest": "French",
+                 "distance": 2, "moves": "1. d4 Nf6"},
+                {"game_count": 7, "structure": null, "nearest": "Sicilian", "distance": null,
+                 "moves": "1. e4 c5"},
+            ],
+        });
+        let table = super::table(&review, 10);
+        let lines: Vec<&str> = table.lines().skip_while(|l| !l.contains("games")).collect();
+        assert_eq!(lines.len(), 3, "{table}");
+        let moves_at =
+            |line: &str| line.chars().count() - line.split("  ").last().unwrap().chars().count();
+        let header = moves_at(lines[0]);
+        for line in &lines[1..] {
+            assert_eq!(moves_at(line), header, "{table}");
+            let games: String = line.chars().take(7).collect();
+            assert!(games.trim_start().chars().all(|c| c.is_ascii_digit()), "{table}");
+        }
+    }
 }

@@ -93,7 +93,9 @@ impl GameStats {
     pub fn moves_from(&self, key: PositionKey) -> &[(PositionKey, MoveKey, MoveStats)] {
         let key = PositionKey(key.0 & self.key_mask);
         let start = self.moves.partition_point(|(k, _, _)| *k < key);
-        let end = self.moves.partition_point(|(k, _, _)| *k <= key);
-        &self.moves[start..end]
+        // A position's moves are few and follow at once: a second search over the whole
+        // list would cost as many cache misses as the first.
+        let len = self.moves[start..].iter().take_while(|(k, _, _)| *k == key).count();
+        &self.moves[start..start + len]
     }
 }

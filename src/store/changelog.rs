@@ -2,17 +2,16 @@
 //!
 //! The previous store's nodes are read in node-id order (its node table's key order, a
 //! sequential scan) beside this build's records in the same order, so the two are
-//! compared as a merge, with neither held whole in memory. The comparison runs on its
-//! own thread while the writer inserts the nodes, and hands its rows over in batches
-//! through a bounded channel.
+//! compared as a merge, with neither held whole in memory. The rows go into a part
+//! database of their own, written on a second core while the store's nodes are
+//! inserted, and copied into the store by SQLite's transfer optimization.
 
-use std::borrow::Cow;
 use std::path::Path;
-use std::sync::mpsc::{Receiver, SyncSender};
 
-use rusqlite::{Connection, OpenFlags, Statement};
+use rusqlite::{Connection, OpenFlags};
 
-use super::bulk::Cell;
+use super::StoreError;
+use super::bulk::{BulkInsert, Cell};
 use crate::record::NodeRecord;
 use crate::record::column::Column;
 
@@ -23,27 +22,9 @@ pub(super) struct Previous {
     pub build: i64,
 }
 
-/// One changelog row of this build: a tracked field of a node that changed (`old` and
-/// `new` as text, as the log records them), or a node that is gone (field `node`).
-pub(super) struct Change<'a> {
-    pub node_id: Cow<'a, str>,
-    pub field: &'static str,
-    pub old: Option<String>,
-    pub new: Option<String>,
-}
-
-/// Rows handed over at once: one channel message per batch keeps the hand-over cheap.
-const BATCH: usize = 1024;
-
-/// Batches in flight: bounds what the comparison holds ahead of the writer.
-const BATCHES: usize = 64;
-
-/// A batch of changes, or the reason the comparison stopped.
-pub(super) type Batch<'a> = Result<Vec<Change<'a>>, rusqlite::Error>;
-
 impl Previous {
-    /// Opens the store at `path` read-only, if it is a store whose tracked columns and
-    /// changelog this version reads (else the new store starts a new log at build 1).
+    /// Checks the store at `path`: one whose tracked columns and changelog this version
+    /// reads (else the new store starts a new log at build 1).
     pub fn open(path: &Path) -> Option<Previous> {
         let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).ok()?;
         conn.prepare(&select_nodes()).ok()?;
@@ -57,36 +38,72 @@ impl Previous {
         Some(Previous { path: path.to_str()?.to_string(), build })
     }
 
-    /// Its file, as SQLite's `ATTACH` takes it.
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Compares the previous nodes with `records` (visited in `order`, ascending node
-    /// id), sending the changes in batches: a node's changed fields in the log's field
-    /// order, new nodes with every field they have, and gone nodes.
-    pub fn compare<'a>(
+    /// Writes the changelog of build `build` into a part database at `part` (the
+    /// store's schema, only `node_changelog` filled, with its index): the previous
+    /// store's rows of the builds `keep` keeps (`None`: all), then this build's changes
+    /// against it, in node-id order: a node's changed fields in the log's field order,
+    /// every field a new node has, and each node that is gone. `records` are visited in
+    /// `order` (ascending node id). Returns the number of this build's rows.
+    pub fn write_part(
         &self,
-        records: &'a [NodeRecord],
+        records: &[NodeRecord],
         order: &[usize],
-        out: &SyncSender<Batch<'a>>,
-    ) {
-        if let Err(e) = self.compare_into(records, order, out) {
-            let _ = out.send(Err(e));
+        log: (i64, Option<u32>),
+        part: &Path,
+    ) -> Result<usize, StoreError> {
+        let (build, keep) = log;
+        let sql = |source| StoreError::Sqlite { path: part.display().to_string(), source };
+        let _ = std::fs::remove_file(part);
+        let mut conn = super::write::open_writer(part)?;
+        conn.execute_batch(super::schema::schema()).map_err(sql)?;
+        let first_kept = keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
+        if first_kept < build {
+            conn.execute("ATTACH DATABASE ?1 AS previous", [&self.path]).map_err(sql)?;
+            conn.execute(
+                "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
+                 FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
+                [first_kept],
+            )
+            .map_err(sql)?;
+            conn.execute("DETACH DATABASE previous", []).map_err(sql)?;
         }
+        let tx = conn.transaction().map_err(sql)?;
+        let written = self.write_changes(&tx, records, order, build).map_err(|source| {
+            StoreError::Sqlite {
+                path: format!("{} (against {})", part.display(), self.path),
+                source,
+            }
+        })?;
+        tx.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+        tx.commit().map_err(sql)?;
+        conn.close().map_err(|(_, e)| sql(e))?;
+        Ok(written)
     }
 
-    fn compare_into<'a>(
+    /// Inserts this build's changes (see [`Previous::write_part`]); returns how many.
+    fn write_changes(
         &self,
-        records: &'a [NodeRecord],
+        tx: &rusqlite::Transaction<'_>,
+        records: &[NodeRecord],
         order: &[usize],
-        out: &SyncSender<Batch<'a>>,
-    ) -> rusqlite::Result<()> {
+        build: i64,
+    ) -> rusqlite::Result<usize> {
         let tracked = crate::record::tracked_columns();
         let conn = Connection::open_with_flags(&self.path, OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-        let mut stmt: Statement<'_> = conn.prepare(&select_nodes())?;
+        let mut stmt = conn.prepare(&select_nodes())?;
         let mut old_rows = stmt.query([])?;
-        let mut batch = Vec::with_capacity(BATCH);
+        let mut insert =
+            BulkInsert::new(tx, "INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)", 5)?;
+        let mut log = |id: &str, field: &str, old: Option<String>, new: Option<String>| {
+            insert.row(&[
+                build.into(),
+                id.into(),
+                field.into(),
+                old.as_ref().into(),
+                new.as_ref().into(),
+            ])
+        };
+        let mut written = 0;
         let mut old = old_rows.next()?;
         let mut new = order.iter().map(|&i| &records[i]).peekable();
         loop {
@@ -101,31 +118,24 @@ impl Previous {
             };
             match step {
                 Step::Gone => {
-                    let id = old_id.expect("a gone node was read").to_string();
-                    batch.push(Change {
-                        node_id: Cow::Owned(id),
-                        field: "node",
-                        old: Some("present".into()),
-                        new: None,
-                    });
+                    let id = old_id.expect("a gone node was read");
+                    log(id, "node", Some("present".into()), None)?;
+                    written += 1;
                 }
                 Step::New | Step::Both => {
                     let r = new.next().expect("a node to compare");
                     let row = if matches!(step, Step::Both) { old } else { None };
-                    changed_fields(&tracked, row, r, &mut batch)?;
+                    for (field, old_text, new_text) in changed_fields(&tracked, row, r)? {
+                        log(&r.node_id, field, old_text, new_text)?;
+                        written += 1;
+                    }
                 }
             }
             if !matches!(step, Step::New) {
                 old = old_rows.next()?;
             }
-            if batch.len() >= BATCH && out.send(Ok(std::mem::take(&mut batch))).is_err() {
-                return Ok(());
-            }
         }
-        if !batch.is_empty() {
-            let _ = out.send(Ok(batch));
-        }
-        Ok(())
+        Ok(written)
     }
 }
 
@@ -145,13 +155,16 @@ fn select_nodes() -> String {
     format!("SELECT node_id, {} FROM opening_nodes ORDER BY node_id", columns.join(", "))
 }
 
-/// The changes of record `r` against its previous row `old` (`None`: a new node).
-fn changed_fields<'a>(
+/// A changed field: its name, old and new value as text.
+type Changed = (&'static str, Option<String>, Option<String>);
+
+/// The changed fields of record `r` against its previous row `old` (`None`: a new node).
+fn changed_fields(
     tracked: &[&Column<NodeRecord>],
     old: Option<&rusqlite::Row<'_>>,
-    r: &'a NodeRecord,
-    batch: &mut Vec<Change<'a>>,
-) -> rusqlite::Result<()> {
+    r: &NodeRecord,
+) -> rusqlite::Result<Vec<Changed>> {
+    let mut changed = Vec::new();
     for (f, column) in tracked.iter().enumerate() {
         let new_cell = (column.cell)(r);
         let old_cell = match old {
@@ -173,18 +186,8 @@ fn changed_fields<'a>(
             None => new_text.is_none(),
         };
         if !unchanged {
-            batch.push(Change {
-                node_id: Cow::Borrowed(&r.node_id),
-                field: column.name,
-                old: old_text,
-                new: new_text,
-            });
+            changed.push((column.name, old_text, new_text));
         }
     }
-    Ok(())
-}
-
-/// A bounded channel for [`Previous::compare`]'s batches.
-pub(super) fn channel<'a>() -> (SyncSender<Batch<'a>>, Receiver<Batch<'a>>) {
-    std::sync::mpsc::sync_channel(BATCHES)
+    Ok(changed)
 }

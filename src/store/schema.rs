@@ -159,6 +159,11 @@ pub const NODE_INDEXES: &str = r#"
 CREATE UNIQUE INDEX opening_nodes_position ON opening_nodes (position_key);
 CREATE INDEX node_transpositions_other ON node_transpositions (transposed_node_id);
 CREATE INDEX node_transpositions_target ON node_transpositions (target_node_id);
+"#;
+
+/// Index on the changelog, built with the table in a part database, then transferred into
+/// the store with it.
+pub const CHANGELOG_INDEXES: &str = r#"
 CREATE INDEX node_changelog_node ON node_changelog (node_id);
 "#;
 

@@ -8,8 +8,10 @@ use rusqlite::{Connection, params};
 
 use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
-use super::changelog::{self, Previous};
-use super::schema::{EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, WRITER_PRAGMAS, schema};
+use super::changelog::Previous;
+use super::schema::{
+    CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, WRITER_PRAGMAS, schema,
+};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::position;
@@ -38,7 +40,7 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
 }
 
 /// A connection that writes the store, or a part of it, at `path` (see [`WRITER_PRAGMAS`]).
-fn open_writer(path: &Path) -> Result<Connection, StoreError> {
+pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
     let conn = Connection::open(path).map_err(sql(path))?;
     conn.execute_batch(WRITER_PRAGMAS).map_err(sql(path))?;
     Ok(conn)
@@ -167,12 +169,24 @@ pub fn write_records(
         .map_err(|source| StoreError::Io { path: entries.display().to_string(), source })?;
     let mut summary =
         WriteSummary { nodes: records.len(), stubs: stub_edges.len(), ..Default::default() };
-    let log = Changelog { previous: previous.as_ref(), keep: parts.changelog_builds };
-    let (main, edges) = std::thread::scope(|scope| {
+    // The rebuild's number is the log's only clock: a wall-clock time would make an
+    // interrupted and an uninterrupted rebuild write different stores.
+    let build = previous.as_ref().map_or(1, |p| p.build + 1);
+    let logged = previous.as_ref().filter(|_| parts.changelog_builds != Some(0));
+    let log_part =
+        crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-log.sqlite");
+    let (main, edges, changes) = std::thread::scope(|scope| {
         let side_job = parts.edges.is_none().then(|| scope.spawn(|| write_edges_at(tree, &side)));
-        let main = write_main(tree, &records, &ids, log, &tmp, &mut summary);
+        // The changelog is compared and written on another core while the nodes go in.
+        let log = (build, parts.changelog_builds);
+        let log_job = logged.map(|previous| {
+            let (records, order, log_part) = (&records, &ids.order, &log_part);
+            scope.spawn(move || previous.write_part(records, order, log, log_part))
+        });
+        let main = write_main(tree, &records, &ids, build, &tmp, &mut summary);
         let edges = side_job.map(|job| job.join().expect("the edge writer does not panic"));
-        (main, edges)
+        let changes = log_job.map(|job| job.join().expect("the changelog writer does not panic"));
+        (main, edges, changes)
     });
     let mut conn = main?;
     let edges_part = match edges {
@@ -182,7 +196,11 @@ pub fn write_records(
         }
         None => parts.edges.expect("an edge part when no edge writer ran"),
     };
-    summary.edges = copy_edges(&mut conn, edges_part, &tmp)?;
+    summary.edges = copy_part(&mut conn, edges_part, "node_children", EDGE_INDEXES, &tmp)?;
+    if let Some(changes) = changes {
+        summary.changes = changes?;
+        copy_part(&mut conn, &log_part, "node_changelog", CHANGELOG_INDEXES, &tmp)?;
+    }
     summary.edges += insert_stub_edges(&mut conn, tree, &ids, &stub_edges).map_err(sql(&tmp))?;
     if let Some(index) = parts.explorer {
         super::explorer::write(
@@ -200,6 +218,7 @@ pub fn write_records(
     }
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
+    let _ = std::fs::remove_file(&log_part);
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(summary)
 }
@@ -229,69 +248,46 @@ fn with_stubs<'r, 's>(
     (records, stub_edges)
 }
 
-/// Copies the edge part at `part` (from [`write_edges`]) into the store: SQLite's
-/// transfer of table and index cells into the still empty `node_children`. Returns the
-/// number of edges.
-fn copy_edges(conn: &mut Connection, part: &Path, tmp: &Path) -> Result<usize, StoreError> {
+/// Copies `table` of the part database at `part` (the edges from [`write_edges`], the
+/// changelog) into the store: SQLite's transfer of table and index cells (`indexes`,
+/// created first, as the part has them) into the still empty table. Returns the number
+/// of rows.
+fn copy_part(
+    conn: &mut Connection,
+    part: &Path,
+    table: &str,
+    indexes: &str,
+    tmp: &Path,
+) -> Result<usize, StoreError> {
     let part_text = part.to_str().ok_or_else(|| StoreError::Io {
         path: part.display().to_string(),
         source: std::io::Error::other("path is not UTF-8"),
     })?;
     conn.execute("ATTACH DATABASE ?1 AS side", [part_text]).map_err(sql(tmp))?;
     let tx = conn.transaction().map_err(sql(tmp))?;
-    tx.execute_batch(EDGE_INDEXES).map_err(sql(tmp))?;
-    let edges = tx
-        .execute("INSERT INTO node_children SELECT * FROM side.node_children", [])
+    tx.execute_batch(indexes).map_err(sql(tmp))?;
+    let rows = tx
+        .execute(&format!("INSERT INTO {table} SELECT * FROM side.{table}"), [])
         .map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(tmp))?;
-    Ok(edges)
+    Ok(rows)
 }
 
-/// What the changelog is written from: the store this one replaces, and how many builds'
-/// changes to keep (`None`: all).
-#[derive(Clone, Copy)]
-struct Changelog<'a> {
-    previous: Option<&'a Previous>,
-    keep: Option<u32>,
-}
-
-/// The main database (at `tmp`, a copy of the entry part): nodes, transpositions, the
-/// changelog, `pawn_structures` and `meta`, with their indexes.
+/// The main database (at `tmp`, a copy of the entry part): nodes, transpositions,
+/// `pawn_structures` and `meta` (of rebuild `build`), with their indexes.
 fn write_main(
     tree: &Tree,
     records: &[NodeRecord],
     ids: &NodeIds<'_>,
-    log: Changelog<'_>,
+    build: i64,
     tmp: &Path,
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
     let mut conn = open_writer(tmp)?;
-    // The rebuild's number is the log's only clock: a wall-clock time would make an
-    // interrupted and an uninterrupted rebuild write different stores.
-    let build = log.previous.map_or(1, |p| p.build + 1);
-    let old_rows = log.previous.filter(|_| log.keep.is_none_or(|keep| keep > 1));
-    if let Some(previous) = old_rows {
-        // Attached outside the transaction, as SQLite requires.
-        conn.execute("ATTACH DATABASE ?1 AS previous", [previous.path()]).map_err(sql(tmp))?;
-    }
     let tx = conn.transaction().map_err(sql(tmp))?;
-    std::thread::scope(|scope| -> Result<(), StoreError> {
-        // The comparison with the previous store runs beside the node inserts.
-        let (send, changes) = changelog::channel();
-        let wanted = log.previous.filter(|_| log.keep != Some(0));
-        if let Some(previous) = wanted {
-            scope.spawn(move || previous.compare(records, &ids.order, &send));
-        } else {
-            drop(send);
-        }
-        insert_nodes(&tx, records, ids).map_err(sql(tmp))?;
-        summary.transpositions = insert_transpositions(&tx, tree, ids).map_err(sql(tmp))?;
-        if wanted.is_some() {
-            summary.changes = write_changelog(&tx, log, build, changes).map_err(sql(tmp))?;
-        }
-        Ok(())
-    })?;
+    insert_nodes(&tx, records, ids).map_err(sql(tmp))?;
+    summary.transpositions = insert_transpositions(&tx, tree, ids).map_err(sql(tmp))?;
     insert_structures(&tx).map_err(sql(tmp))?;
     {
         let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
@@ -301,9 +297,6 @@ fn write_main(
     }
     tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
-    if old_rows.is_some() {
-        conn.execute("DETACH DATABASE previous", []).map_err(sql(tmp))?;
-    }
     Ok(conn)
 }
 
@@ -338,43 +331,6 @@ fn insert_transpositions(
         count += 1;
     }
     Ok(count)
-}
-
-/// The changelog: the rows of the previous store's last `keep − 1` builds (copied by
-/// SQLite from the previous store, attached), then this build's `changes` against it
-/// (every tracked field that differs, new nodes' fields and gone nodes, in node-id
-/// order). Returns the number of this build's rows.
-fn write_changelog(
-    tx: &rusqlite::Transaction<'_>,
-    log: Changelog<'_>,
-    build: i64,
-    changes: std::sync::mpsc::Receiver<changelog::Batch<'_>>,
-) -> rusqlite::Result<usize> {
-    let first_kept = log.keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
-    if first_kept < build {
-        // The previous store is attached (`write_main`).
-        tx.execute(
-            "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
-             FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
-            [first_kept],
-        )?;
-    }
-    let mut insert =
-        BulkInsert::new(tx, "INSERT INTO node_changelog VALUES (?1, ?2, ?3, ?4, ?5)", 5)?;
-    let mut written = 0;
-    for batch in changes {
-        for change in batch? {
-            insert.row(&[
-                build.into(),
-                change.node_id.as_ref().into(),
-                change.field.into(),
-                change.old.as_ref().into(),
-                change.new.as_ref().into(),
-            ])?;
-            written += 1;
-        }
-    }
-    Ok(written)
 }
 
 /// The ids of the records to write, by record index, and the record indices in id order.

@@ -653,6 +653,13 @@ fn help_offers_no_flag_a_command_refuses_and_serve_lists_every_endpoint() {
         assert!(serve.contains(endpoint), "okb serve --help does not list {endpoint}: {serve}");
     }
     assert!(serve.contains("docs/store-and-api.md#endpoints"), "{serve}");
+    // The typical session's make finds the master games in the mirror too: README's main
+    // command's mirror, not one that starts a download of the corpus.
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let mirror = readme.split("OKB_MIRROR=").nth(1).unwrap().split_whitespace().next().unwrap();
+    let top = p.okb(&["--help"]).stdout;
+    assert!(top.contains(&format!("OKB_MIRROR={mirror} okb make")), "{mirror}: {top}");
 }
 
 #[test]
