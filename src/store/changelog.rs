@@ -54,7 +54,7 @@ impl Previous {
         let (build, keep) = log;
         let sql = |source| StoreError::Sqlite { path: part.display().to_string(), source };
         let _ = std::fs::remove_file(part);
-        let mut conn = super::write::open_writer(part)?;
+        let mut conn = super::schema::open_writer(part)?;
         conn.execute_batch(super::schema::schema()).map_err(sql)?;
         let first_kept = keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
         if first_kept < build {

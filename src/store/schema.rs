@@ -167,6 +167,16 @@ pub const CHANGELOG_INDEXES: &str = r#"
 CREATE INDEX node_changelog_node ON node_changelog (node_id);
 "#;
 
+/// A connection that writes the store, or a part of it, at `path` (see [`WRITER_PRAGMAS`]).
+pub(super) fn open_writer(
+    path: &std::path::Path,
+) -> Result<rusqlite::Connection, super::StoreError> {
+    let sql = |source| super::StoreError::Sqlite { path: path.display().to_string(), source };
+    let conn = rusqlite::Connection::open(path).map_err(sql)?;
+    conn.execute_batch(WRITER_PRAGMAS).map_err(sql)?;
+    Ok(conn)
+}
+
 /// Index on the edge table, built with the table in a side database, then transferred
 /// into the store with it.
 pub const EDGE_INDEXES: &str = r#"

@@ -10,7 +10,7 @@ use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
 use super::changelog::Previous;
 use super::schema::{
-    CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, WRITER_PRAGMAS, schema,
+    CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer, schema,
 };
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
@@ -37,13 +37,6 @@ pub struct WriteSummary {
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |source| StoreError::Sqlite { path: path.display().to_string(), source }
-}
-
-/// A connection that writes the store, or a part of it, at `path` (see [`WRITER_PRAGMAS`]).
-pub(super) fn open_writer(path: &Path) -> Result<Connection, StoreError> {
-    let conn = Connection::open(path).map_err(sql(path))?;
-    conn.execute_batch(WRITER_PRAGMAS).map_err(sql(path))?;
-    Ok(conn)
 }
 
 /// Writes the `opening_entries` rows of `skeleton` (every entry, named and interpolated)
