@@ -362,6 +362,10 @@ fn id_order<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
     }
 }
 
+/// The edge insert, shared by the tree's edges and the validation stubs' edges.
+const INSERT_EDGE: &str =
+    "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
 /// A stub's edge from its tree parent.
 struct StubEdge<'a> {
     parent: u32,
@@ -392,12 +396,7 @@ fn write_edges_at(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
     let ids: Vec<String> = tree.nodes.iter().map(|n| position::node_id(&n.epd)).collect();
     let mut edges = 0;
     {
-        let mut insert_edge = BulkInsert::new(
-            &tx,
-            "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            10,
-        )
-        .map_err(sql(path))?;
+        let mut insert_edge = BulkInsert::new(&tx, INSERT_EDGE, 10).map_err(sql(path))?;
         for i in id_order(&ids) {
             let mut children: Vec<(usize, &crate::tree::Edge)> =
                 tree.nodes[i].children.iter().enumerate().collect();
@@ -440,11 +439,7 @@ fn insert_stub_edges(
 ) -> rusqlite::Result<usize> {
     let tx = conn.transaction()?;
     {
-        let mut insert = BulkInsert::new(
-            &tx,
-            "INSERT INTO node_children VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-            10,
-        )?;
+        let mut insert = BulkInsert::new(&tx, INSERT_EDGE, 10)?;
         let mut next_rank: HashMap<u32, usize> = HashMap::new();
         for e in stub_edges {
             let rank = next_rank
