@@ -635,6 +635,9 @@ type Walked = (Vec<MoveKey>, String, String);
 /// parent's position, so each node costs one move, not a replay of its whole line. The
 /// result is what replaying the line from the start gives: the parent's position is
 /// the one its own line reaches (an entry's by replaying the entry's moves).
+///
+/// The walk is breadth-first, so a node's parent is in the level before it: each level
+/// is filled on all cores from the positions its parents left.
 fn walk_lines(
     nodes: &[Node],
     root: u32,
@@ -642,44 +645,80 @@ fn walk_lines(
     reached_from: &[(u32, MoveKey)],
     skeleton: &EcoSkeleton,
 ) -> Vec<Walked> {
+    use rayon::prelude::*;
     // Per node, once it is a parent on the walk: its position and its movetext as the
     // walk writes it (an entry's own movetext is the taxonomy's text).
-    let mut played: Vec<Option<(Chess, String)>> = vec![None; nodes.len()];
+    let mut played: Vec<Option<Played>> = vec![None; nodes.len()];
     played[root as usize] = Some((Chess::default(), String::new()));
     let mut at: Vec<usize> = vec![usize::MAX; nodes.len()];
+    let mut depth: Vec<u16> = vec![0; nodes.len()];
+    for &index in order {
+        depth[index as usize] = depth[reached_from[index as usize].0 as usize] + 1;
+    }
     let mut filled: Vec<Walked> = Vec::with_capacity(order.len());
-    for (i, &index) in order.iter().enumerate() {
-        at[index as usize] = i;
-        let (parent, key) = reached_from[index as usize];
-        let (parent, index) = (parent as usize, index as usize);
-        if let Some(entry) = nodes[index].entry.map(|e| &skeleton.entries[e as usize]) {
-            filled.push((entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()));
-            continue;
-        }
-        let parent_line = match nodes[parent].entry {
+    for level in order.chunk_by(|&a, &b| depth[a as usize] == depth[b as usize]) {
+        let line_of = |parent: usize| match nodes[parent].entry {
             Some(entry) => skeleton.entries[entry as usize].moves.as_slice(),
             None if parent == root as usize => &[],
             None => filled[at[parent]].0.as_slice(),
         };
-        if played[parent].is_none() {
-            let (moves, pos) = replay_moves(parent_line);
-            played[parent] = Some((pos, crate::eco::line::movetext(&moves)));
+        // Parents not yet played (entries: their own lines are replayed once).
+        for &index in level {
+            let parent = reached_from[index as usize].0 as usize;
+            if nodes[index as usize].entry.is_none() && played[parent].is_none() {
+                let (moves, pos) = replay_moves(line_of(parent));
+                played[parent] = Some((pos, crate::eco::line::movetext(&moves)));
+            }
         }
-        let (pos, movetext) = played[parent].as_ref().expect("played above");
-        let mv = key.to_move(pos).expect("tree lines are legal");
-        let mut line = Vec::with_capacity(parent_line.len() + 1);
-        line.extend_from_slice(parent_line);
-        line.push(key);
-        let movetext = crate::eco::line::extend_movetext(movetext, parent_line.len(), pos, &mv);
-        let mut child = pos.clone();
-        child.play_unchecked(mv);
-        let fen = position::fen(&child);
-        if !nodes[index].children.is_empty() {
-            played[index] = Some((child, movetext.clone()));
+        let walked: Vec<(Walked, Option<Played>)> = level
+            .par_iter()
+            .map(|&index| {
+                let (parent, key) = reached_from[index as usize];
+                let node = &nodes[index as usize];
+                match node.entry.map(|e| &skeleton.entries[e as usize]) {
+                    Some(entry) => {
+                        ((entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()), None)
+                    }
+                    None => {
+                        let played = played[parent as usize].as_ref().expect("played above");
+                        walk_one(node, key, line_of(parent as usize), played)
+                    }
+                }
+            })
+            .collect();
+        for (&index, (walk, next)) in level.iter().zip(walked) {
+            at[index as usize] = filled.len();
+            filled.push(walk);
+            if next.is_some() {
+                played[index as usize] = next;
+            }
         }
-        filled.push((line, movetext, fen));
     }
     filled
+}
+
+/// A parent's position and its movetext as the walk writes it.
+type Played = (Chess, String);
+
+/// A node without an entry, reached by `key` from a parent whose line is `parent_line`
+/// and which `parent` played: its line, movetext and FEN, and what it leaves its own
+/// children when it has any.
+fn walk_one(
+    node: &Node,
+    key: MoveKey,
+    parent_line: &[MoveKey],
+    (pos, movetext): &Played,
+) -> (Walked, Option<Played>) {
+    let mv = key.to_move(pos).expect("tree lines are legal");
+    let mut line = Vec::with_capacity(parent_line.len() + 1);
+    line.extend_from_slice(parent_line);
+    line.push(key);
+    let movetext = crate::eco::line::extend_movetext(movetext, parent_line.len(), pos, &mv);
+    let mut child = pos.clone();
+    child.play_unchecked(mv);
+    let fen = position::fen(&child);
+    let next = (!node.children.is_empty()).then(|| (child, movetext.clone()));
+    ((line, movetext, fen), next)
 }
 
 /// The moves of `line` from the start position, and the position they reach.
