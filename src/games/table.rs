@@ -41,6 +41,11 @@ impl<K: TableKey, V: Copy + Default> CountTable<K, V> {
         }
     }
 
+    /// Number of keys held.
+    pub(super) fn len(&self) -> usize {
+        self.len + usize::from(self.empty_key.is_some())
+    }
+
     /// Bytes allocated.
     pub(super) fn bytes(&self) -> usize {
         self.slots.len() * size_of::<(K, V)>()
