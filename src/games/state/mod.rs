@@ -132,8 +132,11 @@ fn kept_from_cuts(
     Ok(concat(parts))
 }
 
+/// The shards' parts one after the other, in vectors allocated once at their length.
 fn concat(parts: Vec<Kept>) -> Kept {
-    let (mut positions, mut moves) = (Vec::new(), Vec::new());
+    let positions = Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
+    let moves = Vec::with_capacity(parts.iter().map(|(_, m)| m.len()).sum());
+    let (mut positions, mut moves) = (positions, moves);
     for (p, m) in parts {
         positions.extend(p);
         moves.extend(m);
