@@ -10,8 +10,8 @@ use super::openapi;
 /// names nothing, a 404 (so a client that honours the pattern never sees a 400).
 pub(super) fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
     // The hand check first: the pattern (regex_lite's PikeVM) took a fifth of the time of a
-    // GET /node/fen answered from the cache. The pattern stays the judge of what the hand
-    // check refuses, so a difference between them could cost time, never change an answer.
+    // GET /node/fen answered from the cache. The hand check accepts only what the pattern
+    // accepts (its unit test holds it to that); what it refuses, the pattern judges again.
     if !has_fen_form(text) && !openapi::PATTERNS.fen.is_match(text) {
         let shown = crate::diagnostics::shorten(text, 100);
         return Err(ApiError::bad_request(format!(
