@@ -140,7 +140,9 @@ pub struct Row {
     pub ply: usize,
     /// The move that left the book (SAN), for deviations and unmatched games.
     pub deviation: Option<String>,
-    /// The game's moves to that move (or to the last ply in book), numbered SAN.
+    /// The game's moves to that move (or to the last ply in book), numbered SAN. Written
+    /// as `moves` in JSON: the flattened game's `line` is its line in its file.
+    #[serde(rename = "moves")]
     pub line: String,
 }
 

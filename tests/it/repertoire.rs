@@ -257,6 +257,14 @@ fn a_players_games_are_judged_against_the_repertoire() {
         judged.iter().all(|g| g["black"].as_str().unwrap().starts_with("Kasparov")),
         "only his games with Black"
     );
+    // Each row cites its game's file and line, beside the moves it was judged on.
+    assert!(
+        judged.iter().all(|g| g["file"].is_string()
+            && g["line"].as_u64().is_some_and(|l| l >= 1)
+            && g["moves"].as_str().is_some_and(|m| m.starts_with("1. "))),
+        "{}",
+        judged[0]
+    );
     let totals = &json["totals"];
     let sum: u64 = ["my-deviation", "opponent-deviation", "book-ended", "completed", "unmatched"]
         .iter()
