@@ -13,7 +13,9 @@ use serde::Deserialize;
 use super::catalog::{Catalog, MAX_WALKED_NODES, Walked};
 use super::error::{Answer, ApiError};
 use super::negotiate::Negotiated;
-use super::query::{at_most, flag, modes, month, parse_url_fen, range, speeds, year};
+use super::query::{
+    at_most, flag, has_uci_line_form, modes, month, parse_url_fen, range, speeds, year,
+};
 use super::swap::{Current, Shared};
 use super::{masters, openapi, player};
 use crate::graph::Graph;
@@ -70,6 +72,7 @@ fn explorer_position(
     };
     let mut opening = c.lichess_name(&pos)?;
     if let Some(play) = play
+        && !has_uci_line_form(play)
         && !openapi::PATTERNS.uci_line.is_match(play)
     {
         let shown = crate::diagnostics::shorten(play, 100);

@@ -50,6 +50,24 @@ fn has_fen_form(text: &str) -> bool {
         && rest.0.is_empty()
 }
 
+/// Whether `text` has the form of the document's `UciLine` pattern,
+/// `^([a-h][1-8][a-h][1-8][qrbn]?(,[a-h][1-8][a-h][1-8][qrbn]?)*)?$`: nothing, or moves
+/// of two squares and an optional promotion, each after a comma but the first. Like
+/// [`has_fen_form`], it spares the pattern's matcher the texts it accepts, and accepts
+/// exactly what the pattern accepts (unit test
+/// `the_hand_check_of_a_uci_line_agrees_with_the_pattern`).
+pub(super) fn has_uci_line_form(text: &str) -> bool {
+    let square = |file: u8, rank: u8| matches!(file, b'a'..=b'h') && matches!(rank, b'1'..=b'8');
+    text.is_empty()
+        || text.split(',').all(|m| match *m.as_bytes() {
+            [a, b, c, d] => square(a, b) && square(c, d),
+            [a, b, c, d, p] => {
+                square(a, b) && square(c, d) && matches!(p, b'q' | b'r' | b'b' | b'n')
+            }
+            _ => false,
+        })
+}
+
 /// The castling field of [`has_fen_form`]: `-`, or some of `KQkq` in that order (the
 /// pattern's `KQ?k?q?|Qk?q?|kq?|q`).
 fn castling(rest: &mut Cursor<'_>) -> bool {
@@ -229,6 +247,37 @@ mod tests {
 
     /// Bytes a mutation puts in: every class of the pattern, and some it has none of.
     const BYTES: &[u8] = b"/ _+-wbKQkqpnrPNRB0123456789a3h6i9x.\t\n";
+
+    #[test]
+    fn the_hand_check_of_a_uci_line_agrees_with_the_pattern() {
+        let forms = ["e2e4", "e2e4,c7c5", "a7a8q,h2h1n,b7b8r,g2g1b", "g1f3,g8f6,c2c4"];
+        let bytes: &[u8] = b",abh0189qrbnkpx e2";
+        let mut texts: Vec<String> = vec![String::new(), ",".into(), "e2e4,".into()];
+        for form in forms {
+            let form = form.as_bytes();
+            texts.push(String::from_utf8(form.to_vec()).expect("ASCII"));
+            for at in 0..=form.len() {
+                let (head, tail) = form.split_at(at);
+                let after = tail.split_first().map_or(tail, |(_, after)| after);
+                let text = |middle: &[u8], tail: &[u8]| {
+                    String::from_utf8([head, middle, tail].concat()).expect("ASCII")
+                };
+                texts.push(text(b"", after));
+                for &b in bytes {
+                    texts.push(text(&[b], tail));
+                    texts.push(text(&[b], after));
+                }
+            }
+        }
+        let mut accepted = 0;
+        for text in &texts {
+            let by_pattern = openapi::PATTERNS.uci_line.is_match(text);
+            assert_eq!(has_uci_line_form(text), by_pattern, "{text:?}");
+            accepted += usize::from(by_pattern);
+        }
+        // The mutations reach both sides of the pattern.
+        assert!(accepted > 100 && texts.len() - accepted > 500, "{accepted} of {}", texts.len());
+    }
 
     #[test]
     fn the_hand_check_of_a_fen_agrees_with_the_pattern() {
