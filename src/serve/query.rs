@@ -251,26 +251,34 @@ mod tests {
     #[test]
     fn the_hand_check_of_a_uci_line_agrees_with_the_pattern() {
         let forms = ["e2e4", "e2e4,c7c5", "a7a8q,h2h1n,b7b8r,g2g1b", "g1f3,g8f6,c2c4"];
-        let bytes: &[u8] = b",abh0189qrbnkpx e2";
-        let mut texts: Vec<String> = vec![String::new(), ",".into(), "e2e4,".into()];
+        let mut texts = mutations(&forms, b",abh0189qrbnkpx e2");
+        texts.extend(["", ",", "e2e4,"].map(String::from));
+        let (accepted, refused) = agreeing(&texts, has_uci_line_form, &openapi::PATTERNS.uci_line);
+        assert!(accepted > 100 && refused > 500, "{accepted} accepted, {refused} refused");
+    }
+
+    /// Each form, and each with one byte removed, or one or two of `bytes` put in or in
+    /// place of a byte, at every place.
+    fn mutations(forms: &[&str], bytes: &[u8]) -> Vec<String> {
+        let mut texts = Vec::new();
         for form in forms {
             let form = form.as_bytes();
             texts.push(String::from_utf8(form.to_vec()).expect("ASCII"));
             for at in 0..=form.len() {
                 let (head, tail) = form.split_at(at);
-                let after = tail.split_first().map_or(tail, |(_, after)| after);
+                let after = tail.split_first().map(|(_, after)| after);
                 let text = |middle: &[u8], tail: &[u8]| {
                     String::from_utf8([head, middle, tail].concat()).expect("ASCII")
                 };
-                texts.push(text(b"", after));
+                texts.extend(after.map(|after| text(b"", after)));
                 for &b in bytes {
                     texts.push(text(&[b], tail));
-                    texts.push(text(&[b], after));
+                    texts.push(text(&[b, b], tail));
+                    texts.extend(after.map(|after| text(&[b], after)));
                 }
             }
         }
-        let (accepted, refused) = agreeing(&texts, has_uci_line_form, &openapi::PATTERNS.uci_line);
-        assert!(accepted > 100 && refused > 500, "{accepted} accepted, {refused} refused");
+        texts
     }
 
     /// Asserts that `hand` and `pattern` agree on every text; returns how many texts the
@@ -291,28 +299,7 @@ mod tests {
 
     #[test]
     fn the_hand_check_of_a_fen_agrees_with_the_pattern() {
-        let mut texts: Vec<String> = Vec::new();
-        for form in FORMS {
-            let bytes = form.as_bytes();
-            texts.push(form.to_string());
-            for at in 0..=bytes.len() {
-                let (head, tail) = bytes.split_at(at);
-                let text = |middle: &[u8], tail: &[u8]| {
-                    String::from_utf8([head, middle, tail].concat()).expect("ASCII")
-                };
-                texts.push(text(b"", tail));
-                if let Some((_, after)) = tail.split_first() {
-                    texts.push(text(b"", after));
-                }
-                for &b in BYTES {
-                    texts.push(text(&[b], tail));
-                    texts.push(text(&[b, b], tail));
-                    if let Some((_, after)) = tail.split_first() {
-                        texts.push(text(&[b], after));
-                    }
-                }
-            }
-        }
+        let mut texts = mutations(&FORMS, BYTES);
         texts.extend(["", "8", "é", "8/8/8/8/8/8/8/8 w - - 0 1\u{e9}"].map(String::from));
         let (accepted, refused) = agreeing(&texts, has_fen_form, &openapi::PATTERNS.fen);
         assert!(accepted > 1000 && refused > 1000, "{accepted} accepted, {refused} refused");

@@ -134,9 +134,8 @@ fn kept_from_cuts(
 
 /// The shards' parts one after the other, in vectors allocated once at their length.
 fn concat(parts: Vec<Kept>) -> Kept {
-    let positions = Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
-    let moves = Vec::with_capacity(parts.iter().map(|(_, m)| m.len()).sum());
-    let (mut positions, mut moves) = (positions, moves);
+    let mut positions = Vec::with_capacity(parts.iter().map(|(p, _)| p.len()).sum());
+    let mut moves = Vec::with_capacity(parts.iter().map(|(_, m)| m.len()).sum());
     for (p, m) in parts {
         positions.extend(p);
         moves.extend(m);
