@@ -37,6 +37,12 @@ pub struct ServeArgs {
     /// recently); the rest are read from the store file per request.
     #[arg(long, default_value_t = crate::serve::disk::DEFAULT_CACHE_MB, value_name = "MIB")]
     pub cache_mb: usize,
+    /// The most nodes a store may have for its whole graph to be held in memory (about
+    /// 1.3 KB a node). Above it the trees and the explorer read the store file per
+    /// request and search, structures and players keep only the named positions; an
+    /// explorer index (the `[explorer]` games) is served only in memory.
+    #[arg(long, default_value_t = crate::serve::MAX_WALKED_NODES, value_name = "N")]
+    pub in_memory_nodes: u64,
 }
 
 fn positive_secs(text: &str) -> Result<f64, String> {
@@ -66,6 +72,7 @@ pub fn run(
         cors: args.cors.as_deref(),
         limits,
         cache_bytes: args.cache_mb.saturating_mul(1 << 20),
+        in_memory_nodes: args.in_memory_nodes,
     };
     crate::serve::run(&store, project.as_ref(), options)?;
     Ok(())

@@ -1,17 +1,17 @@
 //! The [`Catalog`] of one build: what `okb serve` answers from, opened as one whole so
 //! no answer mixes two builds. One-position lookups read the store file ([`super::disk`]);
 //! the parts that walk the tree ([`Walked`]) are loaded once in memory, for stores of at
-//! most [`MAX_WALKED_NODES`] nodes; the metadata of `GET /` and the `ETag` are read here
-//! at open.
+//! most `--in-memory-nodes` nodes ([`MAX_WALKED_NODES`] by default); larger stores keep
+//! only their named positions in memory ([`Named`]); the metadata of `GET /` and the
+//! `ETag` are read here at open.
 
-use std::collections::HashMap;
 use std::path::Path;
 
-use axum::body::Bytes;
 use axum::http::{StatusCode, header};
 
 use super::error::ApiError;
-use super::{disk, masters, openapi, player, repertoire, structures};
+use super::named::{ExplorerExamples, Named, NamedBuilder};
+use super::{disk, masters, repertoire};
 use crate::graph::Graph;
 use crate::position::{KeyMap, PositionKey};
 use crate::store::StoreError;
@@ -22,10 +22,11 @@ use crate::store::read::Store;
 /// What one position's lookup needs is read from the store file per request
 /// ([`disk::Disk`]); opening a catalog reads the store's metadata and hashes the file,
 /// so it takes the same time at any number of nodes. The endpoints that walk the tree
-/// (ECO and opening trees, the explorer, search, structures, players, the OpenAPI
-/// document's examples) answer from [`Walked`], loaded once in memory: in the background
-/// from start-up, and only for a store of at most [`MAX_WALKED_NODES`] nodes (on a larger
-/// one, the trees below a node are read from disk: [`Catalog::piece`]).
+/// (ECO and opening trees, the explorer) answer from [`Walked`], loaded once in memory in
+/// the background from start-up, for a store of at most `in_memory_nodes` nodes; on a
+/// larger one, the trees below a node and the explorer's node are read from disk
+/// ([`Catalog::piece`]). Search, structures, players and the OpenAPI document answer
+/// from [`Named`] at any size.
 pub struct Catalog {
     /// The store file.
     pub store_path: std::path::PathBuf,
@@ -38,6 +39,10 @@ pub struct Catalog {
     loader: std::sync::Mutex<Option<Store>>,
     /// The parts answered from memory, loaded once ([`Catalog::walked`]).
     walked: std::sync::OnceLock<Result<Walked, String>>,
+    /// The most nodes for which the whole graph is held in memory.
+    in_memory_nodes: u64,
+    /// The named positions of a store over `in_memory_nodes`, read once ([`Catalog::named`]).
+    named: std::sync::OnceLock<Result<Named, String>>,
     /// How many nodes the store has, counted once on first use (a count reads the whole
     /// position index: start-up does not wait for it).
     nodes: std::sync::OnceLock<Result<u64, String>>,
@@ -59,10 +64,10 @@ fn once<T>(cell: &std::sync::OnceLock<T>, init: impl FnOnce() -> T) -> &T {
     }
 }
 
-/// The most nodes a store may have for the endpoints that walk the tree to be served
-/// (they hold the whole graph in memory, about 1.3 KB a node on the masters knowledge
-/// base, so at most about 650 MB); above it they answer 503,
-/// and the one-position lookups are served from disk alone.
+/// The most nodes a store may have for the whole graph to be held in memory by default
+/// (`okb serve --in-memory-nodes`; about 1.3 KB a node on the masters knowledge base, so
+/// at most about 650 MB); above it, the trees and the explorer read the store file per
+/// request, and search, structures and players answer from [`Named`].
 pub const MAX_WALKED_NODES: u64 = 500_000;
 
 /// The parts of a catalog answered from memory: the whole graph and what is derived
@@ -73,20 +78,10 @@ pub struct Walked {
     /// Node index by position key: a lookup hashes the parsed position instead of
     /// formatting its EPD text.
     by_key: KeyMap<PositionKey, u32>,
-    pub(super) search: crate::search::SearchIndex,
-    /// Named openings by file stem (the OpeningIQ export's file names).
-    pub(super) stems: HashMap<String, u32>,
-    pub(super) openapi: Bytes,
-    /// `GET /structure/{name}/openings` answers.
-    pub(super) structures: structures::StructureIndex,
     /// The explorer index, if the store has one.
     pub(super) explorer: Option<masters::Explorer>,
-    /// The player collections (`GET /player`; none in a store built without them).
-    pub(super) players: player::Players,
-    /// The ply of the deepest position the knowledge base counted games for (the tree's
-    /// `max_ply` in practice): an explorer answer for a position deeper than that says so
-    /// ([`masters::BeyondDepth`]).
-    pub(super) deepest: u32,
+    /// The named positions and what is tallied over every node, built from the graph.
+    pub(super) named: Named,
 }
 
 /// What tells one store file from another at the same path: a build replaces the file
@@ -114,9 +109,14 @@ impl FileIdentity {
 }
 
 impl Catalog {
-    /// Opens the store at `path`, caching up to `cache_bytes` of node answers. The
-    /// in-memory parts are loaded on first use ([`Catalog::walked`]).
-    pub fn open(path: &Path, cache_bytes: usize) -> Result<Catalog, StoreError> {
+    /// Opens the store at `path`, caching up to `cache_bytes` of node answers, holding
+    /// the whole graph in memory if it has at most `in_memory_nodes` nodes. The in-memory
+    /// parts are loaded on first use ([`Catalog::walked`], [`Catalog::named`]).
+    pub fn open(
+        path: &Path,
+        cache_bytes: usize,
+        in_memory_nodes: u64,
+    ) -> Result<Catalog, StoreError> {
         let missing = || StoreError::Missing(path.display().to_string());
         // Everything below must read one build: if the file was replaced meanwhile, the
         // identities differ and the open starts again.
@@ -139,6 +139,8 @@ impl Catalog {
                 disk,
                 loader: std::sync::Mutex::new(Some(loader)),
                 walked: std::sync::OnceLock::new(),
+                in_memory_nodes,
+                named: std::sync::OnceLock::new(),
                 nodes: std::sync::OnceLock::new(),
                 etag,
                 metadata,
@@ -157,34 +159,64 @@ impl Catalog {
         })
     }
 
-    /// Loads the parts answered from memory (blocking), so that the first request that
-    /// needs them does not wait; returns whether they loaded.
+    /// Loads the parts answered from memory (blocking): the whole graph of a small store,
+    /// the named positions of a larger one; so that the first request that needs them
+    /// does not wait. Returns whether they loaded.
     pub fn load_in_memory_parts(&self) -> bool {
-        self.walked.get_or_init(|| self.load_walked()).is_ok()
+        match self.nodes() {
+            Ok(nodes) if nodes > self.in_memory_nodes => {
+                self.named.get_or_init(|| self.load_named()).is_ok()
+            }
+            _ => self.walked.get_or_init(|| self.load_walked()).is_ok(),
+        }
+    }
+
+    /// The store's connection opened with the others, taken by the one load that reads it.
+    fn take_loader(&self) -> Result<Store, String> {
+        self.loader
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .ok_or_else(|| "the store's in-memory parts failed to load before".to_string())
     }
 
     fn load_walked(&self) -> Result<Walked, String> {
         let nodes = self.nodes().map_err(|e| e.message)?;
-        if nodes > MAX_WALKED_NODES {
+        if nodes > self.in_memory_nodes {
             return Err(format!(
-                "this store has {nodes} nodes, more than the {MAX_WALKED_NODES} okb serve holds in memory for the endpoints that walk the tree; \
-                 GET /node/fen, POST /node/pgn and GET /api/cloud-eval answer from disk at any size"
+                "this store has {nodes} nodes, more than the {} okb serve holds in memory (--in-memory-nodes), \
+                 and this answer needs the whole graph in memory",
+                self.in_memory_nodes
             ));
         }
-        let store = self
-            .loader
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-            .ok_or("the store's in-memory parts failed to load before")?;
+        let store = self.take_loader()?;
         Walked::load(&store, &self.store_path, &self.repertoires).map_err(|e| e.to_string())
     }
 
+    fn load_named(&self) -> Result<Named, String> {
+        let store = self.take_loader()?;
+        Named::scan(&store, &self.store_path, &self.repertoires).map_err(|e| e.to_string())
+    }
+
+    /// The named positions and what is tallied over every node: from the graph of a store
+    /// held in memory, else read once from the store file (a request that comes first
+    /// waits for the read).
+    pub fn named(&self) -> Result<&Named, ApiError> {
+        if let Some(w) = self.in_memory()? {
+            return Ok(&w.named);
+        }
+        let loaded = once(&self.named, || self.load_named());
+        loaded.as_ref().map_err(|message| ApiError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: message.clone(),
+        })
+    }
+
     /// The in-memory parts when the store is small enough to hold them
-    /// ([`MAX_WALKED_NODES`]); `None` for a larger store, whose trees are read from disk
+    /// (`in_memory_nodes`); `None` for a larger store, whose trees are read from disk
     /// ([`Catalog::piece`]).
     pub(super) fn in_memory(&self) -> Result<Option<&Walked>, ApiError> {
-        if self.nodes()? > MAX_WALKED_NODES {
+        if self.nodes()? > self.in_memory_nodes {
             return Ok(None);
         }
         self.walked().map(Some)
@@ -217,6 +249,11 @@ impl Catalog {
         }
     }
 
+    /// The most nodes for which the whole graph is held in memory (`--in-memory-nodes`).
+    pub fn in_memory_nodes(&self) -> u64 {
+        self.in_memory_nodes
+    }
+
     /// How many nodes the store has (counted on first use).
     pub fn nodes(&self) -> Result<u64, ApiError> {
         let counted = once(&self.nodes, || self.disk.node_count().map_err(|e| e.to_string()));
@@ -244,48 +281,25 @@ impl Walked {
         path: &Path,
         repertoires: &repertoire::Repertoires,
     ) -> Result<Walked, StoreError> {
-        let players = player::Players::new(store.players()?.unwrap_or_default());
         let graph = store.graph()?;
-        let stems =
-            crate::export::named::of_graph(&graph).into_iter().map(|n| (n.stem, n.node)).collect();
         let mut by_key = KeyMap::default();
         for (index, node) in graph.nodes.iter().enumerate() {
             let pos = crate::position::parse_fen(&node.epd)
                 .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
             by_key.insert(crate::position::key(&pos), index as u32);
         }
-        let structures = structures::StructureIndex::new(store.structures()?, &graph);
         let explorer = store
             .explorer()?
             .map(|loaded| masters::Explorer::new(&graph, loaded, path))
             .transpose()?;
-        let mut examples = examples(&graph, &by_key, &stems, &structures);
-        if let Some(e) = &explorer {
-            examples.explorer = true;
-            examples.game_ids = e.some_id().map(str::to_string).into_iter().collect();
-        }
-        examples.players = players.some_player().map(str::to_string).into_iter().collect();
-        examples.repertoires = repertoires.names().iter().map(|n| n.to_string()).collect();
-        Ok(Walked {
-            deepest: graph
-                .nodes
-                .iter()
-                .filter(|n| n.games.white + n.games.draws + n.games.black > 0)
-                .map(|n| n.ply)
-                .max()
-                .unwrap_or(0),
-            explorer,
-            players,
-            structures,
-            by_key,
-            search: crate::search::SearchIndex::new(&graph),
-            stems,
-            graph,
-            openapi: Bytes::from(
-                serde_json::to_vec_pretty(&openapi::document_for(&examples))
-                    .expect("the OpenAPI document serializes"),
-            ),
-        })
+        let mut named = NamedBuilder::default();
+        graph.nodes.iter().for_each(|node| named.add(node));
+        let examples = ExplorerExamples {
+            served: explorer.is_some(),
+            game_ids: explorer.iter().flat_map(|e| e.some_id()).map(str::to_string).collect(),
+        };
+        let named = named.finish(store, path, repertoires, examples)?;
+        Ok(Walked { graph, by_key, explorer, named })
     }
 }
 
@@ -384,55 +398,6 @@ fn hash_in_manifest(path: &Path) -> Option<String> {
     let hash = entry["blake3"].as_str()?;
     let hex = hash.len() == 64 && hash.bytes().all(|b| b.is_ascii_hexdigit());
     (named && hex && entry["bytes"].as_u64()? == store.len()).then(|| hash.to_string())
-}
-
-/// A few ids, stems and codes of the build for the OpenAPI document's examples.
-fn examples(
-    graph: &Graph,
-    by_key: &KeyMap<PositionKey, u32>,
-    stems: &HashMap<String, u32>,
-    structures: &structures::StructureIndex,
-) -> openapi::Examples {
-    const SHOWN: usize = 3;
-    let start = by_key
-        .get(&crate::position::key(&shakmaty::Chess::default()))
-        .map(|&i| graph.nodes[i as usize].node_id.clone());
-    let mut stems: Vec<String> = stems.keys().cloned().collect();
-    stems.sort();
-    stems.truncate(SHOWN);
-    let mut eco_codes: Vec<String> =
-        graph.nodes.iter().filter_map(|n| n.entry.as_ref().map(|e| e.eco.clone())).collect();
-    eco_codes.sort();
-    eco_codes.dedup();
-    eco_codes.truncate(SHOWN);
-    let evaluated = evaluated_examples(graph, SHOWN);
-    openapi::Examples {
-        node_ids: start.into_iter().collect(),
-        stems,
-        eco_codes,
-        structures: structures.names().to_vec(),
-        evaluated,
-        ..Default::default()
-    }
-}
-
-/// Up to `shown` positions whose evaluation `GET /api/cloud-eval` answers with a move:
-/// the most played first, then the shortest lines (the start position first in a build
-/// without games); each one's line and FEN.
-fn evaluated_examples(graph: &Graph, shown: usize) -> Vec<(String, String)> {
-    let mut evaluated: Vec<&crate::graph::Node> = graph
-        .nodes
-        .iter()
-        .filter(|n| n.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty())))
-        .collect();
-    evaluated.sort_by(|a, b| {
-        b.games
-            .games()
-            .cmp(&a.games.games())
-            .then(a.ply.cmp(&b.ply))
-            .then_with(|| a.epd.cmp(&b.epd))
-    });
-    evaluated.into_iter().take(shown).map(|n| (n.moves.clone(), n.fen.clone())).collect()
 }
 
 impl Walked {

@@ -10,7 +10,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use serde::Deserialize;
 
-use super::catalog::{Catalog, MAX_WALKED_NODES, Walked};
+use super::catalog::{Catalog, Walked};
 use super::error::{Answer, ApiError};
 use super::negotiate::Negotiated;
 use super::query::{
@@ -62,7 +62,7 @@ struct Asked {
 /// named as Lichess's explorer names it: by the last position on the way, `fen`'s
 /// included, that the Lichess taxonomy names.
 fn explorer_position(
-    c: &Explore<'_>,
+    lichess_name: impl Fn(&shakmaty::Chess) -> Result<Option<masters::ExplorerOpening>, ApiError>,
     fen: Option<&str>,
     play: Option<&str>,
 ) -> Result<Asked, ApiError> {
@@ -70,7 +70,7 @@ fn explorer_position(
         Some(fen) => parse_url_fen(fen)?,
         None => shakmaty::Chess::default(),
     };
-    let mut opening = c.lichess_name(&pos)?;
+    let mut opening = lichess_name(&pos)?;
     if let Some(play) = play
         && !has_uci_line_form(play)
         && !openapi::PATTERNS.uci_line.is_match(play)
@@ -93,7 +93,7 @@ fn explorer_position(
                 ))
             })?;
         shakmaty::Position::play_unchecked(&mut pos, m);
-        opening = c.lichess_name(&pos)?.or(opening);
+        opening = lichess_name(&pos)?.or(opening);
     }
     Ok(Asked { pos, opening })
 }
@@ -117,7 +117,8 @@ impl Catalog {
             return Err(ApiError {
                 status: StatusCode::SERVICE_UNAVAILABLE,
                 message: format!(
-                    "this store has more than {MAX_WALKED_NODES} nodes and an explorer index, which okb serve holds in memory only for smaller stores"
+                    "this store has an explorer index and more than the {} nodes okb serve holds in memory (--in-memory-nodes), and the index is served only in memory",
+                    self.in_memory_nodes()
                 ),
             });
         }
@@ -155,17 +156,14 @@ fn explorer_answer(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
         ));
     }
-    let (mut answer, deepest) = match e {
+    let mut answer = match e {
         Explore::Memory(w) => {
             let index = w.find(&asked.pos);
-            (
-                masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q),
-                Some(w.deepest),
-            )
+            masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q)
         }
         Explore::Disk(c) => {
             let node = tokio::task::block_in_place(|| c.disk.node(&asked.pos));
-            let answer = match node.map_err(ApiError::store)? {
+            match node.map_err(ApiError::store)? {
                 // The node and its moves: the answer reads their counts and names.
                 Some(node) => match c.piece(&node.node_id, 1, 0)? {
                     Some(graph) => {
@@ -174,16 +172,17 @@ fn explorer_answer(
                     None => masters::answer(&Graph::default(), None, None, asked.opening, q),
                 },
                 None => masters::answer(&Graph::default(), None, None, asked.opening, q),
-            };
-            // A store read from disk does not know its deepest counted ply without a
-            // scan of every node: it does not say `okbBeyondDepth`.
-            (answer, None)
+            }
         }
     };
     // Zero counts, either outside the tree or on a named position past the counted plies.
-    if answer.white + answer.draws + answer.black == 0
-        && let Some(deepest) = deepest
-    {
+    // A store read from disk knows its deepest counted ply from its named positions' scan
+    // (such answers wait for it; the others do not).
+    if answer.white + answer.draws + answer.black == 0 {
+        let deepest = match e {
+            Explore::Memory(w) => w.named.deepest,
+            Explore::Disk(c) => c.named()?.deepest,
+        };
         answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, deepest);
     }
     Ok(c.answer_json(how, &answer))
@@ -232,7 +231,7 @@ fn read_common<'c, T: Copy>(
     how: Reading<T>,
 ) -> Result<Read<'c, T>, ApiError> {
     let explore = c.explore()?;
-    let asked = explorer_position(&explore, q.fen, q.play)?;
+    let asked = explorer_position(|p| explore.lichess_name(p), q.fen, q.play)?;
     let moves = at_most("moves", q.moves, masters::DEFAULT_MOVES, masters::MAX_MOVES)?;
     let top_games = at_most("topGames", q.top_games, how.top_games, how.top_games)?;
     let recent_games = how
@@ -398,9 +397,12 @@ pub(super) async fn player_games(
             "variant {v:?} is not available: okb's player collections are standard chess"
         )));
     }
-    let w = c.walked()?;
-    let asked =
-        explorer_position(&Explore::Memory(w), params.fen.as_deref(), params.play.as_deref())?;
+    let named = c.named()?;
+    let asked = explorer_position(
+        |p| Ok(named.lichess_name(p)),
+        params.fen.as_deref(),
+        params.play.as_deref(),
+    )?;
     let moves = at_most("moves", params.moves, masters::MAX_MOVES, masters::MAX_MOVES)?;
     let recent_games =
         at_most("recentGames", params.recent_games, player::RECENT_GAMES, player::RECENT_GAMES)?;
@@ -415,7 +417,8 @@ pub(super) async fn player_games(
         moves,
         recent_games,
     };
-    let answer = w.players.answer(&w.graph, |p| w.find(p), &asked.pos, asked.opening, &query);
+    let answer =
+        named.players.answer(&named.graph, |p| named.find(p), &asked.pos, asked.opening, &query);
     let mut line = serde_json::to_vec(&answer).expect("answers serialize");
     line.push(b'\n');
     Ok(c.answer_as(&how, Bytes::from(line), "application/x-ndjson"))

@@ -6,10 +6,10 @@
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path as UrlPath, Query};
-use axum::http::{StatusCode, header};
+use axum::http::header;
 use serde::Deserialize;
 
-use super::catalog::{Catalog, MAX_WALKED_NODES};
+use super::catalog::Catalog;
 use super::error::{Answer, ApiError};
 use super::negotiate::Negotiated;
 use super::query::{is_code, parse_url_fen};
@@ -18,19 +18,9 @@ use super::{MAX_LINE, SEARCH_LIMITS, eco_tree, openapi, page};
 use crate::export::openingiq;
 use crate::graph::Graph;
 
-/// The OpenAPI document, with examples from the build when the store is small enough to
-/// walk ([`Catalog::walked`]), else without.
+/// The OpenAPI document, with examples from the build ([`super::named::Named`]).
 pub(super) async fn openapi_document(how: Negotiated, Current(c): Shared) -> Answer {
-    let bytes = match c.walked() {
-        Ok(w) => w.openapi.clone(),
-        Err(e) if e.status == StatusCode::SERVICE_UNAVAILABLE && c.nodes()? > MAX_WALKED_NODES => {
-            Bytes::from(
-                serde_json::to_vec_pretty(&openapi::document_for(&openapi::Examples::default()))
-                    .expect("the OpenAPI document serializes"),
-            )
-        }
-        Err(e) => return Err(e),
-    };
+    let bytes = c.named()?.openapi().clone();
     Ok(c.answer(&how, bytes))
 }
 
@@ -113,8 +103,8 @@ pub(super) async fn opening_search(
     if limit == 0 || limit > SEARCH_LIMITS.1 {
         return Err(ApiError::bad_request(format!("limit must be 1 to {}", SEARCH_LIMITS.1)));
     }
-    let w = c.walked()?;
-    let results = w.search.search(&w.graph, &q, limit);
+    let named = c.named()?;
+    let results = named.search(&q, limit);
     Ok(c.answer_json(&how, &crate::search::SearchAnswer { query: q, results }))
 }
 
@@ -131,12 +121,12 @@ pub(super) async fn structure_openings(
     name: Result<UrlPath<String>, PathRejection>,
 ) -> Answer {
     let UrlPath(name) = name?;
-    let w = c.walked()?;
-    match w.structures.answer(&name) {
+    let named = c.named()?;
+    match named.structure(&name) {
         Some(bytes) => Ok(c.answer(&how, bytes)),
         None => Err(ApiError::not_found(format!(
             "no pawn structure is named {name:?} (known: {})",
-            w.structures.names().join(", ")
+            named.structures.names().join(", ")
         ))),
     }
 }
@@ -208,8 +198,8 @@ pub(super) async fn opening_tree(
     };
     let unknown = || ApiError::not_found(format!("no node id or named opening {id:?}"));
     if let Some(w) = c.in_memory()? {
-        let index =
-            w.graph.find_id(&id).or_else(|| w.stems.get(&id).copied()).ok_or_else(unknown)?;
+        let stem = || w.named.stems.get(&id).and_then(|node_id| w.graph.find_id(node_id));
+        let index = w.graph.find_id(&id).or_else(stem).ok_or_else(unknown)?;
         return Ok(file_of(&w.graph, index));
     }
     let graph = match c.piece(&id, max_depth, 0)? {

@@ -4,9 +4,11 @@
 //! `GET /api/cloud-eval`) from the store file, through a cache of hot answers
 //! ([`disk`]), so start-up and memory do not grow with the number of nodes; the endpoints
 //! that walk the tree answer from the graph held in memory (loaded in the background, for
-//! stores of at most [`MAX_WALKED_NODES`] nodes); on a larger store, the ECO and opening
-//! trees read the piece of the store below their root ([`disk::Disk::piece`]), and the
-//! other walking endpoints answer 503. When a make writes a new store, the
+//! stores of at most `--in-memory-nodes`, [`MAX_WALKED_NODES`] by default); on a larger
+//! store, the ECO and opening trees read the piece of the store below their root
+//! ([`disk::Disk::piece`]), the explorer its node, search, structures and players answer
+//! from the named positions read once ([`named`]), and only an explorer index (held in
+//! memory) answers 503. When a make writes a new store, the
 //! server switches to it whole ([`Served`]): requests under way finish on the old one.
 //!
 //! Every error is JSON (`{"error": "...", "status": N}`): input the OpenAPI document
@@ -24,6 +26,7 @@ mod explore;
 mod handlers;
 pub mod limits;
 pub mod masters;
+pub mod named;
 mod negotiate;
 pub mod openapi;
 pub mod page;
@@ -114,6 +117,8 @@ pub struct Options<'a> {
     pub limits: limits::Limits,
     /// The budget of the cache of node answers, in bytes.
     pub cache_bytes: usize,
+    /// The most nodes a store may have for its whole graph to be held in memory.
+    pub in_memory_nodes: u64,
 }
 
 /// Opens the store at `store` and serves it until Ctrl-C (the metadata says what
@@ -135,7 +140,7 @@ pub fn run(
         .transpose()?;
     let started = std::time::Instant::now();
     let open = move || -> Result<Catalog, StoreError> {
-        let catalog = Catalog::open(store, options.cache_bytes)?;
+        let catalog = Catalog::open(store, options.cache_bytes, options.in_memory_nodes)?;
         Ok(match project {
             Some(loaded) => catalog.with_project(loaded),
             None => catalog,

@@ -57,39 +57,58 @@ fn opening_key(node: &Node) -> OpeningKey {
     (node.eco.clone(), node.opening_name.clone(), node.variation_name.clone())
 }
 
-impl StructureIndex {
-    /// The answers for `structures` (the store's), grouping `graph`'s terminal nodes.
-    pub fn new(structures: Vec<StructureJson>, graph: &Graph) -> StructureIndex {
-        // The node naming each opening: the shallowest with an entry of its own.
-        let mut namer: HashMap<OpeningKey, (u32, u32)> = HashMap::new();
-        for (index, node) in graph.nodes.iter().enumerate() {
-            if node.entry.is_some() {
-                let best = namer.entry(opening_key(node)).or_insert((node.ply, index as u32));
-                *best = (*best).min((node.ply, index as u32));
+/// A node as the tally keeps it: its ply and identity, which order nodes as the graph
+/// does (by identity), and its id, which the answer gives.
+type Placed = (u32, String, String);
+
+/// The nodes of a store tallied one at a time, in any order, for the structures'
+/// answers: what it holds grows with the structures and the openings, not with the nodes,
+/// so a store too large for memory is tallied in one pass.
+#[derive(Default)]
+pub struct StructureTally {
+    /// The node naming each opening: the shallowest with an entry of its own (the first
+    /// by identity among those).
+    namer: HashMap<OpeningKey, Placed>,
+    /// Per structure and opening, its terminal nodes and the first of them by identity.
+    by_structure: HashMap<String, BTreeMap<OpeningKey, (u32, Placed)>>,
+}
+
+impl StructureTally {
+    /// Counts `node`.
+    pub fn add(&mut self, node: &Node) {
+        let placed = || (node.ply, node.epd.clone(), node.node_id.clone());
+        if node.entry.is_some() {
+            let best = self.namer.entry(opening_key(node)).or_insert_with(placed);
+            if (node.ply, node.epd.as_str()) < (best.0, best.1.as_str()) {
+                *best = placed();
             }
         }
-        let mut by_structure: HashMap<&str, BTreeMap<OpeningKey, (u32, u32)>> = HashMap::new();
-        for (index, node) in graph.nodes.iter().enumerate() {
-            let Some(structure) = node.resulting_structure.as_deref() else { continue };
-            let count = by_structure
-                .entry(structure)
-                .or_default()
-                .entry(opening_key(node))
-                .or_insert((0, index as u32));
-            count.0 += 1;
+        let Some(structure) = node.resulting_structure.as_deref() else { return };
+        let openings = match self.by_structure.get_mut(structure) {
+            Some(openings) => openings,
+            None => self.by_structure.entry(structure.to_string()).or_default(),
+        };
+        let count = openings.entry(opening_key(node)).or_insert_with(|| (0, placed()));
+        count.0 += 1;
+        if node.epd < count.1.1 {
+            count.1 = placed();
         }
+    }
 
+    /// The answers for `structures` (the store's) over the nodes counted.
+    pub fn answers(mut self, structures: Vec<StructureJson>) -> StructureIndex {
         let mut answers = HashMap::new();
         let mut names = Vec::new();
         for structure in structures {
-            let mut openings: Vec<OpeningJson> = by_structure
+            let mut openings: Vec<OpeningJson> = self
+                .by_structure
                 .remove(structure.name.as_str())
                 .unwrap_or_default()
                 .into_iter()
                 .map(|(key, (terminal_nodes, first))| {
-                    let node = namer.get(&key).map_or(first, |&(_, index)| index);
+                    let node_id = self.namer.get(&key).map_or(first.2, |named| named.2.clone());
                     OpeningJson {
-                        node_id: graph.nodes[node as usize].node_id.clone(),
+                        node_id,
                         eco_code: key.0,
                         opening_name: key.1,
                         variation_name: key.2,
@@ -106,6 +125,15 @@ impl StructureIndex {
                 .insert(key, Bytes::from(serde_json::to_vec(&answer).expect("answers serialize")));
         }
         StructureIndex { answers, names }
+    }
+}
+
+impl StructureIndex {
+    /// The answers for `structures` (the store's), grouping `graph`'s terminal nodes.
+    pub fn new(structures: Vec<StructureJson>, graph: &Graph) -> StructureIndex {
+        let mut tally = StructureTally::default();
+        graph.nodes.iter().for_each(|node| tally.add(node));
+        tally.answers(structures)
     }
 
     /// The serialized answer for `name` (matched by [`lookup_key`]).

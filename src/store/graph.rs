@@ -13,14 +13,39 @@ use crate::games::stats::Outcomes;
 use crate::graph::{Edge, Engine, Entry, Graph, Node};
 use crate::record::NodeRecord;
 
-/// The select of a graph node's row with its entry, rows matching `condition`.
+/// The select of a graph node's row with its entry, rows matching `condition`, in the
+/// graph's order.
 fn node_select(condition: &str) -> String {
+    format!("{} ORDER BY n.position_key", node_select_unordered(condition))
+}
+
+/// [`node_select`] in the table's own order: a scan that reads the table's pages one
+/// after the other instead of following the position index.
+fn node_select_unordered(condition: &str) -> String {
     format!(
         "SELECT {}, e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root
          FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
-         WHERE {condition} ORDER BY n.position_key",
+         WHERE {condition}",
         node_columns("n")
     )
+}
+
+/// Calls `visit` with every node of the store on `conn` (`path` names it in errors),
+/// without edges, in no particular order, one at a time: what reads a store too large to
+/// hold in memory once through.
+pub fn each_node(
+    conn: &Connection,
+    path: &str,
+    mut visit: impl FnMut(Node),
+) -> Result<(), StoreError> {
+    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let mut stmt = conn.prepare(&node_select_unordered("1 = 1")).map_err(err)?;
+    let entry_at = super::row::stored_count();
+    let mut rows = stmt.query([]).map_err(err)?;
+    while let Some(r) = rows.next().map_err(err)? {
+        visit(graph_node(read_node(r).map_err(err)?, entry(r, entry_at).map_err(err)?));
+    }
+    Ok(())
 }
 
 /// The node on position identity `epd`, without edges, from the store on `conn` (`path`

@@ -314,6 +314,12 @@ impl Store {
         super::graph::load(&self.conn, &self.path)
     }
 
+    /// Calls `visit` with every node, without edges, in no particular order
+    /// ([`super::graph::each_node`]): one pass over a store of any size.
+    pub fn each_node(&self, visit: impl FnMut(crate::graph::Node)) -> Result<(), StoreError> {
+        super::graph::each_node(&self.conn, &self.path, visit)
+    }
+
     /// Every pawn structure the store describes, by name.
     pub fn structures(&self) -> Result<Vec<StructureJson>, StoreError> {
         let mut stmt = self

@@ -52,6 +52,7 @@ mod serve_api;
 mod serve_disk_trees;
 mod serve_explorer;
 mod serve_limits;
+mod serve_named;
 mod serve_swap;
 mod sources_download;
 mod spark;

@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{Project, shared_sources};
+use common::Project;
 use okb::serve::{disk::Disk, eco_tree};
 use okb::store::graph::Piece;
 
@@ -20,25 +20,12 @@ fn project() -> Project {
             .display()
             .to_string()
     };
-    let mut pipeline = String::new();
-    for f in ["a", "b", "c", "d", "e"] {
-        pipeline +=
-            &format!("[sources.lichess-{f}]\nkind = \"lichess-tsv\"\npath = \"src/{f}.tsv\"\n");
-    }
-    pipeline += &format!(
-        "[sources.scid]\nkind = \"scid-eco\"\npath = \"src/scid.eco\"\n\
-         [sources.games]\nkind = \"pgn\"\npaths = [\"{}\", \"{}\"]\n\
+    let p = common::whole_taxonomy_project(&format!(
+        "[sources.games]\nkind = \"pgn\"\npaths = [\"{}\", \"{}\"]\n\
          [tree]\nmax_ply = 12\nmin_games = 1\n[store]\npath = \"build/okb.sqlite\"\n",
         fixture("api.pgn"),
         fixture("openings.pgn")
-    );
-    let p = Project::with_pipeline(&pipeline);
-    std::fs::create_dir_all(p.path("src")).unwrap();
-    for f in ["a", "b", "c", "d", "e"] {
-        let from = shared_sources().join(format!("lichess-chess-openings/{f}.tsv"));
-        std::fs::copy(from, p.path(&format!("src/{f}.tsv"))).unwrap();
-    }
-    std::fs::copy(shared_sources().join("scid/scid.eco"), p.path("src/scid.eco")).unwrap();
+    ));
     p.make(&[]);
     p
 }

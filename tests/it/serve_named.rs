@@ -1,0 +1,213 @@
+//! A store over `okb serve --in-memory-nodes` answers search, structures, the player
+//! collections, named openings' files, the explorer past the counted plies and the
+//! OpenAPI document from its named positions, read in one pass over the store file,
+//! with the bytes a server holding the whole graph gives: a real `okb make` over the
+//! whole Lichess and SCID taxonomies, games, a player collection and evaluations
+//! writes the store, and two servers over it, one holding the graph and one told to
+//! hold none of it, are asked the same questions.
+
+use crate::common;
+
+use common::{Project, Server};
+use reqwest::blocking::Client;
+
+/// The five Lichess files and SCID's taxonomy, two fixture game files at
+/// `min_games = 1`, Kasparov's games as a player collection, and the evaluation dump
+/// fixture for the first ply.
+fn project() -> Project {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fixture = |path: &str| root.join("fixtures").join(path).display().to_string();
+    let p = common::whole_taxonomy_project(&format!(
+        "[sources.games]\nkind = \"pgn\"\npaths = [\"{}\", \"{}\"]\n\
+         [sources.kasparov]\nkind = \"pgn\"\npaths = [\"{}\"]\nplayers = [\"Kasparov, Gary\"]\n\
+         [sources.evals]\nkind = \"lichess-evals\"\npath = \"{}\"\n\
+         [engine]\npath = \"/nonexistent/stockfish\"\nmultipv = 3\nmax_ply = 1\n\
+         depth_branching = 10\ndepth_leaf = 10\ndepth_popular = 10\nsources = [\"evals\"]\n\
+         [tree]\nmax_ply = 12\nmin_games = 1\n[store]\npath = \"build/okb.sqlite\"\n",
+        fixture("games/api.pgn"),
+        fixture("games/openings.pgn"),
+        common::masters_file("Kasparov.pgn.zst").display(),
+        fixture("evals/stockfish-d12.jsonl"),
+    ));
+    p.make(&[]);
+    p
+}
+
+/// `text` as a URL's path segment or query value: every byte but ASCII letters and
+/// digits percent-encoded.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(
+            |b| {
+                if b.is_ascii_alphanumeric() {
+                    (b as char).to_string()
+                } else {
+                    format!("%{b:02X}")
+                }
+            },
+        )
+        .collect()
+}
+
+/// What a server answered: status, the headers that describe the body, and the body.
+#[derive(Debug, PartialEq)]
+struct Answer {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+fn ask(client: &Client, server: &Server, path: &str) -> Answer {
+    let response = client.get(server.url(path)).send().unwrap();
+    let headers = ["content-type", "etag", "cache-control"]
+        .iter()
+        .map(|h| {
+            let value = response.headers().get(*h).map(|v| v.to_str().unwrap().to_string());
+            (h.to_string(), value.unwrap_or_default())
+        })
+        .collect();
+    Answer { status: response.status().as_u16(), headers, body: response.text().unwrap() }
+}
+
+/// The questions asked of both servers: every structure, named openings' files, search
+/// queries (words, prefixes, typos, run-together names), the player collection from
+/// several positions, and the explorer where its counts end.
+fn questions(p: &Project) -> Vec<String> {
+    let store = okb::store::read::Store::open(&p.path("build/okb.sqlite")).unwrap();
+    let graph = store.graph().unwrap();
+    let mut paths = vec!["/openapi.json".to_string()];
+    for s in store.structures().unwrap() {
+        paths.push(format!("/structure/{}/openings", encode(&s.name)));
+    }
+    paths.push("/structure/no-such-structure/openings".into());
+    let named = okb::export::named::of_graph(&graph);
+    for n in named.iter().step_by(97) {
+        paths.push(format!("/opening/{}/tree?max_depth=2", n.stem));
+    }
+    let queries = [
+        "sicilian",
+        "najdorf",
+        "ruy",
+        "ruy lopez",
+        "sicillian",
+        "carokann",
+        "caro-kann",
+        "queen's gambit",
+        "kings indian",
+        "king",
+        "gambit",
+        "defense",
+        "attack",
+        "variation",
+        "french winawer",
+        "e4",
+        "b",
+        "dragon",
+        "zz",
+        "nimzo",
+        "london",
+        "scandi",
+        "grunfeld",
+        "Grünfeld",
+        "benko gambit accepted",
+        "italian",
+        "two knights",
+        "vienna",
+        "english",
+    ];
+    for q in queries {
+        for limit in ["", "&limit=1", "&limit=100"] {
+            paths.push(format!("/opening/search?q={}{limit}", encode(q)));
+        }
+    }
+    let lines = ["", "e2e4", "e2e4,c7c5", "d2d4,g8f6,c2c4,g7g6", "g1f3", "e2e4,e7e5,g1f3,b8c6"];
+    for (line, color) in lines.iter().flat_map(|l| [(l, "white"), (l, "black")]) {
+        let play = if line.is_empty() { String::new() } else { format!("&play={line}") };
+        paths.push(format!("/player?player=Kasparov,%20Gary&color={color}{play}"));
+        paths.push(format!(
+            "/player?player=kasparov&color={color}{play}&since=1990-01&recentGames=8"
+        ));
+    }
+    paths.push("/player?player=Nobody&color=white".into());
+    // Past the counted plies (okbBeyondDepth), outside the tree, and in it.
+    for play in [
+        "e2e4,e7e5,g1f3,b8c6,f1b5,a7a6,b5a4,g8f6,e1g1,f8e7,f1e1,b7b5,a4b3,d7d6",
+        "a2a3,a7a6,b2b3,b7b6,c2c3",
+        "e2e4,c7c5",
+    ] {
+        paths.push(format!("/masters?play={play}"));
+        paths.push(format!("/lichess?play={play}"));
+    }
+    paths
+}
+
+#[test]
+fn a_store_over_the_in_memory_limit_answers_from_its_named_positions_as_in_memory() {
+    let p = project();
+    let whole = Server::start(&p, &[], &[]);
+    let named = Server::start(&p, &["--in-memory-nodes", "0"], &[]);
+    let client = Client::new();
+    // The second server holds no graph: what needs it (the explorer index's games here)
+    // says so.
+    let pgn = ask(&client, &named, "/masters/pgn/none");
+    assert_eq!(pgn.status, 503, "{}", pgn.body);
+    assert!(pgn.body.contains("--in-memory-nodes"), "{}", pgn.body);
+    let none = ask(&client, &whole, "/masters/pgn/none");
+    assert_eq!(none.status, 404, "{}", none.body);
+    let paths = questions(&p);
+    let mut found = 0;
+    for path in &paths {
+        let (a, b) = (ask(&client, &whole, path), ask(&client, &named, path));
+        assert_eq!(a, b, "{path}");
+        assert!(a.status == 200 || a.status == 404, "{path}: {a:?}");
+        found += usize::from(a.status == 200 && a.body.len() > 100);
+    }
+    assert!(found > paths.len() * 3 / 4, "{found} of {} answers carry content", paths.len());
+    // The questions reach what the named positions hold.
+    let openapi: serde_json::Value =
+        serde_json::from_str(&ask(&client, &named, "/openapi.json").body).unwrap();
+    let text = openapi.to_string();
+    for example in ["Kasparov, Gary", "Carlsbad", "A00-amar-opening", "evaluated1"] {
+        assert!(text.contains(example), "{example} in the examples: {text:.2000}");
+    }
+    let beyond = ask(&client, &named, &paths.iter().find(|p| p.contains("d7d6")).unwrap()[..]);
+    assert!(beyond.body.contains("okbBeyondDepth"), "{}", beyond.body);
+}
+
+/// The named positions do not depend on the order the nodes are read in (a large store
+/// is read in its table's order): every tie is broken by position identity.
+#[test]
+fn the_named_positions_do_not_depend_on_the_order_nodes_are_read_in() {
+    use okb::serve::named::{ExplorerExamples, Named, NamedBuilder};
+    let p = project();
+    let path = p.path("build/okb.sqlite");
+    let store = okb::store::read::Store::open(&path).unwrap();
+    let repertoires = okb::serve::repertoire::Repertoires::load(&path).unwrap();
+    let mut nodes = store.graph().unwrap().nodes;
+    let build = |nodes: &[okb::graph::Node]| -> Named {
+        let mut builder = NamedBuilder::default();
+        nodes.iter().for_each(|n| builder.add(n));
+        let explorer = ExplorerExamples { served: false, game_ids: Vec::new() };
+        builder.finish(&store, &path, &repertoires, explorer).unwrap()
+    };
+    let sorted = build(&nodes);
+    let scanned = Named::scan(&store, &path, &repertoires).unwrap();
+    nodes.reverse();
+    let reversed = build(&nodes);
+    // Every seventh node first, then the rest: another order again.
+    let (sevenths, rest): (Vec<_>, Vec<_>) =
+        nodes.into_iter().enumerate().partition(|(i, _)| i % 7 == 0);
+    let mixed: Vec<okb::graph::Node> = sevenths.into_iter().chain(rest).map(|(_, n)| n).collect();
+    let mixed = build(&mixed);
+    let names: Vec<String> = store.structures().unwrap().into_iter().map(|s| s.name).collect();
+    for other in [&scanned, &reversed, &mixed] {
+        assert_eq!(sorted.openapi(), other.openapi());
+        for name in &names {
+            assert_eq!(sorted.structure(name), other.structure(name), "{name}");
+        }
+        for q in ["sicilian", "gambit", "defense", "attack", "variation", "indian"] {
+            assert_eq!(sorted.search(q, 100), other.search(q, 100), "{q}");
+        }
+    }
+    assert!(names.len() >= 5 && sorted.search("gambit", 100).len() == 100);
+}
