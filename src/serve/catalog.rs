@@ -159,15 +159,19 @@ impl Catalog {
         })
     }
 
+    /// Whether the store is small enough for its whole graph to be held in memory (a
+    /// store whose nodes cannot be counted is taken to be, so that its load reports why).
+    pub fn holds_whole_graph(&self) -> bool {
+        self.nodes().map_or(true, |nodes| nodes <= self.in_memory_nodes)
+    }
+
     /// Loads the parts answered from memory (blocking): the whole graph of a small store,
     /// the named positions of a larger one; so that the first request that needs them
     /// does not wait. Returns whether they loaded.
     pub fn load_in_memory_parts(&self) -> bool {
-        match self.nodes() {
-            Ok(nodes) if nodes > self.in_memory_nodes => {
-                self.named.get_or_init(|| self.load_named()).is_ok()
-            }
-            _ => self.walked.get_or_init(|| self.load_walked()).is_ok(),
+        match self.holds_whole_graph() {
+            true => self.walked.get_or_init(|| self.load_walked()).is_ok(),
+            false => self.named.get_or_init(|| self.load_named()).is_ok(),
         }
     }
 

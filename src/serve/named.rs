@@ -6,7 +6,7 @@
 //! Why apart from [`super::Walked`]: the whole graph is held only for stores of at most
 //! `--in-memory-nodes` nodes, while these answers need only the named positions (a few
 //! thousand, whatever the store's size) and tallies over every node. A small store builds
-//! them from the graph it holds; a larger one from [`Store::each_node`], in the table's
+//! them from the graph it holds; a larger one from [`Store::each_outline`], in the table's
 //! order. Every tie is broken by position identity (the graph's order), so both give the
 //! same bytes (`tests/it/serve_large.rs`).
 
@@ -62,14 +62,35 @@ pub struct NamedBuilder {
     structures: structures::StructureTally,
     deepest: u32,
     start: Option<String>,
-    /// The most played evaluated positions so far, best first: games, ply, identity,
-    /// line, FEN.
-    evaluated: Vec<(u64, u32, String, String, String)>,
+    /// The most played evaluated positions so far, best first.
+    evaluated: Vec<Evaluated>,
+}
+
+/// A position whose evaluation has a line with moves, as the OpenAPI document's examples
+/// rank it.
+struct Evaluated {
+    games: u64,
+    ply: u32,
+    epd: String,
+    moves: String,
+    fen: String,
 }
 
 impl NamedBuilder {
     /// Takes `node` into account.
     pub fn add(&mut self, node: &Node) {
+        let evaluated_fen = || {
+            let lines = node.engine.as_ref().map_or(&[][..], |e| &e.lines[..]);
+            lines.iter().any(|l| !l.pv_uci.is_empty()).then(|| node.fen.clone())
+        };
+        self.add_outline(node, evaluated_fen);
+    }
+
+    /// Takes into account `node`, whose evaluation and FEN may be left out
+    /// ([`crate::store::read::Store::each_outline`]): `evaluated_fen` gives its FEN when
+    /// its evaluation has a line with moves, and is called only for a position played
+    /// more than the evaluated ones kept so far.
+    pub fn add_outline(&mut self, node: &Node, evaluated_fen: impl FnOnce() -> Option<String>) {
         self.structures.add(node);
         if node.games.games() > 0 {
             self.deepest = self.deepest.max(node.ply);
@@ -77,35 +98,39 @@ impl NamedBuilder {
         if node.ply == 0 && node.epd == crate::position::epd(&shakmaty::Chess::default()) {
             self.start = Some(node.node_id.clone());
         }
-        self.consider_evaluated(node);
+        self.consider_evaluated(node, evaluated_fen);
         if node.entry.is_some() || node.is_stub {
-            // Without its edges: their children are indices of the whole graph.
-            let mut named = node.clone();
-            named.children.clear();
-            self.named.push(named);
+            // Its outline: without its FEN and evaluation, which no answer from here
+            // reads, and without its edges, whose children are indices of the whole graph.
+            self.named.push(Node {
+                fen: String::new(),
+                engine: None,
+                children: Vec::new(),
+                ..node.clone()
+            });
         }
     }
 
     /// Keeps `node` among the [`SHOWN`] most played positions whose evaluation `GET
     /// /api/cloud-eval` answers with a move (then the shortest lines, then by identity).
-    fn consider_evaluated(&mut self, node: &Node) {
-        let rank =
-            |e: &(u64, u32, String, String, String)| (std::cmp::Reverse(e.0), e.1, e.2.clone());
-        let candidate =
-            (node.games.games(), node.ply, node.epd.clone(), String::new(), String::new());
-        if self.evaluated.len() == SHOWN
-            && self.evaluated.last().is_some_and(|worst| rank(worst) <= rank(&candidate))
-        {
+    fn consider_evaluated(&mut self, node: &Node, evaluated_fen: impl FnOnce() -> Option<String>) {
+        let before = |e: &Evaluated| {
+            (std::cmp::Reverse(e.games), e.ply, e.epd.as_str())
+                < (std::cmp::Reverse(node.games.games()), node.ply, node.epd.as_str())
+        };
+        if self.evaluated.len() == SHOWN && self.evaluated.last().is_some_and(before) {
             return;
         }
-        if !node.engine.as_ref().is_some_and(|e| e.lines.iter().any(|l| !l.pv_uci.is_empty())) {
-            return;
-        }
-        let at = self.evaluated.partition_point(|e| rank(e) < rank(&candidate));
-        self.evaluated.insert(
-            at,
-            (candidate.0, candidate.1, candidate.2, node.moves.clone(), node.fen.clone()),
-        );
+        let Some(fen) = evaluated_fen() else { return };
+        let at = self.evaluated.partition_point(before);
+        let kept = Evaluated {
+            games: node.games.games(),
+            ply: node.ply,
+            epd: node.epd.clone(),
+            moves: node.moves.clone(),
+            fen,
+        };
+        self.evaluated.insert(at, kept);
         self.evaluated.truncate(SHOWN);
     }
 
@@ -139,7 +164,7 @@ impl NamedBuilder {
                 graph.nodes.iter().filter_map(|n| Some(n.entry.as_ref()?.eco.clone())),
             ),
             structures: structures.names().to_vec(),
-            evaluated: self.evaluated.into_iter().map(|e| (e.3, e.4)).collect(),
+            evaluated: self.evaluated.into_iter().map(|e| (e.moves, e.fen)).collect(),
             explorer: explorer.served,
             game_ids: explorer.game_ids,
             players: players.some_player().map(str::to_string).into_iter().collect(),
@@ -171,16 +196,30 @@ fn first_sorted(texts: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 impl Named {
-    /// Reads every node of `store` once (the table's pages in order) for the named
-    /// positions and the tallies; the store's explorer index, held in memory only with the
-    /// whole graph, is not served.
+    /// Reads the outline of every node of `store` once, in the table's order, for the
+    /// named positions and the tallies, and asks the store for its most played evaluated
+    /// positions; the store's explorer index, held in memory only with the whole graph, is
+    /// not served.
     pub fn scan(
         store: &Store,
         path: &Path,
         repertoires: &repertoire::Repertoires,
     ) -> Result<Named, StoreError> {
         let mut builder = NamedBuilder::default();
-        store.each_node(|node| builder.add(&node))?;
+        let mut failed = None;
+        store.each_outline(|node, evaluated| {
+            let evaluated_fen = || {
+                let fen = evaluated.then(|| store.evaluated_fen(&node.node_id));
+                fen?.unwrap_or_else(|e| {
+                    failed.get_or_insert(e);
+                    None
+                })
+            };
+            builder.add_outline(&node, evaluated_fen);
+        })?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         let explorer = ExplorerExamples { served: false, game_ids: Vec::new() };
         builder.finish(store, path, repertoires, explorer)
     }

@@ -100,9 +100,23 @@ pub(super) fn watch(
         let started = std::time::Instant::now();
         match open() {
             Ok(catalog) => {
-                catalog.load_in_memory_parts();
+                // A build whose whole graph is held is loaded before it is served, so its
+                // first answers do not wait; a larger one is served at once and its named
+                // positions, one pass over its file, are read after (a request that needs
+                // them first waits for them).
+                let catalog = Arc::new(catalog);
+                let whole = catalog.holds_whole_graph();
+                if whole {
+                    catalog.load_in_memory_parts();
+                }
                 let build = catalog.build();
-                served.replace(Arc::new(catalog));
+                served.replace(catalog.clone());
+                if !whole {
+                    let load = move || {
+                        catalog.load_in_memory_parts();
+                    };
+                    let _ = std::thread::Builder::new().name("okb-named".into()).spawn(load);
+                }
                 let ms = started.elapsed().as_secs_f64() * 1000.0;
                 log(format_args!(
                     "{:>12} to build {} of {} in {ms:.0} ms",

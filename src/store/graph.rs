@@ -13,39 +13,14 @@ use crate::games::stats::Outcomes;
 use crate::graph::{Edge, Engine, Entry, Graph, Node};
 use crate::record::NodeRecord;
 
-/// The select of a graph node's row with its entry, rows matching `condition`, in the
-/// graph's order.
+/// The select of a graph node's row with its entry, rows matching `condition`.
 fn node_select(condition: &str) -> String {
-    format!("{} ORDER BY n.position_key", node_select_unordered(condition))
-}
-
-/// [`node_select`] in the table's own order: a scan that reads the table's pages one
-/// after the other instead of following the position index.
-fn node_select_unordered(condition: &str) -> String {
     format!(
         "SELECT {}, e.src, e.eco, e.scid, e.name, e.aliases, e.is_eco_root
          FROM opening_nodes n LEFT JOIN opening_entries e ON e.node_id = n.node_id
-         WHERE {condition}",
+         WHERE {condition} ORDER BY n.position_key",
         node_columns("n")
     )
-}
-
-/// Calls `visit` with every node of the store on `conn` (`path` names it in errors),
-/// without edges, in no particular order, one at a time: what reads a store too large to
-/// hold in memory once through.
-pub fn each_node(
-    conn: &Connection,
-    path: &str,
-    mut visit: impl FnMut(Node),
-) -> Result<(), StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
-    let mut stmt = conn.prepare(&node_select_unordered("1 = 1")).map_err(err)?;
-    let entry_at = super::row::stored_count();
-    let mut rows = stmt.query([]).map_err(err)?;
-    while let Some(r) = rows.next().map_err(err)? {
-        visit(graph_node(read_node(r).map_err(err)?, entry(r, entry_at).map_err(err)?));
-    }
-    Ok(())
 }
 
 /// The node on position identity `epd`, without edges, from the store on `conn` (`path`
@@ -58,6 +33,98 @@ pub fn node_at(conn: &Connection, path: &str, epd: &str) -> Result<Option<Node>,
         .query_map([epd], |r| Ok(graph_node(read_node(r)?, entry(r, entry_at)?)))
         .map_err(err)?;
     rows.next().transpose().map_err(err)
+}
+
+/// Calls `visit` with the outline of every node of the store on `conn` (`path` names it
+/// in errors), in no particular order, one at a time: its id, identity, ply, line, names,
+/// entry, game counts and structure, without its FEN, evaluation or edges (decoding an
+/// evaluation's lines costs more than the rest of a row), and whether it has an
+/// evaluation with lines ([`evaluated_fen`] reads them). What reads a store too large to
+/// hold in memory once through.
+pub fn each_outline(
+    conn: &Connection,
+    path: &str,
+    mut visit: impl FnMut(Node, bool),
+) -> Result<(), StoreError> {
+    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    // The entries (a few thousand) first: a join would look one up per node.
+    let mut entries: HashMap<String, Entry> = HashMap::new();
+    let mut stmt = conn
+        .prepare("SELECT node_id, src, eco, scid, name, aliases, is_eco_root FROM opening_entries")
+        .map_err(err)?;
+    let mut rows = stmt.query([]).map_err(err)?;
+    while let Some(r) = rows.next().map_err(err)? {
+        if let Some(entry) = entry(r, 1).map_err(err)? {
+            entries.insert(r.get(0).map_err(err)?, entry);
+        }
+    }
+    let mut stmt = conn
+        .prepare(
+            "SELECT node_id, position_key, ply, moves, eco_code, opening_name, variation_name,
+                    white_wins, draws, black_wins, resulting_structure, name_src,
+                    stockfish_eval IS NOT NULL AND stockfish_lines IS NOT NULL
+             FROM opening_nodes",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([]).map_err(err)?;
+    while let Some(r) = rows.next().map_err(err)? {
+        let mut node = outline(r).map_err(err)?;
+        node.entry = entries.remove(&node.node_id);
+        visit(node, r.get(12).map_err(err)?);
+    }
+    Ok(())
+}
+
+/// The node of an [`each_outline`] row, without its entry.
+fn outline(r: &rusqlite::Row<'_>) -> rusqlite::Result<Node> {
+    Ok(Node {
+        node_id: r.get(0)?,
+        epd: r.get(1)?,
+        fen: String::new(),
+        ply: r.get(2)?,
+        moves: r.get(3)?,
+        eco: r.get(4)?,
+        opening_name: r.get(5)?,
+        variation_name: r.get(6)?,
+        games: Outcomes { white: count(r, 7)?, draws: count(r, 8)?, black: count(r, 9)? },
+        resulting_structure: r.get(10)?,
+        is_stub: r.get::<_, Option<String>>(11)?.as_deref() == Some(crate::record::STUB_SRC),
+        entry: None,
+        engine: None,
+        children: Vec::new(),
+    })
+}
+
+/// The count in column `at` of `r` (stored as SQLite's signed integer).
+fn count(r: &rusqlite::Row<'_>, at: usize) -> rusqlite::Result<u64> {
+    Ok(r.get::<_, i64>(at)?.max(0) as u64)
+}
+
+/// The FEN of node `node_id` of the store on `conn` if its evaluation has a line with
+/// moves (what `GET /api/cloud-eval` answers with a move).
+pub fn evaluated_fen(
+    conn: &Connection,
+    path: &str,
+    node_id: &str,
+) -> Result<Option<String>, StoreError> {
+    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT fen, stockfish_lines FROM opening_nodes
+             WHERE node_id = ?1 AND stockfish_eval IS NOT NULL",
+        )
+        .map_err(err)?;
+    let mut rows = stmt.query([node_id]).map_err(err)?;
+    let Some(r) = rows.next().map_err(err)? else { return Ok(None) };
+    let lines: Vec<crate::engine::Line> = r
+        .get::<_, Option<String>>(1)
+        .map_err(err)?
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default();
+    if !lines.iter().any(|l| !l.pv_uci.is_empty()) {
+        return Ok(None);
+    }
+    Ok(Some(r.get(0).map_err(err)?))
 }
 
 /// Reads every node and edge of the store on `conn` (`path` names it in errors).

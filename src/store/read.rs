@@ -314,10 +314,19 @@ impl Store {
         super::graph::load(&self.conn, &self.path)
     }
 
-    /// Calls `visit` with every node, without edges, in no particular order
-    /// ([`super::graph::each_node`]): one pass over a store of any size.
-    pub fn each_node(&self, visit: impl FnMut(crate::graph::Node)) -> Result<(), StoreError> {
-        super::graph::each_node(&self.conn, &self.path, visit)
+    /// Calls `visit` with the outline of every node, in no particular order
+    /// ([`super::graph::each_outline`]): one pass over a store of any size.
+    pub fn each_outline(
+        &self,
+        visit: impl FnMut(crate::graph::Node, bool),
+    ) -> Result<(), StoreError> {
+        super::graph::each_outline(&self.conn, &self.path, visit)
+    }
+
+    /// The FEN of node `node_id` if its evaluation has a line with moves
+    /// ([`super::graph::evaluated_fen`]).
+    pub fn evaluated_fen(&self, node_id: &str) -> Result<Option<String>, StoreError> {
+        super::graph::evaluated_fen(&self.conn, &self.path, node_id)
     }
 
     /// Every pawn structure the store describes, by name.
