@@ -57,14 +57,27 @@ impl Previous {
         let mut conn = super::schema::open_writer(part)?;
         conn.execute_batch(super::schema::schema()).map_err(sql)?;
         let first_kept = keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
+        let mut indexed = false;
         if first_kept < build {
             conn.execute("ATTACH DATABASE ?1 AS previous", [&self.path]).map_err(sql)?;
-            conn.execute(
-                "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
-                 FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
-                [first_kept],
-            )
-            .map_err(sql)?;
+            if kept_whole(&conn, first_kept).map_err(sql)? {
+                // The index first: the transfer copies the previous log's index cells too,
+                // and this build's rows, in node-id order, join it in one sweep.
+                conn.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+                conn.execute(
+                    "INSERT INTO node_changelog SELECT * FROM previous.node_changelog",
+                    [],
+                )
+                .map_err(sql)?;
+                indexed = true;
+            } else {
+                conn.execute(
+                    "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
+                     FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
+                    [first_kept],
+                )
+                .map_err(sql)?;
+            }
             conn.execute("DETACH DATABASE previous", []).map_err(sql)?;
         }
         let tx = conn.transaction().map_err(sql)?;
@@ -74,7 +87,9 @@ impl Previous {
                 source,
             }
         })?;
-        tx.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+        if !indexed {
+            tx.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+        }
         tx.commit().map_err(sql)?;
         conn.close().map_err(|(_, e)| sql(e))?;
         Ok(written)
@@ -137,6 +152,43 @@ impl Previous {
         }
         Ok(written)
     }
+}
+
+/// Whether the log of the store attached as `previous` is kept whole from build
+/// `first_kept` on, in a form SQLite's transfer optimization copies (table and index
+/// cells, without decoding a row) to the very rows, rowids and index that the
+/// row-by-row copy and a fresh index give: the same table declaration, rowids 1 to n
+/// (each write renumbers its log from 1), and a first row, the oldest (each write
+/// appends its build after the rows it keeps), at least `first_kept`. A previous log
+/// that fails any of these is copied row by row.
+fn kept_whole(conn: &Connection, first_kept: i64) -> rusqlite::Result<bool> {
+    use rusqlite::OptionalExtension;
+    let declared = |schema: &str| {
+        conn.query_row(
+            &format!("SELECT sql FROM {schema}.sqlite_schema WHERE type = 'table' AND name = 'node_changelog'"),
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+    };
+    let ours = declared("main")?;
+    if ours.is_none() || ours != declared("previous")? {
+        return Ok(false);
+    }
+    // Three lookups, each a b-tree's edge or count, not a scan of the rows.
+    let rows: i64 =
+        conn.query_row("SELECT count(*) FROM previous.node_changelog", [], |r| r.get(0))?;
+    if rows == 0 {
+        return Ok(true);
+    }
+    let last: i64 =
+        conn.query_row("SELECT max(rowid) FROM previous.node_changelog", [], |r| r.get(0))?;
+    let (first, oldest): (i64, i64) = conn.query_row(
+        "SELECT rowid, build FROM previous.node_changelog ORDER BY rowid LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(first == 1 && last == rows && oldest >= first_kept)
 }
 
 /// What the merge does with the next ids.
