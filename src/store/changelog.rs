@@ -243,3 +243,61 @@ fn changed_fields(
     }
     Ok(changed)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::eco::{EcoFormat, merge::MergeInput};
+
+    fn tree(tsv: &str) -> crate::tree::Tree {
+        let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let input = MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+        let skeleton = crate::eco::merge(std::slice::from_ref(&input), true);
+        crate::tree::build(&skeleton, None, &Default::default())
+    }
+
+    /// A previous log kept whole is transferred, not copied row by row; both must give
+    /// the same store, byte for byte. The row-by-row copy is forced by renumbering the
+    /// previous log's rows (same rows, same order), which the transfer refuses.
+    #[test]
+    fn a_log_transferred_whole_gives_the_store_its_row_by_row_copy_gives() {
+        let small = "eco\tname\tpgn\nA00\tA\t1. e4\nB00\tB: x\t1. d4 d5 2. c4\n";
+        let large = "eco\tname\tpgn\nA00\tA\t1. e4\nA01\tC\t1. e4 e5 2. Nf3 Nc6\nB00\tB: y\t1. d4 d5 2. c4\n";
+        let (small, large) = (tree(small), tree(large));
+        let dir = tempfile::tempdir().unwrap();
+        let skeleton = {
+            let tsv = "eco\tname\tpgn\nA00\tA\t1. e4\n";
+            let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+            let input =
+                MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+            crate::eco::merge(std::slice::from_ref(&input), true)
+        };
+        let entries = dir.path().join("entries.sqlite");
+        crate::store::write::write_entries(&skeleton, &entries).unwrap();
+        let write = |tree, path: &std::path::Path| {
+            crate::store::write::write(tree, &entries, None, None, &[], path).unwrap()
+        };
+        let (whole, renumbered) = (dir.path().join("whole.sqlite"), dir.path().join("rows.sqlite"));
+        write(&small, &whole);
+        assert!(write(&large, &whole).changes > 0);
+        std::fs::copy(&whole, &renumbered).unwrap();
+        let conn = rusqlite::Connection::open(&renumbered).unwrap();
+        conn.execute("UPDATE node_changelog SET rowid = rowid + 1000", []).unwrap();
+        drop(conn);
+        let first = write(&small, &whole);
+        let second = write(&small, &renumbered);
+        assert!(first.changes > 0 && first.changes == second.changes);
+        let conn = rusqlite::Connection::open(&whole).unwrap();
+        let builds: Vec<(i64, i64)> = conn
+            .prepare("SELECT build, count(*) FROM node_changelog GROUP BY build ORDER BY build")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(builds.iter().map(|b| b.0).collect::<Vec<_>>(), vec![2, 3]);
+        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(check, "ok");
+        drop(conn);
+        assert!(std::fs::read(&whole).unwrap() == std::fs::read(&renumbered).unwrap());
+    }
+}
