@@ -279,6 +279,11 @@ impl NodeRecord {
 /// the node and of its canonical parent (the parent whose line the node's extends).
 fn judge_moves(tree: &Tree, records: &mut [NodeRecord]) {
     for (i, node) in tree.nodes.iter().enumerate() {
+        // Without an evaluation of its own a node has no loss to find (its record's is
+        // `None` already), so its parents are not searched.
+        if records[i].stockfish_eval.is_none() {
+            continue;
+        }
         let Some((_, before)) = node.line.split_last() else { continue };
         let parent = node.parents.iter().find(|&&p| tree.nodes[p as usize].line == before);
         let Some(parent) = parent.map(|&p| &records[p as usize]) else { continue };

@@ -318,8 +318,13 @@ fn add_game_moves(
     games: &GameStats,
     params: &TreeParams,
 ) {
+    // Sized for the positions the games keep, about the nodes they add: growing a map
+    // of a few hundred thousand positions rehashes it a dozen times, each into fresh memory.
+    pending.reserve(games.positions.len().saturating_sub(pending.len()));
     let mut frontier = std::collections::VecDeque::from([root_key]);
-    let mut seen: KeySet<PositionKey> = frontier.iter().copied().collect();
+    let mut seen: KeySet<PositionKey> =
+        KeySet::with_capacity_and_hasher(pending.capacity(), Default::default());
+    seen.extend(frontier.iter().copied());
     while let Some(key) = frontier.pop_front() {
         let (pos, ply) = {
             let p = &pending[&key];
@@ -680,8 +685,9 @@ fn walk_lines(
                         ((entry.moves.clone(), entry.movetext.clone(), entry.fen.clone()), None)
                     }
                     None => {
-                        let played = played[parent as usize].as_ref().expect("played above");
-                        walk_one(node, key, line_of(parent as usize), played)
+                        let parent = parent as usize;
+                        let played = played[parent].as_ref().expect("played above");
+                        walk_one(node, &nodes[parent].children, key, line_of(parent), played)
                     }
                 }
             })
@@ -700,11 +706,15 @@ fn walk_lines(
 /// A parent's position and its movetext as the walk writes it.
 type Played = (Chess, String);
 
-/// A node without an entry, reached by `key` from a parent whose line is `parent_line`
-/// and which `parent` played: its line, movetext and FEN, and what it leaves its own
-/// children when it has any.
+/// A node without an entry, reached by `key` from a parent whose line is `parent_line`,
+/// whose edges are `parent_edges`, and which `parent` played: its line, movetext and
+/// FEN, and what it leaves its own children when it has any. The move's SAN is its
+/// edge's, not worked out again: the edge's was written from a position of the same
+/// identity, which decides the SAN (only an edge into a node with an entry may take its
+/// text from the taxonomy, and this node has none).
 fn walk_one(
     node: &Node,
+    parent_edges: &[Edge],
     key: MoveKey,
     parent_line: &[MoveKey],
     (pos, movetext): &Played,
@@ -713,7 +723,12 @@ fn walk_one(
     let mut line = Vec::with_capacity(parent_line.len() + 1);
     line.extend_from_slice(parent_line);
     line.push(key);
-    let movetext = crate::eco::line::extend_movetext(movetext, parent_line.len(), pos, &mv);
+    let movetext = match parent_edges.iter().find(|e| e.key == key) {
+        Some(edge) => {
+            crate::eco::line::extend_movetext_with(movetext, parent_line.len(), &edge.san)
+        }
+        None => crate::eco::line::extend_movetext(movetext, parent_line.len(), pos, &mv),
+    };
     let mut child = pos.clone();
     child.play_unchecked(mv);
     let fen = position::fen(&child);

@@ -93,7 +93,9 @@ pub fn encode_seq_in_parallel<T: Serialize + Sync>(items: &[T], out: &mut Vec<u8
             bytes
         })
         .collect();
-    out.reserve(chunks.iter().map(Vec::len).sum());
+    // With room for a few bytes after the sequence (a tree's root), which would otherwise
+    // grow, and so copy, the whole buffer.
+    out.reserve(chunks.iter().map(Vec::len).sum::<usize>() + 16);
     for chunk in chunks {
         out.extend_from_slice(&chunk);
     }

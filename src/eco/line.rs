@@ -99,7 +99,7 @@ pub fn movetext(moves: &[Move]) -> String {
     let mut pos = Chess::default();
     let mut out = String::new();
     for (ply, m) in moves.iter().enumerate() {
-        push_move(&mut out, ply, &pos, m);
+        push_san(&mut out, ply, &crate::position::san(&pos, m));
         pos.play_unchecked(*m);
     }
     out
@@ -108,24 +108,30 @@ pub fn movetext(moves: &[Move]) -> String {
 /// [`movetext`] of a line one move longer: `movetext` is the text of the line's first
 /// `ply` moves, which reach `pos`, and `m` is played from there.
 pub fn extend_movetext(movetext: &str, ply: usize, pos: &Chess, m: &Move) -> String {
-    let mut out = String::with_capacity(movetext.len() + 12);
+    extend_movetext_with(movetext, ply, &crate::position::san(pos, m))
+}
+
+/// [`extend_movetext`] with the move's SAN (check suffix included) already known.
+pub fn extend_movetext_with(movetext: &str, ply: usize, san: &str) -> String {
+    let mut out = String::with_capacity(movetext.len() + san.len() + 8);
     out.push_str(movetext);
-    push_move(&mut out, ply, pos, m);
+    push_san(&mut out, ply, san);
     out
 }
 
-/// Appends move `m`, the line's move number `ply` (from 0) played from `pos`, with its
-/// move number before White's moves.
-fn push_move(out: &mut String, ply: usize, pos: &Chess, m: &Move) {
+/// Appends the SAN of the line's move number `ply` (from 0), with its move number before
+/// White's moves.
+fn push_san(out: &mut String, ply: usize, san: &str) {
+    use std::fmt::Write;
     if ply.is_multiple_of(2) {
         if ply > 0 {
             out.push(' ');
         }
-        out.push_str(&format!("{}. ", ply / 2 + 1));
+        write!(out, "{}. ", ply / 2 + 1).expect("writing to a String does not fail");
     } else {
         out.push(' ');
     }
-    out.push_str(&crate::position::san(pos, m));
+    out.push_str(san);
 }
 
 #[cfg(test)]

@@ -46,8 +46,9 @@ fn declare(p: &Planning<'_>, _: &[Decl<'static>], export: Export<Settings>) -> R
 
 /// Book entries for every tree edge that games played.
 fn entries(tree: &Tree, weights: WeightMode) -> Vec<BookEntry> {
+    use rayon::prelude::*;
     let positions: Vec<shakmaty::Chess> =
-        tree.nodes.iter().map(|n| crate::position::parse_fen(&n.fen).expect("node FENs are written by okb")).collect();
+        tree.nodes.par_iter().map(|n| crate::position::parse_fen(&n.fen).expect("node FENs are written by okb")).collect();
     let items = tree.nodes.iter().zip(&positions).flat_map(|(node, pos)| node.children.iter().filter_map(move |e| e.stats.map(|s| (pos, e.key, s))));
     polyglot::entries_from_stats(items, weights)
 }

@@ -57,14 +57,27 @@ impl Previous {
         let mut conn = super::schema::open_writer(part)?;
         conn.execute_batch(super::schema::schema()).map_err(sql)?;
         let first_kept = keep.map_or(i64::MIN, |keep| build - i64::from(keep) + 1);
+        let mut indexed = false;
         if first_kept < build {
             conn.execute("ATTACH DATABASE ?1 AS previous", [&self.path]).map_err(sql)?;
-            conn.execute(
-                "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
-                 FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
-                [first_kept],
-            )
-            .map_err(sql)?;
+            if kept_whole(&conn, first_kept).map_err(sql)? {
+                // The index first: the transfer copies the previous log's index cells too,
+                // and this build's rows, in node-id order, join it in one sweep.
+                conn.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+                conn.execute(
+                    "INSERT INTO node_changelog SELECT * FROM previous.node_changelog",
+                    [],
+                )
+                .map_err(sql)?;
+                indexed = true;
+            } else {
+                conn.execute(
+                    "INSERT INTO node_changelog SELECT build, node_id, field, old_value, new_value \
+                     FROM previous.node_changelog WHERE build >= ?1 ORDER BY rowid",
+                    [first_kept],
+                )
+                .map_err(sql)?;
+            }
             conn.execute("DETACH DATABASE previous", []).map_err(sql)?;
         }
         let tx = conn.transaction().map_err(sql)?;
@@ -74,7 +87,9 @@ impl Previous {
                 source,
             }
         })?;
-        tx.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+        if !indexed {
+            tx.execute_batch(super::schema::CHANGELOG_INDEXES).map_err(sql)?;
+        }
         tx.commit().map_err(sql)?;
         conn.close().map_err(|(_, e)| sql(e))?;
         Ok(written)
@@ -139,6 +154,43 @@ impl Previous {
     }
 }
 
+/// Whether the log of the store attached as `previous` is kept whole from build
+/// `first_kept` on, in a form SQLite's transfer optimization copies (table and index
+/// cells, without decoding a row) to the very rows, rowids and index that the
+/// row-by-row copy and a fresh index give: the same table declaration, rowids 1 to n
+/// (each write renumbers its log from 1), and a first row, the oldest (each write
+/// appends its build after the rows it keeps), at least `first_kept`. A previous log
+/// that fails any of these is copied row by row.
+fn kept_whole(conn: &Connection, first_kept: i64) -> rusqlite::Result<bool> {
+    use rusqlite::OptionalExtension;
+    let declared = |schema: &str| {
+        conn.query_row(
+            &format!("SELECT sql FROM {schema}.sqlite_schema WHERE type = 'table' AND name = 'node_changelog'"),
+            [],
+            |r| r.get::<_, String>(0),
+        )
+        .optional()
+    };
+    let ours = declared("main")?;
+    if ours.is_none() || ours != declared("previous")? {
+        return Ok(false);
+    }
+    // Three lookups, each a b-tree's edge or count, not a scan of the rows.
+    let rows: i64 =
+        conn.query_row("SELECT count(*) FROM previous.node_changelog", [], |r| r.get(0))?;
+    if rows == 0 {
+        return Ok(true);
+    }
+    let last: i64 =
+        conn.query_row("SELECT max(rowid) FROM previous.node_changelog", [], |r| r.get(0))?;
+    let (first, oldest): (i64, i64) = conn.query_row(
+        "SELECT rowid, build FROM previous.node_changelog ORDER BY rowid LIMIT 1",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    Ok(first == 1 && last == rows && oldest >= first_kept)
+}
+
 /// What the merge does with the next ids.
 enum Step {
     /// The previous node is gone.
@@ -190,4 +242,62 @@ fn changed_fields(
         }
     }
     Ok(changed)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::eco::{EcoFormat, merge::MergeInput};
+
+    fn tree(tsv: &str) -> crate::tree::Tree {
+        let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let input = MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+        let skeleton = crate::eco::merge(std::slice::from_ref(&input), true);
+        crate::tree::build(&skeleton, None, &Default::default())
+    }
+
+    /// A previous log kept whole is transferred, not copied row by row; both must give
+    /// the same store, byte for byte. The row-by-row copy is forced by renumbering the
+    /// previous log's rows (same rows, same order), which the transfer refuses.
+    #[test]
+    fn a_log_transferred_whole_gives_the_store_its_row_by_row_copy_gives() {
+        let small = "eco\tname\tpgn\nA00\tA\t1. e4\nB00\tB: x\t1. d4 d5 2. c4\n";
+        let large = "eco\tname\tpgn\nA00\tA\t1. e4\nA01\tC\t1. e4 e5 2. Nf3 Nc6\nB00\tB: y\t1. d4 d5 2. c4\n";
+        let (small, large) = (tree(small), tree(large));
+        let dir = tempfile::tempdir().unwrap();
+        let skeleton = {
+            let tsv = "eco\tname\tpgn\nA00\tA\t1. e4\n";
+            let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+            let input =
+                MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+            crate::eco::merge(std::slice::from_ref(&input), true)
+        };
+        let entries = dir.path().join("entries.sqlite");
+        crate::store::write::write_entries(&skeleton, &entries).unwrap();
+        let write = |tree, path: &std::path::Path| {
+            crate::store::write::write(tree, &entries, None, None, &[], path).unwrap()
+        };
+        let (whole, renumbered) = (dir.path().join("whole.sqlite"), dir.path().join("rows.sqlite"));
+        write(&small, &whole);
+        assert!(write(&large, &whole).changes > 0);
+        std::fs::copy(&whole, &renumbered).unwrap();
+        let conn = rusqlite::Connection::open(&renumbered).unwrap();
+        conn.execute("UPDATE node_changelog SET rowid = rowid + 1000", []).unwrap();
+        drop(conn);
+        let first = write(&small, &whole);
+        let second = write(&small, &renumbered);
+        assert!(first.changes > 0 && first.changes == second.changes);
+        let conn = rusqlite::Connection::open(&whole).unwrap();
+        let builds: Vec<(i64, i64)> = conn
+            .prepare("SELECT build, count(*) FROM node_changelog GROUP BY build ORDER BY build")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(builds.iter().map(|b| b.0).collect::<Vec<_>>(), vec![2, 3]);
+        let check: String = conn.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
+        assert_eq!(check, "ok");
+        drop(conn);
+        assert!(std::fs::read(&whole).unwrap() == std::fs::read(&renumbered).unwrap());
+    }
 }

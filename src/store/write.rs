@@ -393,7 +393,10 @@ fn write_edges_at(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
     let mut conn = open_writer(path)?;
     conn.execute_batch(schema()).map_err(sql(path))?;
     let tx = conn.transaction().map_err(sql(path))?;
-    let ids: Vec<String> = tree.nodes.iter().map(|n| position::node_id(&n.epd)).collect();
+    let ids: Vec<String> = {
+        use rayon::prelude::*;
+        tree.nodes.par_iter().map(|n| position::node_id(&n.epd)).collect()
+    };
     let mut edges = 0;
     {
         let mut insert_edge = BulkInsert::new(&tx, INSERT_EDGE, 10).map_err(sql(path))?;
