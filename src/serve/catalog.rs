@@ -286,12 +286,7 @@ impl Walked {
         repertoires: &repertoire::Repertoires,
     ) -> Result<Walked, StoreError> {
         let graph = store.graph()?;
-        let mut by_key = KeyMap::default();
-        for (index, node) in graph.nodes.iter().enumerate() {
-            let pos = crate::position::parse_fen(&node.epd)
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
-            by_key.insert(crate::position::key(&pos), index as u32);
-        }
+        let by_key = super::named::key_index(&graph, path)?;
         let explorer = store
             .explorer()?
             .map(|loaded| masters::Explorer::new(&graph, loaded, path))

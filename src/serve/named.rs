@@ -8,7 +8,7 @@
 //! thousand, whatever the store's size) and tallies over every node. A small store builds
 //! them from the graph it holds; a larger one from [`Store::each_outline`], in the table's
 //! order. Every tie is broken by position identity (the graph's order), so both give the
-//! same bytes (`tests/it/serve_large.rs`).
+//! same bytes (`tests/it/serve_named.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -145,12 +145,7 @@ impl NamedBuilder {
     ) -> Result<Named, StoreError> {
         self.named.sort_by(|a, b| a.epd.cmp(&b.epd));
         let graph = Graph::piece(self.named, 0);
-        let mut by_key = KeyMap::default();
-        for (index, node) in graph.nodes.iter().enumerate() {
-            let pos = crate::position::parse_fen(&node.epd)
-                .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
-            by_key.insert(crate::position::key(&pos), index as u32);
-        }
+        let by_key = key_index(&graph, path)?;
         let stems: HashMap<String, String> = crate::export::named::of_graph(&graph)
             .into_iter()
             .map(|n| (n.stem, graph.node(n.node).node_id.clone()))
@@ -184,6 +179,21 @@ impl NamedBuilder {
             graph,
         })
     }
+}
+
+/// The index of `graph`'s nodes by position key (`path`, the store's, names a node whose
+/// identity does not parse).
+pub(super) fn key_index(
+    graph: &Graph,
+    path: &Path,
+) -> Result<KeyMap<PositionKey, u32>, StoreError> {
+    let mut by_key = KeyMap::default();
+    for (index, node) in graph.nodes.iter().enumerate() {
+        let pos = crate::position::parse_fen(&node.epd)
+            .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))?;
+        by_key.insert(crate::position::key(&pos), index as u32);
+    }
+    Ok(by_key)
 }
 
 /// The first [`SHOWN`] of the distinct `texts`, sorted.

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use axum::body::Bytes;
 use serde::Serialize;
 
-use crate::graph::{Graph, Node};
+use crate::graph::Node;
 use crate::store::read::StructureJson;
 
 /// One opening whose terminal nodes reach the structure.
@@ -129,13 +129,6 @@ impl StructureTally {
 }
 
 impl StructureIndex {
-    /// The answers for `structures` (the store's), grouping `graph`'s terminal nodes.
-    pub fn new(structures: Vec<StructureJson>, graph: &Graph) -> StructureIndex {
-        let mut tally = StructureTally::default();
-        graph.nodes.iter().for_each(|node| tally.add(node));
-        tally.answers(structures)
-    }
-
     /// The serialized answer for `name` (matched by [`lookup_key`]).
     pub fn answer(&self, name: &str) -> Option<Bytes> {
         self.answers.get(&lookup_key(name)).cloned()

@@ -175,7 +175,8 @@ fn kept_whole(conn: &Connection, first_kept: i64) -> rusqlite::Result<bool> {
     if ours.is_none() || ours != declared("previous")? {
         return Ok(false);
     }
-    // Three lookups, each a b-tree's edge or count, not a scan of the rows.
+    // A count (SQLite reads the smallest b-tree's leaves for it, not the rows) and two
+    // reads at the edge of the table's b-tree.
     let rows: i64 =
         conn.query_row("SELECT count(*) FROM previous.node_changelog", [], |r| r.get(0))?;
     if rows == 0 {
