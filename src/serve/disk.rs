@@ -132,6 +132,25 @@ impl Disk {
         Ok(stems.get(stem).cloned())
     }
 
+    /// Graph node `node`'s part of the explorer index (its moves among `node.children`)
+    /// with the games it names, if it has one.
+    pub fn explorer_node(
+        &self,
+        node: &crate::graph::Node,
+    ) -> Result<Option<super::masters::ReadNode>, StoreError> {
+        self.with_store(|store| {
+            let Some(index) = store.explorer_node(&node.node_id)? else { return Ok(None) };
+            let read =
+                super::masters::ReadNode::new(node, index, |games| store.explorer_games(games));
+            read.map(Some)
+        })
+    }
+
+    /// The PGN text of the explorer index's game `id`, if it has one.
+    pub fn explorer_pgn(&self, id: &str) -> Result<Option<String>, StoreError> {
+        self.with_store(|store| store.explorer_pgn(id))
+    }
+
     /// Whether the store has an explorer index.
     pub fn has_explorer(&self) -> Result<bool, StoreError> {
         self.with_store(Store::has_explorer)

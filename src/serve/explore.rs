@@ -99,30 +99,22 @@ fn explorer_position(
 }
 
 /// Where an explorer request's answer comes from: the graph in memory, or, on a store
-/// too large for it (and without an explorer index, which is read into memory), the
-/// node and its moves read from the store file.
+/// too large for it, the node, its moves and its part of the explorer index read from
+/// the store file (`indexed`: the store has an explorer index).
 enum Explore<'a> {
     Memory(&'a Walked),
-    Disk(&'a Catalog),
+    Disk { catalog: &'a Catalog, indexed: bool },
 }
 
 impl Catalog {
-    /// Where this store's explorer answers come from; a 503 for a store too large to
-    /// hold in memory that has an explorer index.
+    /// Where this store's explorer answers come from.
     fn explore(&self) -> Result<Explore<'_>, ApiError> {
         if let Some(w) = self.in_memory()? {
             return Ok(Explore::Memory(w));
         }
-        if tokio::task::block_in_place(|| self.disk.has_explorer()).map_err(ApiError::store)? {
-            return Err(ApiError {
-                status: StatusCode::SERVICE_UNAVAILABLE,
-                message: format!(
-                    "this store has an explorer index and more than the {} nodes okb serve holds in memory (--in-memory-nodes), and the index is served only in memory",
-                    self.in_memory_nodes()
-                ),
-            });
-        }
-        Ok(Explore::Disk(self))
+        let indexed =
+            tokio::task::block_in_place(|| self.disk.has_explorer()).map_err(ApiError::store)?;
+        Ok(Explore::Disk { catalog: self, indexed })
     }
 }
 
@@ -134,7 +126,7 @@ impl Explore<'_> {
     ) -> Result<Option<masters::ExplorerOpening>, ApiError> {
         match self {
             Explore::Memory(w) => Ok(w.lichess_name(pos)),
-            Explore::Disk(c) => {
+            Explore::Disk { catalog: c, .. } => {
                 let node = tokio::task::block_in_place(|| c.disk.node(pos));
                 Ok(node.map_err(ApiError::store)?.as_ref().and_then(masters::move_opening))
             }
@@ -150,7 +142,10 @@ fn explorer_answer(
     asked: Asked,
     q: &masters::Query,
 ) -> Answer {
-    let indexed = matches!(e, Explore::Memory(w) if w.explorer.is_some());
+    let indexed = match e {
+        Explore::Memory(w) => w.explorer.is_some(),
+        Explore::Disk { indexed, .. } => *indexed,
+    };
     if (!q.filter.is_all() || q.history) && !indexed {
         return Err(ApiError::bad_request(
             "this store has no explorer index, so since, until, speeds, ratings and history cannot be applied: add [explorer] to pipeline.toml and run okb make",
@@ -159,18 +154,27 @@ fn explorer_answer(
     let mut answer = match e {
         Explore::Memory(w) => {
             let index = w.find(&asked.pos);
-            masters::answer(&w.graph, w.explorer.as_ref(), index, asked.opening, q)
+            let explorer = w.explorer.as_ref().zip(index).and_then(|(x, i)| x.at(i));
+            masters::answer(&w.graph, explorer, index, asked.opening, q)
         }
-        Explore::Disk(c) => {
+        Explore::Disk { catalog: c, indexed } => {
             let node = tokio::task::block_in_place(|| c.disk.node(&asked.pos));
-            match node.map_err(ApiError::store)? {
-                // The node and its moves: the answer reads their counts and names.
-                Some(node) => match c.piece(&node.node_id, 1, 0)? {
-                    Some(graph) => {
-                        masters::answer(&graph, None, Some(graph.root), asked.opening, q)
-                    }
-                    None => masters::answer(&Graph::default(), None, None, asked.opening, q),
-                },
+            // The node and its moves: the answer reads their counts and names.
+            let piece = match node.map_err(ApiError::store)? {
+                Some(node) => c.piece(&node.node_id, 1, 0)?,
+                None => None,
+            };
+            match piece {
+                Some(graph) => {
+                    let root = graph.node(graph.root);
+                    let read = match indexed {
+                        true => tokio::task::block_in_place(|| c.disk.explorer_node(root)),
+                        false => Ok(None),
+                    };
+                    let read = read.map_err(ApiError::store)?;
+                    let explorer = read.as_ref().map(masters::ReadNode::view);
+                    masters::answer(&graph, explorer, Some(graph.root), asked.opening, q)
+                }
                 None => masters::answer(&Graph::default(), None, None, asked.opening, q),
             }
         }
@@ -181,7 +185,7 @@ fn explorer_answer(
     if answer.white + answer.draws + answer.black == 0 {
         let deepest = match e {
             Explore::Memory(w) => w.named.deepest,
-            Explore::Disk(c) => c.named()?.deepest,
+            Explore::Disk { catalog: c, .. } => c.named()?.deepest,
         };
         answer.okb_beyond_depth = masters::BeyondDepth::of(&asked.pos, deepest);
     }
@@ -345,13 +349,14 @@ pub(super) async fn masters_pgn(
     id: Result<UrlPath<String>, PathRejection>,
 ) -> Answer {
     let UrlPath(id) = id?;
-    let text = match &c.walked()?.explorer {
-        Some(e) => e.pgn(&id).map_err(|e| ApiError {
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            message: e.to_string(),
-        })?,
-        None => None,
+    let text = match c.in_memory()? {
+        Some(w) => w.explorer.as_ref().map(|e| e.pgn(&id)).transpose().map(Option::flatten),
+        None => tokio::task::block_in_place(|| c.disk.explorer_pgn(&id)),
     };
+    let text = text.map_err(|e| ApiError {
+        status: StatusCode::INTERNAL_SERVER_ERROR,
+        message: e.to_string(),
+    })?;
     let text = text.ok_or_else(|| ApiError::not_found(format!("no game has id {id:?}")))?;
     Ok(([(header::CONTENT_TYPE, "application/x-chess-pgn")], format!("{text}\n")).into_response())
 }

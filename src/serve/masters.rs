@@ -253,13 +253,67 @@ pub struct Query {
 }
 
 /// One node's part of the index, ready to answer.
-struct NodeData {
+pub struct NodeData {
     /// Cells, and kept games sorted best rated first (sum of ratings, then game order).
     index: NodeIndex,
     /// The move key of each graph edge of the node (graph order).
     keys: Vec<MoveKey>,
     /// Positions in `index.games`, latest first (then game order).
     recent: Vec<u32>,
+}
+
+impl NodeData {
+    /// Node `node`'s `index` ready to answer, its games' references in `games`.
+    fn new(node: &Node, mut index: NodeIndex, games: &dyn Games) -> Result<NodeData, String> {
+        let pos = crate::position::parse_fen(&node.epd).map_err(|e| e.to_string())?;
+        let keys = node
+            .children
+            .iter()
+            .map(|e| {
+                e.uci
+                    .parse::<shakmaty::uci::UciMove>()
+                    .ok()
+                    .and_then(|u| u.to_move(&pos).ok())
+                    .map_or(MoveKey(u16::MAX), |m| MoveKey::new(&m))
+            })
+            .collect();
+        // Answers walk these orders and stop after a few admitted games.
+        let score = |g: &crate::explorer_index::GameAt| games.game(g.game).score();
+        index.games.sort_by(|a, b| score(b).cmp(&score(a)).then(a.game.cmp(&b.game)));
+        let played = |i: &u32| {
+            let g = &index.games[*i as usize];
+            (std::cmp::Reverse(games.game(g.game).played), g.game)
+        };
+        let mut recent: Vec<u32> = (0..index.games.len() as u32).collect();
+        recent.sort_by_key(played);
+        Ok(NodeData { index, keys, recent })
+    }
+}
+
+/// The referenced games an answer reads, by index: the whole index's, held in memory,
+/// or the few one node's answer names, read from the store file.
+pub trait Games: Sync {
+    /// Game `index`; every index a node's data names is there.
+    fn game(&self, index: u32) -> &GameRef;
+}
+
+impl Games for Vec<GameRef> {
+    fn game(&self, index: u32) -> &GameRef {
+        &self[index as usize]
+    }
+}
+
+impl Games for HashMap<u32, GameRef> {
+    fn game(&self, index: u32) -> &GameRef {
+        &self[&index]
+    }
+}
+
+/// A node's part of the index with the games it references: what an answer reads.
+#[derive(Clone, Copy)]
+pub struct NodeExplorer<'a> {
+    games: &'a dyn Games,
+    data: &'a NodeData,
 }
 
 /// The explorer index as the server keeps it.
@@ -281,33 +335,12 @@ impl Explorer {
         let mut nodes: Vec<Option<NodeData>> = Vec::new();
         nodes.resize_with(graph.nodes.len(), || None);
         let games = &loaded.games;
-        for (id, mut index) in loaded.nodes {
+        for (id, index) in loaded.nodes {
             let Some(at) = graph.find_id(&id) else { continue };
-            let node = graph.node(at);
-            let pos = crate::position::parse_fen(&node.epd).map_err(|e| {
+            let data = NodeData::new(graph.node(at), index, games).map_err(|e| {
                 crate::store::StoreError::Corrupt(format!("{}: {e}", path.display()))
             })?;
-            let keys = node
-                .children
-                .iter()
-                .map(|e| {
-                    e.uci
-                        .parse::<shakmaty::uci::UciMove>()
-                        .ok()
-                        .and_then(|u| u.to_move(&pos).ok())
-                        .map_or(MoveKey(u16::MAX), |m| MoveKey::new(&m))
-                })
-                .collect();
-            // Answers walk these orders and stop after a few admitted games.
-            let score = |g: &crate::explorer_index::GameAt| games[g.game as usize].score();
-            index.games.sort_by(|a, b| score(b).cmp(&score(a)).then(a.game.cmp(&b.game)));
-            let played = |i: &u32| {
-                let g = &index.games[*i as usize];
-                (std::cmp::Reverse(games[g.game as usize].played), g.game)
-            };
-            let mut recent: Vec<u32> = (0..index.games.len() as u32).collect();
-            recent.sort_by_key(played);
-            nodes[at as usize] = Some(NodeData { index, keys, recent });
+            nodes[at as usize] = Some(data);
         }
         let mut by_id = HashMap::with_capacity(loaded.games.len());
         for (i, g) in loaded.games.iter().enumerate() {
@@ -319,6 +352,12 @@ impl Explorer {
             by_id,
             pgn: crate::store::explorer::PgnReader::open(path)?,
         })
+    }
+
+    /// Graph node `index`'s part of the index, if it has one.
+    pub fn at(&self, index: u32) -> Option<NodeExplorer<'_>> {
+        let data = self.nodes.get(index as usize)?.as_ref()?;
+        Some(NodeExplorer { games: &self.games, data })
     }
 
     /// The PGN of the game with id `id`: `Ok(None)` when no game has it.
@@ -333,23 +372,50 @@ impl Explorer {
     pub fn some_id(&self) -> Option<&str> {
         self.games.first().map(|g| g.id.as_str())
     }
+}
 
-    fn game(&self, index: u32, lichess: bool) -> ExplorerGame {
-        let g = &self.games[index as usize];
-        ExplorerGame {
-            id: g.id.clone(),
-            winner: match g.winner {
-                1 => Some("white"),
-                2 => Some("black"),
-                _ => None,
-            },
-            speed: if lichess { crate::explorer_index::speed_name(g.speed) } else { None },
-            mode: if lichess { crate::explorer_index::mode_name(g.mode) } else { None },
-            white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
-            black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
-            year: u32::from(g.year),
-            month: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)),
-        }
+/// One node's part of the index read from a store file, with the games it references.
+pub struct ReadNode {
+    data: NodeData,
+    games: HashMap<u32, GameRef>,
+}
+
+impl ReadNode {
+    /// Node `node`'s `index` (its moves among `node.children`), with the games it names
+    /// read by `read_games`.
+    pub fn new(
+        node: &Node,
+        index: NodeIndex,
+        read_games: impl FnOnce(Vec<u32>) -> Result<HashMap<u32, GameRef>, crate::store::StoreError>,
+    ) -> Result<ReadNode, crate::store::StoreError> {
+        let kept = index.games.iter().map(|g| g.game);
+        let singles = index.moves.iter().map(|c| c.single).filter(|&g| g != NO_GAME);
+        let games = read_games(kept.chain(singles).collect())?;
+        let data = NodeData::new(node, index, &games).map_err(crate::store::StoreError::Corrupt)?;
+        Ok(ReadNode { data, games })
+    }
+
+    /// What an answer reads.
+    pub fn view(&self) -> NodeExplorer<'_> {
+        NodeExplorer { games: &self.games, data: &self.data }
+    }
+}
+
+/// A referenced game as the explorer answers list it (`/lichess` adds speed and mode).
+fn explorer_game(g: &GameRef, lichess: bool) -> ExplorerGame {
+    ExplorerGame {
+        id: g.id.clone(),
+        winner: match g.winner {
+            1 => Some("white"),
+            2 => Some("black"),
+            _ => None,
+        },
+        speed: if lichess { crate::explorer_index::speed_name(g.speed) } else { None },
+        mode: if lichess { crate::explorer_index::mode_name(g.mode) } else { None },
+        white: Player { name: g.white.clone(), rating: u32::from(g.white_rating) },
+        black: Player { name: g.black.clone(), rating: u32::from(g.black_rating) },
+        year: u32::from(g.year),
+        month: (g.year > 0 && g.month > 0).then(|| format!("{:04}-{:02}", g.year, g.month)),
     }
 }
 
@@ -402,7 +468,7 @@ fn move_sums(cells: &[MoveCell], filter: &Filter) -> Vec<(MoveKey, MoveSum)> {
 /// `opening` (see [`ExplorerAnswer::opening`]).
 pub fn answer(
     graph: &Graph,
-    explorer: Option<&Explorer>,
+    explorer: Option<NodeExplorer<'_>>,
     index: Option<u32>,
     opening: Option<ExplorerOpening>,
     q: &Query,
@@ -420,10 +486,10 @@ pub fn answer(
     };
     let Some(index) = index else { return empty };
     let node = graph.node(index);
-    let data = explorer.and_then(|e| e.nodes[index as usize].as_ref().map(|d| (e, d)));
+    let data = explorer;
     let sums = Sums {
         data,
-        sums: data.map(|(_, d)| move_sums(&d.index.moves, &q.filter)).unwrap_or_default(),
+        sums: data.map(|x| move_sums(&x.data.index.moves, &q.filter)).unwrap_or_default(),
         lichess: q.recent_games.is_some(),
     };
     let mut answer = empty;
@@ -431,7 +497,7 @@ pub fn answer(
         (answer.white, answer.draws, answer.black) =
             (node.games.white, node.games.draws, node.games.black);
         answer.moves = sums.all_moves(graph, node, q.moves);
-    } else if let Some((_, d)) = data {
+    } else if let Some(NodeExplorer { data: d, .. }) = data {
         for c in d.index.positions.iter().filter(|c| q.filter.admits(c.slice)) {
             answer.white += u64::from(c.white);
             answer.draws += u64::from(c.draws);
@@ -439,13 +505,13 @@ pub fn answer(
         }
         answer.moves = sums.filtered_moves(graph, node, &d.keys, q.moves);
     }
-    if let Some((e, d)) = data
+    if let Some(x) = data
         && (q.top_games > 0 || q.recent_games.is_some_and(|n| n > 0))
     {
-        (answer.top_games, answer.recent_games) = game_rows(node, e, d, q);
+        (answer.top_games, answer.recent_games) = game_rows(node, x, q);
     }
-    if let (true, Some((_, d))) = (q.history, data) {
-        answer.history = Some(history(&d.index.positions, &q.filter));
+    if let (true, Some(x)) = (q.history, data) {
+        answer.history = Some(history(&x.data.index.positions, &q.filter));
     }
     answer
 }
@@ -484,7 +550,7 @@ fn history(cells: &[crate::explorer_index::PosCell], filter: &Filter) -> Vec<His
 /// A node's index data (when the store has the index) and its moves' sums over the
 /// admitted slices.
 struct Sums<'e> {
-    data: Option<(&'e Explorer, &'e NodeData)>,
+    data: Option<NodeExplorer<'e>>,
     sums: Vec<(MoveKey, MoveSum)>,
     lichess: bool,
 }
@@ -498,7 +564,7 @@ impl Sums<'_> {
     fn single(&self, s: &MoveSum) -> Option<ExplorerGame> {
         self.data
             .filter(|_| s.games.games() == 1 && s.single != NO_GAME)
-            .map(|(e, _)| e.game(s.single, self.lichess))
+            .map(|x| explorer_game(x.games.game(s.single), self.lichess))
     }
 
     /// Every game counts: the graph's own counts, in its order (most played first).
@@ -512,7 +578,7 @@ impl Sums<'_> {
                 uci: e.uci.clone(),
                 san: e.san.clone(),
                 // Lichess truncates: from the index's exact sums when the store has them.
-                average_rating: match self.data.and_then(|(_, d)| self.of(d.keys[i])) {
+                average_rating: match self.data.and_then(|x| self.of(x.data.keys[i])) {
                     Some(s) => s.average_rating(),
                     None => e.avg_rating.map_or(0, |r| r.floor() as u32),
                 },
@@ -521,7 +587,7 @@ impl Sums<'_> {
                 black: e.games.black,
                 game: self
                     .data
-                    .and_then(|(_, d)| self.of(d.keys[i]))
+                    .and_then(|x| self.of(x.data.keys[i]))
                     .as_ref()
                     .and_then(|s| self.single(s)),
                 opening: move_opening(graph.node(e.child)),
@@ -565,12 +631,8 @@ impl Sums<'_> {
 }
 
 /// The top games and (`/lichess`) recent games at a node, among the admitted ones.
-fn game_rows(
-    node: &Node,
-    e: &Explorer,
-    d: &NodeData,
-    q: &Query,
-) -> (Vec<GameRow>, Option<Vec<GameRow>>) {
+fn game_rows(node: &Node, x: NodeExplorer<'_>, q: &Query) -> (Vec<GameRow>, Option<Vec<GameRow>>) {
+    let d = x.data;
     let lichess = q.recent_games.is_some();
     let pos = crate::position::parse_fen(&node.epd).ok();
     let row = |g: &crate::explorer_index::GameAt| GameRow {
@@ -578,7 +640,7 @@ fn game_rows(
             .as_ref()
             .and_then(|p| g.mv.to_move(p))
             .map_or_else(String::new, |m| crate::position::uci(&m)),
-        game: e.game(g.game, lichess),
+        game: explorer_game(x.games.game(g.game), lichess),
     };
     // Both orders are precomputed: take admitted games until enough distinct ids.
     let mut seen: std::collections::HashSet<&str> = std::collections::HashSet::new();
@@ -588,7 +650,7 @@ fn game_rows(
             if rows.len() >= n {
                 break;
             }
-            if seen.insert(e.games[g.game as usize].id.as_str()) {
+            if seen.insert(x.games.game(g.game).id.as_str()) {
                 rows.push(row(g));
             }
         }

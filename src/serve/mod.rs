@@ -6,10 +6,10 @@
 //! that walk the tree answer from the graph held in memory (loaded in the background, for
 //! stores of at most `--in-memory-nodes`, [`MAX_WALKED_NODES`] by default); on a larger
 //! store, the ECO and opening trees read the piece of the store below their root
-//! ([`disk::Disk::piece`]), the explorer its node, search, structures and players answer
-//! from the named positions read once ([`named`]), and only an explorer index (held in
-//! memory) answers 503. When a make writes a new store, the
-//! server switches to it whole ([`Served`]): requests under way finish on the old one.
+//! ([`disk::Disk::piece`]), the explorer its node and that node's part of the explorer
+//! index with the games it names, search, structures and players answer from the named
+//! positions read once ([`named`]). When a make writes a new store, the server switches
+//! to it whole ([`Served`]): requests under way finish on the old one.
 //!
 //! Every error is JSON (`{"error": "...", "status": N}`): input the OpenAPI document
 //! refuses is 400; an unknown position or id, and a well-formed FEN or move line that

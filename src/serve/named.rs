@@ -208,8 +208,8 @@ fn first_sorted(texts: impl Iterator<Item = String>) -> Vec<String> {
 impl Named {
     /// Reads the outline of every node of `store` once, in the table's order, for the
     /// named positions and the tallies, and asks the store for its most played evaluated
-    /// positions; the store's explorer index, held in memory only with the whole graph, is
-    /// not served.
+    /// positions, and whether it has an explorer index (answered from disk, a node at a
+    /// time) with a game's id.
     pub fn scan(
         store: &Store,
         path: &Path,
@@ -230,8 +230,12 @@ impl Named {
         if let Some(e) = failed {
             return Err(e);
         }
-        let explorer = ExplorerExamples { served: false, game_ids: Vec::new() };
-        builder.finish(store, path, repertoires, explorer)
+        let served = store.has_explorer()?;
+        let game_ids = match served {
+            true => store.explorer_first_game_id()?.into_iter().collect(),
+            false => Vec::new(),
+        };
+        builder.finish(store, path, repertoires, ExplorerExamples { served, game_ids })
     }
 
     /// The best `limit` matches of `query` ([`crate::search::SearchIndex::search`]).

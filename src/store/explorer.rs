@@ -51,9 +51,14 @@ pub fn write(
         for (i, block) in index.blocks.iter().enumerate() {
             insert.execute(params![i as i64, block]).map_err(sql(path))?;
         }
+        // `GET /masters/pgn/{id}` on a store served from disk finds its game by id.
+        tx.execute_batch(GAMES_BY_ID).map_err(sql(path))?;
     }
     tx.commit().map_err(sql(path))
 }
+
+/// The index of the referenced games by id, made once they are in.
+const GAMES_BY_ID: &str = "CREATE INDEX explorer_games_id ON explorer_games (id, game);";
 
 /// The explorer index of a store, as the server keeps it: node blobs by node id and the
 /// referenced games (PGN blocks stay in the file, see [`pgn_block`]).
@@ -109,19 +114,92 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     let mut stmt = conn
         .prepare(&game_select(&[], &["block", "start", "len"], "explorer_games ORDER BY game"))
         .map_err(sql(path))?;
-    let games = stmt
-        .query_map([], |r| {
-            let place = GAME_COLUMNS.len();
-            Ok(GameRef {
-                block: r.get(place)?,
-                start: r.get(place + 1)?,
-                len: r.get(place + 2)?,
-                ..reference(r, 0)?
-            })
-        })
-        .map_err(sql(path))?;
+    let games = stmt.query_map([], placed).map_err(sql(path))?;
     loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
     Ok(Some(loaded))
+}
+
+/// One node's part of the index, `None` when the node has none (a store read from disk
+/// answers one position at a time: [`load`] reads them all).
+pub fn node(conn: &Connection, path: &str, node_id: &str) -> Result<Option<NodeIndex>, StoreError> {
+    if !has_tables(conn, path)? {
+        return Ok(None);
+    }
+    let data: Option<Vec<u8>> = conn
+        .prepare_cached("SELECT data FROM explorer_nodes WHERE node_id = ?1")
+        .and_then(|mut s| s.query_row([node_id], |r| r.get(0)).optional())
+        .map_err(sql(path))?;
+    data.map(|data| {
+        postcard::from_bytes(&data)
+            .map_err(|e| StoreError::Corrupt(format!("{path}: explorer node {node_id}: {e}")))
+    })
+    .transpose()
+}
+
+/// The referenced games `games` (indices into `explorer_games`, in any order), each with
+/// its place in the PGN blocks, by index. A game the table lacks is a corrupt store.
+pub fn games(
+    conn: &Connection,
+    path: &str,
+    games: impl IntoIterator<Item = u32>,
+) -> Result<std::collections::HashMap<u32, GameRef>, StoreError> {
+    let mut stmt = conn
+        .prepare_cached(&game_select(
+            &[],
+            &["block", "start", "len"],
+            "explorer_games WHERE game = ?1",
+        ))
+        .map_err(sql(path))?;
+    let mut found = std::collections::HashMap::new();
+    for game in games {
+        if found.contains_key(&game) {
+            continue;
+        }
+        let g = stmt.query_row([game], placed).optional().map_err(sql(path))?;
+        let g = g.ok_or_else(|| {
+            StoreError::Corrupt(format!("{path}: explorer game {game} is referenced but missing"))
+        })?;
+        found.insert(game, g);
+    }
+    Ok(found)
+}
+
+/// The first referenced game (lowest index) with id `id`, as [`load`]'s callers look ids
+/// up: by the index `explorer_games_id` where the store has it, else by a scan.
+pub fn game_by_id(conn: &Connection, path: &str, id: &str) -> Result<Option<GameRef>, StoreError> {
+    if !has_tables(conn, path)? {
+        return Ok(None);
+    }
+    let query = game_select(
+        &[],
+        &["block", "start", "len"],
+        "explorer_games WHERE id = ?1 ORDER BY game LIMIT 1",
+    );
+    conn.prepare_cached(&query)
+        .and_then(|mut s| s.query_row([id], placed).optional())
+        .map_err(sql(path))
+}
+
+/// The id of the first referenced game (index 0), if any.
+pub fn first_game_id(conn: &Connection, path: &str) -> Result<Option<String>, StoreError> {
+    if !has_tables(conn, path)? {
+        return Ok(None);
+    }
+    conn.query_row("SELECT id FROM explorer_games ORDER BY game LIMIT 1", [], |r| r.get(0))
+        .optional()
+        .map_err(sql(path))
+}
+
+/// A game reference with its place in the PGN blocks, from a row of [`game_select`] with
+/// the place columns after the game columns.
+fn placed(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRef> {
+    let place = GAME_COLUMNS.len();
+    Ok(GameRef {
+        block: r.get(place)?,
+        start: r.get(place + 1)?,
+        len: r.get(place + 2)?,
+        ..reference(r, 0)?
+    })
 }
 
 /// The values of `g`'s [`GAME_COLUMNS`], in their order, for an insert to bind.
@@ -167,6 +245,23 @@ pub fn pgn_block(conn: &Connection, path: &str, block: u32) -> Result<Option<Vec
         .map_err(sql(path))
 }
 
+/// The PGN text of `game`, from its block (`None` when the store lacks the block).
+pub fn game_text(
+    conn: &Connection,
+    path: &str,
+    game: &GameRef,
+) -> Result<Option<String>, StoreError> {
+    let block = pgn_block(conn, path, game.block)?;
+    block.map_or(Ok(None), |block| text_in_block(path, game, &block))
+}
+
+/// The PGN text of `game` in its compressed block `block`.
+fn text_in_block(path: &str, game: &GameRef, block: &[u8]) -> Result<Option<String>, StoreError> {
+    let bytes = crate::explorer_index::decompress(block)
+        .map_err(|e| StoreError::Corrupt(format!("{path}: PGN block {}: {e}", game.block)))?;
+    Ok(crate::explorer_index::game_pgn(game, &bytes))
+}
+
 /// A read-only connection for PGN blocks, shared by the server's request handlers.
 #[derive(Debug)]
 pub struct PgnReader {
@@ -189,10 +284,6 @@ impl PgnReader {
             let conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
             pgn_block(&conn, &self.path, game.block)?
         };
-        let Some(block) = block else { return Ok(None) };
-        let bytes = crate::explorer_index::decompress(&block).map_err(|e| {
-            StoreError::Corrupt(format!("{}: PGN block {}: {e}", self.path, game.block))
-        })?;
-        Ok(crate::explorer_index::game_pgn(game, &bytes))
+        block.map_or(Ok(None), |block| text_in_block(&self.path, game, &block))
     }
 }

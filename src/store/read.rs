@@ -214,6 +214,35 @@ impl Store {
         super::explorer::load(&self.conn, &self.path)
     }
 
+    /// Node `node_id`'s part of the explorer index, if it has one.
+    pub fn explorer_node(
+        &self,
+        node_id: &str,
+    ) -> Result<Option<crate::explorer_index::NodeIndex>, StoreError> {
+        super::explorer::node(&self.conn, &self.path, node_id)
+    }
+
+    /// The explorer index's referenced games `games`, by index.
+    pub fn explorer_games(
+        &self,
+        games: impl IntoIterator<Item = u32>,
+    ) -> Result<std::collections::HashMap<u32, crate::explorer_index::GameRef>, StoreError> {
+        super::explorer::games(&self.conn, &self.path, games)
+    }
+
+    /// The id of the explorer index's first referenced game, if any.
+    pub fn explorer_first_game_id(&self) -> Result<Option<String>, StoreError> {
+        super::explorer::first_game_id(&self.conn, &self.path)
+    }
+
+    /// The explorer index's first referenced game with id `id`, and its PGN text.
+    pub fn explorer_pgn(&self, id: &str) -> Result<Option<String>, StoreError> {
+        match super::explorer::game_by_id(&self.conn, &self.path, id)? {
+            Some(game) => super::explorer::game_text(&self.conn, &self.path, &game),
+            None => Ok(None),
+        }
+    }
+
     /// The `meta` table: schema version, build number, okb version and what each game
     /// source covers (`coverage`, JSON), by key.
     pub fn meta(&self) -> Result<BTreeMap<String, String>, StoreError> {

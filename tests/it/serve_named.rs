@@ -129,6 +129,8 @@ fn questions(p: &Project) -> Vec<String> {
         ));
     }
     paths.push("/player?player=Nobody&color=white".into());
+    // No explorer index: no game to give.
+    paths.push("/masters/pgn/none".into());
     // Past the counted plies (okbBeyondDepth), outside the tree, and in it.
     for play in [
         "e2e4,e7e5,g1f3,b8c6,f1b5,a7a6,b5a4,g8f6,e1g1,f8e7,f1e1,b7b5,a4b3,d7d6",
@@ -147,13 +149,6 @@ fn a_store_over_the_in_memory_limit_answers_from_its_named_positions_as_in_memor
     let whole = Server::start(&p, &[], &[]);
     let named = Server::start(&p, &["--in-memory-nodes", "0"], &[]);
     let client = Client::new();
-    // The second server holds no graph: what needs it (the explorer index's games here)
-    // says so.
-    let pgn = ask(&client, &named, "/masters/pgn/none");
-    assert_eq!(pgn.status, 503, "{}", pgn.body);
-    assert!(pgn.body.contains("--in-memory-nodes"), "{}", pgn.body);
-    let none = ask(&client, &whole, "/masters/pgn/none");
-    assert_eq!(none.status, 404, "{}", none.body);
     let paths = questions(&p);
     let mut found = 0;
     for path in &paths {
@@ -210,4 +205,92 @@ fn the_named_positions_do_not_depend_on_the_order_nodes_are_read_in() {
         }
     }
     assert!(names.len() >= 5 && sorted.search("gambit", 100).len() == 100);
+}
+
+/// Three masters files (years) and a Lichess month (speeds, ratings, months) with the
+/// explorer index: a store served from disk answers every filter, its game references
+/// and their PGN as the server holding the graph and the whole index in memory does.
+#[test]
+fn a_store_over_the_in_memory_limit_answers_its_explorer_index_from_disk_as_in_memory() {
+    let shared = |rel: &str| {
+        format!("{:?}", common::masters_file("").join("../..").join(rel).display().to_string())
+    };
+    let files: Vec<String> = [
+        "masters/Alburt.pgn.zst",
+        "masters/Ashley.pgn.zst",
+        "lichess/lichess_db_standard_rated_2013-01.first5297.pgn",
+    ]
+    .iter()
+    .map(|f| shared(&format!("corpus/{f}")))
+    .collect();
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [{}]\n[tree]\nmax_ply = 8\nmin_games = 3\n[explorer]\n",
+        common::mini_sources(),
+        files.join(", ")
+    ));
+    p.make(&[]);
+    let whole = Server::start(&p, &[], &[]);
+    let disk = Server::start(&p, &["--in-memory-nodes", "0"], &[]);
+    let client = Client::new();
+    let masters = [
+        "",
+        "&since=1990&until=1999",
+        "&since=2000",
+        "&until=1979",
+        "&topGames=3",
+        "&moves=2&topGames=0",
+    ];
+    let lichess = [
+        "",
+        "&speeds=blitz",
+        "&speeds=bullet,classical&ratings=1600,1800",
+        "&ratings=2200,2500",
+        "&since=2013-01&until=2013-01&history=true",
+        "&history=true",
+        "&recentGames=8&topGames=4",
+        "&recentGames=0&topGames=0",
+        "&until=2012-12",
+    ];
+    let lines = [
+        "",
+        "e2e4",
+        "d2d4",
+        "e2e4,c7c5",
+        "e2e4,e7e5,g1f3",
+        "d2d4,g8f6,c2c4",
+        "a2a3,h7h6,h2h3",
+        "g2g4,e7e5,f2f3",
+    ];
+    let mut paths = vec!["/openapi.json".to_string(), "/masters/pgn/nosuchid".to_string()];
+    for line in lines {
+        paths.extend(masters.iter().map(|f| format!("/masters?play={line}{f}")));
+        paths.extend(lichess.iter().map(|f| format!("/lichess?play={line}{f}")));
+    }
+    let mut ids = std::collections::BTreeSet::new();
+    let mut with_games = 0;
+    for path in &paths {
+        let (a, b) = (ask(&client, &whole, path), ask(&client, &disk, path));
+        assert_eq!(a, b, "{path}");
+        assert!(a.status == 200 || path.contains("nosuchid"), "{path}: {a:?}");
+        if a.status != 200 || !a.headers[0].1.contains("json") {
+            continue;
+        }
+        let v: serde_json::Value = serde_json::from_str(&a.body).unwrap();
+        let listed = ["topGames", "recentGames"]
+            .iter()
+            .flat_map(|k| v[k].as_array().cloned().unwrap_or_default());
+        let singles = v["moves"].as_array().into_iter().flatten().map(|m| m["game"].clone());
+        let before = ids.len();
+        ids.extend(listed.chain(singles).filter_map(|g| g["id"].as_str().map(str::to_string)));
+        with_games += usize::from(ids.len() > before);
+    }
+    assert!(with_games > 20, "{with_games} answers named new games");
+    assert!(ids.len() > 50, "{} game ids", ids.len());
+    for id in &ids {
+        let path = format!("/masters/pgn/{id}");
+        let (a, b) = (ask(&client, &whole, &path), ask(&client, &disk, &path));
+        assert_eq!(a, b, "{path}");
+        assert_eq!(a.status, 200, "{path}: {a:?}");
+        assert!(a.body.contains("[White "), "{path}: {}", a.body);
+    }
 }
