@@ -344,11 +344,15 @@ fn add_game_moves(
                 continue;
             }
             let Some(mv) = m.to_move(&pos) else { continue };
-            let mut child_pos = pos.clone();
-            child_pos.play_unchecked(mv);
-            let child = position::key(&child_pos);
+            // The child's key from the parent's, and its position only when it is new:
+            // most children are, but skeleton and transposed ones are pending already.
+            let child = position::child_key(&pos, key, &mv);
             edges.set(*m, child, *stats);
-            let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
+            let node = pending.entry(child).or_insert_with(|| {
+                let mut child_pos = pos.clone();
+                child_pos.play_unchecked(mv);
+                Pending::new(child_pos, ply + 1)
+            });
             // A skeleton position reached earlier by games than by its own line.
             node.ply = node.ply.min(ply + 1);
             if !std::mem::replace(&mut node.queued, true) {
