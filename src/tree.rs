@@ -9,7 +9,7 @@ use shakmaty::{Chess, Position};
 
 use crate::eco::EcoSkeleton;
 use crate::games::stats::{GameStats, MoveStats, Outcomes};
-use crate::position::{self, KeyMap, KeySet, MoveKey, PositionKey};
+use crate::position::{self, KeyMap, MoveKey, PositionKey};
 
 /// Parameters of tree assembly (`[tree]` in pipeline.toml).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,11 +133,14 @@ struct Pending {
     edges: PendingEdges,
     /// Index of the skeleton entry on this position, if any.
     entry: Option<u32>,
+    /// Whether the walk of game moves ([`add_game_moves`]) has queued the position: kept
+    /// here rather than in a set of its own, which would cost a second lookup per move.
+    queued: bool,
 }
 
 impl Pending {
     fn new(pos: Chess, ply: u16) -> Pending {
-        Pending { pos, ply, edges: PendingEdges::default(), entry: None }
+        Pending { pos, ply, edges: PendingEdges::default(), entry: None, queued: false }
     }
 }
 
@@ -321,46 +324,49 @@ fn add_game_moves(
     // Sized for the positions the games keep, about the nodes they add: growing a map
     // of a few hundred thousand positions rehashes it a dozen times, each into fresh memory.
     pending.reserve(games.positions.len().saturating_sub(pending.len()));
+    let moves = games.move_index();
     let mut frontier = std::collections::VecDeque::from([root_key]);
-    let mut seen: KeySet<PositionKey> =
-        KeySet::with_capacity_and_hasher(pending.capacity(), Default::default());
-    seen.extend(frontier.iter().copied());
+    pending.get_mut(&root_key).expect("the root is pending").queued = true;
     while let Some(key) = frontier.pop_front() {
-        let (pos, ply) = {
-            let p = &pending[&key];
-            (p.pos.clone(), p.ply)
+        let (pos, ply, mut edges) = {
+            let p = pending.get_mut(&key).expect("walked positions are pending");
+            (p.pos.clone(), p.ply, std::mem::take(&mut p.edges))
         };
         if ply >= params.max_ply {
+            pending.get_mut(&key).expect("walked positions are pending").edges = edges;
             continue;
         }
-        for (_, m, stats) in games.moves_from(key) {
-            let in_skeleton = pending[&key].edges.contains(*m);
+        // The position's edges are worked on outside the map, put back once: a move never
+        // leads back to its own position (the side to move changes).
+        for (_, m, stats) in moves.moves_from(key) {
+            let in_skeleton = edges.contains(*m);
             if stats.outcomes.games() < params.min_games && !in_skeleton {
                 continue;
             }
             let Some(mv) = m.to_move(&pos) else { continue };
-            let mut child_pos = pos.clone();
-            child_pos.play_unchecked(mv);
-            let child = position::key(&child_pos);
-            pending
-                .get_mut(&key)
-                .expect("walked positions are pending")
-                .edges
-                .set(*m, child, *stats);
-            let node = pending.entry(child).or_insert_with(|| Pending::new(child_pos, ply + 1));
+            // The child's key from the parent's, and its position only when it is new:
+            // most children are, but skeleton and transposed ones are pending already.
+            let child = position::child_key(&pos, key, &mv);
+            edges.set(*m, child, *stats);
+            let node = pending.entry(child).or_insert_with(|| {
+                let mut child_pos = pos.clone();
+                child_pos.play_unchecked(mv);
+                Pending::new(child_pos, ply + 1)
+            });
             // A skeleton position reached earlier by games than by its own line.
             node.ply = node.ply.min(ply + 1);
-            if seen.insert(child) {
+            if !std::mem::replace(&mut node.queued, true) {
                 frontier.push_back(child);
             }
         }
-        let skeleton_children: Vec<PositionKey> =
-            pending[&key].edges.0.iter().map(|e| e.1).collect();
-        for child in skeleton_children {
-            if seen.insert(child) {
-                frontier.push_back(child);
+        // Skeleton children are walked too, so game statistics below them attach.
+        for (_, child, _) in &edges.0 {
+            let node = pending.get_mut(child).expect("edges lead to pending positions");
+            if !std::mem::replace(&mut node.queued, true) {
+                frontier.push_back(*child);
             }
         }
+        pending.get_mut(&key).expect("walked positions are pending").edges = edges;
     }
 }
 

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::position::{MoveKey, PositionKey};
+use crate::position::{KeyMap, MoveKey, PositionKey};
 
 /// Results of the games that reached a position or played a move.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,5 +97,82 @@ impl GameStats {
         // list would cost as many cache misses as the first.
         let len = self.moves[start..].iter().take_while(|(k, _, _)| *k == key).count();
         &self.moves[start..start + len]
+    }
+
+    /// [`GameStats::moves_from`] for many lookups: one pass over the moves builds a map
+    /// from each position to its run of moves, so that a lookup costs one probe instead of
+    /// a binary search whose every step is a cache miss in a list of large records.
+    pub fn move_index(&self) -> MoveIndex<'_> {
+        let same_position = |a: &(PositionKey, _, _), b: &(PositionKey, _, _)| a.0 == b.0;
+        // Sized once: growing the map rehashes it into fresh memory at each doubling.
+        let positions = self.moves.chunk_by(same_position).count();
+        let mut runs: KeyMap<PositionKey, (u32, u32)> =
+            KeyMap::with_capacity_and_hasher(positions, Default::default());
+        let mut start = 0;
+        for run in self.moves.chunk_by(same_position) {
+            runs.insert(hashed_half_first(run[0].0), (start as u32, run.len() as u32));
+            start += run.len();
+        }
+        MoveIndex { stats: self, runs }
+    }
+}
+
+/// `key` with its halves swapped: a counts state keeps only a key's top 72 bits
+/// (`GameStats::key_mask`), and [`crate::position::KeyHasher`] hashes the low 64, which
+/// would then be nearly all zeros. A rotation loses nothing, so equal keys stay equal.
+fn hashed_half_first(key: PositionKey) -> PositionKey {
+    PositionKey(key.0.rotate_left(64))
+}
+
+/// The moves of [`GameStats`] by position (see [`GameStats::move_index`]).
+pub struct MoveIndex<'a> {
+    stats: &'a GameStats,
+    /// Per position (halves swapped: [`hashed_half_first`]), where its moves start in
+    /// `stats.moves` and how many there are.
+    runs: KeyMap<PositionKey, (u32, u32)>,
+}
+
+impl MoveIndex<'_> {
+    /// All moves played from the position `key`, sorted by move key (as
+    /// [`GameStats::moves_from`]).
+    pub fn moves_from(&self, key: PositionKey) -> &[(PositionKey, MoveKey, MoveStats)] {
+        let key = PositionKey(key.0 & self.stats.key_mask);
+        match self.runs.get(&hashed_half_first(key)) {
+            Some(&(start, len)) => &self.stats.moves[start as usize..(start + len) as usize],
+            None => &[],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn played(key: u128, m: u16, games: u64) -> (PositionKey, MoveKey, MoveStats) {
+        let outcomes = Outcomes { white: games, draws: 0, black: 0 };
+        (PositionKey(key), MoveKey(m), MoveStats { outcomes, ..Default::default() })
+    }
+
+    #[test]
+    fn the_move_index_finds_what_the_binary_search_finds() {
+        // Keys cut to their top bits, as a counts state's, differ only in the high half.
+        let high = |k: u128| k << 100;
+        let moves = vec![
+            played(high(1), 1, 5),
+            played(high(1), 2, 3),
+            played(high(2), 7, 1),
+            played(high(4), 3, 9),
+        ];
+        let mut stats = GameStats::new(Vec::new(), moves);
+        stats.key_mask = !((1u128 << 56) - 1);
+        let index = stats.move_index();
+        for key in [high(1), high(2), high(3), high(4), high(4) | 12345, 0] {
+            assert_eq!(
+                index.moves_from(PositionKey(key)),
+                stats.moves_from(PositionKey(key)),
+                "{key:x}"
+            );
+        }
+        assert_eq!(index.moves_from(PositionKey(high(1))).len(), 2);
     }
 }
