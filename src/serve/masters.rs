@@ -391,7 +391,9 @@ impl ReadNode {
         let kept = index.games.iter().map(|g| g.game);
         let singles = index.moves.iter().map(|c| c.single).filter(|&g| g != NO_GAME);
         let games = read_games(kept.chain(singles).collect())?;
-        let data = NodeData::new(node, index, &games).map_err(crate::store::StoreError::Corrupt)?;
+        let data = NodeData::new(node, index, &games).map_err(|e| {
+            crate::store::StoreError::Corrupt(format!("explorer node {}: {e}", node.node_id))
+        })?;
         Ok(ReadNode { data, games })
     }
 
