@@ -24,8 +24,8 @@ use crate::store::read::Store;
 /// so it takes the same time at any number of nodes. The endpoints that walk the tree
 /// (ECO and opening trees, the explorer) answer from [`Walked`], loaded once in memory in
 /// the background from start-up, for a store of at most `in_memory_nodes` nodes; on a
-/// larger one, the trees below a node and the explorer's node are read from disk
-/// ([`Catalog::piece`]). Search, structures, players and the OpenAPI document answer
+/// larger one, the trees below a node and the explorer's node (with its part of the
+/// explorer index) are read from disk ([`Catalog::piece`]). Search, structures, players and the OpenAPI document answer
 /// from [`Named`] at any size.
 pub struct Catalog {
     /// The store file.
