@@ -40,6 +40,9 @@ pub struct Disk {
     /// The named openings' node ids by file stem, read on first use: one entry per name
     /// of the Lichess taxonomy (about 3,800), whatever the number of nodes.
     stems: std::sync::OnceLock<std::collections::HashMap<String, String>>,
+    /// Whether the store has an explorer index, asked once (every explorer answer on a
+    /// large store reads it).
+    explorer: std::sync::OnceLock<bool>,
 }
 
 impl Disk {
@@ -54,6 +57,7 @@ impl Disk {
             returned: Condvar::new(),
             cache: Mutex::new(AnswerCache::new(cache_bytes)),
             stems: std::sync::OnceLock::new(),
+            explorer: std::sync::OnceLock::new(),
         })
     }
 
@@ -133,7 +137,8 @@ impl Disk {
     }
 
     /// Graph node `node`'s part of the explorer index (its moves among `node.children`)
-    /// with the games it names, if it has one.
+    /// with the games it names, if it has one; on a store with the index
+    /// ([`Disk::has_explorer`]).
     pub fn explorer_node(
         &self,
         node: &crate::graph::Node,
@@ -153,7 +158,11 @@ impl Disk {
 
     /// Whether the store has an explorer index.
     pub fn has_explorer(&self) -> Result<bool, StoreError> {
-        self.with_store(Store::has_explorer)
+        if let Some(&has) = self.explorer.get() {
+            return Ok(has);
+        }
+        let has = self.with_store(Store::has_explorer)?;
+        Ok(*self.explorer.get_or_init(|| has))
     }
 
     /// How many nodes the store has.

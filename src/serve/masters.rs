@@ -253,7 +253,7 @@ pub struct Query {
 }
 
 /// One node's part of the index, ready to answer.
-pub struct NodeData {
+struct NodeData {
     /// Cells, and kept games sorted best rated first (sum of ratings, then game order).
     index: NodeIndex,
     /// The move key of each graph edge of the node (graph order).
@@ -292,7 +292,7 @@ impl NodeData {
 
 /// The referenced games an answer reads, by index: the whole index's, held in memory,
 /// or the few one node's answer names, read from the store file.
-pub trait Games: Sync {
+pub trait Games {
     /// Game `index`; every index a node's data names is there.
     fn game(&self, index: u32) -> &GameRef;
 }

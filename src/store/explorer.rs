@@ -111,20 +111,17 @@ pub fn load(conn: &Connection, path: &str) -> Result<Option<Loaded>, StoreError>
     if loaded.nodes.is_empty() {
         return Ok(None);
     }
-    let mut stmt = conn
-        .prepare(&game_select(&[], &["block", "start", "len"], "explorer_games ORDER BY game"))
-        .map_err(sql(path))?;
+    let mut stmt =
+        conn.prepare(&placed_select("explorer_games ORDER BY game")).map_err(sql(path))?;
     let games = stmt.query_map([], placed).map_err(sql(path))?;
     loaded.games = games.collect::<Result<_, _>>().map_err(sql(path))?;
     Ok(Some(loaded))
 }
 
 /// One node's part of the index, `None` when the node has none (a store read from disk
-/// answers one position at a time: [`load`] reads them all).
+/// answers one position at a time: [`load`] reads them all), on a store with the index
+/// ([`present`]: asked once by the caller, not on every lookup).
 pub fn node(conn: &Connection, path: &str, node_id: &str) -> Result<Option<NodeIndex>, StoreError> {
-    if !has_tables(conn, path)? {
-        return Ok(None);
-    }
     let data: Option<Vec<u8>> = conn
         .prepare_cached("SELECT data FROM explorer_nodes WHERE node_id = ?1")
         .and_then(|mut s| s.query_row([node_id], |r| r.get(0)).optional())
@@ -143,13 +140,8 @@ pub fn games(
     path: &str,
     games: impl IntoIterator<Item = u32>,
 ) -> Result<std::collections::HashMap<u32, GameRef>, StoreError> {
-    let mut stmt = conn
-        .prepare_cached(&game_select(
-            &[],
-            &["block", "start", "len"],
-            "explorer_games WHERE game = ?1",
-        ))
-        .map_err(sql(path))?;
+    let mut stmt =
+        conn.prepare_cached(&placed_select("explorer_games WHERE game = ?1")).map_err(sql(path))?;
     let mut found = std::collections::HashMap::new();
     for game in games {
         if found.contains_key(&game) {
@@ -170,12 +162,7 @@ pub fn game_by_id(conn: &Connection, path: &str, id: &str) -> Result<Option<Game
     if !has_tables(conn, path)? {
         return Ok(None);
     }
-    let query = game_select(
-        &[],
-        &["block", "start", "len"],
-        "explorer_games WHERE id = ?1 ORDER BY game LIMIT 1",
-    );
-    conn.prepare_cached(&query)
+    conn.prepare_cached(&placed_select("explorer_games WHERE id = ?1 ORDER BY game LIMIT 1"))
         .and_then(|mut s| s.query_row([id], placed).optional())
         .map_err(sql(path))
 }
@@ -190,8 +177,13 @@ pub fn first_game_id(conn: &Connection, path: &str) -> Result<Option<String>, St
         .map_err(sql(path))
 }
 
-/// A game reference with its place in the PGN blocks, from a row of [`game_select`] with
-/// the place columns after the game columns.
+/// The query of `explorer_games` rows, game columns then place columns, that [`placed`]
+/// reads; `rest` is the table and what follows it.
+fn placed_select(rest: &str) -> String {
+    game_select(&[], &["block", "start", "len"], rest)
+}
+
+/// A game reference with its place in the PGN blocks, from a row of [`placed_select`].
 fn placed(r: &rusqlite::Row<'_>) -> rusqlite::Result<GameRef> {
     let place = GAME_COLUMNS.len();
     Ok(GameRef {
