@@ -11,13 +11,14 @@ position and FEN are those of one real node with names (and engine lines, when F
 has them and --no-lines is not given), so answers are of a real size; its children are
 nodes 2i+1 and 2i+2 (a binary tree), with that node's first move counts. SQLite makes the
 rows itself (50 M nodes in about 7 minutes, 22.3 GiB without engine lines). The indexes
-are built after the rows, as okb's store step does.
+are built after the rows, as okb's store step does; then okb's own code adds each node's
+answer in one row (`node_answers`, as the store step writes it for a store that large).
 Beside OUT goes a `manifest.json` with the store's BLAKE3 (Python's `blake3` package), as
 a make writes it, so that `okb serve` need not hash the whole file at start-up.
 `fen(i)` gives node i's FEN, for the benchmark's requests.
 """
 import json
-import os, shutil, sqlite3, sys, time
+import os, shutil, sqlite3, subprocess, sys, time
 
 # Per 4-file group state (16 bits: 4 bits a file), the six rank masks of those files:
 # White pawns on ranks 2, 3, 4, Black pawns on ranks 7, 6, 5.
@@ -111,8 +112,30 @@ def generate(source, n, out, lines=True):
     conn.executescript("CREATE UNIQUE INDEX opening_nodes_position ON opening_nodes (position_key);"
                        "CREATE INDEX node_children_child ON node_children (child_id);")
     conn.close()
+    add_answers(tmp)
     os.replace(tmp, out)
     write_manifest(out)
+
+
+def has_answers(store):
+    """Whether `store` keeps its node answers one row per position (as okb's store step
+    writes them for a store over `[store] answers_above` nodes)."""
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM node_answers)").fetchone()[0] == 1
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def add_answers(store):
+    """Adds the node answers to `store` with okb's own code (examples/store_answers.rs),
+    as the store step adds them to a store that large."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--example", "store_answers"],
+                   cwd=root, check=True)
+    subprocess.run([os.path.join(root, "target", "release", "examples", "store_answers"), store], check=True)
 
 
 def _helper_tables(conn, columns, template, edge):

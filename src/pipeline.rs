@@ -77,6 +77,11 @@ pub struct StoreSpec {
     /// a rebuild changes most nodes' counts (a Lichess month changes them all), so an
     /// unbounded log grows with every build, and so does every store step that copies it.
     pub changelog_builds: u32,
+    /// Above this many nodes, the store also holds every node's `GET /node/fen` answer,
+    /// one row per position (`node_answers`), so that `okb serve` answers a store larger
+    /// than memory with one indexed read. Default: the size above which the server no
+    /// longer holds the graph in memory (`okb serve --in-memory-nodes`'s default).
+    pub answers_above: u64,
 }
 
 impl Default for StoreSpec {
@@ -87,6 +92,7 @@ impl Default for StoreSpec {
             schema: "okb".into(),
             password_env: None,
             changelog_builds: 10,
+            answers_above: crate::store::answers::LARGE_STORE_NODES,
         }
     }
 }

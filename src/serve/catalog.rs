@@ -68,7 +68,7 @@ fn once<T>(cell: &std::sync::OnceLock<T>, init: impl FnOnce() -> T) -> &T {
 /// (`okb serve --in-memory-nodes`; about 1.3 KB a node on the masters knowledge base, so
 /// at most about 650 MB); above it, the trees and the explorer read the store file per
 /// request, and search, structures and players answer from [`Named`].
-pub const MAX_WALKED_NODES: u64 = 500_000;
+pub const MAX_WALKED_NODES: u64 = crate::store::answers::LARGE_STORE_NODES;
 
 /// The parts of a catalog answered from memory: the whole graph and what is derived
 /// from it.

@@ -8,8 +8,9 @@
 //! shared between threads; all are opened at once, so they read the same file even after
 //! a make replaced it at that path), reads the node by its position key (the store's unique index
 //! `opening_nodes_position`), its edges and its transpositions, and serializes them as the
-//! whole-store load did, so the bytes are the same. The serialized answers of hot
-//! positions are kept in an [`AnswerCache`] bounded in bytes.
+//! whole-store load did, so the bytes are the same; a large store keeps those bytes one
+//! row per position ([`crate::store::answers`]), read with one indexed lookup instead.
+//! The serialized answers of hot positions are kept in an [`AnswerCache`] bounded in bytes.
 
 use std::path::Path;
 use std::sync::{Condvar, Mutex};
@@ -43,6 +44,9 @@ pub struct Disk {
     /// Whether the store has an explorer index, asked once (every explorer answer on a
     /// large store reads it).
     explorer: std::sync::OnceLock<bool>,
+    /// Whether the store keeps its node answers one row per position
+    /// ([`crate::store::answers`]), asked once.
+    answers: std::sync::OnceLock<bool>,
 }
 
 impl Disk {
@@ -58,6 +62,7 @@ impl Disk {
             cache: Mutex::new(AnswerCache::new(cache_bytes)),
             stems: std::sync::OnceLock::new(),
             explorer: std::sync::OnceLock::new(),
+            answers: std::sync::OnceLock::new(),
         })
     }
 
@@ -86,11 +91,14 @@ impl Disk {
         if let Some(bytes) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
             return Ok(Some(bytes));
         }
-        let epd = crate::position::epd(pos);
-        let Some(node) = self.with_store(|store| store.node_by_position(&epd))? else {
-            return Ok(None);
+        let answered = if self.has_answers()? {
+            self.with_store(|store| store.answer(key))?
+        } else {
+            let epd = crate::position::epd(pos);
+            let node = self.with_store(|store| store.node_by_position(&epd))?;
+            node.map(|node| serde_json::to_vec(&node).expect("nodes serialize"))
         };
-        let bytes = Bytes::from(serde_json::to_vec(&node).expect("nodes serialize"));
+        let Some(bytes) = answered.map(Bytes::from) else { return Ok(None) };
         self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
         Ok(Some(bytes))
     }
@@ -163,6 +171,15 @@ impl Disk {
         }
         let has = self.with_store(Store::has_explorer)?;
         Ok(*self.explorer.get_or_init(|| has))
+    }
+
+    /// Whether the store keeps its node answers one row per position.
+    fn has_answers(&self) -> Result<bool, StoreError> {
+        if let Some(&has) = self.answers.get() {
+            return Ok(has);
+        }
+        let has = self.with_store(Store::has_answers)?;
+        Ok(*self.answers.get_or_init(|| has))
     }
 
     /// How many nodes the store has.

@@ -36,6 +36,7 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let explorer: Option<Input<ExplorerIndex>> = d.input_if(declared, EXPLORER);
     let players: Option<Input<Collections>> = d.input_if(declared, PLAYER_GAMES);
     let changelog_builds: u32 = d.param("store.changelog_builds")?;
+    let answers_above: u64 = d.param("store.answers_above")?;
     let (path, entries, edges, previous) = (p.store_path(), p.store_entries(), p.store_edges(), p.previous_dir());
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
@@ -47,11 +48,12 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
         let explorer = explorer.as_ref().map(|e| cx.get(e)).transpose()?;
         let players = players.as_ref().map(|e| cx.get(e)).transpose()?;
         let coverage = serde_json::to_string(&*cx.get(&coverage)?).map_err(|e| cx.fail(e))?;
-        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds), edges: Some(&edges) };
+        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds), edges: Some(&edges), answers_above: Some(answers_above) };
         let written = crate::store::write::write_records(&tree, &records, &entries, &stubs, parts, &path).map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
+        let answers = if written.answers > 0 { format!(", {} node answers", written.answers) } else { String::new() };
         Ok(format!(
-            "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged",
+            "{} nodes{stubs}, {} edges, {} transpositions, {} changes logged{answers}",
             written.nodes, written.edges, written.transpositions, written.changes
         ))
     };

@@ -4,6 +4,8 @@
 //! (built beside the target, then renamed), carrying over and extending the
 //! `node_changelog` of the database it replaces. [`read`] answers queries.
 
+pub mod answers;
+pub mod answers_part;
 mod bulk;
 mod changelog;
 pub mod explorer;

@@ -277,6 +277,33 @@ impl Store {
         Ok(nodes)
     }
 
+    /// Calls `visit` with every node id in id order, while it returns `true`.
+    pub fn each_node_id(&self, mut visit: impl FnMut(String) -> bool) -> Result<(), StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT node_id FROM opening_nodes ORDER BY node_id")
+            .map_err(self.err())?;
+        let mut rows = stmt.query([]).map_err(self.err())?;
+        while let Some(row) = rows.next().map_err(self.err())? {
+            if !visit(row.get(0).map_err(self.err())?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The `GET /node/fen` answer of the position keyed `key` from the store's node
+    /// answers, if it has them ([`Store::has_answers`]) and the position.
+    pub fn answer(&self, key: crate::position::PositionKey) -> Result<Option<Vec<u8>>, StoreError> {
+        super::answers::lookup(&self.conn, &self.path, key)
+    }
+
+    /// Whether the store has node answers ([`super::answers`]): a store over
+    /// `[store] answers_above` nodes.
+    pub fn has_answers(&self) -> Result<bool, StoreError> {
+        super::answers::present(&self.conn, &self.path)
+    }
+
     /// How many nodes the store has.
     pub fn node_count(&self) -> Result<u64, StoreError> {
         self.conn

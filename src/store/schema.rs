@@ -21,7 +21,7 @@ pub fn schema() -> &'static str {
     static SCHEMA: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     SCHEMA.get_or_init(|| {
         let after = TABLES_AFTER_NODES.replace(GAME_COLUMNS_MARK, &game_columns_ddl());
-        format!("{TABLES_BEFORE_NODES}{}{after}", super::row::node_table())
+        format!("{TABLES_BEFORE_NODES}{}{after}{ANSWERS_TABLE}", super::row::node_table())
     })
 }
 
@@ -176,6 +176,21 @@ pub(super) fn open_writer(
     conn.execute_batch(WRITER_PRAGMAS).map_err(sql)?;
     Ok(conn)
 }
+
+/// The node answers of a large store ([`super::answers`]): the last table, also created
+/// alone in the part database that receives them.
+pub const ANSWERS_TABLE: &str = r#"CREATE TABLE node_answers (
+    key INTEGER NOT NULL,
+    check_key INTEGER NOT NULL,
+    answer BLOB NOT NULL
+);
+"#;
+
+/// Index on the node answers of a large store ([`super::answers`]), built with the table
+/// in a part database, then transferred into the store with it.
+pub const ANSWERS_INDEXES: &str = r#"
+CREATE INDEX node_answers_key ON node_answers (key, check_key);
+"#;
 
 /// Index on the edge table, built with the table in a side database, then transferred
 /// into the store with it.

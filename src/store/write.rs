@@ -10,7 +10,8 @@ use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
 use super::changelog::Previous;
 use super::schema::{
-    CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer, schema,
+    ANSWERS_INDEXES, CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer,
+    schema,
 };
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
@@ -33,6 +34,8 @@ pub struct WriteSummary {
     pub changes: usize,
     /// Validation stubs written (nodes and edges included in the counts above).
     pub stubs: usize,
+    /// Node answers written ([`super::answers`]): every node's, or none.
+    pub answers: usize,
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
@@ -131,6 +134,9 @@ pub struct Parts<'a> {
     /// The tree's edges already written by [`write_edges`] (the `store:edges` step's
     /// part); `None`: written during the store write, on a second core.
     pub edges: Option<&'a Path>,
+    /// Node answers are written when the store has more nodes than this
+    /// (`[store] answers_above`); `None`: never.
+    pub answers_above: Option<u64>,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
@@ -212,8 +218,27 @@ pub fn write_records(
     conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
     let _ = std::fs::remove_file(&log_part);
+    if parts.answers_above.is_some_and(|above| records.len() as u64 > above) {
+        summary.answers = add_answers(&tmp)?;
+    }
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(summary)
+}
+
+/// Adds the node answers ([`super::answers`]) to the otherwise complete store at `tmp`:
+/// read from it into a part database on every core, then transferred in with their index.
+/// In place: the store step calls it before its rename; a tool that writes a store's rows
+/// itself (`bench/large_store.py`, through `examples/store_answers.rs`) calls it last.
+pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
+    let part =
+        crate::files::temp::path(tmp.parent().unwrap_or(Path::new("")), "store-answers.sqlite");
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    super::answers_part::write_part(tmp, &part, threads)?;
+    let mut conn = open_writer(tmp)?;
+    let rows = copy_part(&mut conn, &part, "node_answers", ANSWERS_INDEXES, tmp)?;
+    conn.close().map_err(|(_, e)| sql(tmp)(e))?;
+    let _ = std::fs::remove_file(&part);
+    Ok(rows)
 }
 
 /// The records with a record per usable validation stub appended (after the tree's

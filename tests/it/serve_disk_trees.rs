@@ -2,7 +2,8 @@
 //! ECO tree below a code, an opening's OpeningIQ file) are the bytes the in-memory graph
 //! gives: a real `okb make` over the whole Lichess and SCID taxonomies and real games
 //! writes the store, and every code's tree and every named opening's file is compared,
-//! at several depths and game thresholds.
+//! at several depths and game thresholds. Its store keeps its node answers one row per
+//! position (`[store] answers_above = 0`), and each is the answer the tables give.
 
 use crate::common;
 
@@ -22,7 +23,8 @@ fn project() -> Project {
     };
     let p = common::whole_taxonomy_project(&format!(
         "[sources.games]\nkind = \"pgn\"\npaths = [\"{}\", \"{}\"]\n\
-         [tree]\nmax_ply = 12\nmin_games = 1\n[store]\npath = \"build/okb.sqlite\"\n",
+         [tree]\nmax_ply = 12\nmin_games = 1\n\
+         [store]\npath = \"build/okb.sqlite\"\nanswers_above = 0\n",
         fixture("api.pgn"),
         fixture("openings.pgn")
     ));
@@ -138,6 +140,40 @@ fn explorer_answers_read_from_disk_are_the_in_memory_answers() {
         with_moves += usize::from(!node.children.is_empty());
     }
     assert!(with_moves > 1000, "{with_moves} nodes with moves");
+}
+
+/// A store over `[store] answers_above` nodes keeps each node's `GET /node/fen` answer in
+/// one row: each is the answer the tables give, the server reads it, a position not in
+/// the store has none, and the rows do not depend on how many threads wrote them.
+#[test]
+fn node_answers_kept_one_row_per_position_are_the_answers_the_tables_give() {
+    let (p, graph, disk) = built();
+    let path = p.path("build/okb.sqlite");
+    let store = okb::store::read::Store::open(&path).unwrap();
+    assert!(store.has_answers().unwrap());
+    for (i, node) in graph.nodes.iter().enumerate() {
+        let pos = okb::position::parse_fen(&node.fen).unwrap();
+        let tables = store.node_by_position(&okb::position::epd(&pos)).unwrap().unwrap();
+        let row = store.answer(okb::position::key(&pos)).unwrap().unwrap();
+        assert_eq!(
+            String::from_utf8(row.clone()).unwrap(),
+            String::from_utf8(json(&tables)).unwrap()
+        );
+        if i % 7 == 0 {
+            assert_eq!(disk.node_json(&pos).unwrap().unwrap(), row, "{}", node.fen);
+        }
+    }
+    let absent = okb::position::parse_fen("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1").unwrap();
+    assert!(store.answer(okb::position::key(&absent)).unwrap().is_none());
+    assert!(disk.node_json(&absent).unwrap().is_none());
+
+    let part = |threads: usize| {
+        let file = p.path(&format!("answers-{threads}.sqlite"));
+        let rows = okb::store::answers_part::write_part(&path, &file, threads).unwrap();
+        assert_eq!(rows, graph.nodes.len());
+        std::fs::read(file).unwrap()
+    };
+    assert!(part(1) == part(3), "the rows written by 1 and by 3 threads differ");
 }
 
 /// A piece over its limit is refused, not read whole: the start position's tree to the
