@@ -19,6 +19,7 @@ use axum::body::Bytes;
 
 use crate::position::{KeyMap, PositionKey};
 use crate::store::StoreError;
+use crate::store::answers::Dictionary;
 use crate::store::graph::{Cut, Piece};
 use crate::store::read::Store;
 
@@ -44,9 +45,9 @@ pub struct Disk {
     /// Whether the store has an explorer index, asked once (every explorer answer on a
     /// large store reads it).
     explorer: std::sync::OnceLock<bool>,
-    /// Whether the store keeps its node answers one row per position
-    /// ([`crate::store::answers`]), asked once.
-    answers: std::sync::OnceLock<bool>,
+    /// The dictionary of the store's node answers if it keeps them one row per position
+    /// ([`crate::store::answers`]), read once.
+    answers: std::sync::OnceLock<Option<Dictionary>>,
 }
 
 impl Disk {
@@ -91,8 +92,8 @@ impl Disk {
         if let Some(bytes) = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key) {
             return Ok(Some(bytes));
         }
-        let answered = if self.has_answers()? {
-            self.with_store(|store| store.answer(key))?
+        let answered = if let Some(dictionary) = self.answers()? {
+            self.with_store(|store| store.answer(dictionary, key))?
         } else {
             let epd = crate::position::epd(pos);
             let node = self.with_store(|store| store.node_by_position(&epd))?;
@@ -173,13 +174,13 @@ impl Disk {
         Ok(*self.explorer.get_or_init(|| has))
     }
 
-    /// Whether the store keeps its node answers one row per position.
-    fn has_answers(&self) -> Result<bool, StoreError> {
-        if let Some(&has) = self.answers.get() {
-            return Ok(has);
+    /// The dictionary of the store's node answers, if it keeps them one row per position.
+    fn answers(&self) -> Result<Option<&Dictionary>, StoreError> {
+        if let Some(answers) = self.answers.get() {
+            return Ok(answers.as_ref());
         }
-        let has = self.with_store(Store::has_answers)?;
-        Ok(*self.answers.get_or_init(|| has))
+        let read = self.with_store(Store::answers_dictionary)?;
+        Ok(self.answers.get_or_init(|| read).as_ref())
     }
 
     /// How many nodes the store has.

@@ -20,6 +20,36 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
     move |source| StoreError::Sqlite { path: path.display().to_string(), source }
 }
 
+/// Nodes whose answers train the dictionary: the first in id order (node ids are hashes
+/// of the position, so a spread of the tree).
+const TRAINING_NODES: usize = 4096;
+
+/// The most bytes of the dictionary.
+const DICTIONARY_BYTES: usize = 32 * 1024;
+
+/// The zstd dictionary of the store's answers, trained on the answers of its first
+/// [`TRAINING_NODES`] nodes (deterministic: the same nodes give the same bytes); empty
+/// when they are too few or too alike for zstd to train on.
+fn train(store: &Path) -> Result<Vec<u8>, StoreError> {
+    let reader = Store::open_for_lookups(store)?;
+    let mut ids = Vec::with_capacity(TRAINING_NODES);
+    reader.each_node_id(|id| {
+        ids.push(id);
+        ids.len() < TRAINING_NODES
+    })?;
+    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
+    let samples: Vec<Vec<u8>> = reader
+        .nodes_by_id(&refs)?
+        .iter()
+        .map(|node| serde_json::to_vec(node).expect("nodes serialize"))
+        .collect();
+    Ok(zstd::dict::from_samples(&samples, DICTIONARY_BYTES).unwrap_or_default())
+}
+
+fn compressing(e: std::io::Error) -> StoreError {
+    StoreError::Corrupt(format!("compressing node answers: {e}"))
+}
+
 /// One answer row, ready for the part database.
 struct Row {
     key: i64,
@@ -32,16 +62,19 @@ struct Row {
 /// `threads` connections. The rows do not depend on the thread count. Returns how many.
 pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, StoreError> {
     let _ = std::fs::remove_file(part);
+    let dictionary = train(store)?;
     let mut conn = open_writer(part)?;
     conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql(part))?;
     let tx = conn.transaction().map_err(sql(part))?;
+    tx.execute("INSERT INTO node_answers_dictionary VALUES (?1)", [&dictionary])
+        .map_err(sql(part))?;
     let written = {
         let mut insert =
             tx.prepare("INSERT INTO node_answers VALUES (?1, ?2, ?3)").map_err(sql(part))?;
         let mut put = |row: Row| {
             insert.execute(params![row.key, row.check, row.answer]).map(|_| ()).map_err(sql(part))
         };
-        answer_all(store, threads.max(1), &mut put)?
+        answer_all(store, &dictionary, threads.max(1), &mut put)?
     };
     tx.commit().map_err(sql(part))?;
     conn.close().map_err(|(_, e)| sql(part)(e))?;
@@ -53,6 +86,7 @@ pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, St
 /// their order. A few batches at a time are in flight, whatever the store's size.
 fn answer_all(
     store: &Path,
+    dictionary: &[u8],
     threads: usize,
     put: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<usize, StoreError> {
@@ -65,7 +99,7 @@ fn answer_all(
         let reader = scope.spawn(move || read_batches(store, &work_tx));
         for _ in 0..threads {
             let (done_tx, work_rx) = (done_tx.clone(), Arc::clone(&work_rx));
-            scope.spawn(move || answer_batches(store, &work_rx, &done_tx));
+            scope.spawn(move || answer_batches(store, dictionary, &work_rx, &done_tx));
         }
         drop((done_tx, work_rx));
         // Batches arrive in any order: each is put once all before it are.
@@ -113,15 +147,20 @@ fn read_batches(
 /// A worker: answers the batches it takes from `work` until there are none.
 fn answer_batches(
     store: &Path,
+    dictionary: &[u8],
     work: &Mutex<mpsc::Receiver<(usize, Vec<String>)>>,
     done: &mpsc::SyncSender<(usize, Result<Vec<Row>, StoreError>)>,
 ) {
-    let reader = Store::open_for_lookups(store);
+    let compressor = |reader| {
+        let compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, dictionary);
+        compressor.map(|c| (reader, c)).map_err(compressing)
+    };
+    let mut tools = Store::open_for_lookups(store).and_then(compressor);
     loop {
         let job = work.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok((n, ids)) = job else { return };
-        let rows = match &reader {
-            Ok(reader) => answer_batch(reader, &ids),
+        let rows = match &mut tools {
+            Ok((reader, compressor)) => answer_batch(reader, compressor, &ids),
             Err(e) => Err(StoreError::Corrupt(e.to_string())),
         };
         let failed = rows.is_err();
@@ -132,7 +171,11 @@ fn answer_batches(
 }
 
 /// The answer rows of the nodes `ids`.
-fn answer_batch(store: &Store, ids: &[String]) -> Result<Vec<Row>, StoreError> {
+fn answer_batch(
+    store: &Store,
+    compressor: &mut zstd::bulk::Compressor<'_>,
+    ids: &[String],
+) -> Result<Vec<Row>, StoreError> {
     let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
     let nodes = store.nodes_by_id(&refs)?;
     nodes
@@ -146,8 +189,7 @@ fn answer_batch(store: &Store, ids: &[String]) -> Result<Vec<Row>, StoreError> {
             })?;
             let (key, check) = columns(crate::position::key(&pos));
             let json = serde_json::to_vec(node).expect("nodes serialize");
-            let answer = zstd::bulk::compress(&json, LEVEL)
-                .map_err(|e| StoreError::Corrupt(format!("compressing node answers: {e}")))?;
+            let answer = compressor.compress(&json).map_err(compressing)?;
             Ok(Row { key, check, answer })
         })
         .collect()

@@ -293,15 +293,20 @@ impl Store {
     }
 
     /// The `GET /node/fen` answer of the position keyed `key` from the store's node
-    /// answers, if it has them ([`Store::has_answers`]) and the position.
-    pub fn answer(&self, key: crate::position::PositionKey) -> Result<Option<Vec<u8>>, StoreError> {
-        super::answers::lookup(&self.conn, &self.path, key)
+    /// answers, compressed with `dictionary` ([`Store::answers_dictionary`]), if it has
+    /// the position.
+    pub fn answer(
+        &self,
+        dictionary: &super::answers::Dictionary,
+        key: crate::position::PositionKey,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        super::answers::lookup(&self.conn, &self.path, dictionary, key)
     }
 
-    /// Whether the store has node answers ([`super::answers`]): a store over
-    /// `[store] answers_above` nodes.
-    pub fn has_answers(&self) -> Result<bool, StoreError> {
-        super::answers::present(&self.conn, &self.path)
+    /// The dictionary of the store's node answers ([`super::answers`]), if it has them:
+    /// a store over `[store] answers_above` nodes.
+    pub fn answers_dictionary(&self) -> Result<Option<super::answers::Dictionary>, StoreError> {
+        super::answers::dictionary(&self.conn, &self.path)
     }
 
     /// How many nodes the store has.

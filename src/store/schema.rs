@@ -177,13 +177,14 @@ pub(super) fn open_writer(
     Ok(conn)
 }
 
-/// The node answers of a large store ([`super::answers`]): the last table, also created
-/// alone in the part database that receives them.
-pub const ANSWERS_TABLE: &str = r#"CREATE TABLE node_answers (
+/// The node answers of a large store and their dictionary ([`super::answers`]): the last
+/// tables, also created alone in the part database that receives them.
+pub const ANSWERS_TABLE: &str = r#"CREATE TABLE IF NOT EXISTS node_answers (
     key INTEGER NOT NULL,
     check_key INTEGER NOT NULL,
     answer BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS node_answers_dictionary (dictionary BLOB NOT NULL);
 "#;
 
 /// Index on the node answers of a large store ([`super::answers`]), built with the table

@@ -235,7 +235,10 @@ pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     super::answers_part::write_part(tmp, &part, threads)?;
     let mut conn = open_writer(tmp)?;
+    // A store of an older schema has neither table.
+    conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql(tmp))?;
     let rows = copy_part(&mut conn, &part, "node_answers", ANSWERS_INDEXES, tmp)?;
+    copy_part(&mut conn, &part, "node_answers_dictionary", "", tmp)?;
     conn.close().map_err(|(_, e)| sql(tmp)(e))?;
     let _ = std::fs::remove_file(&part);
     Ok(rows)
@@ -285,7 +288,7 @@ fn copy_part(
     let tx = conn.transaction().map_err(sql(tmp))?;
     tx.execute_batch(indexes).map_err(sql(tmp))?;
     let rows = tx
-        .execute(&format!("INSERT INTO {table} SELECT * FROM side.{table}"), [])
+        .execute(&format!("INSERT INTO main.{table} SELECT * FROM side.{table}"), [])
         .map_err(sql(tmp))?;
     tx.commit().map_err(sql(tmp))?;
     conn.execute("DETACH DATABASE side", []).map_err(sql(tmp))?;

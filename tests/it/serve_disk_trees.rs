@@ -150,11 +150,11 @@ fn node_answers_kept_one_row_per_position_are_the_answers_the_tables_give() {
     let (p, graph, disk) = built();
     let path = p.path("build/okb.sqlite");
     let store = okb::store::read::Store::open(&path).unwrap();
-    assert!(store.has_answers().unwrap());
+    let dictionary = store.answers_dictionary().unwrap().expect("node answers");
     for (i, node) in graph.nodes.iter().enumerate() {
         let pos = okb::position::parse_fen(&node.fen).unwrap();
         let tables = store.node_by_position(&okb::position::epd(&pos)).unwrap().unwrap();
-        let row = store.answer(okb::position::key(&pos)).unwrap().unwrap();
+        let row = store.answer(&dictionary, okb::position::key(&pos)).unwrap().unwrap();
         assert_eq!(
             String::from_utf8(row.clone()).unwrap(),
             String::from_utf8(json(&tables)).unwrap()
@@ -164,7 +164,7 @@ fn node_answers_kept_one_row_per_position_are_the_answers_the_tables_give() {
         }
     }
     let absent = okb::position::parse_fen("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1").unwrap();
-    assert!(store.answer(okb::position::key(&absent)).unwrap().is_none());
+    assert!(store.answer(&dictionary, okb::position::key(&absent)).unwrap().is_none());
     assert!(disk.node_json(&absent).unwrap().is_none());
 
     let part = |threads: usize| {
