@@ -119,4 +119,26 @@ mod tests {
         assert_eq!(columns(key), (i64::MIN + 1, -2));
         assert_eq!(columns(PositionKey(7)), (0, 7));
     }
+
+    /// Answers compressed with a trained dictionary, or with none (a store too small to
+    /// train on), read back as they were written.
+    #[test]
+    fn answers_read_back_with_and_without_a_dictionary() {
+        let answers: Vec<Vec<u8>> = (0..2000)
+            .map(|i| {
+                format!(r#"{{"node_id":"n{i}","game_count":{},"children":[]}}"#, i * 7).into_bytes()
+            })
+            .collect();
+        let trained = zstd::dict::from_samples(&answers, 4096).unwrap();
+        for dictionary in [Vec::new(), trained] {
+            let mut compressor =
+                zstd::bulk::Compressor::with_dictionary(LEVEL, &dictionary).unwrap();
+            let reader = Dictionary::new(&dictionary);
+            for answer in answers.iter().step_by(97) {
+                let blob = compressor.compress(answer).unwrap();
+                assert_eq!(&reader.decompress(&blob).unwrap(), answer);
+            }
+        }
+        assert!(Dictionary::new(&[]).decompress(b"not zstd").is_err());
+    }
 }
