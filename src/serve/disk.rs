@@ -126,22 +126,22 @@ impl Disk {
 
     /// The node id of the named opening whose OpeningIQ file is `<stem>.json`.
     pub fn stem(&self, stem: &str) -> Result<Option<String>, StoreError> {
-        if let Some(stems) = self.stems.get() {
-            return Ok(stems.get(stem).cloned());
-        }
-        let nodes = self.with_store(Store::entries_named)?;
-        let named = crate::export::named::select(nodes.iter().enumerate().map(|(i, n)| {
-            crate::export::named::Candidate {
-                node: i as u32,
-                eco: &n.eco,
-                name: &n.name,
-                ply: n.ply as usize,
-                movetext: &n.moves,
-            }
-        }));
-        let stems = self.stems.get_or_init(|| {
-            named.into_iter().map(|o| (o.stem, nodes[o.node as usize].node_id.clone())).collect()
-        });
+        let stems = read_once(&self.stems, || {
+            let nodes = self.with_store(Store::entries_named)?;
+            let named = crate::export::named::select(nodes.iter().enumerate().map(|(i, n)| {
+                crate::export::named::Candidate {
+                    node: i as u32,
+                    eco: &n.eco,
+                    name: &n.name,
+                    ply: n.ply as usize,
+                    movetext: &n.moves,
+                }
+            }));
+            Ok(named
+                .into_iter()
+                .map(|o| (o.stem, nodes[o.node as usize].node_id.clone()))
+                .collect())
+        })?;
         Ok(stems.get(stem).cloned())
     }
 
@@ -167,20 +167,12 @@ impl Disk {
 
     /// Whether the store has an explorer index.
     pub fn has_explorer(&self) -> Result<bool, StoreError> {
-        if let Some(&has) = self.explorer.get() {
-            return Ok(has);
-        }
-        let has = self.with_store(Store::has_explorer)?;
-        Ok(*self.explorer.get_or_init(|| has))
+        read_once(&self.explorer, || self.with_store(Store::has_explorer)).copied()
     }
 
     /// The dictionary of the store's node answers, if it keeps them one row per position.
     fn answers(&self) -> Result<Option<&Dictionary>, StoreError> {
-        if let Some(answers) = self.answers.get() {
-            return Ok(answers.as_ref());
-        }
-        let read = self.with_store(Store::answers_dictionary)?;
-        Ok(self.answers.get_or_init(|| read).as_ref())
+        read_once(&self.answers, || self.with_store(Store::answers_dictionary)).map(Option::as_ref)
     }
 
     /// How many nodes the store has.
@@ -193,6 +185,19 @@ impl Disk {
         let epd = crate::position::epd(pos);
         self.with_store(|store| store.graph_node(&epd))
     }
+}
+
+/// The value of `cell`, read by `read` the first time; a read that fails is not kept, so
+/// the next call reads again.
+fn read_once<T>(
+    cell: &std::sync::OnceLock<T>,
+    read: impl FnOnce() -> Result<T, StoreError>,
+) -> Result<&T, StoreError> {
+    if let Some(value) = cell.get() {
+        return Ok(value);
+    }
+    let value = read()?;
+    Ok(cell.get_or_init(|| value))
 }
 
 /// Serialized answers by position, at most about `budget` bytes in all: two generations,

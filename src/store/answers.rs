@@ -16,7 +16,7 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::StoreError;
+use super::{StoreError, sql};
 use crate::position::PositionKey;
 
 /// The node count above which a store is large: `okb serve` answers it from the file
@@ -77,7 +77,7 @@ impl Dictionary {
 /// older schema (no table) or a small one (an empty table). The table is written whole or
 /// not at all.
 pub fn dictionary(conn: &Connection, path: &str) -> Result<Option<Dictionary>, StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = sql(path);
     let table: bool = conn
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_answers_dictionary')",
@@ -106,11 +106,9 @@ pub fn lookup(
     let (high, low) = columns(key);
     let mut stmt = conn
         .prepare_cached("SELECT answer FROM node_answers WHERE key = ?1 AND check_key = ?2")
-        .map_err(|source| StoreError::Sqlite { path: path.to_string(), source })?;
-    let blob: Option<Vec<u8>> = stmt
-        .query_row(params![high, low], |r| r.get(0))
-        .optional()
-        .map_err(|source| StoreError::Sqlite { path: path.to_string(), source })?;
+        .map_err(sql(path))?;
+    let blob: Option<Vec<u8>> =
+        stmt.query_row(params![high, low], |r| r.get(0)).optional().map_err(sql(path))?;
     blob.map(|blob| {
         dictionary.decompress(&blob).map_err(|e| {
             StoreError::Corrupt(format!("{path}: a node answer does not decompress: {e}"))

@@ -8,17 +8,13 @@ use std::sync::{Arc, Mutex, mpsc};
 
 use rusqlite::params;
 
-use super::StoreError;
 use super::answers::{LEVEL, columns};
 use super::read::Store;
 use super::schema::open_writer;
+use super::{StoreError, sql_file};
 
 /// Nodes a worker answers per batch (the unit of the writer's ordering).
 const BATCH: usize = 1024;
-
-fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |source| StoreError::Sqlite { path: path.display().to_string(), source }
-}
 
 /// Nodes whose answers train the dictionary: the first in id order (node ids are hashes
 /// of the position, so a spread of the tree).
@@ -64,20 +60,23 @@ pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, St
     let _ = std::fs::remove_file(part);
     let dictionary = train(store)?;
     let mut conn = open_writer(part)?;
-    conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql(part))?;
-    let tx = conn.transaction().map_err(sql(part))?;
+    conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql_file(part))?;
+    let tx = conn.transaction().map_err(sql_file(part))?;
     tx.execute("INSERT INTO node_answers_dictionary VALUES (?1)", [&dictionary])
-        .map_err(sql(part))?;
+        .map_err(sql_file(part))?;
     let written = {
         let mut insert =
-            tx.prepare("INSERT INTO node_answers VALUES (?1, ?2, ?3)").map_err(sql(part))?;
+            tx.prepare("INSERT INTO node_answers VALUES (?1, ?2, ?3)").map_err(sql_file(part))?;
         let mut put = |row: Row| {
-            insert.execute(params![row.key, row.check, row.answer]).map(|_| ()).map_err(sql(part))
+            insert
+                .execute(params![row.key, row.check, row.answer])
+                .map(|_| ())
+                .map_err(sql_file(part))
         };
         answer_all(store, &dictionary, threads.max(1), &mut put)?
     };
-    tx.commit().map_err(sql(part))?;
-    conn.close().map_err(|(_, e)| sql(part)(e))?;
+    tx.commit().map_err(sql_file(part))?;
+    conn.close().map_err(|(_, e)| sql_file(part)(e))?;
     Ok(written)
 }
 

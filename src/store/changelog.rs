@@ -52,7 +52,7 @@ impl Previous {
         part: &Path,
     ) -> Result<usize, StoreError> {
         let (build, keep) = log;
-        let sql = |source| StoreError::Sqlite { path: part.display().to_string(), source };
+        let sql = super::sql_file(part);
         let _ = std::fs::remove_file(part);
         let mut conn = super::schema::open_writer(part)?;
         conn.execute_batch(super::schema::schema()).map_err(sql)?;

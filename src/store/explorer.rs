@@ -7,13 +7,9 @@
 use rusqlite::types::ToSqlOutput;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::StoreError;
 use super::schema::{GAME_COLUMNS, game_insert, game_select};
+use super::{StoreError, sql};
 use crate::explorer_index::{ExplorerIndex, GameRef, NodeIndex};
-
-fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |source| StoreError::Sqlite { path: path.to_string(), source }
-}
 
 /// Writes `index` on `conn`; `node_ids[i]` is the id of tree node `i`.
 pub fn write(

@@ -26,7 +26,7 @@ fn node_select(condition: &str) -> String {
 /// The node on position identity `epd`, without edges, from the store on `conn` (`path`
 /// names it in errors): what a server answering from disk reads for one position.
 pub fn node_at(conn: &Connection, path: &str, epd: &str) -> Result<Option<Node>, StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = super::sql(path);
     let mut stmt = conn.prepare_cached(&node_select("n.position_key = ?1")).map_err(err)?;
     let entry_at = super::row::stored_count();
     let mut rows = stmt
@@ -46,7 +46,7 @@ pub fn each_outline(
     path: &str,
     mut visit: impl FnMut(Node, bool),
 ) -> Result<(), StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = super::sql(path);
     // The entries (a few thousand) first: a join would look one up per node.
     let mut entries: HashMap<String, Entry> = HashMap::new();
     let mut stmt = conn
@@ -107,7 +107,7 @@ pub fn evaluated_fen(
     path: &str,
     node_id: &str,
 ) -> Result<Option<String>, StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = super::sql(path);
     let mut stmt = conn
         .prepare_cached(
             "SELECT fen, stockfish_lines FROM opening_nodes
@@ -129,7 +129,7 @@ pub fn evaluated_fen(
 
 /// Reads every node and edge of the store on `conn` (`path` names it in errors).
 pub fn load(conn: &Connection, path: &str) -> Result<Graph, StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = super::sql(path);
     let mut stmt = conn.prepare(&node_select("1 = 1")).map_err(err)?;
     let entry_at = super::row::stored_count();
     let mut nodes: Vec<Node> = stmt
@@ -203,7 +203,7 @@ pub enum Piece {
 /// root's parents (its last move); each node with all its edges, in rank order, as
 /// [`load`] reads them. Memory is bounded by the cut's limit, not by the store.
 pub fn piece(conn: &Connection, path: &str, cut: Cut<'_>) -> Result<Piece, StoreError> {
-    let err = |source| StoreError::Sqlite { path: path.to_string(), source };
+    let err = super::sql(path);
     let mut reader = PieceReader::new(conn).map_err(err)?;
     if !reader.add(cut.root_id).map_err(err)? {
         return Ok(Piece::Missing);

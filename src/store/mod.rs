@@ -17,6 +17,17 @@ pub mod row;
 pub mod schema;
 pub mod write;
 
+/// The error of an SQLite call on the store (or part) at `path`, for `map_err`: the
+/// path is written out only when the call fails.
+fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
+    move |source| StoreError::Sqlite { path: path.to_string(), source }
+}
+
+/// [`sql`] for a path held as a [`Path`](std::path::Path).
+fn sql_file(path: &std::path::Path) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
+    move |source| StoreError::Sqlite { path: path.display().to_string(), source }
+}
+
 /// Errors from the store.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {

@@ -7,15 +7,11 @@
 use rusqlite::types::ToSqlOutput;
 use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
 
-use super::StoreError;
 use super::schema::{GAME_COLUMNS, game_insert, game_select};
+use super::{StoreError, sql};
 use crate::position::MoveKey;
 use crate::repertoire::Side;
 use crate::repertoire::collection::{CollectionGame, Collections, Listed};
-
-fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |source| StoreError::Sqlite { path: path.to_string(), source }
-}
 
 /// Writes `collections` on `conn`.
 pub fn write(

@@ -171,7 +171,7 @@ CREATE INDEX node_changelog_node ON node_changelog (node_id);
 pub(super) fn open_writer(
     path: &std::path::Path,
 ) -> Result<rusqlite::Connection, super::StoreError> {
-    let sql = |source| super::StoreError::Sqlite { path: path.display().to_string(), source };
+    let sql = super::sql_file(path);
     let conn = rusqlite::Connection::open(path).map_err(sql)?;
     conn.execute_batch(WRITER_PRAGMAS).map_err(sql)?;
     Ok(conn)

@@ -6,13 +6,13 @@ use std::path::Path;
 
 use rusqlite::{Connection, params};
 
-use super::StoreError;
 use super::bulk::{BulkInsert, Cell};
 use super::changelog::Previous;
 use super::schema::{
     ANSWERS_INDEXES, CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer,
     schema,
 };
+use super::{StoreError, sql_file};
 use crate::eco::EcoSkeleton;
 use crate::engine::Annotations;
 use crate::position;
@@ -38,10 +38,6 @@ pub struct WriteSummary {
     pub answers: usize,
 }
 
-fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> StoreError + '_ {
-    move |source| StoreError::Sqlite { path: path.display().to_string(), source }
-}
-
 /// Writes the `opening_entries` rows of `skeleton` (every entry, named and interpolated)
 /// with their index into a part database at `path`: a store with the full schema and
 /// only that table filled, which [`write()`] copies to start the store from. The part
@@ -57,15 +53,15 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
     let entries = &skeleton.entries;
     let ids: Vec<String> = entries.par_iter().map(|e| position::node_id(&e.epd)).collect();
     let mut conn = open_writer(&tmp)?;
-    conn.execute_batch(schema()).map_err(sql(&tmp))?;
-    let tx = conn.transaction().map_err(sql(&tmp))?;
+    conn.execute_batch(schema()).map_err(sql_file(&tmp))?;
+    let tx = conn.transaction().map_err(sql_file(&tmp))?;
     {
         let mut insert = BulkInsert::new(
             &tx,
             "INSERT INTO opening_entries VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             9,
         )
-        .map_err(sql(&tmp))?;
+        .map_err(sql_file(&tmp))?;
         let mut aliases = Vec::new();
         // Primary-key order makes every insert an append to the b-tree.
         for i in id_order(&ids) {
@@ -85,11 +81,11 @@ pub fn write_entries(skeleton: &EcoSkeleton, path: &Path) -> Result<usize, Store
                     from.into(),
                     std::str::from_utf8(&aliases).expect("JSON is UTF-8").into(),
                 ])
-                .map_err(sql(&tmp))?;
+                .map_err(sql_file(&tmp))?;
         }
     }
-    tx.commit().map_err(sql(&tmp))?;
-    conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
+    tx.commit().map_err(sql_file(&tmp))?;
+    conn.close().map_err(|(_, e)| sql_file(&tmp)(e))?;
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(entries.len())
 }
@@ -200,7 +196,8 @@ pub fn write_records(
         summary.changes = changes?;
         copy_part(&mut conn, &log_part, "node_changelog", CHANGELOG_INDEXES, &tmp)?;
     }
-    summary.edges += insert_stub_edges(&mut conn, tree, &ids, &stub_edges).map_err(sql(&tmp))?;
+    summary.edges +=
+        insert_stub_edges(&mut conn, tree, &ids, &stub_edges).map_err(sql_file(&tmp))?;
     if let Some(index) = parts.explorer {
         super::explorer::write(
             &mut conn,
@@ -213,9 +210,10 @@ pub fn write_records(
         super::players::write(&mut conn, &tmp.display().to_string(), players)?;
     }
     if let Some(coverage) = parts.coverage {
-        conn.execute("INSERT INTO meta VALUES ('coverage', ?1)", [coverage]).map_err(sql(&tmp))?;
+        conn.execute("INSERT INTO meta VALUES ('coverage', ?1)", [coverage])
+            .map_err(sql_file(&tmp))?;
     }
-    conn.close().map_err(|(_, e)| sql(&tmp)(e))?;
+    conn.close().map_err(|(_, e)| sql_file(&tmp)(e))?;
     let _ = std::fs::remove_file(&side);
     let _ = std::fs::remove_file(&log_part);
     if parts.answers_above.is_some_and(|above| records.len() as u64 > above) {
@@ -236,10 +234,10 @@ pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
     super::answers_part::write_part(tmp, &part, threads)?;
     let mut conn = open_writer(tmp)?;
     // A store of an older schema has neither table.
-    conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql(tmp))?;
+    conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql_file(tmp))?;
     let rows = copy_part(&mut conn, &part, "node_answers", ANSWERS_INDEXES, tmp)?;
     copy_part(&mut conn, &part, "node_answers_dictionary", "", tmp)?;
-    conn.close().map_err(|(_, e)| sql(tmp)(e))?;
+    conn.close().map_err(|(_, e)| sql_file(tmp)(e))?;
     let _ = std::fs::remove_file(&part);
     Ok(rows)
 }
@@ -284,14 +282,14 @@ fn copy_part(
         path: part.display().to_string(),
         source: std::io::Error::other("path is not UTF-8"),
     })?;
-    conn.execute("ATTACH DATABASE ?1 AS side", [part_text]).map_err(sql(tmp))?;
-    let tx = conn.transaction().map_err(sql(tmp))?;
-    tx.execute_batch(indexes).map_err(sql(tmp))?;
+    conn.execute("ATTACH DATABASE ?1 AS side", [part_text]).map_err(sql_file(tmp))?;
+    let tx = conn.transaction().map_err(sql_file(tmp))?;
+    tx.execute_batch(indexes).map_err(sql_file(tmp))?;
     let rows = tx
         .execute(&format!("INSERT INTO main.{table} SELECT * FROM side.{table}"), [])
-        .map_err(sql(tmp))?;
-    tx.commit().map_err(sql(tmp))?;
-    conn.execute("DETACH DATABASE side", []).map_err(sql(tmp))?;
+        .map_err(sql_file(tmp))?;
+    tx.commit().map_err(sql_file(tmp))?;
+    conn.execute("DETACH DATABASE side", []).map_err(sql_file(tmp))?;
     Ok(rows)
 }
 
@@ -306,18 +304,19 @@ fn write_main(
     summary: &mut WriteSummary,
 ) -> Result<Connection, StoreError> {
     let mut conn = open_writer(tmp)?;
-    let tx = conn.transaction().map_err(sql(tmp))?;
-    insert_nodes(&tx, records, ids).map_err(sql(tmp))?;
-    summary.transpositions = insert_transpositions(&tx, tree, ids).map_err(sql(tmp))?;
-    insert_structures(&tx).map_err(sql(tmp))?;
+    let tx = conn.transaction().map_err(sql_file(tmp))?;
+    insert_nodes(&tx, records, ids).map_err(sql_file(tmp))?;
+    summary.transpositions = insert_transpositions(&tx, tree, ids).map_err(sql_file(tmp))?;
+    insert_structures(&tx).map_err(sql_file(tmp))?;
     {
-        let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql(tmp))?;
-        meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()]).map_err(sql(tmp))?;
-        meta.execute(params!["build", build.to_string()]).map_err(sql(tmp))?;
-        meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql(tmp))?;
+        let mut meta = tx.prepare("INSERT INTO meta VALUES (?1, ?2)").map_err(sql_file(tmp))?;
+        meta.execute(params!["schema_version", SCHEMA_VERSION.to_string()])
+            .map_err(sql_file(tmp))?;
+        meta.execute(params!["build", build.to_string()]).map_err(sql_file(tmp))?;
+        meta.execute(params!["okb_version", env!("CARGO_PKG_VERSION")]).map_err(sql_file(tmp))?;
     }
-    tx.execute_batch(NODE_INDEXES).map_err(sql(tmp))?;
-    tx.commit().map_err(sql(tmp))?;
+    tx.execute_batch(NODE_INDEXES).map_err(sql_file(tmp))?;
+    tx.commit().map_err(sql_file(tmp))?;
     Ok(conn)
 }
 
@@ -419,15 +418,15 @@ pub fn write_edges(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
 fn write_edges_at(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
     let _ = std::fs::remove_file(path);
     let mut conn = open_writer(path)?;
-    conn.execute_batch(schema()).map_err(sql(path))?;
-    let tx = conn.transaction().map_err(sql(path))?;
+    conn.execute_batch(schema()).map_err(sql_file(path))?;
+    let tx = conn.transaction().map_err(sql_file(path))?;
     let ids: Vec<String> = {
         use rayon::prelude::*;
         tree.nodes.par_iter().map(|n| position::node_id(&n.epd)).collect()
     };
     let mut edges = 0;
     {
-        let mut insert_edge = BulkInsert::new(&tx, INSERT_EDGE, 10).map_err(sql(path))?;
+        let mut insert_edge = BulkInsert::new(&tx, INSERT_EDGE, 10).map_err(sql_file(path))?;
         for i in id_order(&ids) {
             let mut children: Vec<(usize, &crate::tree::Edge)> =
                 tree.nodes[i].children.iter().enumerate().collect();
@@ -449,14 +448,14 @@ fn write_edges_at(tree: &Tree, path: &Path) -> Result<usize, StoreError> {
                         Cell::Int(s.outcomes.black as i64),
                         avg.into(),
                     ])
-                    .map_err(sql(path))?;
+                    .map_err(sql_file(path))?;
                 edges += 1;
             }
         }
     }
-    tx.execute_batch(EDGE_INDEXES).map_err(sql(path))?;
-    tx.commit().map_err(sql(path))?;
-    conn.close().map_err(|(_, e)| sql(path)(e))?;
+    tx.execute_batch(EDGE_INDEXES).map_err(sql_file(path))?;
+    tx.commit().map_err(sql_file(path))?;
+    conn.close().map_err(|(_, e)| sql_file(path)(e))?;
     Ok(edges)
 }
 
