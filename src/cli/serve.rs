@@ -34,7 +34,8 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = crate::serve::limits::DEFAULT_SEND_MB as u32, value_name = "MIB", value_parser = clap::value_parser!(u32).range(1..))]
     pub send_buffer_mb: u32,
     /// MiB of node answers kept in memory (the answers of the positions asked most
-    /// recently); the rest are read from the store file per request.
+    /// recently; a store with node answers keeps them compressed, about 220 bytes each);
+    /// the rest are read from the store file per request.
     #[arg(long, default_value_t = crate::serve::disk::DEFAULT_CACHE_MB, value_name = "MIB")]
     pub cache_mb: usize,
     /// The most nodes a store may have for its whole graph to be held in memory (about

@@ -293,14 +293,9 @@ impl Store {
     }
 
     /// The `GET /node/fen` answer of the position keyed `key` from the store's node
-    /// answers, compressed with `dictionary` ([`Store::answers_dictionary`]), if it has
-    /// the position.
-    pub fn answer(
-        &self,
-        dictionary: &super::answers::Dictionary,
-        key: crate::position::PositionKey,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        super::answers::lookup(&self.conn, &self.path, dictionary, key)
+    /// answers, compressed ([`super::answers::lookup`]), if it has the position.
+    pub fn answer(&self, key: crate::position::PositionKey) -> Result<Option<Vec<u8>>, StoreError> {
+        super::answers::lookup(&self.conn, &self.path, key)
     }
 
     /// The dictionary of the store's node answers ([`super::answers`]), if it has them:

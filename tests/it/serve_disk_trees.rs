@@ -154,17 +154,20 @@ fn node_answers_kept_one_row_per_position_are_the_answers_the_tables_give() {
     for (i, node) in graph.nodes.iter().enumerate() {
         let pos = okb::position::parse_fen(&node.fen).unwrap();
         let tables = store.node_by_position(&okb::position::epd(&pos)).unwrap().unwrap();
-        let row = store.answer(&dictionary, okb::position::key(&pos)).unwrap().unwrap();
+        let blob = store.answer(okb::position::key(&pos)).unwrap().unwrap();
+        let row = dictionary.answer(&blob, "okb.sqlite").unwrap();
         assert_eq!(
             String::from_utf8(row.clone()).unwrap(),
             String::from_utf8(json(&tables)).unwrap()
         );
         if i % 7 == 0 {
+            // Read from the file, then from the cache, which keeps the row compressed.
             assert_eq!(disk.node_json(&pos).unwrap().unwrap(), row, "{}", node.fen);
+            assert_eq!(disk.node_json(&pos).unwrap().unwrap(), row, "{} cached", node.fen);
         }
     }
     let absent = okb::position::parse_fen("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1").unwrap();
-    assert!(store.answer(&dictionary, okb::position::key(&absent)).unwrap().is_none());
+    assert!(store.answer(okb::position::key(&absent)).unwrap().is_none());
     assert!(disk.node_json(&absent).unwrap().is_none());
 
     let part = |threads: usize| {
