@@ -120,22 +120,36 @@ def generate(source, n, out, lines=True):
 def has_answers(store):
     """Whether `store` keeps its node answers one row per position (as okb's store step
     writes them for a store over `[store] answers_above` nodes)."""
+    return _has_rows(store, "node_answers")
+
+
+def has_named_summary(store):
+    """Whether `store` keeps its named summary (the tally of its nodes that okb serve's
+    answers by name need, written with the node answers)."""
+    return _has_rows(store, "named_summary")
+
+
+def _has_rows(store, table):
+    """Whether `store` has `table` (an okb of its time may not have written it) with a row."""
     conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT EXISTS (SELECT 1 FROM node_answers)").fetchone()[0] == 1
+        return conn.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] == 1
     except sqlite3.OperationalError:
         return False
     finally:
         conn.close()
 
 
-def add_answers(store):
-    """Adds the node answers to `store` with okb's own code (examples/store_answers.rs),
-    as the store step adds them to a store that large."""
+def add_answers(store, summary_only=False):
+    """Adds the node answers and the named summary to `store` with okb's own code
+    (examples/store_answers.rs), as the store step adds them to a store that large; with
+    `summary_only`, the named summary alone (to a store whose answers an earlier okb added)."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     subprocess.run(["cargo", "build", "--release", "--locked", "--quiet", "--example", "store_answers"],
                    cwd=root, check=True)
-    subprocess.run([os.path.join(root, "target", "release", "examples", "store_answers"), store], check=True)
+    flags = ["--summary"] if summary_only else []
+    subprocess.run([os.path.join(root, "target", "release", "examples", "store_answers"), *flags, store],
+                   check=True)
 
 
 def _helper_tables(conn, columns, template, edge):

@@ -14,8 +14,10 @@ use crate::games::stats::{MoveStats, Outcomes};
 use crate::record::split_name;
 use crate::tree::Tree;
 
+pub mod tally;
+
 /// A node's own taxonomy entry.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Entry {
     /// Where the name comes from: `eco_tsv`, `scid`, `pgn_extract` or `interpolated`.
     pub src: String,

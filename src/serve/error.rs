@@ -1,7 +1,7 @@
 //! The server's error answer, [`ApiError`]: every error is JSON
 //! (`{"error": "...", "status": N}`), and axum's rejections of a path, query or body
 //! become 400s (413 for a body over [`super::BODY_LIMIT`]), so user input never yields a
-//! 500.
+//! 500. And [`log`], the server's lines on stderr.
 
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::http::{StatusCode, header};
@@ -65,3 +65,10 @@ impl From<BytesRejection> for ApiError {
 
 /// What a handler returns: its answer, or the error answer.
 pub(super) type Answer = Result<Response, ApiError>;
+
+/// A line on stderr; a closed stderr (a supervisor that stopped reading) does not stop
+/// the server, unlike `eprintln!`, which panics.
+pub(super) fn log(line: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
+}

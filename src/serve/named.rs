@@ -1,14 +1,16 @@
 //! [`Named`]: what the endpoints that find openings by name or list them need (search,
 //! structures, named openings' file stems, the player collections, the OpenAPI document's
-//! examples), read from the store in one pass over its nodes and held in memory at a size
-//! that follows the taxonomies, not the number of nodes.
+//! examples), built from a [`NamedTally`] of every node and held in memory at a size that
+//! follows the taxonomies, not the number of nodes.
 //!
 //! Why apart from [`super::Walked`]: the whole graph is held only for stores of at most
 //! `--in-memory-nodes` nodes, while these answers need only the named positions (a few
 //! thousand, whatever the store's size) and tallies over every node. A small store builds
-//! them from the graph it holds; a larger one from [`Store::each_outline`], in the table's
-//! order. Every tie is broken by position identity (the graph's order), so both give the
-//! same bytes (`tests/it/serve_named.rs`).
+//! them from the graph it holds; a larger one from the named summary the store step kept
+//! beside its node answers ([`crate::store::named_summary`], one row), else from one pass
+//! over the store file ([`Store::named_tally`], in the table's order). Every tie is broken
+//! by position identity (the graph's order), so all three give the same bytes
+//! (`tests/it/serve_named.rs`).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,13 +19,11 @@ use axum::body::Bytes;
 
 use super::masters::{self, ExplorerOpening};
 use super::{openapi, player, repertoire, structures};
-use crate::graph::{Graph, Node};
+use crate::graph::Graph;
+use crate::graph::tally::{NamedTally, SHOWN};
 use crate::position::{KeyMap, PositionKey};
 use crate::store::StoreError;
 use crate::store::read::Store;
-
-/// How many examples of each kind the OpenAPI document shows.
-const SHOWN: usize = 3;
 
 /// The named positions of a build and the answers derived from every node.
 pub struct Named {
@@ -55,111 +55,33 @@ pub struct ExplorerExamples {
     pub game_ids: Vec<String>,
 }
 
-/// The nodes of a store taken one at a time, in any order.
-#[derive(Default)]
-pub struct NamedBuilder {
-    named: Vec<Node>,
-    structures: structures::StructureTally,
-    deepest: u32,
-    start: Option<String>,
-    /// The most played evaluated positions so far, best first.
-    evaluated: Vec<Evaluated>,
-}
-
-/// A position whose evaluation has a line with moves, as the OpenAPI document's examples
-/// rank it.
-struct Evaluated {
-    games: u64,
-    ply: u32,
-    epd: String,
-    moves: String,
-    fen: String,
-}
-
-impl NamedBuilder {
-    /// Takes `node` into account.
-    pub fn add(&mut self, node: &Node) {
-        let evaluated_fen = || {
-            let lines = node.engine.as_ref().map_or(&[][..], |e| &e.lines[..]);
-            lines.iter().any(|l| !l.pv_uci.is_empty()).then(|| node.fen.clone())
-        };
-        self.add_outline(node, evaluated_fen);
-    }
-
-    /// Takes into account `node`, whose evaluation and FEN may be left out
-    /// ([`crate::store::read::Store::each_outline`]): `evaluated_fen` gives its FEN when
-    /// its evaluation has a line with moves, and is called only for a position played
-    /// more than the evaluated ones kept so far.
-    pub fn add_outline(&mut self, node: &Node, evaluated_fen: impl FnOnce() -> Option<String>) {
-        self.structures.add(node);
-        if node.games.games() > 0 {
-            self.deepest = self.deepest.max(node.ply);
-        }
-        if node.ply == 0 && node.epd == crate::position::epd(&shakmaty::Chess::default()) {
-            self.start = Some(node.node_id.clone());
-        }
-        self.consider_evaluated(node, evaluated_fen);
-        if node.entry.is_some() || node.is_stub {
-            // Its outline: without its FEN and evaluation, which no answer from here
-            // reads, and without its edges, whose children are indices of the whole graph.
-            self.named.push(Node {
-                fen: String::new(),
-                engine: None,
-                children: Vec::new(),
-                ..node.clone()
-            });
-        }
-    }
-
-    /// Keeps `node` among the [`SHOWN`] most played positions whose evaluation `GET
-    /// /api/cloud-eval` answers with a move (then the shortest lines, then by identity).
-    fn consider_evaluated(&mut self, node: &Node, evaluated_fen: impl FnOnce() -> Option<String>) {
-        let before = |e: &Evaluated| {
-            (std::cmp::Reverse(e.games), e.ply, e.epd.as_str())
-                < (std::cmp::Reverse(node.games.games()), node.ply, node.epd.as_str())
-        };
-        if self.evaluated.len() == SHOWN && self.evaluated.last().is_some_and(before) {
-            return;
-        }
-        let Some(fen) = evaluated_fen() else { return };
-        let at = self.evaluated.partition_point(before);
-        let kept = Evaluated {
-            games: node.games.games(),
-            ply: node.ply,
-            epd: node.epd.clone(),
-            moves: node.moves.clone(),
-            fen,
-        };
-        self.evaluated.insert(at, kept);
-        self.evaluated.truncate(SHOWN);
-    }
-
-    /// The answers, with the store's structures and player collections, the repertoires
-    /// built beside it and what its explorer index offers.
-    pub fn finish(
-        mut self,
+impl Named {
+    /// The answers over the nodes `tally` took, with the store's structures and player
+    /// collections, the repertoires built beside it and what its explorer index offers.
+    pub fn from_tally(
+        mut tally: NamedTally,
         store: &Store,
         path: &Path,
         repertoires: &repertoire::Repertoires,
         explorer: ExplorerExamples,
     ) -> Result<Named, StoreError> {
-        self.named.sort_by(|a, b| a.epd.cmp(&b.epd));
-        let graph = Graph::piece(self.named, 0);
+        tally.named.sort_by(|a, b| a.epd.cmp(&b.epd));
+        let graph = Graph::piece(tally.named, 0);
         let by_key = key_index(&graph, path)?;
         let stems: HashMap<String, String> = crate::export::named::of_graph(&graph)
             .into_iter()
             .map(|n| (n.stem, graph.node(n.node).node_id.clone()))
             .collect();
-        let structures = self.structures.answers(store.structures()?);
+        let structures = structures::StructureIndex::new(tally.structures, store.structures()?);
         let players = player::Players::new(store.players()?.unwrap_or_default());
         let examples = openapi::Examples {
-            node_ids: self.start.into_iter().collect(),
+            node_ids: tally.start.into_iter().collect(),
             stems: first_sorted(stems.keys().cloned()),
             eco_codes: first_sorted(
                 graph.nodes.iter().filter_map(|n| Some(n.entry.as_ref()?.eco.clone())),
             ),
             structures: structures.names().to_vec(),
-            evaluated: self.evaluated.into_iter().map(|e| (e.moves, e.fen)).collect(),
+            evaluated: tally.evaluated.into_iter().map(|e| (e.moves, e.fen)).collect(),
             explorer: explorer.served,
             game_ids: explorer.game_ids,
             players: players.some_player().map(str::to_string).into_iter().collect(),
@@ -171,7 +93,7 @@ impl NamedBuilder {
             stems,
             structures,
             players,
-            deepest: self.deepest,
+            deepest: tally.deepest,
             openapi: Bytes::from(
                 serde_json::to_vec_pretty(&openapi::document_for(&examples))
                     .expect("the OpenAPI document serializes"),
@@ -196,6 +118,17 @@ pub(super) fn key_index(
     Ok(by_key)
 }
 
+/// Whether `store` has an explorer index (answered from disk, a node at a time), with a
+/// game's id.
+fn explorer_examples(store: &Store) -> Result<ExplorerExamples, StoreError> {
+    let served = store.has_explorer()?;
+    let game_ids = match served {
+        true => store.explorer_first_game_id()?.into_iter().collect(),
+        false => Vec::new(),
+    };
+    Ok(ExplorerExamples { served, game_ids })
+}
+
 /// The first [`SHOWN`] of the distinct `texts`, sorted.
 fn first_sorted(texts: impl Iterator<Item = String>) -> Vec<String> {
     let mut texts: Vec<String> = texts.collect();
@@ -205,37 +138,49 @@ fn first_sorted(texts: impl Iterator<Item = String>) -> Vec<String> {
     texts
 }
 
+/// Where [`Named::load`] found the tally of a store's nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TallyFrom {
+    /// The store's named summary ([`crate::store::named_summary`]): one row.
+    Summary,
+    /// Every node of the store, read once ([`Store::named_tally`]).
+    EveryNode,
+}
+
+impl std::fmt::Display for TallyFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            TallyFrom::Summary => "from the store's named summary",
+            TallyFrom::EveryNode => "from every node of the store",
+        })
+    }
+}
+
 impl Named {
-    /// Reads the outline of every node of `store` once, in the table's order, for the
-    /// named positions and the tallies, and asks the store for its most played evaluated
-    /// positions, and whether it has an explorer index (answered from disk, a node at a
-    /// time) with a game's id.
+    /// The answers of `store` (the store at `path`), from its named summary when it has
+    /// one, else from one pass over its nodes ([`Named::scan`]); and which it was.
+    pub fn load(
+        store: &Store,
+        path: &Path,
+        repertoires: &repertoire::Repertoires,
+    ) -> Result<(Named, TallyFrom), StoreError> {
+        let (tally, from) = match store.named_summary()? {
+            Some(tally) => (tally, TallyFrom::Summary),
+            None => (store.named_tally()?, TallyFrom::EveryNode),
+        };
+        let explorer = explorer_examples(store)?;
+        Ok((Named::from_tally(tally, store, path, repertoires, explorer)?, from))
+    }
+
+    /// The answers of `store` (the store at `path`) from one pass over its nodes, in the
+    /// table's order, whether it has a named summary or not.
     pub fn scan(
         store: &Store,
         path: &Path,
         repertoires: &repertoire::Repertoires,
     ) -> Result<Named, StoreError> {
-        let mut builder = NamedBuilder::default();
-        let mut failed = None;
-        store.each_outline(|node, evaluated| {
-            let evaluated_fen = || {
-                let fen = evaluated.then(|| store.evaluated_fen(&node.node_id));
-                fen?.unwrap_or_else(|e| {
-                    failed.get_or_insert(e);
-                    None
-                })
-            };
-            builder.add_outline(&node, evaluated_fen);
-        })?;
-        if let Some(e) = failed {
-            return Err(e);
-        }
-        let served = store.has_explorer()?;
-        let game_ids = match served {
-            true => store.explorer_first_game_id()?.into_iter().collect(),
-            false => Vec::new(),
-        };
-        builder.finish(store, path, repertoires, ExplorerExamples { served, game_ids })
+        let explorer = explorer_examples(store)?;
+        Named::from_tally(store.named_tally()?, store, path, repertoires, explorer)
     }
 
     /// The best `limit` matches of `query` ([`crate::search::SearchIndex::search`]).

@@ -7,6 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::catalog::{Catalog, FileIdentity};
+use super::error::log;
 use crate::store::StoreError;
 
 /// The extractor of the catalog a request is answered from (see [`Current`]).
@@ -137,11 +138,4 @@ pub(super) fn watch(
 /// A build number as the log shows it.
 fn shown(build: Option<u64>) -> String {
     build.map_or_else(|| "?".to_string(), |b| b.to_string())
-}
-
-/// A line on stderr; a closed stderr (a supervisor that stopped reading) does not stop
-/// the server, unlike `eprintln!`, which panics.
-fn log(line: std::fmt::Arguments<'_>) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{line}");
 }

@@ -84,21 +84,7 @@ impl Dictionary {
 /// older schema (no table) or a small one (an empty table). The table is written whole or
 /// not at all.
 pub fn dictionary(conn: &Connection, path: &str) -> Result<Option<Dictionary>, StoreError> {
-    let err = sql(path);
-    let table: bool = conn
-        .query_row(
-            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'node_answers_dictionary')",
-            [],
-            |r| r.get(0),
-        )
-        .map_err(err)?;
-    if !table {
-        return Ok(None);
-    }
-    let bytes: Option<Vec<u8>> = conn
-        .query_row("SELECT dictionary FROM node_answers_dictionary", [], |r| r.get(0))
-        .optional()
-        .map_err(err)?;
+    let bytes = super::single_blob(conn, path, "node_answers_dictionary", "dictionary")?;
     Ok(bytes.map(|b| Dictionary::new(&b)))
 }
 

@@ -10,6 +10,7 @@ mod bulk;
 mod changelog;
 pub mod explorer;
 pub mod graph;
+pub mod named_summary;
 pub mod players;
 pub mod postgres;
 pub mod read;
@@ -26,6 +27,35 @@ fn sql(path: &str) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
 /// [`sql`] for a path held as a [`Path`](std::path::Path).
 fn sql_file(path: &std::path::Path) -> impl Fn(rusqlite::Error) -> StoreError + Copy + '_ {
     move |source| StoreError::Sqlite { path: path.display().to_string(), source }
+}
+
+/// Whether the store on `conn` (`path` names it in errors) has table `name`: the tables
+/// a store has only when built with them (the explorer index, player collections, node
+/// answers, the named summary), or that a store of an older schema lacks.
+fn has_table(conn: &rusqlite::Connection, path: &str, name: &str) -> Result<bool, StoreError> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?1)",
+        [name],
+        |r| r.get(0),
+    )
+    .map_err(sql(path))
+}
+
+/// The `column` of the one row of `table` in the store on `conn` (`path` names it in
+/// errors); `None` without the table or the row.
+fn single_blob(
+    conn: &rusqlite::Connection,
+    path: &str,
+    table: &str,
+    column: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    use rusqlite::OptionalExtension;
+    if !has_table(conn, path, table)? {
+        return Ok(None);
+    }
+    conn.query_row(&format!("SELECT {column} FROM {table}"), [], |r| r.get(0))
+        .optional()
+        .map_err(sql(path))
 }
 
 /// Errors from the store.

@@ -375,19 +375,16 @@ impl Store {
         super::graph::load(&self.conn, &self.path)
     }
 
-    /// Calls `visit` with the outline of every node, in no particular order
-    /// ([`super::graph::each_outline`]): one pass over a store of any size.
-    pub fn each_outline(
-        &self,
-        visit: impl FnMut(crate::graph::Node, bool),
-    ) -> Result<(), StoreError> {
-        super::graph::each_outline(&self.conn, &self.path, visit)
+    /// The [`NamedTally`](crate::graph::tally::NamedTally) of every node, read in one
+    /// pass over the store ([`super::named_summary::tally`]).
+    pub fn named_tally(&self) -> Result<crate::graph::tally::NamedTally, StoreError> {
+        super::named_summary::tally(&self.conn, &self.path)
     }
 
-    /// The FEN of node `node_id` if its evaluation has a line with moves
-    /// ([`super::graph::evaluated_fen`]).
-    pub fn evaluated_fen(&self, node_id: &str) -> Result<Option<String>, StoreError> {
-        super::graph::evaluated_fen(&self.conn, &self.path, node_id)
+    /// The tally the store keeps as its named summary, if it has one
+    /// ([`super::named_summary`]: a store with node answers).
+    pub fn named_summary(&self) -> Result<Option<crate::graph::tally::NamedTally>, StoreError> {
+        super::named_summary::read(&self.conn, &self.path)
     }
 
     /// Every pawn structure the store describes, by name.

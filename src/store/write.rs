@@ -8,6 +8,7 @@ use rusqlite::{Connection, params};
 
 use super::bulk::{BulkInsert, Cell};
 use super::changelog::Previous;
+use super::read::Store;
 use super::schema::{
     ANSWERS_INDEXES, CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer,
     schema,
@@ -223,23 +224,42 @@ pub fn write_records(
     Ok(summary)
 }
 
-/// Adds the node answers ([`super::answers`]) to the otherwise complete store at `tmp`:
-/// read from it into a part database on every core, then transferred in with their index.
-/// In place: the store step calls it before its rename; a tool that writes a store's rows
-/// itself (`bench/large_store.py`, through `examples/store_answers.rs`) calls it last.
+/// Adds the node answers ([`super::answers`]) and the named summary
+/// ([`super::named_summary`]) to the otherwise complete store at `tmp`: the answers read
+/// from it into a part database on every core, then transferred in with their index; the
+/// summary tallied meanwhile in a pass of its own over the nodes (the server's own, so its
+/// answers are the bytes it gave from every node). In place: the store step calls it
+/// before its rename; a tool that writes a store's rows itself (`bench/large_store.py`,
+/// through `examples/store_answers.rs`) calls it last.
 pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
     let part =
         crate::files::temp::path(tmp.parent().unwrap_or(Path::new("")), "store-answers.sqlite");
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    super::answers_part::write_part(tmp, &part, threads)?;
+    let (written, tally) = std::thread::scope(|scope| {
+        let tally = scope.spawn(|| Store::open(tmp)?.named_tally());
+        let written = super::answers_part::write_part(tmp, &part, threads);
+        (written, tally.join().expect("the named tally does not panic"))
+    });
+    written?;
     let mut conn = open_writer(tmp)?;
     // A store of an older schema has neither table.
     conn.execute_batch(super::schema::ANSWERS_TABLE).map_err(sql_file(tmp))?;
     let rows = copy_part(&mut conn, &part, "node_answers", ANSWERS_INDEXES, tmp)?;
     copy_part(&mut conn, &part, "node_answers_dictionary", "", tmp)?;
+    super::named_summary::write(&conn, &tmp.display().to_string(), &tally?)?;
     conn.close().map_err(|(_, e)| sql_file(tmp)(e))?;
     let _ = std::fs::remove_file(&part);
     Ok(rows)
+}
+
+/// Adds the named summary ([`super::named_summary`]) alone to the complete store at
+/// `tmp`, in place: for a store whose node answers an older okb added
+/// (`examples/store_answers.rs --summary`).
+pub fn add_named_summary(tmp: &Path) -> Result<(), StoreError> {
+    let tally = Store::open(tmp)?.named_tally()?;
+    let conn = open_writer(tmp)?;
+    super::named_summary::write(&conn, &tmp.display().to_string(), &tally)?;
+    conn.close().map_err(|(_, e)| sql_file(tmp)(e))
 }
 
 /// The records with a record per usable validation stub appended (after the tree's

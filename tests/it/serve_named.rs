@@ -1,10 +1,11 @@
 //! A store over `okb serve --in-memory-nodes` answers search, structures, the player
 //! collections, named openings' files, the explorer past the counted plies and the
-//! OpenAPI document from its named positions, read in one pass over the store file,
-//! with the bytes a server holding the whole graph gives: a real `okb make` over the
-//! whole Lichess and SCID taxonomies, games, a player collection and evaluations
-//! writes the store, and two servers over it, one holding the graph and one told to
-//! hold none of it, are asked the same questions.
+//! OpenAPI document from its named positions, with the bytes a server holding the whole
+//! graph gives, whether it reads them in one pass over the store file or from the named
+//! summary a store with node answers keeps: a real `okb make` over the whole Lichess and
+//! SCID taxonomies, games, a player collection and evaluations writes the store, and two
+//! servers over it, one holding the graph and one told to hold none of it, are asked the
+//! same questions.
 
 use crate::common;
 
@@ -13,8 +14,9 @@ use reqwest::blocking::Client;
 
 /// The five Lichess files and SCID's taxonomy, two fixture game files at
 /// `min_games = 1`, Kasparov's games as a player collection, and the evaluation dump
-/// fixture for the first ply.
-fn project() -> Project {
+/// fixture for the first ply; with `answers`, its store keeps node answers and the named
+/// summary (`[store] answers_above = 0`).
+fn project(answers: bool) -> Project {
     let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let fixture = |path: &str| root.join("fixtures").join(path).display().to_string();
     let p = common::whole_taxonomy_project(&format!(
@@ -23,11 +25,12 @@ fn project() -> Project {
          [sources.evals]\nkind = \"lichess-evals\"\npath = \"{}\"\n\
          [engine]\npath = \"/nonexistent/stockfish\"\nmultipv = 3\nmax_ply = 1\n\
          depth_branching = 10\ndepth_leaf = 10\ndepth_popular = 10\nsources = [\"evals\"]\n\
-         [tree]\nmax_ply = 12\nmin_games = 1\n[store]\npath = \"build/okb.sqlite\"\n",
+         [tree]\nmax_ply = 12\nmin_games = 1\n[store]\npath = \"build/okb.sqlite\"\n{}",
         fixture("games/api.pgn"),
         fixture("games/openings.pgn"),
         common::masters_file("Kasparov.pgn.zst").display(),
         fixture("evals/stockfish-d12.jsonl"),
+        if answers { "answers_above = 0\n" } else { "" },
     ));
     p.make(&[]);
     p
@@ -145,11 +148,46 @@ fn questions(p: &Project) -> Vec<String> {
 
 #[test]
 fn a_store_over_the_in_memory_limit_answers_from_its_named_positions_as_in_memory() {
-    let p = project();
-    let whole = Server::start(&p, &[], &[]);
-    let named = Server::start(&p, &["--in-memory-nodes", "0"], &[]);
+    let p = project(false);
+    let path = p.path("build/okb.sqlite");
+    let store = okb::store::read::Store::open(&path).unwrap();
+    assert!(store.named_summary().unwrap().is_none(), "no summary without node answers");
+    answers_as_in_memory(&p);
+}
+
+/// A store with node answers keeps the tally of its nodes as its named summary: the
+/// server builds its named positions from it, without reading every node, and answers as
+/// the server holding the graph does.
+#[test]
+fn a_store_with_a_named_summary_answers_from_it_as_in_memory() {
+    use okb::serve::named::{Named, TallyFrom};
+    let p = project(true);
+    let (path, store, repertoires) = opened(&p);
+    let (_, from) = Named::load(&store, &path, &repertoires).unwrap();
+    assert_eq!(from, TallyFrom::Summary);
+    // The summary is the bytes a pass over every node gives.
+    let kept = store.named_summary().unwrap().unwrap();
+    assert_eq!(kept.summary(), store.named_tally().unwrap().summary());
+    answers_as_in_memory(&p);
+}
+
+/// `p`'s store: its path, opened, and the repertoires beside it.
+fn opened(
+    p: &Project,
+) -> (std::path::PathBuf, okb::store::read::Store, okb::serve::repertoire::Repertoires) {
+    let path = p.path("build/okb.sqlite");
+    let store = okb::store::read::Store::open(&path).unwrap();
+    let repertoires = okb::serve::repertoire::Repertoires::load(&path).unwrap();
+    (path, store, repertoires)
+}
+
+/// Two servers of `p`'s store, one holding the whole graph and one none of it, give the
+/// same answer to every question.
+fn answers_as_in_memory(p: &Project) {
+    let whole = Server::start(p, &[], &[]);
+    let named = Server::start(p, &["--in-memory-nodes", "0"], &[]);
     let client = Client::new();
-    let paths = questions(&p);
+    let paths = questions(p);
     let mut found = 0;
     for path in &paths {
         let (a, b) = (ask(&client, &whole, path), ask(&client, &named, path));
@@ -170,32 +208,40 @@ fn a_store_over_the_in_memory_limit_answers_from_its_named_positions_as_in_memor
 }
 
 /// The named positions do not depend on the order the nodes are read in (a large store
-/// is read in its table's order): every tie is broken by position identity.
+/// is read in its table's order, or its named summary): every tie is broken by position
+/// identity, and the summary's bytes are the same whatever the order.
 #[test]
 fn the_named_positions_do_not_depend_on_the_order_nodes_are_read_in() {
-    use okb::serve::named::{ExplorerExamples, Named, NamedBuilder};
-    let p = project();
-    let path = p.path("build/okb.sqlite");
-    let store = okb::store::read::Store::open(&path).unwrap();
-    let repertoires = okb::serve::repertoire::Repertoires::load(&path).unwrap();
+    use okb::graph::tally::NamedTally;
+    use okb::serve::named::{ExplorerExamples, Named};
+    let p = project(true);
+    let (path, store, repertoires) = opened(&p);
     let mut nodes = store.graph().unwrap().nodes;
-    let build = |nodes: &[okb::graph::Node]| -> Named {
-        let mut builder = NamedBuilder::default();
-        nodes.iter().for_each(|n| builder.add(n));
-        let explorer = ExplorerExamples { served: false, game_ids: Vec::new() };
-        builder.finish(&store, &path, &repertoires, explorer).unwrap()
+    let tally = |nodes: &[okb::graph::Node]| -> NamedTally {
+        let mut tally = NamedTally::default();
+        nodes.iter().for_each(|n| tally.add(n));
+        tally
     };
-    let sorted = build(&nodes);
+    let build = |tally: NamedTally| -> Named {
+        let explorer = ExplorerExamples { served: false, game_ids: Vec::new() };
+        Named::from_tally(tally, &store, &path, &repertoires, explorer).unwrap()
+    };
+    let summary = tally(&nodes).summary();
+    let sorted = build(tally(&nodes));
     let scanned = Named::scan(&store, &path, &repertoires).unwrap();
+    let (kept, _) = Named::load(&store, &path, &repertoires).unwrap();
     nodes.reverse();
-    let reversed = build(&nodes);
+    assert_eq!(tally(&nodes).summary(), summary);
+    let reversed = build(tally(&nodes));
     // Every seventh node first, then the rest: another order again.
     let (sevenths, rest): (Vec<_>, Vec<_>) =
         nodes.into_iter().enumerate().partition(|(i, _)| i % 7 == 0);
     let mixed: Vec<okb::graph::Node> = sevenths.into_iter().chain(rest).map(|(_, n)| n).collect();
-    let mixed = build(&mixed);
+    assert_eq!(tally(&mixed).summary(), summary);
+    assert_eq!(store.named_summary().unwrap().unwrap().summary(), summary);
+    let mixed = build(tally(&mixed));
     let names: Vec<String> = store.structures().unwrap().into_iter().map(|s| s.name).collect();
-    for other in [&scanned, &reversed, &mixed] {
+    for other in [&scanned, &kept, &reversed, &mixed] {
         assert_eq!(sorted.openapi(), other.openapi());
         for name in &names {
             assert_eq!(sorted.structure(name), other.structure(name), "{name}");
