@@ -125,8 +125,15 @@ def has_answers(store):
 
 def has_named_summary(store):
     """Whether `store` keeps its named summary (the tally of its nodes that okb serve's
-    answers by name need, written with the node answers)."""
-    return _has_rows(store, "named_summary")
+    answers by name need, written with the node answers) and its node count in its
+    metadata, recorded with it."""
+    if not _has_rows(store, "named_summary"):
+        return False
+    conn = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'nodes')").fetchone()[0] == 1
+    finally:
+        conn.close()
 
 
 def _has_rows(store, table):

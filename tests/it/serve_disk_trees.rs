@@ -151,6 +151,10 @@ fn node_answers_kept_one_row_per_position_are_the_answers_the_tables_give() {
     let path = p.path("build/okb.sqlite");
     let store = okb::store::read::Store::open(&path).unwrap();
     let dictionary = store.answers_dictionary().unwrap().expect("node answers");
+    // The node count is recorded with the answers, so a server does not count the rows.
+    let recorded = store.meta().unwrap().get("nodes").cloned();
+    assert_eq!(recorded, Some(graph.nodes.len().to_string()));
+    assert_eq!(store.node_count().unwrap(), graph.nodes.len() as u64);
     for (i, node) in graph.nodes.iter().enumerate() {
         let pos = okb::position::parse_fen(&node.fen).unwrap();
         let tables = store.node_by_position(&okb::position::epd(&pos)).unwrap().unwrap();
