@@ -56,10 +56,15 @@ pub struct Disk {
 impl Disk {
     /// Lookups on the store at `path` over `connections` connections (a lookup does not
     /// yield, so one per server thread is enough), caching up to `cache_bytes` of answers.
+    /// The connections read the file without read-ahead ([`crate::files::access`]): a
+    /// lookup reads one page, and on a cold store the kernel read about forty for each.
     pub fn open(path: &Path, connections: usize, cache_bytes: usize) -> Result<Disk, StoreError> {
-        let stores = (0..connections.max(1))
-            .map(|_| Store::open_for_lookups(path))
-            .collect::<Result<Vec<_>, _>>()?;
+        let cache_kib = crate::store::read::LOOKUP_CACHE_KIB;
+        let stores = crate::files::access::opened_for_random_reads(path, || {
+            (0..connections.max(1))
+                .map(|_| Store::open_for_lookups(path, cache_kib))
+                .collect::<Result<Vec<_>, _>>()
+        })?;
         Ok(Disk {
             path: path.display().to_string(),
             idle: Mutex::new(stores),
@@ -98,8 +103,7 @@ impl Disk {
     pub fn node_json(&self, pos: &shakmaty::Chess) -> Result<Option<Bytes>, StoreError> {
         let key = crate::position::key(pos);
         let dictionary = self.answers()?;
-        let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key);
-        let kept = match cached {
+        let kept = match self.cached(key) {
             Some(bytes) => bytes,
             None => {
                 let read = match dictionary {
@@ -119,6 +123,11 @@ impl Disk {
             Some(dictionary) => Ok(Some(Bytes::from(dictionary.answer(&kept, &self.path)?))),
             None => Ok(Some(kept)),
         }
+    }
+
+    /// The cache's bytes for `key` (compressed on a store with node answers).
+    fn cached(&self, key: PositionKey) -> Option<Bytes> {
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key)
     }
 
     /// The piece of the store a tree below node `root_id` reads, at most
