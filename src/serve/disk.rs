@@ -103,21 +103,13 @@ impl Disk {
     pub fn node_json(&self, pos: &shakmaty::Chess) -> Result<Option<Bytes>, StoreError> {
         let key = crate::position::key(pos);
         let dictionary = self.answers()?;
-        let kept = match self.cached(key) {
+        let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key);
+        let kept = match cached {
             Some(bytes) => bytes,
-            None => {
-                let read = match dictionary {
-                    Some(_) => self.with_store(|store| store.answer(key))?,
-                    None => {
-                        let epd = crate::position::epd(pos);
-                        let node = self.with_store(|store| store.node_by_position(&epd))?;
-                        node.map(|node| serde_json::to_vec(&node).expect("nodes serialize"))
-                    }
-                };
-                let Some(bytes) = read.map(Bytes::from) else { return Ok(None) };
-                self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
-                bytes
-            }
+            None => match self.read_kept(pos, dictionary.is_some())? {
+                Some(bytes) => bytes,
+                None => return Ok(None),
+            },
         };
         match dictionary {
             Some(dictionary) => Ok(Some(Bytes::from(dictionary.answer(&kept, &self.path)?))),
@@ -125,9 +117,22 @@ impl Disk {
         }
     }
 
-    /// The cache's bytes for `key` (compressed on a store with node answers).
-    fn cached(&self, key: PositionKey) -> Option<Bytes> {
-        self.cache.lock().unwrap_or_else(|e| e.into_inner()).get(key)
+    /// The bytes the cache keeps for `pos`, read from the store and cached: its row of
+    /// node answers (compressed) when the store has them, else its JSON built from the
+    /// tables.
+    fn read_kept(&self, pos: &shakmaty::Chess, answers: bool) -> Result<Option<Bytes>, StoreError> {
+        let key = crate::position::key(pos);
+        let read = match answers {
+            true => self.with_store(|store| store.answer(key))?,
+            false => {
+                let epd = crate::position::epd(pos);
+                let node = self.with_store(|store| store.node_by_position(&epd))?;
+                node.map(|node| serde_json::to_vec(&node).expect("nodes serialize"))
+            }
+        };
+        let Some(bytes) = read.map(Bytes::from) else { return Ok(None) };
+        self.cache.lock().unwrap_or_else(|e| e.into_inner()).put(key, bytes.clone());
+        Ok(Some(bytes))
     }
 
     /// The piece of the store a tree below node `root_id` reads, at most

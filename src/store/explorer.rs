@@ -68,15 +68,7 @@ pub struct Loaded {
 
 /// Whether the store on `conn` has the explorer tables.
 fn has_tables(conn: &Connection, path: &str) -> Result<bool, StoreError> {
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'explorer_nodes'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql(path))?;
-    Ok(found.is_some())
+    super::has_table(conn, path, "explorer_nodes")
 }
 
 /// Whether the store has an explorer index ([`load`] would read one), without reading it.

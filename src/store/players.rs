@@ -5,7 +5,7 @@
 //! as having no player collection.
 
 use rusqlite::types::ToSqlOutput;
-use rusqlite::{Connection, OptionalExtension, params, params_from_iter};
+use rusqlite::{Connection, params, params_from_iter};
 
 use super::schema::{GAME_COLUMNS, game_insert, game_select};
 use super::{StoreError, sql};
@@ -48,15 +48,7 @@ pub fn write(
 
 /// Reads the player collections, `None` when the store has none.
 pub fn load(conn: &Connection, path: &str) -> Result<Option<Collections>, StoreError> {
-    let found: Option<i64> = conn
-        .query_row(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'player_games'",
-            [],
-            |r| r.get(0),
-        )
-        .optional()
-        .map_err(sql(path))?;
-    if found.is_none() {
+    if !super::has_table(conn, path, "player_games")? {
         return Ok(None);
     }
     let corrupt = |what: String| StoreError::Corrupt(format!("{path}: {what}"));
