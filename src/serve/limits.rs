@@ -22,7 +22,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use bytes::Bytes;
@@ -127,15 +127,17 @@ impl Slot {
 
 /// The open connections, by number, and the bytes of answers they hold.
 struct Connections {
-    start: Instant,
+    /// The coarse clock's reading at start ([`coarse_ms`]).
+    start: u64,
     limits: Limits,
     open: Mutex<HashMap<u64, Arc<Slot>>>,
     sending: AtomicUsize,
 }
 
 impl Connections {
+    /// Milliseconds since the server started.
     fn now(&self) -> u64 {
-        self.start.elapsed().as_millis() as u64
+        coarse_ms().saturating_sub(self.start)
     }
 
     fn open(&self) -> std::sync::MutexGuard<'_, HashMap<u64, Arc<Slot>>> {
@@ -233,6 +235,24 @@ impl Connections {
     }
 }
 
+/// Milliseconds on the coarse monotonic clock (the kernel's last tick, a few ms apart):
+/// connections read the time five times a request, limits count in seconds, and the
+/// precise clock's reads were 1.3 % of the server's time on cached answers.
+#[cfg(target_os = "linux")]
+fn coarse_ms() -> u64 {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `now` is a valid timespec for the call to fill; the clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut now) };
+    now.tv_sec as u64 * 1000 + now.tv_nsec as u64 / 1_000_000
+}
+
+/// Milliseconds on the monotonic clock, from the first reading.
+#[cfg(not(target_os = "linux"))]
+fn coarse_ms() -> u64 {
+    static FIRST: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    FIRST.get_or_init(std::time::Instant::now).elapsed().as_millis() as u64
+}
+
 /// Serves `app` on `listener` within `limits` until `shutdown` completes.
 pub async fn serve(
     listener: TcpListener,
@@ -241,7 +261,7 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let connections = Arc::new(Connections {
-        start: Instant::now(),
+        start: coarse_ms(),
         limits,
         open: Mutex::new(HashMap::new()),
         sending: AtomicUsize::new(0),

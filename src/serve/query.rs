@@ -18,7 +18,11 @@ pub(super) fn parse_url_fen(text: &str) -> Result<shakmaty::Chess, ApiError> {
             "invalid FEN {shown:?}: not of the form the Fen pattern of /openapi.json describes"
         )));
     }
-    let text = text.replace(['_', '+'], " ");
+    // URLs written with %20 (most clients) need no copy.
+    let text = match text.contains(['_', '+']) {
+        true => std::borrow::Cow::Owned(text.replace(['_', '+'], " ")),
+        false => std::borrow::Cow::Borrowed(text),
+    };
     crate::position::parse_fen(&text)
         .map_err(|e| ApiError::not_found(format!("no such position: {e}")))
 }

@@ -16,28 +16,27 @@ pub(super) type Shared = Current;
 /// The catalog being served, replaced whole when a new build is loaded: a request holds
 /// the one it started with ([`Current`]) until it ends.
 pub struct Served {
-    current: std::sync::RwLock<Arc<Catalog>>,
+    /// Read on every request by every worker: an `ArcSwap` load writes no line the other
+    /// workers read (a lock's reader count would bounce between the cores).
+    current: arc_swap::ArcSwap<Catalog>,
 }
 
 impl Served {
     /// Serves `catalog`.
     pub fn new(catalog: Arc<Catalog>) -> Served {
-        Served { current: std::sync::RwLock::new(catalog) }
+        Served { current: arc_swap::ArcSwap::new(catalog) }
     }
 
     /// The catalog new requests are answered from.
     pub fn current(&self) -> Arc<Catalog> {
-        self.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.current.load_full()
     }
 
     /// Answers new requests from `catalog`; requests under way finish on the one before.
     pub fn replace(&self, catalog: Arc<Catalog>) {
-        let old = std::mem::replace(
-            &mut *self.current.write().unwrap_or_else(|e| e.into_inner()),
-            catalog,
-        );
-        // Dropped outside the lock: the last reference may free a whole graph.
-        drop(old);
+        // The old one is dropped here, after the swap: the last reference may free a
+        // whole graph, which no request waits on.
+        drop(self.current.swap(catalog));
     }
 }
 
