@@ -178,7 +178,7 @@ impl PendingEdges {
 /// `max_ply` by moves played in at least `min_games` games.
 pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
     let (pending, root_key) = skeleton_pending(skeleton);
-    finish(pending, root_key, skeleton, games, params)
+    finish(pending, root_key, skeleton, games, params).0
 }
 
 /// [`build`] with statistics that `games` reads once the skeleton's positions are known,
@@ -188,14 +188,26 @@ pub fn build_streaming<E>(
     skeleton: &EcoSkeleton,
     params: &TreeParams,
     games: impl FnOnce(&Needed<'_>) -> Result<GameStats, E>,
-) -> Result<Tree, E> {
+) -> Result<Built, E> {
     let (pending, root_key) = skeleton_pending(skeleton);
     let mut cut_skeleton: Vec<u128> =
         pending.keys().map(|k| crate::games::state::codec::state_key(*k)).collect();
     cut_skeleton.sort_unstable();
     cut_skeleton.dedup();
     let stats = games(&Needed { skeleton: &pending, cut_skeleton, min_games: params.min_games })?;
-    Ok(finish(pending, root_key, skeleton, Some(&stats), params))
+    let (tree, shared_keys) = finish(pending, root_key, skeleton, Some(&stats), params);
+    Ok(Built { tree, shared_keys })
+}
+
+/// A tree built from statistics ([`build_streaming`]), with the positions whose keys the
+/// statistics could not tell apart.
+pub struct Built {
+    /// The tree.
+    pub tree: Tree,
+    /// Pairs of nodes (indexes, the lower first, sorted) whose keys agree on the bits the
+    /// statistics keep (`GameStats::key_mask`: a counts state keeps 72) while the
+    /// statistics hold that key: both were given its counts, the sum of both positions'.
+    pub shared_keys: Vec<(u32, u32)>,
 }
 
 /// Which game statistics the tree can use (the pruning rule, applied before statistics
@@ -245,18 +257,42 @@ fn finish(
     skeleton: &EcoSkeleton,
     games: Option<&GameStats>,
     params: &TreeParams,
-) -> Tree {
+) -> (Tree, Vec<(u32, u32)>) {
     if let Some(games) = games {
         add_game_moves(&mut pending, root_key, games, params);
     }
     let keyed = identity_order(&pending, skeleton);
     let index_of: KeyMap<PositionKey, u32> =
         keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
+    let shared = games.map_or_else(Vec::new, |games| shared_keys(&index_of, games));
     let mut nodes = frozen_nodes(&pending, &keyed, &index_of, skeleton, games);
     link_parents(&mut nodes);
     let root = index_of[&root_key];
     assign_lines(&mut nodes, root, skeleton);
-    Tree { nodes, root }
+    (Tree { nodes, root }, shared)
+}
+
+/// The pairs of nodes (see [`Built::shared_keys`]) whose keys agree under
+/// `games.key_mask` on a key the statistics hold. Whole keys never agree: nothing to do.
+fn shared_keys(index_of: &KeyMap<PositionKey, u32>, games: &GameStats) -> Vec<(u32, u32)> {
+    if games.key_mask == u128::MAX {
+        return Vec::new();
+    }
+    let mut masked: Vec<(u128, u32)> =
+        index_of.iter().map(|(key, &node)| (key.0 & games.key_mask, node)).collect();
+    masked.sort_unstable();
+    let held = |key: u128| {
+        let key = PositionKey(key);
+        games.position(key).is_some() || !games.moves_from(key).is_empty()
+    };
+    let mut pairs = Vec::new();
+    for run in masked.chunk_by(|a, b| a.0 == b.0).filter(|run| run.len() > 1 && held(run[0].0)) {
+        for (n, a) in run.iter().enumerate() {
+            pairs.extend(run[n + 1..].iter().map(|b| (a.1.min(b.1), a.1.max(b.1))));
+        }
+    }
+    pairs.sort_unstable();
+    pairs
 }
 
 /// Every skeleton position is a node, whatever its counts and depth. Interpolation makes
@@ -775,6 +811,52 @@ mod tests {
                 assert_eq!(crate::position::key(pos), crate::position::key(&parsed));
             }
         }
+    }
+
+    #[test]
+    fn positions_that_agree_on_the_kept_bits_of_their_keys_are_all_found() {
+        use crate::eco::{EcoFormat, merge::MergeInput};
+        use crate::games::stats::{GameStats, Outcomes};
+        use crate::position::PositionKey;
+        let tsv = "eco\tname\tpgn\nA00\tA\t1. e4 e5\nA01\tB\t1. d4 d5\nA02\tC\t1. c4 c5\nA03\tD\t1. Nf3 Nf6\n";
+        let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
+        let input = MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed };
+        let skeleton = crate::eco::merge(std::slice::from_ref(&input), true);
+        let params = super::TreeParams::default();
+        // A deliberately tiny key: 3 bits for the tree's 9 positions, so some must agree.
+        // The statistics hold every value but one, which the tree must then not report.
+        let mask = !0u128 << 125;
+        let stats = |mask: u128| {
+            let held = (0..8u128)
+                .filter(|&v| v != 5)
+                .map(|v| (PositionKey(v << 125), Outcomes { white: 1, draws: 0, black: 0 }));
+            let mut stats = GameStats::new(held.collect(), Vec::new());
+            stats.key_mask = mask;
+            stats
+        };
+        let tiny = stats(mask);
+        let built =
+            super::build_streaming(&skeleton, &params, |_| Ok::<_, ()>(tiny.clone())).unwrap();
+        let keys: Vec<u128> = built
+            .tree
+            .nodes
+            .iter()
+            .map(|n| crate::position::key(&crate::position::parse_fen(&n.epd).unwrap()).0 & mask)
+            .collect();
+        let mut expected = Vec::new();
+        for a in 0..keys.len() {
+            for b in a + 1..keys.len() {
+                if keys[a] == keys[b] && keys[a] >> 125 != 5 {
+                    expected.push((a as u32, b as u32));
+                }
+            }
+        }
+        assert!(!expected.is_empty(), "9 positions on 7 held values of 3 bits share some");
+        assert_eq!(built.shared_keys, expected);
+        let whole = stats(u128::MAX);
+        let built =
+            super::build_streaming(&skeleton, &params, |_| Ok::<_, ()>(whole.clone())).unwrap();
+        assert!(built.shared_keys.is_empty(), "whole keys never agree");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::games::state::merge::{MergeError, RunGroups, ShardStore};
 use crate::games::state::{self, CountsState};
 use crate::games::stats::GameStats;
 use crate::games::stored::{MergedCounts, StoredRun};
-use crate::tree::{self, Needed, Tree, TreeParams};
+use crate::tree::{self, Built, Needed, Tree, TreeParams};
 
 /// The rule.
 pub static RULE: Rule = Rule { name: "tree", about: "the move tree: one node per position, counts, transpositions", file: file!() };
@@ -31,15 +31,20 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let states = state_inputs(p, &mut d);
     let run = move |cx: &Ctx<'_>| {
         let skeleton = cx.get(&eco)?;
-        let tree = match (&games, one_state(cx, &states)?) {
+        let built = match (&games, one_state(cx, &states)?) {
             (games, Some(state)) => tree::build_streaming(&skeleton, &params, |needed| from_state(cx, state, games.as_ref(), needed))?,
             (Some(input), None) => {
                 let counts = cx.get(input)?;
                 tree::build_streaming(&skeleton, &params, |needed| pruned(cx, input, &counts, needed))?
             }
-            (None, None) => tree::build(&skeleton, None, &params),
+            (None, None) => Built { tree: tree::build(&skeleton, None, &params), shared_keys: Vec::new() },
         };
-        let text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
+        let Built { tree, shared_keys } = built;
+        let mut text = format!("{} nodes, {} edges", tree.nodes.len(), tree.edge_count());
+        if !shared_keys.is_empty() {
+            text.push_str(&format!(", {} pairs of positions on one state key", shared_keys.len()));
+            cx.warn(shared_keys.iter().map(|&(a, b)| shared_key_warning(&tree, a, b)));
+        }
         Ok(Produced::encoded(tree, text, encode_tree))
     };
     Ok(vec![d.value(run).priority(700)])
@@ -96,6 +101,19 @@ fn pruned(cx: &Ctx<'_>, input: &Input<MergedCounts>, games: &MergedCounts, neede
         }
     };
     Ok(GameStats::new(positions.map_err(failed(games.positions.name.clone()))?, moves.map_err(failed(games.moves.name.clone()))?))
+}
+
+/// The warning for two tree positions that a counts state could not tell apart: they
+/// agree on the 72 bits of their keys it keeps, so each was given both one's counts.
+fn shared_key_warning(tree: &Tree, a: u32, b: u32) -> crate::diagnostics::Warning {
+    let (a, b) = (&tree.nodes[a as usize].epd, &tree.nodes[b as usize].epd);
+    crate::diagnostics::Warning {
+        kind: "state-key-collision".into(),
+        file: "counts state".into(),
+        line: None,
+        message: format!("positions {a:?} and {b:?} agree on the 72 bits of their keys a counts state keeps: both show the counts of both"),
+        text: None,
+    }
 }
 
 /// The counts state and the other sources' merged counts read together in one pass, key

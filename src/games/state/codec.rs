@@ -16,7 +16,8 @@
 //! Why 72 bits: a 128-bit key costs about 15 bytes a group as a delta, 72 bits about 7.
 //! Two positions that agree on the top 64 bits but not on the check byte stay apart (and
 //! are counted as told apart); two that agree on all 72 bits would be counted as one:
-//! about 0.008 such pairs are expected among the ~10^10 positions of all Lichess.
+//! about 0.008 such pairs are expected among the ~10^10 positions of all Lichess. The
+//! tree reports any two of its own positions that do (`tree::Built::shared_keys`).
 
 use crate::games::stats::{MoveStats, Outcomes};
 use crate::position::{MoveKey, PositionKey};
