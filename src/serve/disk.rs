@@ -69,10 +69,9 @@ impl Disk {
     /// The connections read the file without read-ahead ([`crate::files::access`]): a
     /// lookup reads one page, and on a cold store the kernel read about forty for each.
     pub fn open(path: &Path, connections: usize, cache_bytes: usize) -> Result<Disk, StoreError> {
-        let cache_kib = crate::store::read::LOOKUP_CACHE_KIB;
         let stores = crate::files::access::opened_for_random_reads(path, || {
             (0..connections.max(1))
-                .map(|_| Store::open_for_lookups(path, cache_kib))
+                .map(|_| Store::open_for_lookups(path))
                 .collect::<Result<Vec<_>, _>>()
         })?;
         Ok(Disk {
@@ -118,7 +117,7 @@ impl Disk {
         let cached = self.cache_of(key).get(key);
         let kept = match cached {
             Some(bytes) => bytes,
-            None => match self.read_kept(pos, dictionary.is_some())? {
+            None => match self.read_kept(pos, key, dictionary.is_some())? {
                 Some(bytes) => bytes,
                 None => return Ok(None),
             },
@@ -129,11 +128,15 @@ impl Disk {
         }
     }
 
-    /// The bytes the cache keeps for `pos`, read from the store and cached: its row of
-    /// node answers (compressed) when the store has them, else its JSON built from the
-    /// tables.
-    fn read_kept(&self, pos: &shakmaty::Chess, answers: bool) -> Result<Option<Bytes>, StoreError> {
-        let key = crate::position::key(pos);
+    /// The bytes the cache keeps for `pos` (whose key is `key`), read from the store and
+    /// cached: its row of node answers (compressed) when the store has them, else its
+    /// JSON built from the tables.
+    fn read_kept(
+        &self,
+        pos: &shakmaty::Chess,
+        key: PositionKey,
+        answers: bool,
+    ) -> Result<Option<Bytes>, StoreError> {
         let read = match answers {
             true => self.with_store(|store| store.answer(key))?,
             false => {

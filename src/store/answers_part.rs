@@ -27,7 +27,7 @@ const DICTIONARY_BYTES: usize = 32 * 1024;
 /// [`TRAINING_NODES`] nodes (deterministic: the same nodes give the same bytes); empty
 /// when they are too few or too alike for zstd to train on.
 fn train(store: &Path) -> Result<Vec<u8>, StoreError> {
-    let reader = Store::open_for_lookups(store, super::read::LOOKUP_CACHE_KIB)?;
+    let reader = Store::open_for_lookups(store)?;
     let mut ids = Vec::with_capacity(TRAINING_NODES);
     reader.each_node_id(|id| {
         ids.push(id);
@@ -127,7 +127,7 @@ fn read_batches(
     store: &Path,
     work: &mpsc::SyncSender<(usize, Vec<String>)>,
 ) -> Result<usize, StoreError> {
-    let reader = Store::open_for_lookups(store, super::read::LOOKUP_CACHE_KIB)?;
+    let reader = Store::open_for_lookups(store)?;
     let (mut batch, mut sent, mut stopped) = (Vec::with_capacity(BATCH), 0, false);
     reader.each_node_id(|id| {
         batch.push(id);
@@ -154,8 +154,7 @@ fn answer_batches(
         let compressor = zstd::bulk::Compressor::with_dictionary(LEVEL, dictionary);
         compressor.map(|c| (reader, c)).map_err(compressing)
     };
-    let mut tools =
-        Store::open_for_lookups(store, super::read::LOOKUP_CACHE_KIB).and_then(compressor);
+    let mut tools = Store::open_for_lookups(store).and_then(compressor);
     loop {
         let job = work.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok((n, ids)) = job else { return };

@@ -166,22 +166,21 @@ impl Store {
     }
 
     /// Opens the store at `path` read-only for lookups of a few rows at a time (the
-    /// server's answers from disk): a page cache of `cache_kib` KiB
-    /// ([`LOOKUP_CACHE_KIB`] for a single reader) and no mapping, so that the process's
-    /// memory does not grow with the pages that random lookups touch over a large store
-    /// (the kernel's page cache keeps the hot pages either way).
+    /// server's answers from disk): a page cache of [`LOOKUP_CACHE_KIB`] and no mapping,
+    /// so that the process's memory does not grow with the pages that random lookups
+    /// touch over a large store (the kernel's page cache keeps the hot pages either way).
     ///
     /// The query planner's stability guarantee is on: the bundled SQLite is built with
     /// STAT4, under which a statement whose plan may depend on a bound value is parsed
     /// and planned again each time a new value is bound, so every lookup paid a full
     /// prepare of each of its three statements (a tenth of the server's time at 5 M nodes).
-    pub fn open_for_lookups(path: &Path, cache_kib: i64) -> Result<Store, StoreError> {
+    pub fn open_for_lookups(path: &Path) -> Result<Store, StoreError> {
         let store = Store::open_mapping(path, 0)?;
         store
             .conn
             .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)
             .map_err(store.err())?;
-        store.conn.pragma_update(None, "cache_size", -cache_kib).map_err(store.err())?;
+        store.conn.pragma_update(None, "cache_size", -LOOKUP_CACHE_KIB).map_err(store.err())?;
         Ok(store)
     }
 
