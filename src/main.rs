@@ -216,14 +216,26 @@ enum Command {
     Prep(cli::prep::PrepArgs),
     /// Serve the built store over HTTP: the opening explorer at / and the JSON API
     ///
-    /// Loads the store into memory, then answers until Ctrl-C: the explorer page (a board
-    /// over the knowledge base, open http://127.0.0.1:8000/), /node/fen/{fen}, POST
-    /// /node/pgn, /opening/search?q=, /opening/eco/{code}, /opening/{id}/tree, /masters,
-    /// /lichess, /masters/pgn/{id}, /player, /repertoire/{name}, /api/cloud-eval,
-    /// /structure/{name}/openings and /openapi.json (every endpoint with its parameters:
-    /// docs/store-and-api.md#endpoints). Restart it after `okb make` to serve the new
-    /// build. --cors ORIGIN lets pages on another origin call the API.
+    /// Answers from the store file until Ctrl-C (a store of at most --in-memory-nodes is
+    /// also held in memory): the explorer page (a board over the knowledge base, open
+    /// http://127.0.0.1:8000/), /node/fen/{fen}, POST /node/pgn, /opening/search?q=,
+    /// /opening/eco/{code}, /opening/{id}/tree, /masters, /lichess, /masters/pgn/{id},
+    /// /player, /repertoire/{name}, /api/cloud-eval, /structure/{name}/openings and
+    /// /openapi.json (every endpoint with its parameters: docs/store-and-api.md#endpoints).
+    /// A new build that `okb make` writes is served without a restart. --cors ORIGIN lets
+    /// pages on another origin call the API.
     Serve(cli::serve::ServeArgs),
+    /// Write an export from the built store, in bounded memory: CSV, Polyglot, OpeningIQ
+    ///
+    /// The same bytes as the pipeline's [exports] of that format for the build, without a
+    /// rebuild, and from a store of any size (50 M nodes: the rows and edges are read as a
+    /// stream, the book sorted in runs of --memory-mb spilled to disk).
+    ///
+    ///   okb export csv -o nodes.csv
+    ///   okb export polyglot -o book.bin --weights games
+    ///   okb export openingiq -o bundles --store big/okb.sqlite
+    #[command(verbatim_doc_comment)]
+    Export(cli::export::ExportArgs),
     /// Write OpeningIQ JSON trees (one file per named opening) from the built store
     ///
     /// The same files as an `[exports.X] format = "openingiq"` step, without a rebuild:
@@ -445,9 +457,15 @@ impl Row {
                     done(cli::serve::run(&args, file.path.clone(), project))
                 })
             }
+            Command::Export(args) => {
+                row("export --store", args.store().is_none(), false, move |load| {
+                    let file = cli::store_path(args.store().cloned(), load)?;
+                    done(cli::export::run(&args, &file.path))
+                })
+            }
             Command::Openingiq(args) => {
-                row("openingiq --store", args.store.is_none(), false, move |load| {
-                    let file = cli::store_path(args.store.clone(), load)?;
+                row("openingiq --store", args.target.store.is_none(), false, move |load| {
+                    let file = cli::store_path(args.target.store.clone(), load)?;
                     done(cli::openingiq::run(&args, file.path.clone()))
                 })
             }

@@ -12,6 +12,7 @@ pub mod count;
 pub mod crawl;
 pub mod diff;
 pub mod engine;
+pub mod export;
 pub mod fetch;
 pub mod graph;
 pub mod inspect;

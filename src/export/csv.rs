@@ -46,3 +46,35 @@ pub fn render_records(records: &[NodeRecord], delimiter: u8) -> Vec<u8> {
     }
     out
 }
+
+/// Writes CSV rows one record at a time, as [`render_records`] does for all of them at
+/// once: the same header, quoting and line ends, so a file streamed from a store equals
+/// the export step's (no header without a row, as there).
+pub struct RowWriter<W: std::io::Write> {
+    writer: csv::Writer<W>,
+    /// Rows written.
+    pub rows: u64,
+}
+
+impl<W: std::io::Write> RowWriter<W> {
+    /// Starts a table on `out` with `delimiter`.
+    pub fn new(out: W, delimiter: u8) -> RowWriter<W> {
+        let writer = csv::WriterBuilder::new()
+            .delimiter(delimiter)
+            .terminator(csv::Terminator::CRLF)
+            .has_headers(true)
+            .from_writer(out);
+        RowWriter { writer, rows: 0 }
+    }
+
+    /// Writes `record`'s row (after the header, before the first).
+    pub fn row(&mut self, record: &NodeRecord) -> std::io::Result<()> {
+        self.rows += 1;
+        self.writer.serialize(record).map_err(std::io::Error::from)
+    }
+
+    /// Flushes the rows and hands back the output.
+    pub fn finish(self) -> std::io::Result<W> {
+        self.writer.into_inner().map_err(|e| e.into_error())
+    }
+}

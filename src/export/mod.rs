@@ -13,5 +13,6 @@ pub mod openingiq;
 pub mod packed;
 pub mod pgn;
 pub mod polyglot;
+pub mod polyglot_runs;
 
 pub use crate::files::ExportFile;

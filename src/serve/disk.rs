@@ -180,20 +180,7 @@ impl Disk {
     /// The node id of the named opening whose OpeningIQ file is `<stem>.json`.
     pub fn stem(&self, stem: &str) -> Result<Option<String>, StoreError> {
         let stems = read_once(&self.stems, || {
-            let nodes = self.with_store(Store::entries_named)?;
-            let named = crate::export::named::select(nodes.iter().enumerate().map(|(i, n)| {
-                crate::export::named::Candidate {
-                    node: i as u32,
-                    eco: &n.eco,
-                    name: &n.name,
-                    ply: n.ply as usize,
-                    movetext: &n.moves,
-                }
-            }));
-            Ok(named
-                .into_iter()
-                .map(|o| (o.stem, nodes[o.node as usize].node_id.clone()))
-                .collect())
+            Ok(named_stems(&self.with_store(Store::entries_named)?).into_iter().collect())
         })?;
         Ok(stems.get(stem).cloned())
     }
@@ -304,6 +291,21 @@ impl AnswerCache {
         };
         cost(&self.young) + cost(&self.old)
     }
+}
+
+/// The named openings among `nodes` (a store's [`Store::entries_named`]) as the OpeningIQ
+/// export names its files: each file stem with its node's id, in stem order.
+pub fn named_stems(nodes: &[crate::store::read::EntryNode]) -> Vec<(String, String)> {
+    let named = crate::export::named::select(nodes.iter().enumerate().map(|(i, n)| {
+        crate::export::named::Candidate {
+            node: i as u32,
+            eco: &n.eco,
+            name: &n.name,
+            ply: n.ply as usize,
+            movetext: &n.moves,
+        }
+    }));
+    named.into_iter().map(|o| (o.stem, nodes[o.node as usize].node_id.clone())).collect()
 }
 
 #[cfg(test)]

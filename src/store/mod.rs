@@ -15,6 +15,7 @@ pub mod players;
 pub mod postgres;
 pub mod read;
 pub mod row;
+pub mod scan;
 pub mod schema;
 pub mod write;
 

@@ -24,6 +24,7 @@ mod engine_queue;
 mod engine_stockfish;
 mod evals;
 mod explorer_browser;
+mod export_cli;
 mod exports;
 mod first_contact;
 mod fixtures_pipeline;

@@ -405,12 +405,13 @@ fn the_command_table_lists_every_command_and_only_flags_okb_has() {
             .copied()
             .take(2)
             .collect();
-        let path: Vec<&str> =
-            if path.len() == 2 && !matches!(path[0], "engine" | "review" | "query" | "state") {
-                path[..1].to_vec()
-            } else {
-                path
-            };
+        let path: Vec<&str> = if path.len() == 2
+            && !matches!(path[0], "engine" | "export" | "review" | "query" | "state")
+        {
+            path[..1].to_vec()
+        } else {
+            path
+        };
         let known = flags_of(&path);
         for flag in words
             .iter()

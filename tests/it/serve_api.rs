@@ -22,7 +22,7 @@ fn project(max_depth: u32) -> Project {
 }
 
 /// [`project`] with more pipeline tables.
-fn project_with(max_depth: u32, extra: &str) -> Project {
+pub(crate) fn project_with(max_depth: u32, extra: &str) -> Project {
     Project::with_pipeline(&format!(
         r#"{}
 [sources.games]

@@ -1,0 +1,304 @@
+//! `okb export`: an export written from the built store rather than by a pipeline step,
+//! read as a stream so that memory does not follow the store's size: a CSV row per node
+//! (one pass over the nodes in identity order), a Polyglot book (one pass over the edges,
+//! sorted in runs of `--memory-mb`), OpeningIQ files (each named opening's subtree read
+//! on its own from a large store). The bytes are the export steps' for the same build.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use miette::{IntoDiagnostic, WrapErr, miette};
+
+use super::output::paint;
+use crate::export::polyglot::WeightMode;
+use crate::store::StoreError;
+use crate::store::read::Store;
+use crate::store::scan::RecordOrder;
+
+/// Arguments of `okb export`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ExportArgs {
+    /// The format.
+    #[command(subcommand)]
+    pub format: ExportFormat,
+}
+
+/// The formats `okb export` writes.
+#[derive(Debug, Clone, clap::Subcommand)]
+pub enum ExportFormat {
+    /// One CSV row per node, in the order of the build's tree (as `format = "csv"`)
+    ///
+    ///   okb export csv -o nodes.csv
+    ///   okb export csv -o nodes.tsv --delimiter $'\t' --store big/okb.sqlite
+    #[command(verbatim_doc_comment)]
+    Csv(CsvArgs),
+    /// A Polyglot book of every edge games played (as `format = "polyglot"`)
+    ///
+    /// The book's entries are sorted in runs of --memory-mb, spilled to unnamed temporary
+    /// files beside the output and merged, so a book of any size takes that much memory.
+    ///
+    ///   okb export polyglot -o book.bin
+    ///   okb export polyglot -o book.bin --weights games --memory-mb 1024
+    #[command(verbatim_doc_comment)]
+    Polyglot(PolyglotArgs),
+    /// One OpeningIQ JSON tree per named opening (as `format = "openingiq"`)
+    ///
+    /// A store of more than --in-memory-nodes nodes is read one opening's subtree at a
+    /// time; a smaller one is loaded whole once (faster).
+    ///
+    ///   okb export openingiq -o bundles --max-depth 12
+    #[command(verbatim_doc_comment)]
+    Openingiq(OpeningiqArgs),
+}
+
+/// What every format takes: where to write, and which store to read.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Target {
+    /// The file (the folder, for openingiq) to write.
+    #[arg(short, long, value_name = "PATH")]
+    pub output: PathBuf,
+    /// Read this store file (or a PostgreSQL knowledge base: postgres://user@host:port/db?schema=okb,
+    /// password from PGPASSWORD or ~/.pgpass) instead of the pipeline's [store] path.
+    #[arg(long, value_name = "FILE")]
+    pub store: Option<PathBuf>,
+}
+
+/// Arguments of `okb export csv`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CsvArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Field delimiter, one ASCII character.
+    #[arg(long, default_value = ",", value_parser = one_byte)]
+    pub delimiter: u8,
+    /// Row order: identity (the export step's bytes) or id (the store's own order, one
+    /// sequential read: several times faster on a store larger than memory).
+    #[arg(long, value_enum, default_value_t = RecordOrder::Identity)]
+    pub order: RecordOrder,
+}
+
+/// Arguments of `okb export polyglot`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct PolyglotArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Book weights: polyglot (2 × wins + draws of the mover) or games (game counts).
+    #[arg(long, value_enum, default_value_t = WeightMode::Polyglot)]
+    pub weights: WeightMode,
+    /// Memory for the book's entries being sorted, in MiB (more is spilled to disk).
+    #[arg(long, default_value_t = 256, value_name = "MIB")]
+    pub memory_mb: usize,
+}
+
+/// Arguments of `okb export openingiq` (and of `okb openingiq`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct OpeningiqArgs {
+    #[command(flatten)]
+    pub target: Target,
+    /// Plies kept below each named opening.
+    #[arg(long, default_value_t = crate::export::openingiq::DEFAULT_MAX_DEPTH, value_name = "N")]
+    pub max_depth: u32,
+    /// Compact JSON instead of indented.
+    #[arg(long)]
+    pub compact: bool,
+    /// The most nodes a store may have to be loaded whole; above it, each opening's
+    /// subtree is read on its own (one of more than 500,000 nodes is refused).
+    #[arg(long, default_value_t = crate::serve::MAX_WALKED_NODES, value_name = "N")]
+    pub in_memory_nodes: u64,
+}
+
+impl ExportArgs {
+    /// The store given on the command line, if any.
+    pub fn store(&self) -> Option<&PathBuf> {
+        self.target().store.as_ref()
+    }
+
+    fn target(&self) -> &Target {
+        match &self.format {
+            ExportFormat::Csv(a) => &a.target,
+            ExportFormat::Polyglot(a) => &a.target,
+            ExportFormat::Openingiq(a) => &a.target,
+        }
+    }
+}
+
+fn one_byte(text: &str) -> Result<u8, String> {
+    match text.as_bytes() {
+        [byte] if byte.is_ascii() => Ok(*byte),
+        _ => Err("the delimiter must be one ASCII character".into()),
+    }
+}
+
+/// Writes the export `args` asks for from the store at `store`.
+pub fn run(args: &ExportArgs, store: &Path) -> miette::Result<()> {
+    let started = Instant::now();
+    let (output, text) = match &args.format {
+        ExportFormat::Csv(a) => (&a.target.output, csv(a, store)?),
+        ExportFormat::Polyglot(a) => (&a.target.output, polyglot(a, store)?),
+        ExportFormat::Openingiq(a) => (&a.target.output, openingiq(a, store)?),
+    };
+    let seconds = started.elapsed().as_secs_f64();
+    eprintln!("{} {} ({text}) in {seconds:.2} s", paint("Finished", "32"), output.display());
+    Ok(())
+}
+
+/// An error reading the store, as the command reports it.
+fn store_error(e: StoreError) -> miette::Report {
+    miette!("{e}")
+}
+
+/// The failure to write `path`.
+fn write_error(path: &Path) -> impl Fn(std::io::Error) -> miette::Report + '_ {
+    move |e| miette!("writing {}: {e}", path.display())
+}
+
+/// What a scan's visitor fails with: the store, or the output.
+enum Failed {
+    Store(StoreError),
+    Write(std::io::Error),
+}
+
+impl From<StoreError> for Failed {
+    fn from(e: StoreError) -> Failed {
+        Failed::Store(e)
+    }
+}
+
+impl Failed {
+    fn report(self, output: &Path) -> miette::Report {
+        match self {
+            Failed::Store(e) => store_error(e),
+            Failed::Write(e) => write_error(output)(e),
+        }
+    }
+}
+
+/// `okb export csv`: the rows streamed into the output as the scan reads them.
+fn csv(args: &CsvArgs, store: &Path) -> miette::Result<String> {
+    let output = &args.target.output;
+    let store = Store::open_for_scans(store).map_err(store_error)?;
+    let bar = crate::progress::start(store.node_count().map_err(store_error)?, "nodes");
+    let file = crate::files::write::AtomicFile::create(output).map_err(write_error(output))?;
+    let mut rows = crate::export::csv::RowWriter::new(file, args.delimiter);
+    store
+        .each_record(args.order, |record| {
+            rows.row(&record).map_err(Failed::Write)?;
+            bar.inc(1);
+            Ok(())
+        })
+        .map_err(|e: Failed| e.report(output))?;
+    let count = rows.rows;
+    rows.finish().and_then(|f| f.commit()).map_err(write_error(output))?;
+    Ok(format!("{count} rows"))
+}
+
+/// `okb export polyglot`: every edge's move into runs, then the merged book.
+fn polyglot(args: &PolyglotArgs, store: &Path) -> miette::Result<String> {
+    let output = &args.target.output;
+    let store = Store::open_for_scans(store).map_err(store_error)?;
+    let bar = crate::progress::start(store.node_count().map_err(store_error)?, "nodes");
+    let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(write_error(output))?;
+    let mut runs =
+        crate::export::polyglot_runs::BookRuns::new(args.weights, args.memory_mb << 20, dir);
+    let mut parent: Option<(String, shakmaty::Chess)> = None;
+    store
+        .each_edge(|edge| {
+            bar.set(edge.nodes_read);
+            if parent.as_ref().is_none_or(|(fen, _)| fen != edge.parent_fen) {
+                let pos = crate::position::parse_fen(edge.parent_fen).map_err(|e| {
+                    Failed::Store(StoreError::Corrupt(format!(
+                        "a node's FEN {:?}: {e}",
+                        edge.parent_fen
+                    )))
+                })?;
+                parent = Some((edge.parent_fen.to_string(), pos));
+            }
+            let (_, pos) = parent.as_ref().expect("set above");
+            // A move the position does not allow is left out, as the export step does.
+            let Some(m) = uci_move(pos, edge.uci) else { return Ok(()) };
+            runs.add(pos, &m, &edge.games).map_err(Failed::Write)
+        })
+        .map_err(|e: Failed| e.report(output))?;
+    drop(bar);
+    let spilled = runs.spilled();
+    let mut file = crate::files::write::AtomicFile::create(output).map_err(write_error(output))?;
+    let entries = runs.finish(&mut file).map_err(write_error(output))?;
+    file.commit().map_err(write_error(output))?;
+    let runs = match spilled {
+        0 => String::new(),
+        n => format!(", sorted in {} runs", n + 1),
+    };
+    Ok(format!("{entries} entries{runs}"))
+}
+
+/// Move `uci` in `pos`, if it is one of its legal moves.
+fn uci_move(pos: &shakmaty::Chess, uci: &str) -> Option<shakmaty::Move> {
+    uci.parse::<shakmaty::uci::UciMove>().ok()?.to_move(pos).ok()
+}
+
+/// `okb export openingiq`: the files of every named opening.
+fn openingiq(args: &OpeningiqArgs, store: &Path) -> miette::Result<String> {
+    let written = write_openingiq(args, store)?;
+    Ok(format!("{written} files"))
+}
+
+/// The most nodes one OpeningIQ file read from a large store may hold (about 1.3 KB of
+/// memory a node while it is written): the bound on `okb export openingiq`'s memory.
+pub const MAX_FILE_NODES: usize = crate::store::answers::LARGE_STORE_NODES as usize;
+
+/// Writes the OpeningIQ file of every named opening of the store at `store` into the
+/// output folder, as the `openingiq` export step would. Returns the number of files.
+pub fn write_openingiq(args: &OpeningiqArgs, store: &Path) -> miette::Result<usize> {
+    let dir = &args.target.output;
+    let pretty = !args.compact;
+    let opened = Store::open_for_lookups(store).map_err(store_error)?;
+    std::fs::create_dir_all(dir).map_err(write_error(dir))?;
+    if opened.node_count().map_err(store_error)? <= args.in_memory_nodes {
+        let graph = Store::open(store).and_then(|s| s.graph()).map_err(store_error)?;
+        let named = crate::export::named::of_graph(&graph);
+        let files = crate::export::openingiq::render_all(&graph, &named, args.max_depth, pretty);
+        for file in &files {
+            write_file(&dir.join(&file.name), &file.bytes)?;
+        }
+        return Ok(files.len());
+    }
+    let named = crate::serve::disk::named_stems(&opened.entries_named().map_err(store_error)?);
+    let bar = crate::progress::start(named.len() as u64, "openings");
+    for (stem, node_id) in &named {
+        let cut = crate::store::graph::Cut {
+            root_id: node_id,
+            max_depth: args.max_depth,
+            min_games: 0,
+            limit: MAX_FILE_NODES,
+        };
+        let graph = match opened.piece(cut).map_err(store_error)? {
+            crate::store::graph::Piece::Read(graph) => graph,
+            crate::store::graph::Piece::Missing => {
+                return Err(miette!(
+                    "store {}: named opening {stem} has no node {node_id}",
+                    store.display()
+                ));
+            }
+            crate::store::graph::Piece::TooLarge => {
+                return Err(miette!(
+                    "{stem}: its tree to depth {} holds more than {MAX_FILE_NODES} nodes; give a smaller --max-depth",
+                    args.max_depth,
+                ));
+            }
+        };
+        let file = crate::export::openingiq::opening_file(&graph, graph.root, args.max_depth);
+        let mut bytes =
+            if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
+                .into_diagnostic()
+                .wrap_err("serializing an OpeningIQ file")?;
+        bytes.push(b'\n');
+        write_file(&dir.join(format!("{stem}.json")), &bytes)?;
+        bar.inc(1);
+    }
+    Ok(named.len())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> miette::Result<()> {
+    crate::files::write_atomic(path, bytes).map_err(write_error(path))
+}

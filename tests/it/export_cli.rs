@@ -1,0 +1,92 @@
+//! `okb export`: CSV, Polyglot and OpeningIQ files streamed from a built store equal the
+//! pipeline's export steps' files for the same build, byte for byte (the CSV's edge
+//! counts and move losses found again from the store's edges and evaluations; the
+//! OpeningIQ files both from the whole graph and one opening's subtree at a time).
+
+use crate::common;
+use common::Project;
+
+/// serve_api's project (the mini taxonomy, twelve fixture games, Stockfish at depth 6,
+/// so rows have move losses; an OpeningIQ export to depth 5) with one export of each
+/// other format `okb export` writes.
+fn project() -> Project {
+    crate::serve_api::project_with(
+        5,
+        r#"[exports.csv]
+format = "csv"
+output = "out/nodes.csv"
+[exports.tsv]
+format = "csv"
+output = "out/nodes.tsv"
+delimiter = ";"
+[exports.book]
+format = "polyglot"
+output = "out/book.bin"
+[exports.book-games]
+format = "polyglot"
+output = "out/book-games.bin"
+weights = "games"
+"#,
+    )
+}
+
+/// Runs `okb export ARGS`, asserting success, nothing on stdout and a `Finished` line.
+fn export(p: &Project, args: &[&str]) {
+    let mut all = vec!["export"];
+    all.extend_from_slice(args);
+    let run = p.okb(&all);
+    assert_eq!(run.status, 0, "okb {all:?}:\n{}", run.stderr);
+    assert!(run.stdout.is_empty(), "stdout is for answers only: {}", run.stdout);
+    assert!(run.stderr.contains("Finished"), "{}", run.stderr);
+}
+
+#[test]
+fn exports_from_the_store_are_the_export_steps_files() {
+    let p = project();
+    p.make(&[]);
+    let csv = String::from_utf8(p.read("out/nodes.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let loss = header.iter().position(|c| *c == "cp_loss").unwrap();
+    let children = header.iter().position(|c| *c == "children").unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert!(rows.iter().any(|r| !r[loss].is_empty()), "some rows have a move loss to find");
+    assert!(rows.iter().any(|r| r[children].parse::<u32>().unwrap() >= 2));
+
+    export(&p, &["csv", "-o", "cli/nodes.csv"]);
+    assert!(p.read("cli/nodes.csv") == p.read("out/nodes.csv"), "CSV");
+    export(&p, &["csv", "-o", "cli/nodes.tsv", "--delimiter", ";"]);
+    assert!(p.read("cli/nodes.tsv") == p.read("out/nodes.tsv"), "CSV with ;");
+    export(&p, &["polyglot", "-o", "cli/book.bin", "--memory-mb", "1"]);
+    assert!(p.read("cli/book.bin") == p.read("out/book.bin"), "book");
+    assert!(!p.read("out/book.bin").is_empty());
+    export(&p, &["polyglot", "-o", "cli/book-games.bin", "--weights", "games"]);
+    assert!(p.read("cli/book-games.bin") == p.read("out/book-games.bin"), "book by games");
+    let files = common::tree_bytes(&p.path("out/iq"));
+    assert!(files.len() >= 5, "{}", files.len());
+    export(&p, &["openingiq", "-o", "cli/iq", "--max-depth", "5"]);
+    assert_eq!(common::tree_bytes(&p.path("cli/iq")), files, "OpeningIQ from the whole graph");
+    export(&p, &["openingiq", "-o", "cli/iq-pieces", "--max-depth", "5", "--in-memory-nodes", "0"]);
+    assert_eq!(common::tree_bytes(&p.path("cli/iq-pieces")), files, "one subtree at a time");
+    let left: Vec<_> =
+        std::fs::read_dir(p.path("cli")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 6, "no temporary file left beside the outputs: {left:?}");
+}
+
+#[test]
+fn a_missing_store_or_a_bad_delimiter_is_refused_by_name() {
+    let p = project();
+    let run = p.okb(&["export", "csv", "-o", "nodes.csv", "--store", "nowhere.sqlite"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("nowhere.sqlite"), "{}", run.stderr);
+    assert!(!p.path("nodes.csv").exists());
+    let run = p.okb(&["export", "csv", "-o", "nodes.csv", "--delimiter", "ab"]);
+    assert_eq!(run.status, 2, "a usage error");
+    assert!(run.stderr.contains("one ASCII character"), "{}", run.stderr);
+    // A store that is not one: the file is named, nothing is written.
+    std::fs::write(p.path("junk.sqlite"), b"not a database at all, not even close........")
+        .unwrap();
+    let run = p.okb(&["export", "polyglot", "-o", "book.bin", "--store", "junk.sqlite"]);
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains("junk.sqlite"), "{}", run.stderr);
+    assert!(!p.path("book.bin").exists());
+}
