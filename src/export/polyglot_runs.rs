@@ -57,6 +57,11 @@ impl BookRuns {
             }
             WeightMode::Games => games.games(),
         };
+        if self.current.capacity() == 0 {
+            // At its full length at once: grown by doubling, a run could take twice its
+            // budget.
+            self.current.reserve_exact(self.run_len);
+        }
         self.current.push((polyglot_key(pos), encode_move(m), raw));
         if self.current.len() >= self.run_len {
             self.spill()?;

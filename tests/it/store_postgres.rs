@@ -457,3 +457,37 @@ fn a_killed_server_leaves_its_local_copy_to_the_next_okb() {
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_eq!(listed(), Vec::<PathBuf>::new());
 }
+
+/// `okb export postgres` loads a store file built without `[store] url`; read back from
+/// the schema, its CSV export is the SQLite store's, byte for byte. A wrong password is
+/// refused by the server's name, never echoing the password, and the schema stays as it was.
+#[test]
+fn okb_export_postgres_loads_a_store_file_that_reads_back_the_same() {
+    let pg = Cluster::start();
+    let p = Project::with_pipeline(&format!(
+        "{}[sources.games]\nkind = \"pgn\"\npaths = [\"{}\"]\n[tree]\nmin_games = 1\n",
+        mini_sources(),
+        common::classify_games()
+    ));
+    p.make(&[]);
+    let url = format!("{}?schema=kb_cli", pg.url("kb"));
+    let run = okb(&p, &["export", "postgres", "-o", &url], Some(PASSWORD));
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stderr.contains("schema kb_cli"), "{}", run.stderr);
+    let nodes = pg.psql("kb", "SELECT count(*) FROM kb_cli.opening_nodes");
+    assert_eq!(
+        nodes,
+        sqlite_count(&p.path("build/okb.sqlite"), "SELECT count(*) FROM opening_nodes")
+    );
+    let local = okb(&p, &["export", "csv", "-o", "local.csv"], None);
+    assert_eq!(local.status, 0, "{}", local.stderr);
+    let remote = okb(&p, &["export", "csv", "-o", "remote.csv", "--store", &url], Some(PASSWORD));
+    assert_eq!(remote.status, 0, "{}", remote.stderr);
+    assert!(p.read("local.csv") == p.read("remote.csv"), "the same rows from both stores");
+
+    let run = okb(&p, &["export", "postgres", "-o", &url], Some("wrong-pw-123"));
+    assert_eq!(run.status, 1);
+    assert!(run.stderr.contains(&format!("okb@127.0.0.1:{}/kb", pg.port)), "{}", run.stderr);
+    assert!(!run.stderr.contains("wrong-pw-123"), "{}", run.stderr);
+    assert_eq!(pg.psql("kb", "SELECT count(*) FROM kb_cli.opening_nodes"), nodes);
+}
