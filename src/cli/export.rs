@@ -121,9 +121,13 @@ pub struct OpeningiqArgs {
     #[arg(long)]
     pub compact: bool,
     /// The most nodes a store may have to be loaded whole; above it, each opening's
-    /// subtree is read on its own (one of more than 500,000 nodes is refused).
+    /// subtree is read on its own.
     #[arg(long, default_value_t = crate::serve::MAX_WALKED_NODES, value_name = "N")]
     pub in_memory_nodes: u64,
+    /// The most nodes of one opening's subtree read on its own (about 1.3 KB of memory a
+    /// node, on each core); an opening with more is not written, and named.
+    #[arg(long, default_value_t = MAX_FILE_NODES, value_name = "N")]
+    pub max_file_nodes: usize,
 }
 
 impl ExportArgs {
@@ -277,9 +281,9 @@ fn openingiq(args: &OpeningiqArgs, store: &Path) -> miette::Result<String> {
     Ok(format!("{written} files"))
 }
 
-/// The most nodes one OpeningIQ file read from a large store may hold (about 1.3 KB of
-/// memory a node while it is written): with a file being written on each core, the
-/// bound on `okb export openingiq`'s memory.
+/// The most nodes one OpeningIQ file read from a large store may hold by default (about
+/// 1.3 KB of memory a node while it is written): with a file being written on each
+/// core, the bound on `okb export openingiq`'s memory.
 pub const MAX_FILE_NODES: usize = crate::store::answers::LARGE_STORE_NODES as usize;
 
 /// Writes the OpeningIQ file of every named opening of the store at `store` into the
@@ -302,44 +306,62 @@ pub fn write_openingiq(args: &OpeningiqArgs, store: &Path) -> miette::Result<usi
     let bar = crate::progress::start(named.len() as u64, "openings");
     // On every core, each with its own connection (a connection is not shared between
     // threads): the subtrees' reads are random lookups, which wait on the disk apart.
+    let too_large = std::sync::Mutex::new(Vec::new());
     named.par_iter().try_for_each_init(
         || Store::open_for_lookups(store),
         |opened, (stem, node_id)| -> miette::Result<()> {
             let opened = opened.as_ref().map_err(|e| miette!("{e}"))?;
-            let file = opening_of(opened, store, stem, node_id, args.max_depth)?;
+            bar.inc(1);
+            let Some(file) = opening_of(opened, store, (stem, node_id), args)? else {
+                too_large.lock().expect("not poisoned").push(stem.clone());
+                return Ok(());
+            };
             let mut bytes =
                 if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
                     .into_diagnostic()
                     .wrap_err("serializing an OpeningIQ file")?;
             bytes.push(b'\n');
-            write_file(&dir.join(format!("{stem}.json")), &bytes)?;
-            bar.inc(1);
-            Ok(())
+            write_file(&dir.join(format!("{stem}.json")), &bytes)
         },
     )?;
+    let mut too_large = too_large.into_inner().expect("not poisoned");
+    if !too_large.is_empty() {
+        // The other files are written: say which are not, and fail.
+        too_large.sort();
+        for stem in &too_large {
+            crate::progress::warn(&format!(
+                "{stem}.json not written: its tree to depth {} holds more than {} nodes",
+                args.max_depth, args.max_file_nodes
+            ));
+        }
+        return Err(miette!(
+            "{} of {} OpeningIQ files not written (named above); give a smaller --max-depth or a larger --max-file-nodes",
+            too_large.len(),
+            named.len(),
+        ));
+    }
     Ok(named.len())
 }
 
-/// The OpeningIQ file of named opening `stem` (node `node_id`) from its subtree alone.
+/// The OpeningIQ file of named opening `stem` (node `node_id`) from its subtree alone;
+/// `None` when the subtree holds more than `--max-file-nodes` nodes.
 fn opening_of(
     opened: &Store,
     store: &Path,
-    stem: &str,
-    node_id: &str,
-    max_depth: u32,
-) -> miette::Result<crate::export::openingiq::OpeningFile> {
+    (stem, node_id): (&str, &str),
+    args: &OpeningiqArgs,
+) -> miette::Result<Option<crate::export::openingiq::OpeningFile>> {
     use crate::store::graph::{Cut, Piece};
-    let cut = Cut { root_id: node_id, max_depth, min_games: 0, limit: MAX_FILE_NODES };
+    let max_depth = args.max_depth;
+    let cut = Cut { root_id: node_id, max_depth, min_games: 0, limit: args.max_file_nodes };
     match opened.piece(cut).map_err(store_error)? {
         Piece::Read(graph) => {
-            Ok(crate::export::openingiq::opening_file(&graph, graph.root, max_depth))
+            Ok(Some(crate::export::openingiq::opening_file(&graph, graph.root, max_depth)))
         }
         Piece::Missing => {
             Err(miette!("store {}: named opening {stem} has no node {node_id}", store.display()))
         }
-        Piece::TooLarge => Err(miette!(
-            "{stem}: its tree to depth {max_depth} holds more than {MAX_FILE_NODES} nodes; give a smaller --max-depth"
-        )),
+        Piece::TooLarge => Ok(None),
     }
 }
 

@@ -90,3 +90,50 @@ fn a_missing_store_or_a_bad_delimiter_is_refused_by_name() {
     assert!(run.stderr.contains("junk.sqlite"), "{}", run.stderr);
     assert!(!p.path("book.bin").exists());
 }
+
+/// An opening whose subtree is larger than `--max-file-nodes` is not written and is
+/// named; every other file is written (the same bytes), and the exit status says it.
+#[test]
+fn openings_too_large_for_the_bound_are_named_and_the_others_written() {
+    let p = project();
+    p.make(&[]);
+    let files = common::tree_bytes(&p.path("out/iq"));
+    let args =
+        ["export", "openingiq", "-o", "cli/iq", "--max-depth", "5", "--in-memory-nodes", "0"];
+    let run = p.okb(&[&args[..], &["--max-file-nodes", "12"]].concat());
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let written = common::tree_bytes(&p.path("cli/iq"));
+    assert!(
+        !written.is_empty() && written.len() < files.len(),
+        "{} of {}",
+        written.len(),
+        files.len()
+    );
+    for (name, bytes) in &written {
+        assert!(
+            files.contains(&(name.clone(), bytes.clone())),
+            "{name} as the export step wrote it"
+        );
+    }
+    let missing: Vec<&str> = files
+        .iter()
+        .filter(|f| !written.iter().any(|w| w.0 == f.0))
+        .map(|f| f.0.trim_end_matches(".json"))
+        .collect();
+    let stderr = common::flat(&run.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} of {} OpeningIQ files not written",
+            missing.len(),
+            files.len()
+        )),
+        "{stderr}"
+    );
+    for stem in missing {
+        assert!(
+            run.stderr.contains(&format!("{stem}.json not written")),
+            "{stem} named: {}",
+            run.stderr
+        );
+    }
+}
