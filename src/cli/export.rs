@@ -156,6 +156,7 @@ fn one_byte(text: &str) -> Result<u8, String> {
 /// Writes the export `args` asks for from the store at `store`.
 pub fn run(args: &ExportArgs, store: &Path) -> miette::Result<()> {
     let started = Instant::now();
+    sweep_beside(args);
     let (output, text) = match &args.format {
         ExportFormat::Csv(a) => (&a.target.output, csv(a, store)?),
         ExportFormat::Polyglot(a) => (&a.target.output, polyglot(a, store)?),
@@ -166,6 +167,19 @@ pub fn run(args: &ExportArgs, store: &Path) -> miette::Result<()> {
     let seconds = started.elapsed().as_secs_f64();
     eprintln!("{} {output} ({text}) in {seconds:.2} s", paint("Finished", "32"));
     Ok(())
+}
+
+/// Removes what an earlier, killed `okb export` left beside the output: its temporary
+/// file (a CSV's can be gigabytes), or those in the OpeningIQ folder.
+fn sweep_beside(args: &ExportArgs) {
+    let output = &args.target().output;
+    let folder = match &args.format {
+        ExportFormat::Postgres(_) => return,
+        ExportFormat::Openingiq(_) => output.as_path(),
+        _ => output.parent().unwrap_or(Path::new("")),
+    };
+    let folder = if folder.as_os_str().is_empty() { Path::new(".") } else { folder };
+    crate::files::temp::sweep(folder, false);
 }
 
 /// An error reading the store, as the command reports it.

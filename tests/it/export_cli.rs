@@ -137,3 +137,20 @@ fn openings_too_large_for_the_bound_are_named_and_the_others_written() {
         );
     }
 }
+
+/// What a killed `okb export` left beside its output (its temporary file, named with its
+/// process id) is removed by the next one; a file of a process still running is kept.
+#[test]
+fn a_killed_exports_temporary_file_is_swept_by_the_next() {
+    let p = project();
+    p.make(&[]);
+    std::fs::create_dir_all(p.path("cli")).unwrap();
+    // Process ids above the kernel's pid_max (4,194,304 at most) never run.
+    let dead = p.path("cli/.nodes.csv.4999999.0.okb-tmp");
+    let alive = p.path(&format!("cli/.nodes.csv.{}.0.okb-tmp", std::process::id()));
+    std::fs::write(&dead, vec![b'x'; 1 << 20]).unwrap();
+    std::fs::write(&alive, b"being written").unwrap();
+    export(&p, &["csv", "-o", "cli/nodes.csv"]);
+    assert!(!dead.exists(), "the dead process's file is removed");
+    assert!(alive.exists(), "a running process's file is kept");
+}
