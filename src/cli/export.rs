@@ -233,9 +233,9 @@ fn csv(args: &CsvArgs, store: &Path) -> miette::Result<String> {
 }
 
 /// `okb export polyglot`: every edge's move into runs, then the merged book.
-fn polyglot(args: &PolyglotArgs, store: &Path) -> miette::Result<String> {
+fn polyglot(args: &PolyglotArgs, path: &Path) -> miette::Result<String> {
     let output = &args.target.output;
-    let store = Store::open_for_scans(store).map_err(store_error)?;
+    let store = Store::open_for_scans(path).map_err(store_error)?;
     let bar = crate::progress::start(store.node_count().map_err(store_error)?, "nodes");
     let dir = output.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(write_error(output))?;
@@ -247,10 +247,9 @@ fn polyglot(args: &PolyglotArgs, store: &Path) -> miette::Result<String> {
             bar.set(edge.nodes_read);
             if parent.as_ref().is_none_or(|(fen, _)| fen != edge.parent_fen) {
                 let pos = crate::position::parse_fen(edge.parent_fen).map_err(|e| {
-                    Failed::Store(StoreError::Corrupt(format!(
-                        "a node's FEN {:?}: {e}",
-                        edge.parent_fen
-                    )))
+                    let bad =
+                        format!("{} (a node's FEN {:?}: {e})", path.display(), edge.parent_fen);
+                    Failed::Store(StoreError::Corrupt(bad))
                 })?;
                 parent = Some((edge.parent_fen.to_string(), pos));
             }

@@ -58,25 +58,36 @@ pub fn each_record<E: From<StoreError>>(
     while let Some(row) = rows.next().map_err(err)? {
         let mut record = read_node(row).map_err(err)?;
         record.children = row.get::<_, i64>(stored_count()).map_err(err)?.max(0) as usize;
-        if let (Some(child), Some(before)) = (record.stockfish_eval, record.ply.checked_sub(1)) {
-            let mut candidates =
-                parents.query(rusqlite::params![record.node_id, before as i64]).map_err(err)?;
-            while let Some(parent) = candidates.next().map_err(err)? {
-                let moves: String = parent.get(0).map_err(err)?;
-                if !extends_by_one_move(&record.moves, &moves) {
-                    continue;
-                }
-                let fen: String = parent.get(1).map_err(err)?;
-                if let Some(eval) = parent.get::<_, Option<i32>>(2).map_err(err)? {
-                    let mover = crate::engine::loss::side_to_move(&fen);
-                    let loss = crate::engine::loss::move_loss(eval, child, mover);
-                    record.cp_loss = Some(loss.cp);
-                    record.win_chance_loss = Some(loss.win_chance);
-                }
-                break;
-            }
-        }
+        judge_move(&mut parents, &mut record).map_err(err)?;
         visit(record)?;
+    }
+    Ok(())
+}
+
+/// Sets `record`'s move loss from its evaluation and its canonical parent's, as the
+/// build's records have it: `parents` finds the node's parents one ply shorter.
+fn judge_move(
+    parents: &mut rusqlite::Statement<'_>,
+    record: &mut NodeRecord,
+) -> rusqlite::Result<()> {
+    // Without an evaluation of its own a node has no loss to find.
+    let (Some(child), Some(before)) = (record.stockfish_eval, record.ply.checked_sub(1)) else {
+        return Ok(());
+    };
+    let mut candidates = parents.query(rusqlite::params![record.node_id, before as i64])?;
+    while let Some(parent) = candidates.next()? {
+        let moves: String = parent.get(0)?;
+        if !extends_by_one_move(&record.moves, &moves) {
+            continue;
+        }
+        let fen: String = parent.get(1)?;
+        if let Some(eval) = parent.get::<_, Option<i32>>(2)? {
+            let mover = crate::engine::loss::side_to_move(&fen);
+            let loss = crate::engine::loss::move_loss(eval, child, mover);
+            record.cp_loss = Some(loss.cp);
+            record.win_chance_loss = Some(loss.win_chance);
+        }
+        break;
     }
     Ok(())
 }
@@ -114,31 +125,27 @@ pub fn each_edge<E: From<StoreError>>(
     let mut edges = edges.query([]).map_err(err)?;
     let (mut node_id, mut fen) = (String::new(), String::new());
     let mut nodes_read = 0;
+    let text = |row: &rusqlite::Row<'_>, i: usize| -> Result<String, StoreError> {
+        let value = row.get_ref(i).map_err(err)?;
+        Ok(value.as_str().map_err(|e| err(e.into()))?.to_string())
+    };
     while let Some(edge) = edges.next().map_err(err)? {
-        let parent = edge.get_ref(0).map_err(err)?.as_str().map_err(|e| err(e.into()))?;
-        while node_id.as_str() < parent {
-            let Some(node) = nodes.next().map_err(err)? else {
-                return Err(StoreError::Corrupt(format!(
-                    "{path}: an edge leaves node {parent}, which the store lacks"
-                ))
-                .into());
-            };
+        let parent = text(edge, 0)?;
+        // The nodes up to the edge's parent (both in the same byte order).
+        while node_id < parent {
+            let Some(node) = nodes.next().map_err(err)? else { break };
             nodes_read += 1;
-            node_id.clear();
-            node_id.push_str(node.get_ref(0).map_err(err)?.as_str().map_err(|e| err(e.into()))?);
-            fen.clear();
-            fen.push_str(node.get_ref(1).map_err(err)?.as_str().map_err(|e| err(e.into()))?);
+            node_id = text(node, 0)?;
+            fen = text(node, 1)?;
         }
         if node_id != parent {
-            return Err(StoreError::Corrupt(format!(
-                "{path}: an edge leaves node {parent}, which the store lacks"
-            ))
-            .into());
+            let lacking = format!("{path} (an edge leaves node {parent}, which it lacks)");
+            return Err(StoreError::Corrupt(lacking).into());
         }
         let count = |i: usize| edge.get::<_, i64>(i).map(|n| n.max(0) as u64).map_err(err);
         let games = Outcomes { white: count(2)?, draws: count(3)?, black: count(4)? };
-        let uci = edge.get_ref(1).map_err(err)?.as_str().map_err(|e| err(e.into()))?;
-        visit(EdgeRow { parent_fen: &fen, uci, games, nodes_read })?;
+        let uci = text(edge, 1)?;
+        visit(EdgeRow { parent_fen: &fen, uci: &uci, games, nodes_read })?;
     }
     Ok(())
 }

@@ -89,6 +89,28 @@ fn a_missing_store_or_a_bad_delimiter_is_refused_by_name() {
     assert_eq!(run.status, 1);
     assert!(run.stderr.contains("junk.sqlite"), "{}", run.stderr);
     assert!(!p.path("book.bin").exists());
+    // A store whose edges leave a node it lacks: named as unusable, nothing written.
+    p.make(&[]);
+    std::fs::copy(p.path("build/okb.sqlite"), p.path("broken.sqlite")).unwrap();
+    let db = rusqlite::Connection::open(p.path("broken.sqlite")).unwrap();
+    let parent: String = db
+        .query_row("SELECT parent_id FROM node_children ORDER BY parent_id DESC LIMIT 1", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    db.execute_batch("PRAGMA foreign_keys = OFF").unwrap();
+    db.execute("DELETE FROM opening_nodes WHERE node_id = ?1", [&parent]).unwrap();
+    drop(db);
+    let run = p.okb(&["export", "polyglot", "-o", "book.bin", "--store", "broken.sqlite"]);
+    assert_eq!(run.status, 1);
+    let stderr = common::flat(&run.stderr);
+    assert!(
+        stderr.contains("broken.sqlite")
+            && stderr.contains(&parent[..8])
+            && stderr.contains("unusable"),
+        "{stderr}"
+    );
+    assert!(!p.path("book.bin").exists());
 }
 
 /// An opening whose subtree is larger than `--max-file-nodes` is not written and is
