@@ -83,8 +83,8 @@ pub struct CsvArgs {
     /// Field delimiter, one ASCII character.
     #[arg(long, default_value = ",", value_parser = one_byte)]
     pub delimiter: u8,
-    /// Row order: identity (the export step's bytes) or id (the store's own order, one
-    /// sequential read: several times faster on a store larger than memory).
+    /// Row order: identity (the export step's bytes; a large store's rows are sorted
+    /// first, in SQLite's temporary folder) or id (the store's own order, written as read).
     #[arg(long, value_enum, default_value_t = RecordOrder::Identity)]
     pub order: RecordOrder,
 }
@@ -217,7 +217,17 @@ impl Failed {
 fn csv(args: &CsvArgs, store: &Path) -> miette::Result<String> {
     let output = &args.target.output;
     let store = Store::open_for_scans(store).map_err(store_error)?;
-    let bar = crate::progress::start(store.node_count().map_err(store_error)?, "nodes");
+    let nodes = store.node_count().map_err(store_error)?;
+    if args.order == RecordOrder::Identity && nodes > crate::serve::MAX_WALKED_NODES {
+        // The rows come out only once sorted: say why the count stays at 0 meanwhile.
+        crate::progress::note(
+            "Sorting",
+            &format!(
+                "{nodes} rows by position first, in SQLite's temporary folder (SQLITE_TMPDIR, else /var/tmp or /tmp; about the CSV's size); --order id writes them as read"
+            ),
+        );
+    }
+    let bar = crate::progress::start(nodes, "nodes");
     let file = crate::files::write::AtomicFile::create(output).map_err(write_error(output))?;
     let mut rows = crate::export::csv::RowWriter::new(file, args.delimiter);
     store
