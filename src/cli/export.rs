@@ -1,9 +1,9 @@
 //! `okb export`: an export written from the built store rather than by a pipeline step,
 //! read as a stream so that memory does not follow the store's size: a CSV row per node
-//! (one pass over the nodes, sorted by identity unless `--order id`), a Polyglot book (one pass over the edges,
-//! sorted in runs of `--memory-mb`), OpeningIQ files (each named opening's subtree read
-//! on its own from a large store), and a PostgreSQL schema (every table copied). The
-//! files' bytes are the export steps' for the same build.
+//! (one pass over the nodes, sorted by identity unless `--order id`), a Polyglot book
+//! (one pass over the edges, sorted in runs of `--memory-mb`), OpeningIQ files (each
+//! named opening's subtree read on its own from a large store), and a PostgreSQL schema
+//! (every table copied). The files' bytes are the export steps' for the same build.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
