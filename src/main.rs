@@ -225,11 +225,12 @@ enum Command {
     /// A new build that `okb make` writes is served without a restart. --cors ORIGIN lets
     /// pages on another origin call the API.
     Serve(cli::serve::ServeArgs),
-    /// Write an export from the built store, in bounded memory: CSV, Polyglot, OpeningIQ
+    /// Write an export from the built store in bounded memory: CSV, Polyglot, OpeningIQ, PostgreSQL
     ///
     /// The same bytes as the pipeline's [exports] of that format for the build, without a
     /// rebuild, and from a store of any size (50 M nodes: the rows and edges are read as a
-    /// stream, the book sorted in runs of --memory-mb spilled to disk).
+    /// stream, the book sorted in runs of --memory-mb spilled to disk); `postgres` copies
+    /// the store into a schema as `[store] url` does.
     ///
     ///   okb export csv -o nodes.csv
     ///   okb export polyglot -o book.bin --weights games
