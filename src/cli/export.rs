@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use miette::{IntoDiagnostic, WrapErr, miette};
+use miette::miette;
 use rayon::prelude::*;
 
 use super::output::paint;
@@ -148,10 +148,7 @@ impl ExportArgs {
 }
 
 fn one_byte(text: &str) -> Result<u8, String> {
-    match text.as_bytes() {
-        [byte] if byte.is_ascii() => Ok(*byte),
-        _ => Err("the delimiter must be one ASCII character".into()),
-    }
+    crate::export::csv::delimiter(text).map_err(String::from)
 }
 
 /// Writes the export `args` asks for from the store at `store`.
@@ -340,11 +337,7 @@ pub fn write_openingiq(args: &OpeningiqArgs, store: &Path) -> miette::Result<usi
                 too_large.lock().expect("not poisoned").push(stem.clone());
                 return Ok(());
             };
-            let mut bytes =
-                if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
-                    .into_diagnostic()
-                    .wrap_err("serializing an OpeningIQ file")?;
-            bytes.push(b'\n');
+            let bytes = crate::export::openingiq::file_bytes(&file, pretty);
             write_file(&dir.join(format!("{stem}.json")), &bytes)
         },
     )?;

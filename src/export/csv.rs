@@ -19,6 +19,14 @@ pub fn render(
     render_records(&NodeRecord::tagged(tree, annotations, structures), delimiter)
 }
 
+/// The delimiter `text` names: one ASCII character (one byte).
+pub fn delimiter(text: &str) -> Result<u8, &'static str> {
+    match text.as_bytes() {
+        [byte] if byte.is_ascii() => Ok(*byte),
+        _ => Err("delimiter must be one ASCII character"),
+    }
+}
+
 /// Renders `records` (see [`NodeRecord::tagged`]) as CSV with `delimiter`.
 pub fn render_records(records: &[NodeRecord], delimiter: u8) -> Vec<u8> {
     // Rows are written in chunks on all cores (the first chunk with the header), then

@@ -152,6 +152,14 @@ pub fn opening_file(graph: &Graph, root: u32, max_depth: u32) -> OpeningFile {
     }
 }
 
+/// The bytes of `file` as written to disk: indented when `pretty`, then a newline.
+pub fn file_bytes(file: &OpeningFile, pretty: bool) -> Vec<u8> {
+    let mut bytes = if pretty { serde_json::to_vec_pretty(file) } else { serde_json::to_vec(file) }
+        .expect("OpeningIQ files serialize");
+    bytes.push(b'\n');
+    bytes
+}
+
 /// The files of every named opening, `<stem>.json`, in stem order.
 pub fn render_all(
     graph: &Graph,
@@ -163,11 +171,7 @@ pub fn render_all(
     named
         .par_iter()
         .map(|opening| {
-            let file = opening_file(graph, opening.node, max_depth);
-            let mut bytes =
-                if pretty { serde_json::to_vec_pretty(&file) } else { serde_json::to_vec(&file) }
-                    .expect("OpeningIQ files serialize");
-            bytes.push(b'\n');
+            let bytes = file_bytes(&opening_file(graph, opening.node, max_depth), pretty);
             ExportFile { name: format!("{}.json", opening.stem), bytes }
         })
         .collect()

@@ -80,15 +80,7 @@ where
     let mut by_key: BTreeMap<u64, Vec<(u16, u64)>> = BTreeMap::new();
     for (pos, mk, stats) in items {
         let Some(m) = mk.to_move(pos) else { continue };
-        let o = &stats.outcomes;
-        let raw = match mode {
-            WeightMode::Polyglot => {
-                let (wins, _) =
-                    if pos.turn().is_white() { (o.white, o.black) } else { (o.black, o.white) };
-                2 * wins + o.draws
-            }
-            WeightMode::Games => o.games(),
-        };
+        let raw = raw_weight(pos, &stats.outcomes, mode);
         by_key.entry(polyglot_key(pos)).or_default().push((encode_move(&m), raw));
     }
     let mut out = Vec::new();
@@ -99,6 +91,18 @@ where
     }
     sort_entries(&mut out);
     out
+}
+
+/// A move's weight before scaling: 2 × wins + draws of the side to move in `pos`
+/// (Polyglot's), or its games.
+pub fn raw_weight(pos: &Chess, games: &crate::games::stats::Outcomes, mode: WeightMode) -> u64 {
+    match mode {
+        WeightMode::Polyglot => {
+            let wins = if pos.turn().is_white() { games.white } else { games.black };
+            2 * wins + games.draws
+        }
+        WeightMode::Games => games.games(),
+    }
 }
 
 /// Fits the raw weights of one position into u16 according to `mode`; drops zeros.
@@ -133,12 +137,21 @@ pub fn scale_weights(moves: &[(u16, u64)], mode: WeightMode) -> Vec<(u16, u16)> 
 pub fn to_bytes(entries: &[BookEntry]) -> Vec<u8> {
     let mut out = Vec::with_capacity(entries.len() * 16);
     for e in entries {
-        out.extend_from_slice(&e.key.to_be_bytes());
-        out.extend_from_slice(&e.mv.to_be_bytes());
-        out.extend_from_slice(&e.weight.to_be_bytes());
-        out.extend_from_slice(&e.learn.to_be_bytes());
+        out.extend_from_slice(&e.to_bytes());
     }
     out
+}
+
+impl BookEntry {
+    /// The entry's 16 bytes in a book: key, move, weight, learn, big-endian.
+    pub fn to_bytes(&self) -> [u8; 16] {
+        let mut bytes = [0u8; 16];
+        bytes[0..8].copy_from_slice(&self.key.to_be_bytes());
+        bytes[8..10].copy_from_slice(&self.mv.to_be_bytes());
+        bytes[10..12].copy_from_slice(&self.weight.to_be_bytes());
+        bytes[12..16].copy_from_slice(&self.learn.to_be_bytes());
+        bytes
+    }
 }
 
 /// Parses book bytes (trailing bytes that do not form an entry are ignored).

@@ -10,9 +10,11 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Chess, Move};
 
-use super::polyglot::{WeightMode, encode_move, scale_weights};
+use super::polyglot::{
+    BookEntry, WeightMode, encode_move, raw_weight, scale_weights, sort_entries,
+};
 use crate::games::stats::Outcomes;
 use crate::position::polyglot_key;
 
@@ -50,13 +52,7 @@ impl BookRuns {
     /// Adds move `m` of `pos`, played in `games` (a move whose weight is 0 still counts
     /// towards nothing, as in [`super::polyglot::entries_from_stats`]).
     pub fn add(&mut self, pos: &Chess, m: &Move, games: &Outcomes) -> std::io::Result<()> {
-        let raw = match self.mode {
-            WeightMode::Polyglot => {
-                let wins = if pos.turn().is_white() { games.white } else { games.black };
-                2 * wins + games.draws
-            }
-            WeightMode::Games => games.games(),
-        };
+        let raw = raw_weight(pos, games, self.mode);
         if self.current.capacity() == 0 {
             // At its full length at once: grown by doubling, a run could take twice its
             // budget.
@@ -122,23 +118,23 @@ impl BookRuns {
         Ok(written)
     }
 
-    /// Writes one key's entries: weights scaled over all its moves, heavier first, then
-    /// by move (as [`super::polyglot::sort_entries`] orders them).
+    /// Writes one key's entries: weights scaled over all its moves, in the book's order
+    /// ([`sort_entries`]).
     fn write_group(
         &self,
         key: u64,
         moves: &[(u16, u64)],
         out: &mut impl Write,
     ) -> std::io::Result<u64> {
-        let mut scaled = scale_weights(moves, self.mode);
-        scaled.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        for &(mv, weight) in &scaled {
-            out.write_all(&key.to_be_bytes())?;
-            out.write_all(&mv.to_be_bytes())?;
-            out.write_all(&weight.to_be_bytes())?;
-            out.write_all(&0u32.to_be_bytes())?;
+        let mut entries: Vec<BookEntry> = scale_weights(moves, self.mode)
+            .into_iter()
+            .map(|(mv, weight)| BookEntry { key, mv, weight, learn: 0 })
+            .collect();
+        sort_entries(&mut entries);
+        for entry in &entries {
+            out.write_all(&entry.to_bytes())?;
         }
-        Ok(scaled.len() as u64)
+        Ok(entries.len() as u64)
     }
 }
 
@@ -174,6 +170,7 @@ mod tests {
     use crate::export::polyglot::{entries_from_stats, to_bytes};
     use crate::games::stats::MoveStats;
     use crate::position::MoveKey;
+    use shakmaty::Position;
 
     /// Every legal move of positions a few plies deep, with made-up counts, written by a
     /// run of 1,024 moves at a time: the bytes of the in-memory book, in both weight

@@ -31,10 +31,7 @@ fn comma() -> u8 {
 /// The delimiter as the CSV writer takes it: one byte, so one ASCII character.
 fn one_byte<'de, D: serde::Deserializer<'de>>(from: D) -> Result<u8, D::Error> {
     let text: String = serde::Deserialize::deserialize(from)?;
-    match text.as_bytes() {
-        [byte] => Ok(*byte),
-        _ => Err(serde::de::Error::custom("delimiter must be one ASCII character")),
-    }
+    crate::export::csv::delimiter(&text).map_err(serde::de::Error::custom)
 }
 
 /// Writes the rows to the target, fields separated by the table's `delimiter`.
