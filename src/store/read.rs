@@ -288,6 +288,19 @@ impl Store {
         Ok(nodes)
     }
 
+    /// `read` within one read transaction: without one, each statement takes and drops
+    /// the file's lock and checks for a hot journal (several system calls), which a
+    /// batch of thousands of lookups pays once here.
+    pub fn in_one_read<T>(
+        &self,
+        read: impl FnOnce(&Store) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        self.conn.execute_batch("BEGIN").map_err(self.err())?;
+        let result = read(self);
+        self.conn.execute_batch("COMMIT").map_err(self.err())?;
+        result
+    }
+
     /// Calls `visit` with every node record in `order` ([`super::scan::each_record`]).
     pub fn each_record<E: From<StoreError>>(
         &self,
