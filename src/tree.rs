@@ -178,7 +178,8 @@ impl PendingEdges {
 /// `max_ply` by moves played in at least `min_games` games.
 pub fn build(skeleton: &EcoSkeleton, games: Option<&GameStats>, params: &TreeParams) -> Tree {
     let (pending, root_key) = skeleton_pending(skeleton);
-    finish(pending, root_key, skeleton, games, params).0
+    let (nodes, root, _) = frozen(pending, root_key, skeleton, games, params);
+    linked(nodes, root, skeleton)
 }
 
 /// [`build`] with statistics that `games` reads once the skeleton's positions are known,
@@ -195,8 +196,10 @@ pub fn build_streaming<E>(
     cut_skeleton.sort_unstable();
     cut_skeleton.dedup();
     let stats = games(&Needed { skeleton: &pending, cut_skeleton, min_games: params.min_games })?;
-    let (tree, shared_keys) = finish(pending, root_key, skeleton, Some(&stats), params);
-    Ok(Built { tree, shared_keys })
+    let (nodes, root, shared_keys) = frozen(pending, root_key, skeleton, Some(&stats), params);
+    // The statistics are in the nodes now: their memory goes to the lines.
+    drop(stats);
+    Ok(Built { tree: linked(nodes, root, skeleton), shared_keys })
 }
 
 /// A tree built from statistics ([`build_streaming`]), with the positions whose keys the
@@ -250,14 +253,18 @@ fn skeleton_pending(skeleton: &EcoSkeleton) -> (KeyMap<PositionKey, Pending>, Po
     (pending, root_key)
 }
 
-/// The tree from the skeleton's pending positions and the game statistics.
-fn finish(
+/// The nodes from the skeleton's pending positions and the game statistics, with their
+/// counts and child edges, the root's index and the nodes sharing a statistics key
+/// ([`Built::shared_keys`]). The pending positions and the maps between keys and nodes
+/// are dropped on return, before [`linked`] gives every node its line: at millions of
+/// nodes they were a third of the tree's peak memory.
+fn frozen(
     mut pending: KeyMap<PositionKey, Pending>,
     root_key: PositionKey,
     skeleton: &EcoSkeleton,
     games: Option<&GameStats>,
     params: &TreeParams,
-) -> (Tree, Vec<(u32, u32)>) {
+) -> (Vec<Node>, u32, Vec<(u32, u32)>) {
     if let Some(games) = games {
         add_game_moves(&mut pending, root_key, games, params);
     }
@@ -265,11 +272,15 @@ fn finish(
     let index_of: KeyMap<PositionKey, u32> =
         keyed.iter().enumerate().map(|(i, (_, k))| (*k, i as u32)).collect();
     let shared = games.map_or_else(Vec::new, |games| shared_keys(&index_of, games));
-    let mut nodes = frozen_nodes(&pending, &keyed, &index_of, skeleton, games);
+    let nodes = frozen_nodes(&pending, &keyed, &index_of, skeleton, games);
+    (nodes, index_of[&root_key], shared)
+}
+
+/// The tree of `nodes`: their parents linked, and their lines and inherited openings.
+fn linked(mut nodes: Vec<Node>, root: u32, skeleton: &EcoSkeleton) -> Tree {
     link_parents(&mut nodes);
-    let root = index_of[&root_key];
     assign_lines(&mut nodes, root, skeleton);
-    (Tree { nodes, root }, shared)
+    Tree { nodes, root }
 }
 
 /// The pairs of nodes (see [`Built::shared_keys`]) whose keys agree under
@@ -740,6 +751,11 @@ fn walk_lines(
             if next.is_some() {
                 played[index as usize] = next;
             }
+        }
+        // A parent's children are all on this level (it is the node they were reached
+        // from): its position is not needed again.
+        for &index in level {
+            played[reached_from[index as usize].0 as usize] = None;
         }
     }
     filled

@@ -69,36 +69,46 @@ impl std::io::Read for VerifiedReader {
     }
 }
 
-/// Appends postcard's encoding of the sequence `items` to `out` (its length, then each
+/// Writes postcard's encoding of the sequence `items` to `out` (its length, then each
 /// item), encoding chunks of items on all cores. The bytes are exactly what
 /// `postcard::to_extend` writes for a slice or `Vec`, so a value whose bulk is one long
-/// vector can be encoded for [`Cache::put_blob`] in parallel and still be read back by
+/// vector can be streamed to [`Cache::put_stream`] in parallel and still be read back by
 /// [`Cache::get_value`].
-pub fn encode_seq_in_parallel<T: Serialize + Sync>(items: &[T], out: &mut Vec<u8>) {
+pub fn encode_seq_in_parallel<T: Serialize + Sync>(
+    items: &[T],
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
     use rayon::prelude::*;
+    /// Items a worker encodes at once, and items encoded before their bytes are written:
+    /// the bytes in memory stay a window's (tens of megabytes for a tree of millions of
+    /// nodes, whose whole encoding was held twice before it was written).
+    const CHUNK: usize = 256;
+    const WINDOW: usize = 256 * CHUNK;
     let mut len = items.len() as u64;
+    let mut prefix = Vec::with_capacity(10);
     while len >= 0x80 {
-        out.push(len as u8 | 0x80);
+        prefix.push(len as u8 | 0x80);
         len >>= 7;
     }
-    out.push(len as u8);
-    let chunks: Vec<Vec<u8>> = items
-        .par_chunks(256)
-        .map(|chunk| {
-            let mut bytes = Vec::new();
-            for item in chunk {
-                bytes =
-                    postcard::to_extend(item, bytes).expect("serializing to memory does not fail");
-            }
-            bytes
-        })
-        .collect();
-    // With room for a few bytes after the sequence (a tree's root), which would otherwise
-    // grow, and so copy, the whole buffer.
-    out.reserve(chunks.iter().map(Vec::len).sum::<usize>() + 16);
-    for chunk in chunks {
-        out.extend_from_slice(&chunk);
+    prefix.push(len as u8);
+    out.write_all(&prefix)?;
+    for window in items.chunks(WINDOW) {
+        let chunks: Vec<Vec<u8>> = window
+            .par_chunks(CHUNK)
+            .map(|chunk| {
+                let mut bytes = Vec::new();
+                for item in chunk {
+                    bytes = postcard::to_extend(item, bytes)
+                        .expect("serializing to memory does not fail");
+                }
+                bytes
+            })
+            .collect();
+        for chunk in chunks {
+            out.write_all(&chunk)?;
+        }
     }
+    Ok(())
 }
 
 /// The record of one step run, stored under its key.

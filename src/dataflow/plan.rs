@@ -184,14 +184,15 @@ impl Produced {
     }
 
     /// A value whose postcard bytes `encode` writes faster than serde streaming (on all
-    /// cores: [`super::cache::encode_seq_in_parallel`]); they must be postcard's.
+    /// cores: [`super::cache::encode_seq_in_parallel`]); they must be postcard's. They
+    /// are streamed into the cache, never held whole.
     pub fn encoded<T: Send + Sync + 'static>(
         value: T,
         summary: impl Into<String>,
-        encode: fn(&T) -> Vec<u8>,
+        encode: fn(&T, &mut dyn std::io::Write) -> std::io::Result<()>,
     ) -> Produced {
         let store = move |cache: &Cache, value: &(dyn Any + Send + Sync)| {
-            cache.put_blob(&encode(downcast::<T>(value)))
+            cache.put_stream(|out| encode(downcast::<T>(value), out))
         };
         Produced {
             value: Arc::new(value),

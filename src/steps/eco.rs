@@ -40,13 +40,12 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
 
 /// The skeleton's postcard bytes, its entries encoded on all cores: the merge's dependents
 /// wait for the hash of these 4–5 MB, and nothing else runs meanwhile.
-pub fn encode_skeleton(skeleton: &EcoSkeleton) -> Vec<u8> {
+pub fn encode_skeleton(skeleton: &EcoSkeleton, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     // Field by field, in declaration order (postcard writes a struct as its fields);
     // the test below checks the result against postcard's own.
     let EcoSkeleton { entries, from_to, sources, named_positions, warnings } = skeleton;
-    let mut out = Vec::new();
-    crate::dataflow::cache::encode_seq_in_parallel(entries, &mut out);
-    postcard::to_extend(&(from_to, sources, named_positions, warnings), out).expect("serializing to memory does not fail")
+    crate::dataflow::cache::encode_seq_in_parallel(entries, out)?;
+    postcard::to_io(&(from_to, sources, named_positions, warnings), out).map(drop).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]
@@ -59,11 +58,18 @@ mod tests {
         let parsed = eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
         let skeleton = eco::merge(&[MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed }], true);
         assert!(skeleton.entries.len() == 4 && skeleton.from_to.len() == 3 && skeleton.warnings.len() == 3);
-        assert_eq!(encode_skeleton(&skeleton), postcard::to_allocvec(&skeleton).unwrap());
+        let mut bytes = Vec::new();
+        encode_skeleton(&skeleton, &mut bytes).unwrap();
+        assert_eq!(bytes, postcard::to_allocvec(&skeleton).unwrap());
         // Past one chunk of items, and a length that takes two varint bytes.
         let many: Vec<String> = (0..1000).map(|i| format!("item {i}")).collect();
         let mut out = Vec::new();
-        crate::dataflow::cache::encode_seq_in_parallel(&many, &mut out);
+        crate::dataflow::cache::encode_seq_in_parallel(&many, &mut out).unwrap();
         assert_eq!(out, postcard::to_allocvec(&many).unwrap());
+        // Past one window of items, whose bytes are written before the next is encoded.
+        let more: Vec<u32> = (0..200_000).collect();
+        let mut out = Vec::new();
+        crate::dataflow::cache::encode_seq_in_parallel(&more, &mut out).unwrap();
+        assert_eq!(out, postcard::to_allocvec(&more).unwrap());
     }
 }

@@ -166,11 +166,10 @@ fn kept<T: Record + 'static>(cx: &Ctx<'_>, run: &StoredRun, keep: impl Fn(&T) ->
 }
 
 /// The tree's postcard bytes, its nodes encoded on all cores (as the skeleton's).
-pub fn encode_tree(tree: &Tree) -> Vec<u8> {
+pub fn encode_tree(tree: &Tree, out: &mut dyn std::io::Write) -> std::io::Result<()> {
     let Tree { nodes, root } = tree;
-    let mut out = Vec::new();
-    crate::dataflow::cache::encode_seq_in_parallel(nodes, &mut out);
-    postcard::to_extend(root, out).expect("serializing to memory does not fail")
+    crate::dataflow::cache::encode_seq_in_parallel(nodes, out)?;
+    postcard::to_io(root, out).map(drop).map_err(std::io::Error::other)
 }
 
 #[cfg(test)]
@@ -184,6 +183,8 @@ mod tests {
         let parsed = crate::eco::parse(EcoFormat::LichessTsv, "t.tsv", tsv.as_bytes());
         let skeleton = crate::eco::merge(&[MergeInput { format: EcoFormat::LichessTsv, file: "t.tsv", parsed: &parsed }], true);
         let tree = tree::build(&skeleton, None, &Default::default());
-        assert_eq!(encode_tree(&tree), postcard::to_allocvec(&tree).unwrap());
+        let mut bytes = Vec::new();
+        encode_tree(&tree, &mut bytes).unwrap();
+        assert_eq!(bytes, postcard::to_allocvec(&tree).unwrap());
     }
 }
