@@ -471,9 +471,14 @@ fn okb_export_postgres_loads_a_store_file_that_reads_back_the_same() {
     ));
     p.make(&[]);
     let url = format!("{}?schema=kb_cli", pg.url("kb"));
-    let run = okb(&p, &["export", "postgres", "-o", &url], Some(PASSWORD));
+    // The copy says how far it is, table by table, against the store's row count (a
+    // line every 5 ms here, every 10 s by default).
+    let mut cmd = p.command(&["export", "postgres", "-o", &url]);
+    cmd.env("PGPASSWORD", PASSWORD).env("PGPASSFILE", p.path("no-pgpass"));
+    let run: common::Run = cmd.env("OKB_PROGRESS_SECS", "0.005").output().unwrap().into();
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stderr.contains("schema kb_cli"), "{}", run.stderr);
+    assert!(run.stderr.contains("Running rows copied ("), "{}", run.stderr);
     let nodes = pg.psql("kb", "SELECT count(*) FROM kb_cli.opening_nodes");
     assert_eq!(
         nodes,

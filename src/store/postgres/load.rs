@@ -196,8 +196,13 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
         .batch_execute(&format!("SET LOCAL client_min_messages = warning; DROP SCHEMA IF EXISTS {staging} CASCADE; CREATE SCHEMA {staging}"))
         .map_err(|e| target.error(&format!("creating schema {staging}"), e))?;
     let mut summary = LoadSummary { schema: target.schema.clone(), ..Default::default() };
-    for object in objects.iter().filter(|o| o.kind == "table") {
-        let rows = copy_table(&conn, &mut client, &staging, object).map_err(|e| match e {
+    let tables: Vec<&SqliteObject> = objects.iter().filter(|o| o.kind == "table").collect();
+    let total = row_count(&conn, &tables)
+        .map_err(|e| local(&format!("counting the rows of {}", sqlite.display()), &e))?;
+    let bar = crate::progress::start(total, "rows copied");
+    for object in tables {
+        bar.set_message(format!("rows copied ({})", object.name));
+        let rows = copy_table(&conn, &mut client, &staging, object, &bar).map_err(|e| match e {
             CopyError::Pg(e) => target.error(&format!("loading table {}", object.name), e),
             CopyError::Sqlite(e) => {
                 local(&format!("reading table {} of {}", object.name, sqlite.display()), &e)
@@ -206,6 +211,7 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
         summary.tables += 1;
         summary.rows += rows;
     }
+    bar.set_message("rows copied, indexes being built".into());
     save_schema(&mut client, target, &staging, &objects)?;
     for sql in finishing_ddl(&conn, &staging, &objects)
         .map_err(|e| local("reading the keys of the SQLite store", &e))?
@@ -215,6 +221,15 @@ pub fn load(sqlite: &Path, target: &PgTarget) -> Result<LoadSummary, PgError> {
     swap(&mut client, target, &staging)?;
     client.commit().map_err(|e| target.error("committing the load", e))?;
     Ok(summary)
+}
+
+/// The rows of `tables`, for the copy's progress: a count reads each table's smallest
+/// index, a fraction of the copy's own pass over the table (half a second at 5 M nodes).
+fn row_count(conn: &rusqlite::Connection, tables: &[&SqliteObject]) -> rusqlite::Result<u64> {
+    tables.iter().try_fold(0, |sum, table| {
+        let count = format!("SELECT count(*) FROM \"{}\"", table.name);
+        Ok(sum + conn.query_row(&count, [], |r| r.get::<_, i64>(0))?.max(0) as u64)
+    })
 }
 
 /// A table or index of the SQLite store, with its DDL.
@@ -266,6 +281,7 @@ fn copy_table(
     client: &mut postgres::Transaction<'_>,
     staging: &str,
     table: &SqliteObject,
+    bar: &crate::progress::Bar,
 ) -> Result<u64, CopyError> {
     let columns = columns(conn, &table.name)?;
     let json: Vec<bool> = columns.iter().map(|c| is_json(&table.name, &c.name)).collect();
@@ -327,7 +343,12 @@ fn copy_table(
             cells.iter().map(|c| c as &(dyn ToSql + Sync)).collect();
         writer.write(&refs)?;
         count += 1;
+        // In steps: the bar's counts take a lock.
+        if count % 4096 == 0 {
+            bar.inc(4096);
+        }
     }
+    bar.inc(count % 4096);
     writer.finish()?;
     Ok(count)
 }
