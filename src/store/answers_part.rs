@@ -1,5 +1,6 @@
 //! Writing `node_answers` ([`super::answers`]) from a finished store: every node's answer
-//! made by [`Store::nodes_by_id`], so the rows are the bytes the tables give, whatever
+//! made as [`Store::nodes_by_id`] makes it (a batch of consecutive ids at a time,
+//! [`Store::nodes_in_id_range`]), so the rows are the bytes the tables give, whatever
 //! wrote the tables (the store step, or a tool that writes a store's rows itself).
 
 use std::collections::BTreeMap;
@@ -180,8 +181,16 @@ fn answer_batch(
     compressor: &mut zstd::bulk::Compressor<'_>,
     ids: &[String],
 ) -> Result<Vec<Row>, StoreError> {
-    let refs: Vec<&str> = ids.iter().map(String::as_str).collect();
-    let nodes = store.in_one_read(|store| store.nodes_by_id(&refs))?;
+    let (Some(first), Some(last)) = (ids.first(), ids.last()) else { return Ok(Vec::new()) };
+    let nodes = store.in_one_read(|store| store.nodes_in_id_range(first, last))?;
+    if nodes.len() != ids.len() {
+        let shown = format!("{first} to {last}");
+        return Err(StoreError::Corrupt(format!(
+            "nodes {shown}: {} ids listed, {} rows read",
+            ids.len(),
+            nodes.len()
+        )));
+    }
     nodes
         .iter()
         .map(|node| {

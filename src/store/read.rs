@@ -301,6 +301,50 @@ impl Store {
         result
     }
 
+    /// The nodes whose ids run from `first` to `last`, in id order, each as
+    /// [`Store::nodes_by_id`] gives it: three reads of consecutive rows (the nodes, the
+    /// edges from them, the edges into them) where a node at a time takes four lookups,
+    /// for a pass over every node (the store's node answers).
+    pub fn nodes_in_id_range(&self, first: &str, last: &str) -> Result<Vec<NodeJson>, StoreError> {
+        let range: [&dyn rusqlite::ToSql; 2] = [&first, &last];
+        let mut nodes = self.node_rows("n.node_id BETWEEN ?1 AND ?2", &range)?;
+        nodes.sort_unstable_by(|a, b| a.node.node_id.cmp(&b.node.node_id));
+        let mut children =
+            self.child_rows("c.parent_id BETWEEN ?1 AND ?2", &range)?.into_iter().peekable();
+        let mut parents = self.parent_counts(first, last)?.into_iter().peekable();
+        for node in &mut nodes {
+            let id = &node.node.node_id;
+            let mover = crate::engine::loss::side_to_move(&node.node.fen);
+            while children.next_if(|(parent, _)| parent < id).is_some() {}
+            while let Some((_, mut child)) = children.next_if(|(parent, _)| parent == id) {
+                child.judge(node.node.stockfish_eval, mover);
+                node.children.push(child);
+            }
+            while parents.next_if(|(child, _)| child < id).is_some() {}
+            if parents.next_if(|(child, n)| child == id && *n >= 2).is_some() {
+                let rows = self.transposition_rows("c.child_id = ?1", &[id])?;
+                node.transpositions = only_transpositions(rows.into_iter().map(|r| r.1).collect());
+            }
+        }
+        Ok(nodes)
+    }
+
+    /// How many edges lead into each node whose id runs from `first` to `last`, by id
+    /// (from the index `node_children_child`).
+    fn parent_counts(&self, first: &str, last: &str) -> Result<Vec<(String, u64)>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT child_id, count(*) FROM node_children WHERE child_id BETWEEN ?1 AND ?2
+                 GROUP BY child_id ORDER BY child_id",
+            )
+            .map_err(self.err())?;
+        let rows = stmt
+            .query_map([first, last], |r| Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64)))
+            .map_err(self.err())?;
+        rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
+    }
+
     /// Calls `visit` with every node record in `order` ([`super::scan::each_record`]).
     pub fn each_record<E: From<StoreError>>(
         &self,
