@@ -184,9 +184,8 @@ fn answer_batch(
     let (Some(first), Some(last)) = (ids.first(), ids.last()) else { return Ok(Vec::new()) };
     let nodes = store.in_one_read(|store| store.nodes_in_id_range(first, last))?;
     if nodes.len() != ids.len() {
-        let shown = format!("{first} to {last}");
         return Err(StoreError::Corrupt(format!(
-            "nodes {shown}: {} ids listed, {} rows read",
+            "nodes {first} to {last}: {} ids listed, {} rows read",
             ids.len(),
             nodes.len()
         )));

@@ -297,8 +297,9 @@ impl Store {
     ) -> Result<T, StoreError> {
         self.conn.execute_batch("BEGIN").map_err(self.err())?;
         let result = read(self);
-        self.conn.execute_batch("COMMIT").map_err(self.err())?;
-        result
+        // A failed read is the error to report, whatever the end of the transaction says.
+        let ended = self.conn.execute_batch("COMMIT").map_err(self.err());
+        result.and_then(|value| ended.map(|()| value))
     }
 
     /// The nodes whose ids run from `first` to `last`, in id order, each as
