@@ -315,17 +315,14 @@ impl Store {
         let mut parents = self.parent_counts(first, last)?.into_iter().peekable();
         for node in &mut nodes {
             let id = &node.node.node_id;
-            let mover = crate::engine::loss::side_to_move(&node.node.fen);
             while children.next_if(|(parent, _)| parent < id).is_some() {}
-            while let Some((_, mut child)) = children.next_if(|(parent, _)| parent == id) {
-                child.judge(node.node.stockfish_eval, mover);
-                node.children.push(child);
-            }
+            let own: Vec<ChildJson> =
+                std::iter::from_fn(|| children.next_if(|(parent, _)| parent == id))
+                    .map(|(_, child)| child)
+                    .collect();
             while parents.next_if(|(child, _)| child < id).is_some() {}
-            if parents.next_if(|(child, n)| child == id && *n >= 2).is_some() {
-                let rows = self.transposition_rows("c.child_id = ?1", &[id])?;
-                node.transpositions = only_transpositions(rows.into_iter().map(|r| r.1).collect());
-            }
+            let parent_edges = parents.next_if(|(child, _)| child == id).map_or(0, |(_, n)| n);
+            self.complete(node, own.into_iter(), parent_edges)?;
         }
         Ok(nodes)
     }
@@ -516,25 +513,37 @@ impl Store {
     ) -> Result<Vec<NodeJson>, StoreError> {
         let mut nodes = self.node_rows(condition, args)?;
         for node in &mut nodes {
-            let mover = crate::engine::loss::side_to_move(&node.node.fen);
-            node.children = self
-                .child_rows("c.parent_id = ?1", &[&node.node.node_id])?
-                .into_iter()
-                .map(|(_, mut child)| {
-                    child.judge(node.node.stockfish_eval, mover);
-                    child
-                })
-                .collect();
-            // Most nodes have one parent: counted from the child index alone, they skip
-            // reading their edge and their parent's row (two pages at random in a large
-            // store) for a list that would be empty.
-            if self.parent_edges(&node.node.node_id)? < 2 {
-                continue;
-            }
+            let id = &node.node.node_id;
+            let children = self.child_rows("c.parent_id = ?1", &[id])?;
+            let parent_edges = self.parent_edges(id)?;
+            self.complete(node, children.into_iter().map(|(_, child)| child), parent_edges)?;
+        }
+        Ok(nodes)
+    }
+
+    /// Gives `node` its `children` (each judged against the node's evaluation) and, when
+    /// `parent_edges` lead into it, its transpositions. Most nodes have one parent: counted
+    /// from the child index alone, they skip reading their edge and their parent's row
+    /// (two pages at random in a large store) for a list that would be empty.
+    fn complete(
+        &self,
+        node: &mut NodeJson,
+        children: impl Iterator<Item = ChildJson>,
+        parent_edges: u64,
+    ) -> Result<(), StoreError> {
+        let mover = crate::engine::loss::side_to_move(&node.node.fen);
+        let eval = node.node.stockfish_eval;
+        node.children = children
+            .map(|mut child| {
+                child.judge(eval, mover);
+                child
+            })
+            .collect();
+        if parent_edges >= 2 {
             let parents = self.transposition_rows("c.child_id = ?1", &[&node.node.node_id])?;
             node.transpositions = only_transpositions(parents.into_iter().map(|r| r.1).collect());
         }
-        Ok(nodes)
+        Ok(())
     }
 
     /// How many edges lead into node `id` (from the index `node_children_child`).
