@@ -130,16 +130,7 @@ impl Record for MoveRecord {
         put_key(out, &mut at, self.0);
         out[at..at + 2].copy_from_slice(&self.1.0.to_le_bytes());
         at += 2;
-        let (s, o) = (&self.2, &self.2.outcomes);
-        for v in [
-            o.white,
-            o.draws,
-            o.black,
-            s.rating_sum,
-            s.rated_games,
-            s.opponent_rating_sum,
-            s.opponent_rated_games,
-        ] {
+        for v in self.2.fields() {
             put_varint(out, &mut at, v);
         }
         at
@@ -150,15 +141,7 @@ impl Record for MoveRecord {
         let key = get_key(bytes, &mut at)?;
         let mv = MoveKey(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?));
         at += 2;
-        let mut v = || get_varint(bytes, &mut at);
-        let outcomes = Outcomes { white: v()?, draws: v()?, black: v()? };
-        let stats = MoveStats {
-            outcomes,
-            rating_sum: v()?,
-            rated_games: v()?,
-            opponent_rating_sum: v()?,
-            opponent_rated_games: v()?,
-        };
+        let stats = MoveStats::from_fields(|| get_varint(bytes, &mut at))?;
         Some(((key, mv, stats), at))
     }
 }

@@ -49,6 +49,36 @@ pub struct MoveStats {
     pub opponent_rated_games: u64,
 }
 
+impl MoveStats {
+    /// Its seven counts in the order the runs and the counts state write them: White
+    /// wins, draws, Black wins, rating sum, rated games, the opponent's sum and games.
+    pub fn fields(&self) -> [u64; 7] {
+        let o = &self.outcomes;
+        [
+            o.white,
+            o.draws,
+            o.black,
+            self.rating_sum,
+            self.rated_games,
+            self.opponent_rating_sum,
+            self.opponent_rated_games,
+        ]
+    }
+
+    /// The statistics of seven counts read in [`MoveStats::fields`]' order, or `None` at
+    /// the first one `next` has not.
+    pub fn from_fields(mut next: impl FnMut() -> Option<u64>) -> Option<MoveStats> {
+        let outcomes = Outcomes { white: next()?, draws: next()?, black: next()? };
+        Some(MoveStats {
+            outcomes,
+            rating_sum: next()?,
+            rated_games: next()?,
+            opponent_rating_sum: next()?,
+            opponent_rated_games: next()?,
+        })
+    }
+}
+
 /// Merged statistics of all game sources, sorted by key so that serialization is
 /// deterministic.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -32,8 +32,9 @@ use crate::games::filter::GameFilter;
 /// The manifest's name in a state folder.
 pub const MANIFEST: &str = "manifest.json";
 
-/// The manifest format this okb writes and reads.
-pub const FORMAT: u32 = 1;
+/// The manifest format this okb writes and reads: 2 since the shards' compact layout
+/// (see [`super::codec`]); a folder of format 1 is built again with `okb state`.
+pub const FORMAT: u32 = 2;
 
 /// What a state is counted with: every month added to it must be counted alike.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -130,7 +131,10 @@ impl StateFolder {
             .map_err(|e| invalid(format!("not a counts state manifest: {e}")))?;
         if manifest.format != FORMAT {
             let format = manifest.format;
-            return Err(invalid(format!("manifest format {format}; this okb reads {FORMAT}")));
+            return Err(invalid(format!(
+                "manifest format {format}; this okb reads {FORMAT} (its shards are laid out \
+                 otherwise): build it again into a new folder (`okb state init`, then its months)"
+            )));
         }
         let shards = manifest.state.shards.len();
         if shards != manifest.settings.shards {

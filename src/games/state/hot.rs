@@ -25,8 +25,8 @@ pub const BLOCK_GROUPS: u64 = 1024;
 pub struct Block {
     /// Its first group's key.
     pub first: u128,
-    /// The key's top 64 bits of the group before it (what its first delta is from).
-    pub prev_hi: u64,
+    /// The key of the group before it (what its first delta is from).
+    pub prev: u128,
     /// Where it starts in the shard.
     pub offset: u64,
     /// Its length.
@@ -72,22 +72,21 @@ impl Cutter {
         }
     }
 
-    /// Notes `group`, which starts at `offset` of the shard after a group whose key's top
-    /// 64 bits are `prev_hi`.
-    pub fn note(&mut self, group: &Group, offset: usize, prev_hi: u64) {
-        self.start(group.key, offset, prev_hi);
+    /// Notes `group`, which starts at `offset` of the shard after a group of key `prev`.
+    pub fn note(&mut self, group: &Group, offset: usize, prev: u128) {
+        self.start(group.key, offset, prev);
         if is_hot(group, self.cut.min_games) {
             self.keep(group);
         }
     }
 
-    /// Notes that a group of `key` starts at `offset` after a group whose key's top 64
-    /// bits are `prev_hi` (then [`Cutter::keep`] it if [`Cutter::wants`] it): for a
-    /// caller that knows a group's reach before decoding it.
-    pub fn start(&mut self, key: u128, offset: usize, prev_hi: u64) {
+    /// Notes that a group of `key` starts at `offset` after a group of key `prev` (then
+    /// [`Cutter::keep`] it if [`Cutter::wants`] it): for a caller that knows a group's
+    /// reach before decoding it.
+    pub fn start(&mut self, key: u128, offset: usize, prev: u128) {
         if self.in_block == 0 {
             let offset = offset as u64;
-            self.cut.blocks.push(Block { first: key, prev_hi, offset, len: 0, check: [0; 16] });
+            self.cut.blocks.push(Block { first: key, prev, offset, len: 0, check: [0; 16] });
         }
         self.in_block = (self.in_block + 1) % BLOCK_GROUPS;
     }
@@ -128,11 +127,11 @@ pub fn cut(shard: &[u8], min_games: u64) -> Result<HotCut, Malformed> {
     let mut decoder = Decoder::new(shard);
     let (mut span, mut group) = (Span::default(), Group::default());
     loop {
-        let prev_hi = decoder.prev_hi();
+        let prev = decoder.prev();
         if !decoder.skip_into(&mut span)? {
             return Ok(cutter.finish(shard));
         }
-        cutter.start(span.key, span.start, prev_hi);
+        cutter.start(span.key, span.start, prev);
         if cutter.wants(span.reach) {
             Decoder::decode_span(shard, &span, &mut group)?;
             cutter.keep(&group);
@@ -191,7 +190,7 @@ pub fn find_in_block(block: &Block, bytes: &[u8], keys: &[u128]) -> Result<Vec<G
     if check(bytes) != block.check {
         return Err(BlockError::Check { offset: block.offset });
     }
-    let mut decoder = Decoder::resume(bytes, block.prev_hi);
+    let mut decoder = Decoder::resume(bytes, block.prev);
     let (mut group, mut found) = (Group::default(), Vec::new());
     while decoder.next_into(&mut group)? {
         if keys.binary_search(&group.key).is_ok() {
@@ -222,9 +221,9 @@ mod tests {
         }
         let (mut encoder, mut bytes, mut cutter) = (Encoder::default(), Vec::new(), Cutter::new(5));
         for g in &groups {
-            let (offset, prev_hi) = (bytes.len(), encoder.prev_hi());
+            let (offset, prev) = (bytes.len(), encoder.prev());
             encoder.put(g, &mut bytes);
-            cutter.note(g, offset, prev_hi);
+            cutter.note(g, offset, prev);
         }
         assert_eq!(cutter.finish(&bytes), cut(&bytes, 5).unwrap(), "written and read cuts agree");
         (groups, bytes)

@@ -221,13 +221,13 @@ pub fn merge_bytes(
         if has_a && (!has_b || span.key < gb.key) {
             // Most groups: in the old shard only, copied without decoding their moves.
             if let Some(cutter) = cutter.as_deref_mut() {
-                cutter.start(span.key, out.len(), encoder.prev_hi());
+                cutter.start(span.key, out.len(), encoder.prev());
                 if cutter.wants(span.reach) {
                     Decoder::decode_span(old, &span, &mut ga)?;
                     cutter.keep(&ga);
                 }
             }
-            encoder.put_raw(span.key, &old[span.body..span.end], span.moves, out);
+            encoder.put_raw(span.key, span.head, &old[span.body..span.end], span.moves, out);
             has_a = a.skip_into(&mut span)?;
             continue;
         }
@@ -240,7 +240,7 @@ pub fn merge_bytes(
             &gb
         };
         if let Some(cutter) = cutter.as_deref_mut() {
-            cutter.note(group, out.len(), encoder.prev_hi());
+            cutter.note(group, out.len(), encoder.prev());
         }
         encoder.put(group, out);
         has_b = b.next_into(&mut gb)?;
