@@ -16,11 +16,11 @@
 //!   other move: seven varints. Code 13 is a promotion: a byte follows with the role
 //!   (high 4 bits) and the move's own code (low 4 bits).
 //!
-//! A one-game position and move, the state's usual group, so takes 11 or 12 bytes: 1 of
-//! header, 5 or 6 of key, 2 of move, 3 of ratings (16 before this layout: LEB128 key
+//! A one-game position and move, the state's usual group, so takes 11 to 13 bytes: 1 of
+//! header, 5 to 7 of key, 2 of move, 3 of ratings (16 before this layout: LEB128 key
 //! deltas, a separate check byte, header and tag bytes).
 //!
-//! Why 72 bits: a 128-bit key costs about 15 bytes a group as a delta, 72 bits 5 to 6.
+//! Why 72 bits: a 128-bit key costs about 15 bytes a group as a delta, 72 bits 5 to 7.
 //! Two positions that agree on all 72 bits would be counted as one: about 0.008 such
 //! pairs are expected among the ~10^10 positions of all Lichess. The tree reports any two
 //! of its own positions that do (`tree::Built::shared_keys`).
