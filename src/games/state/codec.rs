@@ -7,8 +7,8 @@
 //!   follow: White wins, draws, Black wins), its moves (bits 2–3: 0–2, or 3 when a varint
 //!   count follows the key) and the length of the key's delta (bits 4–7: 0–9 bytes);
 //! - the key's top 72 bits as a delta from the previous group's, little-endian, in as few
-//!   bytes as it takes (keys are sorted, so a shard of n uniform keys spends about
-//!   (72 − 8 − log2 n) / 8 bytes, rounded up: 5 or 6);
+//!   bytes as it takes (keys are sorted, so a shard of n uniform keys, one of 256,
+//!   spends about (64 − log2 n) / 8 bytes, rounded up: 5 to 7);
 //! - per move, in move-key order, two bytes: its squares (12 bits) and a code (4 bits).
 //!   Codes 0–11 are a move seen in one game (most of a month's): the result (code mod 3)
 //!   and which ratings are known (code / 3: the mover's, the opponent's, both), the known

@@ -35,6 +35,10 @@ pub struct Slice {
 /// `counted.json`: what a slices folder holds, written after its slices.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct Sliced {
+    /// The shards' layout the slices are written in: the state folder's
+    /// [`super::folder::FORMAT`] (0 when counted by an okb before the field).
+    #[serde(default)]
+    pub format: u32,
     /// The settings counted with (the state's).
     pub settings: Settings,
     /// The game files counted: (as given, BLAKE3).
@@ -69,6 +73,7 @@ pub fn write_slices(
     groups: &mut RunGroups<'_>,
 ) -> Result<Sliced, FolderError> {
     std::fs::create_dir_all(dir).map_err(io_error(dir))?;
+    counted.format = super::folder::FORMAT;
     for slice in merge::slices(groups, counted.settings.shards) {
         let (shard, bytes) = slice.map_err(|e| FolderError::Invalid {
             path: dir.to_path_buf(),
@@ -92,6 +97,14 @@ impl Staged {
         let invalid = |message: String| FolderError::Invalid { path: path.clone(), message };
         let counted: Sliced = serde_json::from_slice(&bytes)
             .map_err(|e| invalid(format!("not a slices description: {e}")))?;
+        if counted.format != super::folder::FORMAT {
+            let (format, root) = (counted.format, folder.root().display());
+            return Err(invalid(format!(
+                "slices of layout {format}, counted by another okb; this okb merges layout {} \
+                 (count again with `okb state count --state {root}`)",
+                super::folder::FORMAT
+            )));
+        }
         if counted.settings != folder.manifest.settings {
             return Err(invalid(format!(
                 "counted with other settings than the state {} (count again with `okb state count --state {}`)",
@@ -354,6 +367,22 @@ mod tests {
         let next = stage(&folder, &dir.path().join("m2"), &[("b", keys(4, 50))]);
         let e = merge_shard(&folder, 0, &next, Some(2)).unwrap_err().to_string();
         assert!(e.contains(&path.display().to_string()), "{e}");
+    }
+
+    /// Slices written by an okb of the shards' earlier layout (no `format` in their
+    /// `counted.json`) would be misread: they are refused, saying to count again.
+    #[test]
+    fn slices_of_another_layout_are_refused() {
+        let (dir, folder) = with_a_month(2, keys(3, 50));
+        let out = dir.path().join("old");
+        stage(&folder, &out, &[("b", keys(4, 50))]);
+        let path = out.join("b").join(COUNTED);
+        let mut counted: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        counted.as_object_mut().unwrap().remove("format");
+        std::fs::write(&path, serde_json::to_vec(&counted).unwrap()).unwrap();
+        let e = Staged::open(&out.join("b"), &folder).err().expect("refused").to_string();
+        assert!(e.contains("slices of layout 0") && e.contains("okb state count --state"), "{e}");
     }
 
     #[test]
