@@ -368,91 +368,53 @@ fn add_game_moves(
     games: &GameStats,
     params: &TreeParams,
 ) {
-    use rayon::prelude::*;
     // Sized for the positions the games keep, about the nodes they add: growing a map
     // of a few hundred thousand positions rehashes it a dozen times, each into fresh memory.
     pending.reserve(games.positions.len().saturating_sub(pending.len()));
     let moves = games.move_index();
+    let mut frontier = std::collections::VecDeque::from([root_key]);
     pending.get_mut(&root_key).expect("the root is pending").queued = true;
-    // Breadth first, a level at a time: the moves of a level's positions are found on
-    // every core (the chess: legal moves, child keys and positions), then added to the
-    // map in the level's order, which is the order a queue would have taken them in (no
-    // move leads from a level into itself: it changes the side to move).
-    let mut level = vec![root_key];
-    while !level.is_empty() {
-        let found: Vec<Vec<Found>> =
-            level.par_iter().map(|key| kept_moves(pending, &moves, *key, params)).collect();
-        let mut next = Vec::new();
-        for (key, found) in level.iter().zip(found) {
-            let (ply, mut edges) = {
-                let p = pending.get_mut(key).expect("walked positions are pending");
-                (p.ply, std::mem::take(&mut p.edges))
-            };
-            // The position's edges are worked on outside the map, put back once: a move
-            // never leads back to its own position.
-            for Found { m, child, stats, pos } in found {
-                edges.set(m, child, stats);
-                let node = pending.entry(child).or_insert_with(|| {
-                    Pending::new(pos.expect("a child not yet pending has its position"), ply + 1)
-                });
-                // A skeleton position reached earlier by games than by its own line.
-                node.ply = node.ply.min(ply + 1);
-                if !std::mem::replace(&mut node.queued, true) {
-                    next.push(child);
-                }
-            }
-            // Skeleton children are walked too, so game statistics below them attach.
-            for (_, child, _) in &edges.0 {
-                let node = pending.get_mut(child).expect("edges lead to pending positions");
-                if !std::mem::replace(&mut node.queued, true) {
-                    next.push(*child);
-                }
-            }
-            pending.get_mut(key).expect("walked positions are pending").edges = edges;
-        }
-        level = next;
-    }
-}
-
-/// A move the tree keeps from a position: its child's key, its statistics, and the
-/// child's position when the child was not pending yet.
-struct Found {
-    m: MoveKey,
-    child: PositionKey,
-    stats: MoveStats,
-    pos: Option<Chess>,
-}
-
-/// The game moves the tree keeps from the pending position `key` (none at `max_ply`):
-/// those played in `min_games` games or more, and those on a skeleton line whatever
-/// their games.
-fn kept_moves(
-    pending: &KeyMap<PositionKey, Pending>,
-    moves: &crate::games::stats::MoveIndex<'_>,
-    key: PositionKey,
-    params: &TreeParams,
-) -> Vec<Found> {
-    let p = &pending[&key];
-    if p.ply >= params.max_ply {
-        return Vec::new();
-    }
-    let mut found = Vec::new();
-    for (_, m, stats) in moves.moves_from(key) {
-        if stats.outcomes.games() < params.min_games && !p.edges.contains(*m) {
+    while let Some(key) = frontier.pop_front() {
+        let (pos, ply, mut edges) = {
+            let p = pending.get_mut(&key).expect("walked positions are pending");
+            (p.pos.clone(), p.ply, std::mem::take(&mut p.edges))
+        };
+        if ply >= params.max_ply {
+            pending.get_mut(&key).expect("walked positions are pending").edges = edges;
             continue;
         }
-        let Some(mv) = m.to_move(&p.pos) else { continue };
-        // The child's key from the parent's, and its position only when it is new:
-        // most children are, but skeleton and transposed ones are pending already.
-        let child = position::child_key(&p.pos, key, &mv);
-        let pos = (!pending.contains_key(&child)).then(|| {
-            let mut child_pos = p.pos.clone();
-            child_pos.play_unchecked(mv);
-            child_pos
-        });
-        found.push(Found { m: *m, child, stats: *stats, pos });
+        // The position's edges are worked on outside the map, put back once: a move never
+        // leads back to its own position (the side to move changes).
+        for (_, m, stats) in moves.moves_from(key) {
+            let in_skeleton = edges.contains(*m);
+            if stats.outcomes.games() < params.min_games && !in_skeleton {
+                continue;
+            }
+            let Some(mv) = m.to_move(&pos) else { continue };
+            // The child's key from the parent's, and its position only when it is new:
+            // most children are, but skeleton and transposed ones are pending already.
+            let child = position::child_key(&pos, key, &mv);
+            edges.set(*m, child, *stats);
+            let node = pending.entry(child).or_insert_with(|| {
+                let mut child_pos = pos.clone();
+                child_pos.play_unchecked(mv);
+                Pending::new(child_pos, ply + 1)
+            });
+            // A skeleton position reached earlier by games than by its own line.
+            node.ply = node.ply.min(ply + 1);
+            if !std::mem::replace(&mut node.queued, true) {
+                frontier.push_back(child);
+            }
+        }
+        // Skeleton children are walked too, so game statistics below them attach.
+        for (_, child, _) in &edges.0 {
+            let node = pending.get_mut(child).expect("edges lead to pending positions");
+            if !std::mem::replace(&mut node.queued, true) {
+                frontier.push_back(*child);
+            }
+        }
+        pending.get_mut(&key).expect("walked positions are pending").edges = edges;
     }
-    found
 }
 
 /// The nodes in identity order with their openings, counts and child edges (most played
