@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, mpsc};
 use rusqlite::params;
 
 use super::answers::{LEVEL, columns};
-use super::read::Store;
+use super::read::{ChildFactsFn, Store};
 use super::schema::open_writer;
 use super::{StoreError, sql_file};
 
@@ -58,6 +58,17 @@ struct Row {
 /// new part database at `part`, one row per node in node-id order, reading the store with
 /// `threads` connections. The rows do not depend on the thread count. Returns how many.
 pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, StoreError> {
+    write_part_with(store, part, threads, None)
+}
+
+/// [`write_part`], with the children's own columns from `facts` where it knows them
+/// ([`Store::nodes_in_id_range_with`]): the same rows, from fewer reads.
+pub fn write_part_with(
+    store: &Path,
+    part: &Path,
+    threads: usize,
+    facts: Option<&ChildFactsFn<'_>>,
+) -> Result<usize, StoreError> {
     let _ = std::fs::remove_file(part);
     let dictionary = train(store)?;
     let mut conn = open_writer(part)?;
@@ -74,7 +85,7 @@ pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, St
                 .map(|_| ())
                 .map_err(sql_file(part))
         };
-        answer_all(store, &dictionary, threads.max(1), &mut put)?
+        answer_all(store, &dictionary, facts, threads.max(1), &mut put)?
     };
     // The index is built here, by one sort of the finished table, so that the part has
     // the store's indexes and its copy into the store is SQLite's transfer of cells:
@@ -92,6 +103,7 @@ pub fn write_part(store: &Path, part: &Path, threads: usize) -> Result<usize, St
 fn answer_all(
     store: &Path,
     dictionary: &[u8],
+    facts: Option<&ChildFactsFn<'_>>,
     threads: usize,
     put: &mut dyn FnMut(Row) -> Result<(), StoreError>,
 ) -> Result<usize, StoreError> {
@@ -104,7 +116,7 @@ fn answer_all(
         let reader = scope.spawn(move || read_batches(store, &work_tx));
         for _ in 0..threads {
             let (done_tx, work_rx) = (done_tx.clone(), Arc::clone(&work_rx));
-            scope.spawn(move || answer_batches(store, dictionary, &work_rx, &done_tx));
+            scope.spawn(move || answer_batches(store, dictionary, facts, &work_rx, &done_tx));
         }
         drop((done_tx, work_rx));
         // Batches arrive in any order: each is put once all before it are.
@@ -153,6 +165,7 @@ fn read_batches(
 fn answer_batches(
     store: &Path,
     dictionary: &[u8],
+    facts: Option<&ChildFactsFn<'_>>,
     work: &Mutex<mpsc::Receiver<(usize, Vec<String>)>>,
     done: &mpsc::SyncSender<(usize, Result<Vec<Row>, StoreError>)>,
 ) {
@@ -165,7 +178,7 @@ fn answer_batches(
         let job = work.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok((n, ids)) = job else { return };
         let rows = match &mut tools {
-            Ok((reader, compressor)) => answer_batch(reader, compressor, &ids),
+            Ok((reader, compressor)) => answer_batch(reader, compressor, facts, &ids),
             Err(e) => Err(StoreError::Corrupt(e.to_string())),
         };
         let failed = rows.is_err();
@@ -179,10 +192,11 @@ fn answer_batches(
 fn answer_batch(
     store: &Store,
     compressor: &mut zstd::bulk::Compressor<'_>,
+    facts: Option<&ChildFactsFn<'_>>,
     ids: &[String],
 ) -> Result<Vec<Row>, StoreError> {
     let (Some(first), Some(last)) = (ids.first(), ids.last()) else { return Ok(Vec::new()) };
-    let nodes = store.in_one_read(|store| store.nodes_in_id_range(first, last))?;
+    let nodes = store.in_one_read(|store| store.nodes_in_id_range_with(first, last, facts))?;
     if nodes.len() != ids.len() {
         return Err(StoreError::Corrupt(format!(
             "nodes {first} to {last}: {} ids listed, {} rows read",

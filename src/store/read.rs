@@ -151,6 +151,30 @@ pub struct EntryNode {
     pub moves: String,
 }
 
+/// The columns and tables of an edge's row with its child's own columns.
+const EDGES_AND_CHILDREN: &str =
+    "n.opening_name, n.variation_name, c.parent_id, n.stockfish_eval, n.is_dubious
+     FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id";
+
+/// The columns and table of an edge's row alone, the child's own columns left empty.
+const EDGES_ALONE: &str = "NULL, NULL, c.parent_id, NULL, NULL FROM node_children c";
+
+/// A node's own columns that its parents' answers show beside each edge into it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChildFacts {
+    /// Opening name (before the `:`).
+    pub opening_name: Option<String>,
+    /// Variation name (after the `:`).
+    pub variation_name: Option<String>,
+    /// Engine evaluation, centipawns from White's side.
+    pub stockfish_eval: Option<i64>,
+    /// The move into the node is dubious for its mover.
+    pub is_dubious: Option<bool>,
+}
+
+/// The [`ChildFacts`] of a node, by node id, where the caller knows them.
+pub type ChildFactsFn<'a> = dyn Fn(&str) -> Option<ChildFacts> + Sync + 'a;
+
 /// A read-only handle on a store.
 pub struct Store {
     conn: Connection,
@@ -307,11 +331,28 @@ impl Store {
     /// edges from them, the edges into them) where a node at a time takes four lookups,
     /// for a pass over every node (the store's node answers).
     pub fn nodes_in_id_range(&self, first: &str, last: &str) -> Result<Vec<NodeJson>, StoreError> {
+        self.nodes_in_id_range_with(first, last, None)
+    }
+
+    /// [`Store::nodes_in_id_range`], with each child's own columns (its names and
+    /// evaluation) taken from `facts` where it knows the child, instead of from the
+    /// child's row: a writer that holds the rows it wrote saves a random read of the node
+    /// table per edge, most of a large store's answer time. `facts` must give what the
+    /// rows hold; a child it does not know is read from its row.
+    pub fn nodes_in_id_range_with(
+        &self,
+        first: &str,
+        last: &str,
+        facts: Option<&ChildFactsFn<'_>>,
+    ) -> Result<Vec<NodeJson>, StoreError> {
         let range: [&dyn rusqlite::ToSql; 2] = [&first, &last];
         let mut nodes = self.node_rows("n.node_id BETWEEN ?1 AND ?2", &range)?;
         nodes.sort_unstable_by(|a, b| a.node.node_id.cmp(&b.node.node_id));
-        let mut children =
-            self.child_rows("c.parent_id BETWEEN ?1 AND ?2", &range)?.into_iter().peekable();
+        let children = match facts {
+            None => self.child_rows("c.parent_id BETWEEN ?1 AND ?2", &range)?,
+            Some(facts) => self.child_edges_with(&range, facts)?,
+        };
+        let mut children = children.into_iter().peekable();
         let mut parents = self.parent_counts(first, last)?.into_iter().peekable();
         for node in &mut nodes {
             let id = &node.node.node_id;
@@ -585,9 +626,64 @@ impl Store {
         rows.collect::<Result<Vec<_>, _>>().map_err(self.err())
     }
 
+    /// The child edges of the parents whose ids run from `range`'s first to its last,
+    /// each with its parent's id, in rank order, with each child's own columns from
+    /// `facts` (else from its row, [`Store::child_facts`]).
+    fn child_edges_with(
+        &self,
+        range: &[&dyn rusqlite::ToSql],
+        facts: &ChildFactsFn<'_>,
+    ) -> Result<Vec<(String, ChildJson)>, StoreError> {
+        let mut edges =
+            self.child_rows_from(EDGES_ALONE, "c.parent_id BETWEEN ?1 AND ?2", range)?;
+        for (_, child) in &mut edges {
+            let known = facts(&child.node_id);
+            let own = match known {
+                Some(own) => own,
+                None => self.child_facts(&child.node_id)?,
+            };
+            child.opening_name = own.opening_name;
+            child.variation_name = own.variation_name;
+            child.stockfish_eval = own.stockfish_eval;
+            child.is_dubious = own.is_dubious;
+        }
+        Ok(edges)
+    }
+
+    /// Node `id`'s own columns that its parents' answers show.
+    fn child_facts(&self, id: &str) -> Result<ChildFacts, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT opening_name, variation_name, stockfish_eval, is_dubious
+                 FROM opening_nodes WHERE node_id = ?1",
+            )
+            .map_err(self.err())?;
+        stmt.query_row([id], |r| {
+            Ok(ChildFacts {
+                opening_name: r.get(0)?,
+                variation_name: r.get(1)?,
+                stockfish_eval: r.get(2)?,
+                is_dubious: r.get(3)?,
+            })
+        })
+        .map_err(self.err())
+    }
+
     /// Child edges matching `condition`, each with its parent's id, in rank order.
     fn child_rows(
         &self,
+        condition: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<(String, ChildJson)>, StoreError> {
+        self.child_rows_from(EDGES_AND_CHILDREN, condition, args)
+    }
+
+    /// Child edges matching `condition` from `source` ([`EDGES_AND_CHILDREN`] or
+    /// [`EDGES_ALONE`]), each with its parent's id, in rank order.
+    fn child_rows_from(
+        &self,
+        source: &str,
         condition: &str,
         args: &[&dyn rusqlite::ToSql],
     ) -> Result<Vec<(String, ChildJson)>, StoreError> {
@@ -595,9 +691,7 @@ impl Store {
             .conn
             .prepare_cached(&format!(
                 "SELECT c.child_id, c.move_san, c.move_uci, c.game_count, c.white_wins, c.draws, c.avg_rating,
-                 n.opening_name, n.variation_name, c.parent_id, n.stockfish_eval, n.is_dubious
-                 FROM node_children c JOIN opening_nodes n ON n.node_id = c.child_id
-                 WHERE {condition} ORDER BY c.parent_id, c.rank"
+                 {source} WHERE {condition} ORDER BY c.parent_id, c.rank"
             ))
             .map_err(self.err())?;
         let rows = stmt

@@ -8,7 +8,7 @@ use rusqlite::{Connection, params};
 
 use super::bulk::{BulkInsert, Cell};
 use super::changelog::Previous;
-use super::read::Store;
+use super::read::{ChildFacts, ChildFactsFn, Store};
 use super::schema::{
     ANSWERS_INDEXES, CHANGELOG_INDEXES, EDGE_INDEXES, NODE_INDEXES, SCHEMA_VERSION, open_writer,
     schema,
@@ -218,7 +218,8 @@ pub fn write_records(
     let _ = std::fs::remove_file(&side);
     let _ = std::fs::remove_file(&log_part);
     if parts.answers_above.is_some_and(|above| records.len() as u64 > above) {
-        summary.answers = add_answers(&tmp)?;
+        let facts = |id: &str| ids.find(id).map(|i| child_facts(&records[i]));
+        summary.answers = add_answers_with(&tmp, Some(&facts))?;
     }
     std::fs::rename(&tmp, path).map_err(io)?;
     Ok(summary)
@@ -232,12 +233,18 @@ pub fn write_records(
 /// before its rename; a tool that writes a store's rows itself (`bench/large_store.py`,
 /// through `examples/store_answers.rs`) calls it last.
 pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
+    add_answers_with(tmp, None)
+}
+
+/// [`add_answers`], with the children's own columns from `facts` where it knows them
+/// (the store step's, from the records it wrote).
+fn add_answers_with(tmp: &Path, facts: Option<&ChildFactsFn<'_>>) -> Result<usize, StoreError> {
     let part =
         crate::files::temp::path(tmp.parent().unwrap_or(Path::new("")), "store-answers.sqlite");
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let (written, tally) = std::thread::scope(|scope| {
         let tally = scope.spawn(|| Store::open(tmp)?.named_tally());
-        let written = super::answers_part::write_part(tmp, &part, threads);
+        let written = super::answers_part::write_part_with(tmp, &part, threads, facts);
         (written, tally.join().expect("the named tally does not panic"))
     });
     written?;
@@ -251,6 +258,16 @@ pub fn add_answers(tmp: &Path) -> Result<usize, StoreError> {
     conn.close().map_err(|(_, e)| sql_file(tmp)(e))?;
     let _ = std::fs::remove_file(&part);
     Ok(rows)
+}
+
+/// The columns of `record` that its parents' answers show, as its row holds them.
+fn child_facts(record: &NodeRecord) -> ChildFacts {
+    ChildFacts {
+        opening_name: record.opening_name.clone(),
+        variation_name: record.variation_name.clone(),
+        stockfish_eval: record.stockfish_eval.map(i64::from),
+        is_dubious: record.is_dubious,
+    }
 }
 
 /// Records the node count in the store's metadata (`nodes`), which
@@ -387,13 +404,30 @@ fn insert_transpositions(
 struct NodeIds<'a> {
     text: Vec<&'a str>,
     order: Vec<usize>,
+    /// The ids' 128-bit values in `order`, when every id is a UUID: what [`NodeIds::find`]
+    /// searches (a search of the texts read a string at random per step).
+    values: Option<Vec<u128>>,
 }
 
 impl<'a> NodeIds<'a> {
     fn of(records: &'a [NodeRecord]) -> NodeIds<'a> {
         let text: Vec<&str> = records.iter().map(|r| r.node_id.as_str()).collect();
-        let order = id_order(&text);
-        NodeIds { text, order }
+        match uuid_order(&text) {
+            Some(sorted) => {
+                let (values, order) = sorted.into_iter().unzip();
+                NodeIds { text, order, values: Some(values) }
+            }
+            None => NodeIds { order: text_order(&text), text, values: None },
+        }
+    }
+
+    /// The record index of node `id`.
+    fn find(&self, id: &str) -> Option<usize> {
+        let at = match &self.values {
+            Some(values) => values.binary_search(&uuid::Uuid::try_parse(id).ok()?.as_u128()),
+            None => self.order.binary_search_by(|&i| self.text[i].cmp(id)),
+        };
+        Some(self.order[at.ok()?])
     }
 }
 
@@ -401,22 +435,29 @@ impl<'a> NodeIds<'a> {
 /// with dashes at fixed places, so its text order is the order of its 128-bit value,
 /// which sorts several times faster than the text.
 fn id_order<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
-    let values: Option<Vec<(u128, usize)>> = ids
+    match uuid_order(ids) {
+        Some(sorted) => sorted.into_iter().map(|(_, i)| i).collect(),
+        None => text_order(ids),
+    }
+}
+
+/// The ids' 128-bit values with their indices, ascending; `None` unless every id is a
+/// UUID.
+fn uuid_order<S: AsRef<str>>(ids: &[S]) -> Option<Vec<(u128, usize)>> {
+    let mut values: Vec<(u128, usize)> = ids
         .iter()
         .enumerate()
         .map(|(i, id)| Some((uuid::Uuid::try_parse(id.as_ref()).ok()?.as_u128(), i)))
-        .collect();
-    match values {
-        Some(mut values) => {
-            values.sort_unstable();
-            values.into_iter().map(|(_, i)| i).collect()
-        }
-        None => {
-            let mut order: Vec<usize> = (0..ids.len()).collect();
-            order.sort_by(|&a, &b| ids[a].as_ref().cmp(ids[b].as_ref()));
-            order
-        }
-    }
+        .collect::<Option<_>>()?;
+    values.sort_unstable();
+    Some(values)
+}
+
+/// Indices of `ids` in the order of their texts.
+fn text_order<S: AsRef<str>>(ids: &[S]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ids.len()).collect();
+    order.sort_by(|&a, &b| ids[a].as_ref().cmp(ids[b].as_ref()));
+    order
 }
 
 /// The edge insert, shared by the tree's edges and the validation stubs' edges.

@@ -168,6 +168,19 @@ fn a_store_with_a_named_summary_answers_from_it_as_in_memory() {
     // The summary is the bytes a pass over every node gives.
     let kept = store.named_summary().unwrap().unwrap();
     assert_eq!(kept.summary(), store.named_tally().unwrap().summary());
+    // Each node answer the store step wrote, its children's names and evaluations taken
+    // from the records it held, is the answer the tables give.
+    let dictionary = store.answers_dictionary().unwrap().expect("node answers");
+    let mut evaluated_children = 0;
+    for node in store.graph().unwrap().nodes {
+        let pos = okb::position::parse_fen(&node.fen).unwrap();
+        let tables = store.node_by_position(&okb::position::epd(&pos)).unwrap().unwrap();
+        let blob = store.answer(okb::position::key(&pos)).unwrap().unwrap();
+        let row = String::from_utf8(dictionary.answer(&blob, "okb.sqlite").unwrap()).unwrap();
+        assert_eq!(row, serde_json::to_string(&tables).unwrap(), "{}", node.fen);
+        evaluated_children += tables.children.iter().filter(|c| c.stockfish_eval.is_some()).count();
+    }
+    assert!(evaluated_children > 0, "no answer shows an evaluated child");
     answers_as_in_memory(&p);
 }
 
