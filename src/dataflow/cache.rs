@@ -333,6 +333,12 @@ impl Cache {
         Some(record)
     }
 
+    /// The record of step key `key`, read without counting it as used by this run
+    /// (what an earlier run left, consulted to explain or to check a file).
+    pub fn peek_record(&self, key: &str) -> Option<StepRecord> {
+        serde_json::from_slice(&std::fs::read(self.root.join("steps").join(key)).ok()?).ok()
+    }
+
     /// Records that step key `key` produced `record`.
     pub fn put_step(&self, key: &str, record: &StepRecord) -> std::io::Result<()> {
         self.mark_record(key, record);

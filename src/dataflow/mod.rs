@@ -116,22 +116,28 @@ impl Step {
     }
 
     fn key(&self) -> Hash {
-        let mut h = blake3::Hasher::new();
-        h.update(self.id.as_bytes());
-        h.update(&[0]);
-        h.update(self.code.as_bytes());
-        for (path, hash) in &self.params {
-            h.update(path.as_bytes());
-            h.update(&[0]);
-            h.update(hash.as_bytes());
-        }
-        for (name, hash) in &self.inputs {
-            h.update(name.as_bytes());
-            h.update(&[0]);
-            h.update(hash.as_bytes());
-        }
-        h.finalize().to_hex().to_string()
+        step_key(&self.id, &self.code, &self.params, &self.inputs)
     }
+}
+
+/// The cache key of a run of step `id`: its code's fingerprint, its parameters' and its
+/// inputs' hashes.
+fn step_key(id: &str, code: &str, params: &[(String, Hash)], inputs: &[(String, Hash)]) -> Hash {
+    let mut h = blake3::Hasher::new();
+    h.update(id.as_bytes());
+    h.update(&[0]);
+    h.update(code.as_bytes());
+    for (path, hash) in params {
+        h.update(path.as_bytes());
+        h.update(&[0]);
+        h.update(hash.as_bytes());
+    }
+    for (name, hash) in inputs {
+        h.update(name.as_bytes());
+        h.update(&[0]);
+        h.update(hash.as_bytes());
+    }
+    h.finalize().to_hex().to_string()
 }
 
 /// The output of a step: its hash, and the way to load it when a dependent runs.
@@ -664,6 +670,16 @@ impl Build {
             warning_list: None,
         });
         Ok(Output::known(hash))
+    }
+
+    /// Whether `target` holds what step `id` wrote there when it last finished: `false`
+    /// when no finished run is recorded (a first run, a lost cache), and when a run was cut
+    /// short after it replaced the file but before it was recorded (that file is no
+    /// finished build).
+    pub fn holds_last_output(&self, id: &str, target: &Path) -> bool {
+        let Some(last) = self.cache.last_parts(id) else { return false };
+        let key = step_key(id, &last.code, &last.params, &last.inputs);
+        self.cache.peek_record(&key).is_some_and(|record| self.file_matches(target, &record.output))
     }
 
     /// Forgets a step record whose output turned out corrupt.

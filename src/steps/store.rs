@@ -9,6 +9,7 @@ use crate::explorer_index::ExplorerIndex;
 use crate::release::manifest::Coverage;
 use super::planning::{Planner, Planning};
 use crate::record::NodeRecord;
+use crate::store::write::LogAfter;
 use crate::repertoire::collection::Collections;
 use crate::tree::Tree;
 use crate::validate::report::ValidationReport;
@@ -41,14 +42,24 @@ pub fn plan(p: &Planning<'_>, declared: &[Decl<'static>]) -> Result<Vec<Decl<'st
     let target = path.clone();
     let run = move |cx: &Ctx<'_>| {
         let kept = previous.join("store.sqlite");
-        crate::files::write::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
+        // The log continues the last finished build: not a store that a killed run put in
+        // place but never recorded (the store before it, which that run kept, is the one),
+        // nor one the cache knows nothing of (a lost cache starts afresh, as a clone does).
+        let log_after = if cx.build.holds_last_output(cx.id, &path) {
+            crate::files::write::keep_previous(&path, &kept).map_err(|e| cx.fail(format!("keeping the previous store as {}: {e}", kept.display())))?;
+            LogAfter::Store(&kept)
+        } else if path.exists() && kept.exists() {
+            LogAfter::Store(&kept)
+        } else {
+            LogAfter::Nothing
+        };
         let tree = cx.get(&tree)?;
         let records = cx.get(&records)?;
         let stubs = validation.as_ref().map(|v| cx.get(v)).transpose()?.map(|v| v.stub_nodes()).unwrap_or_default();
         let explorer = explorer.as_ref().map(|e| cx.get(e)).transpose()?;
         let players = players.as_ref().map(|e| cx.get(e)).transpose()?;
         let coverage = serde_json::to_string(&*cx.get(&coverage)?).map_err(|e| cx.fail(e))?;
-        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds), edges: Some(&edges), answers_above: Some(answers_above) };
+        let parts = crate::store::write::Parts { explorer: explorer.as_deref(), players: players.as_deref(), coverage: Some(&coverage), changelog_builds: Some(changelog_builds), edges: Some(&edges), answers_above: Some(answers_above), log_after };
         let written = crate::store::write::write_records(&tree, &records, &entries, &stubs, parts, &path).map_err(|e| cx.fail(e))?;
         let stubs = if written.stubs > 0 { format!(" ({} validation stubs)", written.stubs) } else { String::new() };
         let answers = if written.answers > 0 { format!(", {} node answers", written.answers) } else { String::new() };

@@ -134,6 +134,21 @@ pub struct Parts<'a> {
     /// Node answers are written when the store has more nodes than this
     /// (`[store] answers_above`); `None`: never.
     pub answers_above: Option<u64>,
+    /// The store whose changelog and build number this one continues.
+    pub log_after: LogAfter<'a>,
+}
+
+/// The store a write's changelog continues (its rows are kept, this build's changes are
+/// logged against its nodes, and the build number follows its own).
+#[derive(Clone, Copy, Debug, Default)]
+pub enum LogAfter<'a> {
+    /// The store the write replaces, if there is one.
+    #[default]
+    Replaced,
+    /// The store at this path, if there is one (the last finished build, kept apart).
+    Store(&'a Path),
+    /// None: the log starts at build 1.
+    Nothing,
 }
 
 /// [`write()`] with the tree's records already built ([`NodeRecord::tagged`], in tree
@@ -155,7 +170,12 @@ pub fn write_records(
     let tmp = crate::files::temp::for_file(path);
     let side =
         crate::files::temp::path(path.parent().unwrap_or(Path::new("")), "store-side.sqlite");
-    let previous = if path.exists() { Previous::open(path) } else { None };
+    let previous = match parts.log_after {
+        LogAfter::Replaced => Some(path),
+        LogAfter::Store(previous) => Some(previous),
+        LogAfter::Nothing => None,
+    };
+    let previous = previous.filter(|p| p.exists()).and_then(Previous::open);
     let (records, stub_edges) = with_stubs(tree, records, stubs);
     let ids = NodeIds::of(&records);
     // The entry part already holds the schema and the full entry table:
