@@ -74,6 +74,7 @@ pub fn run(
         limits,
         cache_bytes: args.cache_mb.saturating_mul(1 << 20),
         in_memory_nodes: args.in_memory_nodes,
+        answering_code: &crate::dataflow::code::of("src/serve/mod.rs"),
     };
     crate::serve::run(&store, project.as_ref(), options)?;
     Ok(())

@@ -112,11 +112,13 @@ impl FileIdentity {
 impl Catalog {
     /// Opens the store at `path`, caching up to `cache_bytes` of node answers, holding
     /// the whole graph in memory if it has at most `in_memory_nodes` nodes. The in-memory
-    /// parts are loaded on first use ([`Catalog::walked`], [`Catalog::named`]).
+    /// parts are loaded on first use ([`Catalog::walked`], [`Catalog::named`]). The
+    /// answers' `ETag` covers `answering_code` (the answering code's fingerprint).
     pub fn open(
         path: &Path,
         cache_bytes: usize,
         in_memory_nodes: u64,
+        answering_code: &str,
     ) -> Result<Catalog, StoreError> {
         let missing = || StoreError::Missing(path.display().to_string());
         // Everything below must read one build: if the file was replaced meanwhile, the
@@ -129,7 +131,7 @@ impl Catalog {
             let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
             let disk = disk::Disk::open(path, threads + 1, cache_bytes)?;
             let repertoires = repertoire::Repertoires::load(path)?;
-            let etag = store_etag(path, &repertoires)?;
+            let etag = store_etag(path, answering_code, &repertoires)?;
             let metadata = Catalog::metadata(&loader)?;
             if FileIdentity::of(path) != Some(identity) {
                 continue;
@@ -362,29 +364,33 @@ impl Catalog {
     }
 }
 
-/// The store file's BLAKE3 as a strong `ETag`; with repertoire reports (which a make
-/// may change without the store), the BLAKE3 of that hash and the reports.
+/// A strong `ETag` for every answer from the store at `path`: the BLAKE3 of the store's
+/// BLAKE3, the fingerprint of the code that answers (an okb that adds a field answers the
+/// same store with other bytes, so a client's cached answer must not be confirmed by a
+/// 304) and the repertoire reports (which a make may change without the store).
 fn store_etag(
     path: &Path,
+    answering_code: &str,
     repertoires: &repertoire::Repertoires,
 ) -> Result<header::HeaderValue, StoreError> {
     let hashed = || {
         crate::files::hash_own_file(path)
             .map_err(|e| StoreError::Corrupt(format!("{}: {e}", path.display())))
     };
-    let mut hash = match hash_in_manifest(path) {
+    let store = match hash_in_manifest(path) {
         Some(hash) => hash,
         None => hashed()?,
     };
-    if !repertoires.names().is_empty() {
-        let mut hasher = blake3::Hasher::new();
-        hasher.update(hash.as_bytes());
-        for bytes in repertoires.bytes() {
-            hasher.update(&(bytes.len() as u64).to_le_bytes());
-            hasher.update(bytes);
-        }
-        hash = hasher.finalize().to_hex().to_string();
+    let mut hasher = blake3::Hasher::new();
+    for part in [store.as_bytes(), answering_code.as_bytes()] {
+        hasher.update(&(part.len() as u64).to_le_bytes());
+        hasher.update(part);
     }
+    for bytes in repertoires.bytes() {
+        hasher.update(&(bytes.len() as u64).to_le_bytes());
+        hasher.update(bytes);
+    }
+    let hash = hasher.finalize().to_hex().to_string();
     let tag = format!("\"{}\"", &hash[..32]);
     Ok(header::HeaderValue::from_str(&tag).expect("hex digits are a valid header value"))
 }
@@ -417,5 +423,25 @@ impl Walked {
     /// position it names is a node: the tree holds the taxonomies' lines).
     pub(super) fn lichess_name(&self, pos: &shakmaty::Chess) -> Option<masters::ExplorerOpening> {
         self.find(pos).and_then(|i| masters::move_opening(self.graph.node(i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_etag_changes_with_the_store_and_with_the_answering_code_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.sqlite"), dir.path().join("b.sqlite"));
+        std::fs::write(&a, b"one build").unwrap();
+        std::fs::write(&b, b"another build").unwrap();
+        let none = repertoire::Repertoires::default();
+        let tag = |path: &Path, code: &str| store_etag(path, code, &none).unwrap();
+        assert_eq!(tag(&a, "code 1"), tag(&a, "code 1"), "the same store and code: the same tag");
+        assert_ne!(tag(&a, "code 1"), tag(&a, "code 2"), "another okb answers with other bytes");
+        assert_ne!(tag(&a, "code 1"), tag(&b, "code 1"));
+        let text = tag(&a, "code 1").to_str().unwrap().to_string();
+        assert!(text.len() == 34 && text.starts_with('"') && text.ends_with('"'), "{text}");
     }
 }

@@ -119,6 +119,9 @@ pub struct Options<'a> {
     pub cache_bytes: usize,
     /// The most nodes a store may have for its whole graph to be held in memory.
     pub in_memory_nodes: u64,
+    /// The fingerprint of the code that makes the answers, which the `ETag` covers beside
+    /// the store: another okb may answer the same store with other bytes.
+    pub answering_code: &'a str,
 }
 
 /// Opens the store at `store` and serves it until Ctrl-C (the metadata says what
@@ -140,7 +143,12 @@ pub fn run(
         .transpose()?;
     let started = std::time::Instant::now();
     let open = move || -> Result<Catalog, StoreError> {
-        let catalog = Catalog::open(store, options.cache_bytes, options.in_memory_nodes)?;
+        let catalog = Catalog::open(
+            store,
+            options.cache_bytes,
+            options.in_memory_nodes,
+            options.answering_code,
+        )?;
         Ok(match project {
             Some(loaded) => catalog.with_project(loaded),
             None => catalog,
