@@ -138,6 +138,9 @@ pub struct Pipeline {
     /// Phase 2 tuning.
     #[serde(default)]
     pub games: GamesParams,
+    /// Phase 5: the structure review.
+    #[serde(default)]
+    pub structures: crate::structure::review::StructureParams,
     /// Phase 4: engine annotation (absent: no annotation).
     pub engine: Option<crate::engine::EngineConfig>,
     /// Phase 3: validation against games' Opening tags (absent: no validation).

@@ -102,6 +102,8 @@ pub fn run(args: &ReviewArgs, load: impl Fn() -> miette::Result<Loaded>) -> miet
 /// The summary and the first `limit` positions of a review.
 fn table(review: &serde_json::Value, limit: usize) -> String {
     let entries = review["unknown"].as_array().map_or(&[][..], Vec::as_slice);
+    // A review of an older okb has no total: its list is whole.
+    let total = review["to_review"].as_u64().map_or(entries.len(), |n| n as usize);
     let terminal = review["terminal_nodes"].as_u64().unwrap_or(0);
     let how: Vec<String> = review["by_confidence"]
         .as_array()
@@ -109,14 +111,14 @@ fn table(review: &serde_json::Value, limit: usize) -> String {
         .flatten()
         .map(|p| format!("{} {}", p[0].as_str().unwrap_or("?"), p[1]))
         .collect();
-    let mut out = format!(
-        "{terminal} terminal nodes, found by: {}\n{} to review",
-        how.join(", "),
-        entries.len()
-    );
+    let mut out =
+        format!("{terminal} terminal nodes, found by: {}\n{} to review", how.join(", "), total);
     out.push_str(&format!(
         "{}\n\n",
-        if entries.len() > limit { format!(", the {limit} most played:") } else { ":".into() }
+        match limit.min(entries.len()) {
+            shown if shown < total => format!(", the {shown} most played:"),
+            _ => ":".into(),
+        }
     ));
     out.push_str(&format!(
         "{:>7}  {:<24} {:<24} {:>4}  {}\n",

@@ -30,13 +30,18 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
     let tree: Input<Tree> = d.input(TREE);
     let tags: Input<StructureTags> = d.input(STRUCTURES);
     let labels: Vec<Input<Labels>> = p.labels().into_iter().map(|id| d.input(id)).collect();
+    let limit: usize = d.param("structures.review_limit")?;
     let run = move |cx: &Ctx<'_>| {
         let (tree, tags) = (cx.get(&tree)?, cx.get(&tags)?);
         let loaded: Vec<Arc<Labels>> = labels.iter().map(|l| cx.get(l)).collect::<Result<_, _>>()?;
         // The structures step reported the labels' warnings already.
         let (classifier, _) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
-        let review = crate::structure::review::review(&tree, &tags, &classifier);
-        let text = format!("{} positions to review", review.unknown.len());
+        let review = crate::structure::review::review(&tree, &tags, &classifier, limit);
+        let listed = match review.unknown.len() {
+            n if n < review.to_review => format!(", the {n} most played listed"),
+            _ => String::new(),
+        };
+        let text = format!("{} positions to review{listed}", review.to_review);
         let files = vec![
             ExportFile { name: FILES[0].into(), bytes: review.to_json() },
             ExportFile { name: FILES[1].into(), bytes: review.to_table() },

@@ -5,10 +5,27 @@
 //! source, the filled form names those skeletons in the next make. It never blocks a
 //! build.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Classifier, Confidence, StructureTags, UNKNOWN};
 use crate::tree::Tree;
+
+/// Parameters of Phase 5 (`[structures]` in pipeline.toml).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StructureParams {
+    /// The review lists at most this many positions, the most played first (0: all). A
+    /// tree of Lichess's size has hundreds of thousands of them, more than anyone reviews
+    /// and tens of megabytes rewritten by every make; the counts above the list cover
+    /// every terminal node whatever the limit, and each filled-in form brings the next.
+    pub review_limit: usize,
+}
+
+impl Default for StructureParams {
+    fn default() -> Self {
+        StructureParams { review_limit: 10_000 }
+    }
+}
 
 /// One position to review.
 #[derive(Debug, Serialize)]
@@ -46,49 +63,70 @@ pub struct Review<'a> {
     pub by_structure: Vec<(&'a str, usize)>,
     /// Terminal nodes per confidence (`none` for Unknown).
     pub by_confidence: Vec<(&'static str, usize)>,
-    /// The positions to review: Unknown, then near, each most played first.
+    /// How many terminal nodes are Unknown or only near a skeleton.
+    pub to_review: usize,
+    /// The first of them to review (at most the limit): Unknown, then near, each most
+    /// played first.
     pub unknown: Vec<ReviewEntry<'a>>,
 }
 
-/// Builds the review of `tags` over `tree`; `classifier` finds each position's nearest
-/// labelled skeleton.
-pub fn review<'a>(tree: &'a Tree, tags: &'a StructureTags, classifier: &Classifier) -> Review<'a> {
-    let mut unknown: Vec<ReviewEntry<'a>> = tags
+/// Builds the review of `tags` over `tree`, listing at most `limit` positions (0: all);
+/// `classifier` finds each listed position's nearest labelled skeleton.
+pub fn review<'a>(
+    tree: &'a Tree,
+    tags: &'a StructureTags,
+    classifier: &Classifier,
+    limit: usize,
+) -> Review<'a> {
+    let mut listed: Vec<_> = tags
         .terminal
         .iter()
         .filter(|t| t.structure == UNKNOWN.name || t.confidence == Some(Confidence::Near))
-        .map(|t| {
-            let n = &tree.nodes[t.node as usize];
-            let nearest = crate::position::parse_fen(&n.fen).ok().and_then(|pos| {
-                classifier.nearest(&pos).map(|(e, d)| (e.structure.name, e.origin.clone(), d))
-            });
-            ReviewEntry {
-                node_id: crate::position::node_id(&n.epd),
-                fen: &n.fen,
-                moves: &n.movetext,
-                eco: n.opening.as_ref().map(|o| o.eco.as_str()),
-                name: n.opening.as_ref().map(|o| o.name.as_str()),
-                game_count: n.game_count(),
-                structure: &t.structure,
-                confidence: t.confidence,
-                nearest: nearest.as_ref().map(|x| x.0),
-                nearest_origin: nearest.as_ref().map(|x| x.1.clone()),
-                distance: nearest.map(|x| x.2),
-            }
-        })
+        .map(|t| (t, &tree.nodes[t.node as usize]))
         .collect();
-    unknown.sort_by(|a, b| {
-        (a.confidence.is_some(), b.game_count, a.moves).cmp(&(
-            b.confidence.is_some(),
-            a.game_count,
-            b.moves,
-        ))
-    });
+    let to_review = listed.len();
+    // Unknown first, then near; most played first; then by line (and node, so that the
+    // order is total and the list's cut does not depend on the sort).
+    let order = |(t, n): &(&'a super::NodeTag, &'a crate::tree::Node)| {
+        (t.confidence.is_some(), std::cmp::Reverse(n.game_count()), n.movetext.as_str(), t.node)
+    };
+    let kept = if limit == 0 { to_review } else { limit.min(to_review) };
+    if kept < to_review {
+        listed.select_nth_unstable_by(kept, |a, b| order(a).cmp(&order(b)));
+        listed.truncate(kept);
+    }
+    listed.sort_unstable_by(|a, b| order(a).cmp(&order(b)));
+    let unknown = listed.into_iter().map(|(t, n)| entry(t, n, classifier)).collect();
     Review {
         terminal_nodes: tags.terminal.len(),
         by_structure: tags.counts(),
         by_confidence: by_confidence(tags),
+        to_review,
         unknown,
+    }
+}
+
+/// The review's line of terminal node `t` on `n`.
+fn entry<'a>(
+    t: &'a super::NodeTag,
+    n: &'a crate::tree::Node,
+    classifier: &Classifier,
+) -> ReviewEntry<'a> {
+    let nearest = crate::position::parse_fen(&n.fen).ok().and_then(|pos| {
+        classifier.nearest(&pos).map(|(e, d)| (e.structure.name, e.origin.clone(), d))
+    });
+    ReviewEntry {
+        node_id: crate::position::node_id(&n.epd),
+        fen: &n.fen,
+        moves: &n.movetext,
+        eco: n.opening.as_ref().map(|o| o.eco.as_str()),
+        name: n.opening.as_ref().map(|o| o.name.as_str()),
+        game_count: n.game_count(),
+        structure: &t.structure,
+        confidence: t.confidence,
+        nearest: nearest.as_ref().map(|x| x.0),
+        nearest_origin: nearest.as_ref().map(|x| x.1.clone()),
+        distance: nearest.map(|x| x.2),
     }
 }
 
@@ -117,9 +155,13 @@ impl Review<'_> {
         }
         let how: Vec<String> = self.by_confidence.iter().map(|(c, n)| format!("{c} {n}")).collect();
         out.push_str(&format!("\nfound by: {}\n", how.join(", ")));
+        let listed = match self.unknown.len() {
+            n if n < self.to_review => format!(", the {n} most played listed"),
+            _ => String::new(),
+        };
         out.push_str(&format!(
-            "\nPositions to review ({}): Unknown, then near skeletons, most played first\n\n",
-            self.unknown.len()
+            "\nPositions to review ({}{listed}): Unknown, then near skeletons, most played first\n\n",
+            self.to_review
         ));
         out.push_str(&format!(
             "{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n",

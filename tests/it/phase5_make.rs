@@ -399,3 +399,48 @@ fn a_filled_in_review_form_names_its_skeletons_and_rebuilds_only_structures() {
         "the labelled position is listed again:\n{form}"
     );
 }
+
+/// `[structures] review_limit`: the review lists the head of the whole review, in its
+/// order, says how many positions there are to review, and a new limit rebuilds only the
+/// review.
+#[test]
+fn a_review_over_its_limit_lists_the_most_played_of_the_whole_review() {
+    let p = Project::full();
+    let make = |limit: u32| {
+        let text = format!("{}[structures]\nreview_limit = {limit}\n", common::FULL_PIPELINE);
+        std::fs::write(p.path("pipeline.toml"), text).unwrap();
+        p.make(&[])
+    };
+    let json = || -> serde_json::Value {
+        serde_json::from_slice(&p.read("build/structures-review.json")).unwrap()
+    };
+    make(0);
+    let all = json();
+    let whole = all["unknown"].as_array().unwrap().clone();
+    assert!(whole.len() > 100, "the taxonomy alone leaves {} to review", whole.len());
+    assert_eq!(all["to_review"].as_u64().unwrap() as usize, whole.len());
+    let run = make(100);
+    let said = format!("{} positions to review, the 100 most played listed", whole.len());
+    assert!(run.stderr.contains(&said), "{}", run.stderr);
+    let built = run.steps("Building");
+    assert!(built.contains(&"structure-review".to_string()), "{}", run.stderr);
+    assert!(!built.iter().any(|s| s == "structures" || s == "store"), "{}", run.stderr);
+    let cut = json();
+    assert_eq!(cut["to_review"], all["to_review"]);
+    assert_eq!(cut["unknown"].as_array().unwrap()[..], whole[..100]);
+    assert_eq!(cut["terminal_nodes"], all["terminal_nodes"]);
+    assert_eq!(cut["by_structure"], all["by_structure"], "the counts cover every terminal node");
+    let table = String::from_utf8(p.read("build/structures-review.txt")).unwrap();
+    let heading = format!("Positions to review ({}, the 100 most played listed)", whole.len());
+    assert!(table.contains(&heading), "{table}");
+    assert_eq!(
+        String::from_utf8(p.read("build/structures-review.tsv")).unwrap().lines().count(),
+        101
+    );
+    let shown = p.okb(&["review", "structures", "--no-build", "--limit", "5"]);
+    assert!(
+        shown.stdout.contains(&format!("{} to review, the 5 most played:", whole.len())),
+        "{}",
+        shown.stdout
+    );
+}
