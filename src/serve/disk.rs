@@ -210,9 +210,26 @@ impl Disk {
         read_once(&self.explorer, || self.with_store(Store::has_explorer)).copied()
     }
 
-    /// The dictionary of the store's node answers, if it keeps them one row per position.
+    /// The dictionary of the store's node answers, if it keeps them one row per position
+    /// in the form this okb answers: node answers that another okb wrote in another form
+    /// are left alone, and the tables answer (as this okb does) until a make writes them
+    /// again.
     fn answers(&self) -> Result<Option<&Dictionary>, StoreError> {
-        read_once(&self.answers, || self.with_store(Store::answers_dictionary)).map(Option::as_ref)
+        let usable = |store: &Store| {
+            let Some(dictionary) = store.answers_dictionary()? else { return Ok(None) };
+            match store.answers_format()? {
+                Some(format) if format != crate::store::read::answer_format() => {
+                    super::error::log(format_args!(
+                        "{:>12} the node answers of {}: another okb wrote them in another form; \
+                         answering from its tables until `okb make` writes them again",
+                        "Ignoring", self.path
+                    ));
+                    Ok(None)
+                }
+                _ => Ok(Some(dictionary)),
+            }
+        };
+        read_once(&self.answers, || self.with_store(usable)).map(Option::as_ref)
     }
 
     /// How many nodes the store has.

@@ -103,6 +103,45 @@ impl Serialize for NodeJson {
     }
 }
 
+/// The form of a node answer: the BLAKE3 of a probe answer with its lists and optional
+/// fields filled in (every key, their order, how values are written). A store records
+/// the form of the node answers it keeps ([`super::answers`]), so that an okb whose
+/// answers have another form does not serve them as its own.
+pub fn answer_format() -> &'static str {
+    static FORMAT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    FORMAT.get_or_init(|| {
+        let child = ChildJson {
+            node_id: "child".into(),
+            pgn_move: "e4".into(),
+            uci: "e2e4".into(),
+            game_count: 3,
+            white_win_pct: Some(33.3),
+            draw_pct: Some(33.4),
+            avg_rating: Some(2000.5),
+            opening_name: Some("Opening".into()),
+            variation_name: Some("Variation".into()),
+            stockfish_eval: Some(-12),
+            is_dubious: Some(true),
+            cp_loss: Some(25),
+            win_chance_loss: Some(2.5),
+        };
+        let transposition = TranspositionJson {
+            node_id: "other".into(),
+            moves: "1. e4".into(),
+            opening_name: Some("Opening".into()),
+        };
+        let probe = NodeJson {
+            node: NodeRecord::default(),
+            scid: Some("A00a".into()),
+            aliases: BTreeMap::from([("scid".to_string(), "Name".to_string())]),
+            children: vec![child],
+            transpositions: vec![transposition],
+        };
+        let json = serde_json::to_vec(&probe).expect("a probe answer serializes");
+        blake3::hash(&json).to_hex().to_string()
+    })
+}
+
 impl NodeJson {
     /// The full name (`Opening: Variation`), own or inherited.
     pub fn full_name(&self) -> Option<String> {
@@ -426,6 +465,13 @@ impl Store {
     /// a store over `[store] answers_above` nodes.
     pub fn answers_dictionary(&self) -> Result<Option<super::answers::Dictionary>, StoreError> {
         super::answers::dictionary(&self.conn, &self.path)
+    }
+
+    /// The form of the node answers the store keeps ([`answer_format`] of the okb that
+    /// wrote them), if it records one (stores written before it did record none).
+    pub fn answers_format(&self) -> Result<Option<String>, StoreError> {
+        let sql = "SELECT value FROM meta WHERE key = 'answers_format'";
+        self.conn.query_row(sql, [], |r| r.get(0)).optional().map_err(self.err())
     }
 
     /// How many nodes the store has.

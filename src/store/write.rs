@@ -275,6 +275,8 @@ fn add_answers_with(tmp: &Path, facts: Option<&ChildFactsFn<'_>>) -> Result<usiz
     copy_part(&mut conn, &part, "node_answers_dictionary", "", tmp)?;
     super::named_summary::write(&conn, &tmp.display().to_string(), &tally?)?;
     record_node_count(&conn, tmp)?;
+    let format = "INSERT OR REPLACE INTO meta VALUES ('answers_format', ?1)";
+    conn.execute(format, [super::read::answer_format()]).map_err(sql_file(tmp))?;
     conn.close().map_err(|(_, e)| sql_file(tmp)(e))?;
     let _ = std::fs::remove_file(&part);
     Ok(rows)

@@ -353,3 +353,53 @@ fn a_store_over_the_in_memory_limit_answers_its_explorer_index_from_disk_as_in_m
         assert!(a.body.contains("[White "), "{path}: {}", a.body);
     }
 }
+
+/// Node answers that another okb wrote in another form are not served as this okb's: the
+/// server says so and answers from the tables, as this okb does. The same emptied table
+/// under this okb's form is trusted (the position is then not found), which shows the
+/// answers were asked.
+#[test]
+fn node_answers_of_another_form_are_left_to_the_tables() {
+    use std::io::BufRead;
+    let p = project(true);
+    let path = p.path("build/okb.sqlite");
+    let store = okb::store::read::Store::open(&path).unwrap();
+    let ours = okb::store::read::answer_format();
+    assert_eq!(store.answers_format().unwrap().as_deref(), Some(ours));
+    let graph = store.graph().unwrap();
+    let fen = graph.nodes.iter().find(|n| n.children.len() > 2 && n.ply > 0).unwrap().fen.clone();
+    drop(store);
+    let asked = format!("/node/fen/{}", encode(&fen));
+    let client = Client::new();
+    let expected = ask(&client, &Server::start(&p, &["--in-memory-nodes", "0"], &[]), &asked);
+    assert_eq!(expected.status, 200);
+    let set_form = |form: &str| {
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute("DELETE FROM node_answers", []).unwrap();
+        conn.execute("UPDATE meta SET value = ?1 WHERE key = 'answers_format'", [form]).unwrap();
+    };
+    set_form("another form");
+    let mut child = p
+        .command(&["serve", "--addr", "127.0.0.1:0", "--in-memory-nodes", "0"])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .find_map(|l| {
+            l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string())
+        })
+        .unwrap();
+    let answer = client.get(format!("{base}{asked}")).send().unwrap();
+    assert_eq!(answer.status(), 200);
+    assert_eq!(answer.text().unwrap(), expected.body, "the tables answer as the node answers did");
+    let _ = child.kill();
+    let said: String = lines.map_while(Result::ok).collect::<Vec<_>>().join("\n");
+    let _ = child.wait();
+    assert!(said.contains("Ignoring the node answers of") && said.contains("okb make"), "{said}");
+    set_form(ours);
+    let trusted = ask(&client, &Server::start(&p, &["--in-memory-nodes", "0"], &[]), &asked);
+    assert_eq!(trusted.status, 404, "{}", trusted.body);
+}
