@@ -37,11 +37,7 @@ pub fn plan(p: &Planning<'_>, _: &[Decl<'static>]) -> Result<Vec<Decl<'static>>,
         // The structures step reported the labels' warnings already.
         let (classifier, _) = crate::structure::labels::classifier(loaded.iter().map(|l| l.as_ref()));
         let review = crate::structure::review::review(&tree, &tags, &classifier, limit);
-        let listed = match review.unknown.len() {
-            n if n < review.to_review => format!(", the {n} most played listed"),
-            _ => String::new(),
-        };
-        let text = format!("{} positions to review{listed}", review.to_review);
+        let text = format!("{} positions to review{}", review.to_review, review.cut_note());
         let files = vec![
             ExportFile { name: FILES[0].into(), bytes: review.to_json() },
             ExportFile { name: FILES[1].into(), bytes: review.to_table() },

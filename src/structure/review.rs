@@ -139,6 +139,15 @@ fn by_confidence(tags: &StructureTags) -> Vec<(&'static str, usize)> {
 }
 
 impl Review<'_> {
+    /// `, the N most played listed` when the limit cut the list, else nothing: what the
+    /// step's summary and the table add after the number to review.
+    pub fn cut_note(&self) -> String {
+        match self.unknown.len() {
+            n if n < self.to_review => format!(", the {n} most played listed"),
+            _ => String::new(),
+        }
+    }
+
     /// Pretty JSON.
     pub fn to_json(&self) -> Vec<u8> {
         let mut bytes = serde_json::to_vec_pretty(self).expect("the review serializes");
@@ -155,13 +164,10 @@ impl Review<'_> {
         }
         let how: Vec<String> = self.by_confidence.iter().map(|(c, n)| format!("{c} {n}")).collect();
         out.push_str(&format!("\nfound by: {}\n", how.join(", ")));
-        let listed = match self.unknown.len() {
-            n if n < self.to_review => format!(", the {n} most played listed"),
-            _ => String::new(),
-        };
         out.push_str(&format!(
-            "\nPositions to review ({}{listed}): Unknown, then near skeletons, most played first\n\n",
-            self.to_review
+            "\nPositions to review ({}{}): Unknown, then near skeletons, most played first\n\n",
+            self.to_review,
+            self.cut_note()
         ));
         out.push_str(&format!(
             "{:>7}  {:<5} {:<24} {:<24} {:>4}  {}\n",

@@ -385,13 +385,8 @@ fn node_answers_of_another_form_are_left_to_the_tables() {
         .spawn()
         .unwrap();
     let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let base = lines
-        .by_ref()
-        .map_while(Result::ok)
-        .find_map(|l| {
-            l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string())
-        })
-        .unwrap();
+    let base =
+        lines.by_ref().map_while(Result::ok).find_map(|l| common::served_address(&l)).unwrap();
     let answer = client.get(format!("{base}{asked}")).send().unwrap();
     assert_eq!(answer.status(), 200);
     assert_eq!(answer.text().unwrap(), expected.body, "the tables answer as the node answers did");

@@ -345,9 +345,7 @@ impl Server {
             .stdout(std::process::Stdio::null());
         let mut child = cmd.spawn().unwrap();
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let base = stderr.lines().map_while(Result::ok).find_map(|l| {
-            l.find("http://").map(|at| l[at..].split_whitespace().next().unwrap().to_string())
-        });
+        let base = stderr.lines().map_while(Result::ok).find_map(|l| served_address(&l));
         Server { child, base: base.expect("okb serve printed its address") }
     }
 
@@ -355,6 +353,11 @@ impl Server {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
+}
+
+/// The `http://HOST:PORT` that `okb serve` prints in its `Listening` line, if `line` is it.
+pub fn served_address(line: &str) -> Option<String> {
+    line.find("http://").map(|at| line[at..].split_whitespace().next().unwrap().to_string())
 }
 
 impl Drop for Server {
