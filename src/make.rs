@@ -44,6 +44,9 @@ pub struct MakeSummary {
     pub warnings: Vec<Warning>,
     /// Notes about sources (copied from a mirror, downloaded).
     pub fetched: Vec<String>,
+    /// What the run will cost beyond its steps' own reasons, said before them (a counts
+    /// state built again from its first file: [`crate::steps::state::rebuild_note`]).
+    pub notes: Vec<String>,
     /// Wall time.
     pub elapsed: std::time::Duration,
     /// The step records and cache objects the run found, read or wrote.
@@ -92,10 +95,17 @@ pub fn make_adapted(
         Some(mark)
     };
     let mut attempt = 0;
-    let summary = loop {
-        match make_once(loaded, options, Box::new(on_report.clone()), adapt) {
+    let mut notes = None;
+    let mut summary = loop {
+        match make_once(loaded, options, Box::new(on_report.clone()), adapt, &mut notes) {
             Err(MakeError::Build(BuildError::Corrupt(corrupt))) if attempt < MAX_RETRIES => {
-                crate::progress::warn(&corrupt.to_string());
+                // A state chain built again from its first file finds each earlier state
+                // and each file's counts gone, given to later merges as the note said:
+                // that is no damage to warn of, step by step.
+                let rebuilding = notes.as_ref().is_some_and(|n: &Vec<String>| !n.is_empty());
+                if !(rebuilding && is_state_chain_step(loaded, &corrupt.step)) {
+                    crate::progress::warn(&corrupt.to_string());
+                }
                 discard(loaded, &corrupt);
                 attempt += 1;
             }
@@ -108,12 +118,22 @@ pub fn make_adapted(
             Ok(summary) => break summary,
         }
     };
+    summary.notes = notes.unwrap_or_default();
     if let Some(mark) = mark {
         let what =
             format!("clearing the make-under-way mark in {}", loaded.layout().cache.display());
         mark.clear().map_err(|source| BuildError::Io { what, source })?;
     }
     Ok(summary)
+}
+
+/// Whether step `id` counts or merges a file of a source that keeps a counts state.
+fn is_state_chain_step(loaded: &Loaded, id: &str) -> bool {
+    let source = ["games:", "state:"].iter().find_map(|rule| id.strip_prefix(rule));
+    source
+        .and_then(|rest| rest.split_once(':'))
+        .and_then(|(source, _)| loaded.pipeline.sources.get(source))
+        .is_some_and(|spec| spec.keeps_state())
 }
 
 fn discard(loaded: &Loaded, corrupt: &CorruptCache) {
@@ -126,11 +146,20 @@ fn make_once(
     options: &MakeOptions,
     on_report: crate::dataflow::OnReport,
     adapt: &Adapt,
+    notes: &mut Option<Vec<String>>,
 ) -> Result<MakeSummary, MakeError> {
     let start = Instant::now();
     let build = Build::new(loaded.layout().cache, options.dry_run, on_report);
     let mut summary = MakeSummary::default();
     let planning = planning(loaded, options, &build, &mut summary.fetched)?;
+    // Said once, before any step: a retry plans again over what the first attempt changed.
+    if notes.is_none() {
+        let said: Vec<String> = steps::state::rebuild_note(&planning).into_iter().collect();
+        if !options.dry_run {
+            said.iter().for_each(|note| crate::progress::note("Note", note));
+        }
+        *notes = Some(said);
+    }
     let plan = adapt(&planning, plan_of(&planning)?)?;
     let mut warnings = plan.run(&build)?;
     build.save()?;

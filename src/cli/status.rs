@@ -87,6 +87,7 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
                 "inferred": estimate.inferred,
                 "unknown": estimate.unknown,
             },
+            "notes": summary.notes,
             "steps": summary.steps.iter().map(step_json).collect::<Vec<_>>(),
             "sources": sources.iter().map(|(name, lines)| (name.clone(), json!(lines))).collect::<serde_json::Map<_, _>>(),
         }));
@@ -101,6 +102,9 @@ pub fn run(args: &StatusArgs, loaded: &Loaded) -> miette::Result<ExitCode> {
             summary.steps.len(),
             said_estimate(&estimate)
         );
+    }
+    for note in &summary.notes {
+        eprintln!("{:>12} {note}", paint("Note", "36"));
     }
     print_steps(&summary.steps);
     for (name, lines) in &sources {

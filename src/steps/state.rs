@@ -10,9 +10,11 @@
 //! month) and the file's runs (kept, every month's would add up to the whole history): a
 //! step that has to run again over a state since replaced (a file repinned or removed in
 //! the middle of the chain) finds its inputs gone and rebuilds the chain from the first
-//! file, counting the files again.
+//! file, counting the files again; `okb status` and `okb make` say so before any step
+//! ([`rebuild_note`]), from the files the last merge recorded ([`held_files`]).
 
 use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use super::planning::{GameFile, Planner, Planning, state_id};
 use crate::dataflow::cache::Cache;
@@ -82,6 +84,7 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
         // kill before the value is stored costs a rebuild of the chain, not a wrong one.)
         sweep_progress(&progress);
         let _ = std::fs::remove_file(&progress);
+        record_held(cache.root(), &state.months).map_err(|e| cx.fail(format!("recording the files the counts state holds: {e}")))?;
         let text = describe(&state, &report);
         Ok(Produced::new(state, text))
     };
@@ -96,7 +99,7 @@ fn progress_name(cx: &Ctx<'_>, before: Option<&Input<CountsState>>, month: &Inpu
 }
 
 /// Removes the progress files of merges other than `kept` (finished ones: a step ran).
-fn sweep_progress(kept: &std::path::Path) {
+fn sweep_progress(kept: &Path) {
     let Some(dir) = kept.parent() else { return };
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
@@ -104,6 +107,66 @@ fn sweep_progress(kept: &std::path::Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// Where the last merge records the files of the state it left (see [`held_files`]).
+fn held_path(cache: &Path) -> PathBuf {
+    cache.join("state").join("held.json")
+}
+
+/// Records `files` as those of the one state whose shards the cache holds.
+fn record_held(cache: &Path, files: &[(String, String)]) -> std::io::Result<()> {
+    let path = held_path(cache);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    crate::files::write_atomic(&path, &serde_json::to_vec(files)?)
+}
+
+/// The files, `(shown name, BLAKE3)` in merge order, of the counts state the cache holds:
+/// the state the last merge left. Every state before it gave its shards to the next, so a
+/// chain of state steps can only continue from this one (empty: no merge yet, or a cache
+/// from before this record).
+pub fn held_files(cache: &Path) -> Vec<(String, String)> {
+    std::fs::read(held_path(cache))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+/// What `okb status` and `okb make` say before the steps when the state chain cannot
+/// continue from the state the cache holds (a file removed, repinned or reordered): the
+/// next state step to run counts every file again, and about how long that takes by the
+/// last runs' times. None when the listed files extend the held ones.
+pub fn rebuild_note(p: &Planning<'_>) -> Option<String> {
+    let cache = p.loaded.layout().cache;
+    let held = held_files(&cache);
+    let files = p.state_files();
+    let listed: Vec<(&str, &str)> = files.iter().map(|f| (f.shown.as_str(), f.hash.as_str())).collect();
+    if listed.is_empty() {
+        return None;
+    }
+    let at = held.iter().zip(&listed).position(|((_, a), (_, b))| a != b);
+    let what = match at {
+        None if held.len() <= listed.len() => return None,
+        None => format!("{} and what follows it no longer listed", held[listed.len()].0),
+        Some(i) if held[i].0 == listed[i].0 => format!("{} repinned", held[i].0),
+        Some(i) => format!("{} removed or moved", held[i].0),
+    };
+    let ids: Vec<String> = files.iter().flat_map(|f| [f.id(), state_id(f)]).collect();
+    let estimate = crate::dataflow::timings::Timings::load(&cache).estimate(ids.iter().map(String::as_str));
+    let files = match listed.len() {
+        1 => "1 file".to_string(),
+        n => format!("{n} files"),
+    };
+    let cost = match estimate.timed + estimate.inferred {
+        0 => files,
+        _ => format!("{files}, about {} by the last runs' times", crate::dataflow::timings::spoken(estimate.total)),
+    };
+    Some(format!(
+        "the counts state in the cache holds {} files that this pipeline does not continue ({what}): the next state step to run counts every file again ({cost})",
+        held.len()
+    ))
 }
 
 /// `1 file, 12,345 positions and 15,678 pairs in 0.2 MB (13.1 B a pair), 256 shards merged`.

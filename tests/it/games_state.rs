@@ -151,8 +151,33 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
     // and runs it was made of are gone, so every month is counted again.
     let without: Vec<String> = [&all[..1], &all[2..]].concat();
     set_files(&monthly, &without);
+    // `okb status` says so before the make, with the time the counting will take, and the
+    // make says it once, instead of a warning for each state and count it finds gone.
+    let rebuild = |text: &str| {
+        text.lines()
+            .filter(|l| {
+                l.contains("Note")
+                    && l.contains("counts every file again (3 files, about")
+                    && l.contains(&format!("{} removed or moved", all[1]))
+            })
+            .count()
+    };
+    let status = monthly.okb(&["status"]);
+    assert_eq!(rebuild(&status.stderr), 1, "{}", status.stderr);
+    let json = monthly.okb(&["status", "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(report["notes"].as_array().map(Vec::len), Some(1), "{}", json.stdout);
     let removed = monthly.make(&[]);
     assert!(removed.stderr.contains("Finished"), "{}", removed.stderr);
+    assert_eq!(rebuild(&removed.stderr), 1, "{}", removed.stderr);
+    assert!(!removed.stderr.contains("missing or corrupt"), "{}", removed.stderr);
+    let status = monthly.okb(&["status"]);
+    assert_eq!(
+        rebuild(&status.stderr),
+        0,
+        "the state holds the listed files now: {}",
+        status.stderr
+    );
     let recounted = removed
         .steps("Building")
         .into_iter()
