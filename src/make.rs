@@ -94,6 +94,7 @@ pub fn make_adapted(
         }
         Some(mark)
     };
+    let started = Instant::now();
     let mut attempt = 0;
     let mut notes = None;
     let mut summary = loop {
@@ -119,6 +120,8 @@ pub fn make_adapted(
         }
     };
     summary.notes = notes.unwrap_or_default();
+    // The whole make, retries included: the `Finished` line's time.
+    summary.elapsed = started.elapsed();
     if let Some(mark) = mark {
         let what =
             format!("clearing the make-under-way mark in {}", loaded.layout().cache.display());

@@ -151,7 +151,7 @@ pub fn rebuild_note(p: &Planning<'_>) -> Option<String> {
         None if held.len() <= listed.len() => return None,
         None => format!("{} and what follows it no longer listed", held[listed.len()].0),
         Some(i) if held[i].0 == listed[i].0 => format!("{} repinned", held[i].0),
-        Some(i) => format!("{} removed or moved", held[i].0),
+        Some(i) => moved(&held, &listed, i),
     };
     let ids: Vec<String> = files.iter().flat_map(|f| [f.id(), state_id(f)]).collect();
     let estimate = crate::dataflow::timings::Timings::load(&cache).estimate(ids.iter().map(String::as_str));
@@ -167,6 +167,18 @@ pub fn rebuild_note(p: &Planning<'_>) -> Option<String> {
         "the counts state in the cache holds {} files that this pipeline does not continue ({what}): the next state step to run counts every file again ({cost})",
         held.len()
     ))
+}
+
+/// What differs at place `i` of the held and listed files, whose names differ there.
+fn moved(held: &[(String, String)], listed: &[(&str, &str)], i: usize) -> String {
+    let (was, is) = (held[i].0.as_str(), listed[i].0);
+    if !listed.iter().any(|(name, _)| *name == was) {
+        format!("{was} removed")
+    } else if !held.iter().any(|(name, _)| name == is) {
+        format!("{is} inserted before {was}")
+    } else {
+        format!("{was} moved")
+    }
 }
 
 /// `1 file, 12,345 positions and 15,678 pairs in 0.2 MB (13.1 B a pair), 256 shards merged`.

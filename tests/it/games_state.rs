@@ -158,7 +158,7 @@ fn months_added_one_make_at_a_time_equal_one_make_over_all_and_the_runs_path() {
             .filter(|l| {
                 l.contains("Note")
                     && l.contains("counts every file again (3 files, about")
-                    && l.contains(&format!("{} removed or moved", all[1]))
+                    && l.contains(&format!("({} removed)", all[1]))
             })
             .count()
     };
