@@ -96,14 +96,14 @@ pub fn make_adapted(
     };
     let started = Instant::now();
     let mut attempt = 0;
-    let mut notes = None;
+    let mut notes: Option<Vec<String>> = None;
     let mut summary = loop {
         match make_once(loaded, options, Box::new(on_report.clone()), adapt, &mut notes) {
             Err(MakeError::Build(BuildError::Corrupt(corrupt))) if attempt < MAX_RETRIES => {
                 // A state chain built again from its first file finds each earlier state
                 // and each file's counts gone, given to later merges as the note said:
                 // that is no damage to warn of, step by step.
-                let rebuilding = notes.as_ref().is_some_and(|n: &Vec<String>| !n.is_empty());
+                let rebuilding = notes.as_ref().is_some_and(|n| !n.is_empty());
                 if !(rebuilding && is_state_chain_step(loaded, &corrupt.step)) {
                     crate::progress::warn(&corrupt.to_string());
                 }
@@ -151,7 +151,6 @@ fn make_once(
     adapt: &Adapt,
     notes: &mut Option<Vec<String>>,
 ) -> Result<MakeSummary, MakeError> {
-    let start = Instant::now();
     let build = Build::new(loaded.layout().cache, options.dry_run, on_report);
     let mut summary = MakeSummary::default();
     let planning = planning(loaded, options, &build, &mut summary.fetched)?;
@@ -180,7 +179,6 @@ fn make_once(
     // file and line order, the same in every run (stable: one line keeps its order).
     warnings.sort_by(|a, b| (&a.file, a.line).cmp(&(&b.file, b.line)));
     summary.warnings = warnings;
-    summary.elapsed = start.elapsed();
     Ok(summary)
 }
 

@@ -63,7 +63,7 @@ fn declare(p: &Planning<'_>, file: &GameFile, previous: Option<String>) -> Resul
         }
         let counts = cx.get(&month)?;
         let cache = &cx.build.cache;
-        let progress = cache.root().join("state").join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));
+        let progress = state_dir(cache.root()).join(format!("{}.progress", progress_name(cx, before.as_ref(), &month, shards)));
         let added = (|| -> Result<_, MergeError> {
             let mut groups = RunGroups::open(cache, month.id(), &counts.positions.name, &counts.moves.name)?;
             merge::add_month(&state.shards, &mut groups, cache, &progress, Some(hot_at))
@@ -109,18 +109,20 @@ fn sweep_progress(kept: &Path) {
     }
 }
 
-/// Where the last merge records the files of the state it left (see [`held_files`]).
-fn held_path(cache: &Path) -> PathBuf {
-    cache.join("state").join("held.json")
+/// The cache's folder of the state chain's own files: merge progress, the held files.
+fn state_dir(cache: &Path) -> PathBuf {
+    cache.join("state")
 }
 
-/// Records `files` as those of the one state whose shards the cache holds.
+/// Where the last merge records the files of the state it left (see [`held_files`]).
+fn held_path(cache: &Path) -> PathBuf {
+    state_dir(cache).join("held.json")
+}
+
+/// Records `files` as those of the one state whose shards the cache holds (its folder
+/// made on the way by `write_atomic`).
 fn record_held(cache: &Path, files: &[(String, String)]) -> std::io::Result<()> {
-    let path = held_path(cache);
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    crate::files::write_atomic(&path, &serde_json::to_vec(files)?)
+    crate::files::write_atomic(&held_path(cache), &serde_json::to_vec(files)?)
 }
 
 /// The files, `(shown name, BLAKE3)` in merge order, of the counts state the cache holds:
@@ -155,13 +157,13 @@ pub fn rebuild_note(p: &Planning<'_>) -> Option<String> {
     };
     let ids: Vec<String> = files.iter().flat_map(|f| [f.id(), state_id(f)]).collect();
     let estimate = crate::dataflow::timings::Timings::load(&cache).estimate(ids.iter().map(String::as_str));
-    let files = match listed.len() {
+    let counted = match listed.len() {
         1 => "1 file".to_string(),
         n => format!("{n} files"),
     };
     let cost = match estimate.timed + estimate.inferred {
-        0 => files,
-        _ => format!("{files}, about {} by the last runs' times", crate::dataflow::timings::spoken(estimate.total)),
+        0 => counted,
+        _ => format!("{counted}, about {} by the last runs' times", crate::dataflow::timings::spoken(estimate.total)),
     };
     Some(format!(
         "the counts state in the cache holds {} files that this pipeline does not continue ({what}): the next state step to run counts every file again ({cost})",
